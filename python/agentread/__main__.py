@@ -1,0 +1,3 @@
+from agentread.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""Cooperative cancellation: a reader calls `checkpoint()` in its loops; a cancelled request stops there.
+
+The server runs each read in a worker thread with its own event; `$/cancelRequest` sets it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+_current = threading.local()
+
+
+class Cancelled(Exception):
+    """The client cancelled the request; nobody is waiting for its answer."""
+
+
+def checkpoint() -> None:
+    event = getattr(_current, "event", None)
+    if event is not None and event.is_set():
+        raise Cancelled()
+
+
+def run_cancellable(event: threading.Event, fn: Callable[..., T], *args) -> T:
+    _current.event = event
+    try:
+        return fn(*args)
+    finally:
+        _current.event = None

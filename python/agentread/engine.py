@@ -1,0 +1,91 @@
+"""The read, top to bottom: resolve the path → directory? → sniff → one reader → ReadResult.
+
+Every refusal a model can act on is a ReadError raised on the way and turned into an error result here.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Callable
+
+from agentread.directory import read_directory
+from agentread.limits import SNIFF_BYTES
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, error_result
+from agentread.sniff import FileInfo, sniff
+from agentread.text import read_text
+from agentread.workspace import Resolved, Workspace, open_verified
+
+log = logging.getLogger(__name__)
+
+# Whole-file reads (PDF, image, notebook) are refused past these sizes: the readers hold the file in memory.
+# Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
+MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20}
+
+# A live editor buffer, looked up by real path: the text the user sees, unsaved edits included.
+LiveLookup = Callable[[str], "str | None"]
+
+
+class Engine:
+    def __init__(self, workspace: Workspace, live: LiveLookup | None = None):
+        self.workspace = workspace
+        self.live = live or (lambda path: None)
+
+    def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
+        """Never raises for a problem with the file: those become error results. InvalidParams propagates."""
+        try:
+            return self._read(request, live or self.live)
+        except ReadError as exc:
+            return error_result(request.path, exc.code, exc.message)
+        except (MemoryError, RecursionError) as exc:
+            log.exception("read of %s exhausted resources", request.path)
+            return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
+                                f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
+
+    def _read(self, request: ReadRequest, live: LiveLookup) -> ReadResult:
+        resolved = self.workspace.resolve(request.path, request.consent)
+        if resolved.is_dir:
+            return read_directory(resolved.path)
+        buffer = live(resolved.path)
+        if buffer is not None:
+            data = buffer.encode("utf-8", errors="surrogatepass")
+            info = sniff(data[:SNIFF_BYTES], resolved.path)
+            return self._dispatch(io.BytesIO(data), info, request, resolved, len(data), live_buffer=True)
+        with open_verified(resolved) as f:
+            info = sniff(f.read(SNIFF_BYTES), resolved.path)
+            return self._dispatch(f, info, request, resolved, resolved.st.st_size, live_buffer=False)
+
+    def _dispatch(self, f, info: FileInfo, request: ReadRequest, resolved: Resolved, size: int,
+                  live_buffer: bool) -> ReadResult:
+        path = resolved.path
+        st = resolved.st
+        cache_key = None if live_buffer else (path, st.st_mtime_ns, st.st_size, st.st_ino)
+        kind = "text" if request.raw and info.encoding else info.kind
+        if kind == "binary":
+            raise ReadError("binary", f"{request.path} is a binary file ({info.description}, {size:,} bytes) "
+                            "and cannot be shown as text. Look for a text form of it (source, export, docs).")
+        if kind == "text":
+            return read_text(f, request, path, info.encoding or "utf-8", info.bom, size, cache_key,
+                             label="utf-8 (editor buffer)" if live_buffer else None)
+        data = _whole(f, kind, size, request.path)
+        if kind == "pdf":
+            from agentread.pdf import read_pdf
+
+            return read_pdf(io.BytesIO(data), request, path, cache_key or (path, hash(data)))
+        if kind == "image":
+            from agentread.image import read_image
+
+            return read_image(data, request, path, info.description)
+        from agentread.notebook import read_notebook
+
+        return read_notebook(data[info.bom:], request, path)
+
+
+def _whole(f, kind: str, size: int, name: str) -> bytes:
+    limit = MAX_WHOLE_FILE_BYTES[kind]
+    if size > limit:
+        raise ReadError("file_too_large", f"{name} is a {kind} file of {size:,} bytes, over the {limit:,}-byte "
+                        f"limit for {kind} files. It cannot be read whole; ask the user for a smaller export.")
+    f.seek(0)
+    return f.read(limit + 1)[:limit]

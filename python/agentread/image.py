@@ -1,0 +1,163 @@
+"""Images: decoded with Pillow, downscaled to what model providers accept, sent as base64 image parts."""
+
+from __future__ import annotations
+
+import base64
+import io
+import threading
+import warnings
+
+from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
+from agentread.request import ReadRequest
+from agentread.result import ImagePart, ReadError, ReadResult, TextPart
+
+# Formats every provider accepts as they are: sent untouched when already small enough.
+PASSTHROUGH_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+
+# Formats that hold photographs: re-encoded as JPEG, which keeps them small. Everything else (screenshots,
+# plots, icons, scans) is re-encoded as PNG, which keeps edges and text sharp and transparency intact.
+PHOTO_FORMATS = {"JPEG", "MPO", "HEIF", "AVIF", "WEBP"}
+
+# JPEG qualities tried in turn when an image is still over MAX_IMAGE_BYTES after downscaling.
+JPEG_QUALITIES = (85, 70, 50)
+
+# Pillow's truncated-image switch is process-wide; decoding under one lock keeps a repair from leaking into
+# another thread's decode (and so its "repaired" note from going missing).
+_DECODE_LOCK = threading.Lock()
+_plugins_ready = False
+
+
+def _pillow():
+    """Import Pillow on first use (cold start stays small) and register the HEIC/AVIF opener where present."""
+    global _plugins_ready
+    from PIL import Image, ImageFile
+
+    if not _plugins_ready:
+        Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+        try:
+            import pillow_heif
+
+            pillow_heif.register_heif_opener()
+        except ImportError:  # HEIC stays unreadable; the error says which package reads it
+            pass
+        _plugins_ready = True
+    return Image, ImageFile
+
+
+def _open(data: bytes):
+    Image, _ = _pillow()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ReadError("image_too_large", "the image declares more than "
+                        f"{MAX_IMAGE_PIXELS:,} pixels and is refused as a possible decompression bomb; "
+                        "it cannot be read as an image") from None
+    except Exception as exc:  # noqa: BLE001 - Pillow raises many types for undecodable input
+        raise ReadError("image_undecodable", f"the image could not be decoded ({_reason(exc)}); "
+                        "it may be damaged or in a format Pillow cannot read") from None
+    if img.width * img.height > MAX_IMAGE_PIXELS:
+        raise ReadError("image_too_large", f"the image is {img.width}x{img.height} pixels, over the "
+                        f"{MAX_IMAGE_PIXELS:,}-pixel limit for decoding; it cannot be read as an image")
+    if img.width < 1 or img.height < 1:
+        raise ReadError("image_undecodable", "the image has no pixels (zero width or height)")
+    return img
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).split("\n")[0]
+    if text.startswith("cannot identify image file"):
+        return "not a recognised image format"
+    return text[:200] or type(exc).__name__
+
+
+def _load(img, data: bytes):
+    """Decode pixels; a truncated file is repaired where the decoder can (grey where data is missing)."""
+    _, ImageFile = _pillow()
+    with _DECODE_LOCK:
+        try:
+            if img.format == "PNG":
+                # Pillow loads a PNG whose data stops short without complaint; verify reads every chunk.
+                _open(data).verify()
+            img.load()
+            return img, None
+        except (OSError, SyntaxError) as exc:  # Pillow's PNG verify raises SyntaxError
+            if not _looks_truncated(exc):
+                raise ReadError("image_undecodable", f"the image could not be decoded ({_reason(exc)})") from None
+        ImageFile.LOAD_TRUNCATED_IMAGES = True
+        try:
+            again = _open(data)
+            if getattr(again, "draft", None) and img.format == "JPEG":
+                again.draft("RGB", img.size)
+            again.load()
+            return again, "the file is truncated; the missing part of the image is shown blank"
+        except Exception as exc:  # noqa: BLE001
+            raise ReadError("image_undecodable", f"the image is truncated and could not be repaired "
+                            f"({_reason(exc)})") from None
+        finally:
+            ImageFile.LOAD_TRUNCATED_IMAGES = False
+
+
+def _looks_truncated(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in ("truncated", "premature", "incomplete", "broken"))
+
+
+def _fit(width: int, height: int) -> tuple[int, int]:
+    scale = min(1.0, MAX_IMAGE_SIDE / max(width, height))
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _encode(img) -> tuple[bytes, str]:
+    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big."""
+    if img.format not in PHOTO_FORMATS:
+        out = io.BytesIO()
+        img.save(out, "PNG", optimize=False)
+        if out.tell() <= MAX_IMAGE_BYTES:
+            return out.getvalue(), "image/png"
+    rgb = img.convert("RGB")
+    for quality in JPEG_QUALITIES:
+        out = io.BytesIO()
+        rgb.save(out, "JPEG", quality=quality)
+        if out.tell() <= MAX_IMAGE_BYTES:
+            break
+    return out.getvalue(), "image/jpeg"
+
+
+def image_part(data: bytes) -> tuple[ImagePart, str | None]:
+    """Encoded image bytes → an image part the model can take, and a note on anything done to it."""
+    img = _open(data)
+    fmt, size = img.format, img.size
+    frames = getattr(img, "n_frames", 1)
+    if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES:
+        # Still decode once: a truncated or broken file must not reach the model as if it were whole.
+        loaded, note = _load(img, data)
+        if note is None:
+            return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
+        img = loaded
+    else:
+        if fmt == "JPEG":
+            img.draft("RGB", _fit(*size))  # let the decoder scale by 1/2, 1/4, 1/8 while decoding
+        img, note = _load(img, data)
+    notes = [note] if note else []
+    if frames > 1:
+        notes.append(f"first of {frames} frames shown")
+    if img.mode not in ("RGB", "RGBA", "L", "LA", "P", "1"):
+        img = img.convert("RGBA" if "A" in img.mode else "RGB")
+    target = _fit(*size)
+    if img.size != target:
+        img = img.resize(target, resample=3)  # 3 = BICUBIC; sharp enough for text in screenshots
+        notes.append(f"downscaled from {size[0]}x{size[1]}")
+    img.format = fmt
+    encoded, mime = _encode(img)
+    part = ImagePart(mime, base64.b64encode(encoded).decode("ascii"), img.width, img.height)
+    return part, "; ".join(notes) or None
+
+
+def read_image(data: bytes, request: ReadRequest, path: str, detected: str) -> ReadResult:
+    part, note = image_part(data)
+    summary = f"Image {detected}, {len(data):,} bytes, sent as {part.mime_type} {part.width}x{part.height}"
+    if note:
+        summary += f" ({note})"
+    return ReadResult(kind="image", path=path, content=[TextPart(summary + "."), part])

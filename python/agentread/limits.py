@@ -1,0 +1,32 @@
+"""Every number that shapes what the model receives, with the reason for it."""
+
+# A window of text per call. 2000 lines is what agents are used to from `cat -n`-style read tools, and what
+# a model can take in one go without crowding its context.
+MAX_LINES = 2000
+
+# About 50 KB of rendered text per call: roughly 12-15k tokens, a large but affordable share of a context.
+MAX_OUTPUT_BYTES = 50_000
+
+# A single line longer than this is cut with a marker: minified files and hex dumps would otherwise spend the
+# whole budget on one line the model cannot use.
+MAX_LINE_CHARS = 2000
+
+# At most this many PDF pages are extracted per call; longer ranges continue through `next`.
+MAX_PDF_PAGES = 20
+
+# Images are downscaled to this many pixels on the long side: the largest size model providers accept
+# without rescaling themselves.
+MAX_IMAGE_SIDE = 2000
+
+# Encoded image parts above this size are re-encoded smaller: providers reject images over about 5 MB.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+# Images that would decode to more pixels than this are refused as decompression bombs (about 400 MB RGBA).
+MAX_IMAGE_PIXELS = 100_000_000
+
+# Directory listings show at most this many entries; the rest are counted, not listed.
+MAX_DIR_ENTRIES = 500
+
+# Bytes looked at to decide what a file is: enough for every magic number filetype knows and for a fair
+# text/binary and encoding guess, small enough to cost nothing.
+SNIFF_BYTES = 65536

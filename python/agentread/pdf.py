@@ -1,0 +1,223 @@
+"""PDFs page by page with pypdf: only the pages asked for are parsed, the parsed document is kept warm.
+
+pypdf's `reader.pages` flattens the whole page tree on first use (seconds for a 2,000-page manual, to read one
+page). Pages are instead found by walking the tree with each node's /Count, and only that page is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from typing import BinaryIO
+
+from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
+from agentread.request import InvalidParams, ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
+# Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
+PDF_CACHE_DOCUMENTS = 8
+
+# Page attributes a page inherits from its ancestors in the page tree (PDF 1.7, table 30).
+INHERITABLE = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
+
+# A page tree deeper than this is hostile or broken; walking it could loop.
+MAX_TREE_DEPTH = 64
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
+log = logging.getLogger(__name__)
+
+# pypdf logs every repair it makes to a damaged file; the reader reports what matters in its result.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+class _Document:
+    def __init__(self, reader):
+        self.reader = reader
+        self.lock = threading.Lock()  # a pypdf reader is not safe to use from two threads at once
+        self.pages: dict[int, object] = {}
+        self.total = _page_count(reader)
+
+
+class _DocumentCache:
+    def __init__(self, size: int):
+        self._size = size
+        self._docs: OrderedDict[tuple, _Document] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, stream: BinaryIO, name: str) -> _Document:
+        with self._lock:
+            doc = self._docs.pop(key, None)
+            if doc is not None:
+                self._docs[key] = doc
+                return doc
+        doc = _open(stream, name)
+        with self._lock:
+            self._docs[key] = doc
+            while len(self._docs) > self._size:
+                self._docs.popitem(last=False)
+        return doc
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+
+DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS)
+
+
+def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
+    """"3", "10-20" or "10-" → (first, last) 1-based inclusive; the last is clipped to the document."""
+    if spec is None:
+        return 1, min(total, MAX_PDF_PAGES)
+    match = _RANGE.match(spec)
+    if not match:
+        raise InvalidParams(f"'pages' must look like \"3\" or \"10-20\", got {spec!r}")
+    first = int(match.group(1))
+    last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else total)
+    if first < 1 or last < first:
+        raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
+    if first > total:
+        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {total} page"
+                        f"{'s' if total != 1 else ''}. Call again with pages from 1 to {total}.")
+    return first, min(last, total)
+
+
+def _open(stream: BinaryIO, name: str) -> _Document:
+    from pypdf import PdfReader  # imported on first use: it is the heaviest import of the engine
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = PdfReader(stream)
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")  # an empty user password opens most "protected" PDFs
+            except (NotImplementedError, FileNotDecryptedError) as exc:
+                raise ReadError("encrypted_pdf", f"{name} is encrypted with a method that cannot be opened "
+                                f"({exc}). Ask the user for an unencrypted copy.") from None
+            if not opened:
+                raise ReadError("encrypted_pdf", f"{name} is encrypted and needs a password to open. Passwords "
+                                "cannot be passed to this tool: ask the user for an unencrypted copy, or to "
+                                "paste the text you need.")
+        return _Document(reader)
+    except ReadError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+            RecursionError, OSError) as exc:
+        raise ReadError("damaged_pdf", f"{name} is a damaged PDF that could not be parsed ({_short(exc)}). "
+                        "Try another copy of the document.") from None
+
+
+def _short(exc: Exception) -> str:
+    return (str(exc).split("\n")[0][:200]) or type(exc).__name__
+
+
+def _page_count(reader) -> int:
+    from pypdf.errors import PdfReadError
+
+    try:
+        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        if isinstance(count, int) and count > 0:
+            return int(count)
+    except (KeyError, TypeError, AttributeError, PdfReadError):
+        pass
+    try:
+        return len(reader.pages)  # no usable /Count: let pypdf walk (and repair) the tree
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many types on broken trees
+        raise ReadError("damaged_pdf", f"the PDF's page tree is damaged and no pages can be found "
+                        f"({_short(exc)}). Try another copy of the document.") from None
+
+
+def _find_page(reader, index: int):
+    """Page `index` (0-based) by walking /Kids with /Count; None when the tree does not add up."""
+    from pypdf import PageObject
+    from pypdf.generic import IndirectObject, NameObject
+
+    node = reader.trailer["/Root"]["/Pages"].get_object()
+    inherited: dict = {}
+    seen: set[int] = set()
+    for _ in range(MAX_TREE_DEPTH):
+        if id(node) in seen:
+            return None
+        seen.add(id(node))
+        for key in INHERITABLE:
+            if key in node:
+                inherited[key] = node[key]
+        for kid_ref in node.get("/Kids", []):
+            kid = kid_ref.get_object()
+            if kid.get("/Type") == "/Pages" or "/Kids" in kid:
+                count = kid.get("/Count", 0)
+                if not isinstance(count, int):
+                    return None
+                if index < count:
+                    node = kid
+                    break
+                index -= count
+            elif index == 0:
+                page = PageObject(reader, kid_ref if isinstance(kid_ref, IndirectObject) else None)
+                page.update(kid)
+                for key, value in inherited.items():
+                    if key not in page:
+                        page[NameObject(key)] = value
+                return page
+            else:
+                index -= 1
+        else:
+            return None
+    return None
+
+
+def _page(doc: _Document, number: int):
+    page = doc.pages.get(number)
+    if page is None:
+        page = _find_page(doc.reader, number - 1)
+        if page is None:
+            page = doc.reader.pages[number - 1]  # the tree does not add up: let pypdf flatten it
+        doc.pages[number] = page
+    return page
+
+
+def _page_text(doc: _Document, number: int) -> str:
+    try:
+        text = _page(doc, number).extract_text() or ""
+    except Exception as exc:  # noqa: BLE001 - one broken page must not sink the others
+        log.warning("page %d: text extraction failed: %s", number, exc)
+        return f"[Text could not be extracted from page {number}: {_short(exc)}]"
+    text = text.strip("\n")
+    if not text.strip():
+        return f"[Page {number} has no extractable text: it may be a scanned image or a drawing.]"
+    return text
+
+
+def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple) -> ReadResult:
+    doc = DOCUMENTS.get(cache_key, stream, path)
+    with doc.lock:
+        first, last = parse_pages(request.pages, doc.total)
+        stop = min(last, first + MAX_PDF_PAGES - 1)
+        parts: list[str] = []
+        used = 0
+        shown = first - 1
+        for number in range(first, stop + 1):
+            block = f"--- Page {number} ---\n{_page_text(doc, number)}"
+            size = len(block.encode("utf-8")) + 1
+            if parts and used + size > MAX_OUTPUT_BYTES:
+                break
+            if size > MAX_OUTPUT_BYTES:
+                block = block[: MAX_OUTPUT_BYTES] + (f"\n[… page {number} cut at about {MAX_OUTPUT_BYTES // 1000} "
+                                                     "KB of text; read it with offset/limit to see the rest]")
+            parts.append(block)
+            used += size
+            shown = number
+    result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
+    more_requested = shown < last
+    more_in_file = request.pages is None and shown < doc.total
+    if more_requested or more_in_file:
+        end = last if more_requested else doc.total
+        following = f"{shown + 1}-{min(end, shown + MAX_PDF_PAGES)}"
+        result.truncated = True
+        result.next = {"pages": following}
+        parts.append(f"[Showing pages {first}-{shown} of {doc.total}. Call again with pages=\"{following}\" "
+                     "to continue.]")
+    result.content = [TextPart("\n\n".join(parts))]
+    return result

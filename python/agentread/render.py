@@ -1,0 +1,33 @@
+"""The model's view of numbered text: `cat -n` lines and the markers that say what was cut.
+
+cat -n style (number right-aligned in six columns, a tab, the line) because models have seen it everywhere and
+cite line numbers from it reliably.
+"""
+
+from __future__ import annotations
+
+from agentread.limits import MAX_LINE_CHARS
+
+
+def numbered(number: int, line: str) -> str:
+    return f"{number:6d}\t{line}"
+
+
+def cut_line(line: str, total_chars: int | None = None, total_bytes: int | None = None) -> str:
+    """Cut a line to MAX_LINE_CHARS with a marker naming its full length (characters, or bytes if unknown)."""
+    if len(line) <= MAX_LINE_CHARS and total_chars is None and total_bytes is None:
+        return line
+    if total_chars is not None:
+        size = f"{total_chars:,} characters"
+    elif total_bytes is not None:
+        size = f"{total_bytes:,} bytes"
+    else:
+        size = f"{len(line):,} characters"
+    return f"{line[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} of {size}]"
+
+
+def continuation(first: int, last: int, total: int | None, next_offset: int, reason: str) -> str:
+    """The closing line of a cut window: what was shown, why it stopped, and the exact call to continue."""
+    of = f" of {total:,}" if total is not None else ""
+    return (f"[Showing lines {first:,}-{last:,}{of} ({reason}). "
+            f"Call again with offset={next_offset} to continue.]")

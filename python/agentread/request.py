@@ -1,0 +1,85 @@
+"""The read request, validated by hand from plain JSON params (a malformed one is a JSON-RPC -32602)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentread.limits import MAX_LINES
+
+
+class InvalidParams(ValueError):
+    """The request itself is malformed: the caller broke the contract, not the file."""
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    path: str
+    offset: int | None = None  # 1-based first line
+    limit: int | None = None  # number of lines, capped at MAX_LINES
+    pages: str | None = None  # PDF page range, "3" or "10-20"
+    cells: str | None = None  # notebook cells, "4", "2-7", "1,4-6", a cell id, or "outline"
+    consent: bool = False  # the user approved a read outside the workspace or of a sensitive file
+    raw: bool = False  # read a notebook (or any text-based format) as its plain numbered source text
+
+    @property
+    def line_limit(self) -> int:
+        return MAX_LINES if self.limit is None else min(self.limit, MAX_LINES)
+
+    @property
+    def first_line(self) -> int:
+        return self.offset or 1
+
+
+_FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw"}
+
+
+def _positive_int(params: dict[str, Any], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InvalidParams(f"'{name}' must be a positive integer, got {value!r}")
+    if value < 1:
+        raise InvalidParams(f"'{name}' must be a positive integer (1-based), got {value}")
+    return value
+
+
+def _optional_str(params: dict[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # models often send pages: 3
+    if not isinstance(value, str):
+        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {value!r}")
+    value = value.strip()
+    return value or None
+
+
+def parse_request(params: Any) -> ReadRequest:
+    """Build a ReadRequest from JSON params or raise InvalidParams saying what is wrong."""
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be an object like {\"path\": \"src/main.py\"}")
+    unknown = set(params) - _FIELDS
+    if unknown:
+        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(_FIELDS))}")
+    path = params.get("path")
+    if not isinstance(path, str) or not path:
+        raise InvalidParams("'path' is required and must be a non-empty string")
+    return ReadRequest(path=path, offset=_positive_int(params, "offset"), limit=_positive_int(params, "limit"),
+                       pages=_optional_str(params, "pages"), cells=_optional_str(params, "cells"),
+                       consent=_flag(params, "consent"), raw=_flag(params, "raw"))
+
+
+def _flag(params: dict[str, Any], name: str) -> bool:
+    value = params.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidParams(f"'{name}' must be true or false, got {value!r}")
+    return value

@@ -1,0 +1,97 @@
+"""The one result type every reader returns, and its camelCase JSON form (the contract in DESIGN.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass
+class TextPart:
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass
+class ImagePart:
+    mime_type: str
+    data: str  # base64
+    width: int
+    height: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "image", "mimeType": self.mime_type, "data": self.data,
+                "width": self.width, "height": self.height}
+
+
+Part = Union[TextPart, ImagePart]
+
+
+@dataclass
+class ErrorInfo:
+    code: str
+    message: str
+
+
+@dataclass
+class ReadResult:
+    kind: str  # text | notebook | pdf | image | directory | error
+    path: str
+    content: list[Part] = field(default_factory=list)
+    total_lines: int | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    total_pages: int | None = None
+    total_cells: int | None = None
+    truncated: bool = False
+    next: dict[str, Any] | None = None
+    encoding: str | None = None
+    error: ErrorInfo | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+    def text(self) -> str:
+        """The text parts joined: what the model reads, with images as a one-line note."""
+        out = []
+        for part in self.content:
+            if isinstance(part, TextPart):
+                out.append(part.text)
+            else:
+                out.append(f"[image: {part.mime_type} {part.width}x{part.height}, attached]")
+        return "\n".join(out)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "path": self.path,
+                               "content": [p.to_json() for p in self.content]}
+        for key, value in (("totalLines", self.total_lines), ("startLine", self.start_line),
+                           ("endLine", self.end_line), ("totalPages", self.total_pages),
+                           ("totalCells", self.total_cells)):
+            if value is not None:
+                out[key] = value
+        out["truncated"] = self.truncated
+        if self.next is not None:
+            out["next"] = self.next
+        if self.encoding is not None:
+            out["encoding"] = self.encoding
+        out["isError"] = self.is_error
+        if self.error is not None:
+            out["error"] = {"code": self.error.code, "message": self.error.message}
+        return out
+
+
+class ReadError(Exception):
+    """A failure the model can act on. Raised anywhere in a read; the engine turns it into an error result."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_result(path: str, code: str, message: str) -> ReadResult:
+    return ReadResult(kind="error", path=path, content=[TextPart(f"Error: {message}")],
+                      error=ErrorInfo(code, message))

@@ -1,0 +1,142 @@
+"""What kind of file is this? Decided once from its first bytes (magic, never the name alone).
+
+The answer is a small FileInfo value passed down to the reader, so no reader guesses again.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+import filetype
+
+# Byte order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one).
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# Image formats read as images (Pillow decodes them); anything else filetype recognises is binary.
+IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff",
+               "image/x-icon", "image/vnd.microsoft.icon", "image/avif", "image/heic", "image/heif"}
+
+# Share of NUL bytes above which a UTF-8-valid head is still binary. A stray NUL in a log is text; a
+# struct of integers is not.
+MAX_NUL_SHARE = 1 / 8
+
+# Share of C0 control bytes (other than tab, newline, carriage return, form feed, escape) above which a
+# head that is not UTF-8 is binary rather than text in a legacy encoding.
+MAX_CONTROL_SHARE = 0.10
+
+# In UTF-16 text without a BOM, Latin-script characters leave every other byte NUL: at least this share of
+# the odd (or even) positions being NUL, and almost none of the others, means UTF-16.
+UTF16_NUL_SHARE = 0.4
+
+# Below this share of invalid sequences among non-ASCII bytes, a file is UTF-8 with a few bad bytes (shown
+# as U+FFFD, as the editor does) rather than a legacy encoding.
+MAX_UTF8_ERROR_SHARE = 0.02
+
+_TEXT_CONTROLS = set(b"\t\n\r\x0c\x1b")
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    kind: str  # text | pdf | image | notebook | binary
+    mime: str | None = None  # detected mime type, where known
+    encoding: str | None = None  # for text: Python codec name
+    bom: int = 0  # bytes of byte order mark to skip
+
+    @property
+    def description(self) -> str:
+        return self.mime or self.kind
+
+
+def sniff(head: bytes, name: str) -> FileInfo:
+    """Classify a file from its first bytes; `name` only tells a notebook from other JSON."""
+    if not head:
+        return FileInfo("text", "text/plain", "utf-8")
+    for bom, encoding in BOMS:
+        if head.startswith(bom):
+            return _text_or_notebook(head[len(bom):], name, encoding, len(bom))
+    if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
+        return FileInfo("pdf", "application/pdf")
+    kind = filetype.guess(head)
+    if kind is not None:
+        if kind.mime in IMAGE_MIMES:
+            return FileInfo("image", kind.mime)
+        if kind.mime != "application/x-lzip" or not _is_utf8(head):  # 'LZIP' is also an English word
+            return FileInfo("binary", kind.mime)
+    utf16 = _utf16_without_bom(head)
+    if utf16:
+        return _text_or_notebook(head, name, utf16, 0)
+    if _is_utf8(head):
+        if head.count(0) > len(head) * MAX_NUL_SHARE:
+            return FileInfo("binary", "application/octet-stream")
+        return _text_or_notebook(head, name, "utf-8", 0)
+    if 0 in head or _control_share(head) > MAX_CONTROL_SHARE:
+        return FileInfo("binary", "application/octet-stream")
+    if _mostly_utf8(head):
+        return _text_or_notebook(head, name, "utf-8", 0)
+    return _text_or_notebook(head, name, _legacy_encoding(head), 0)
+
+
+def _text_or_notebook(body: bytes, name: str, encoding: str, bom: int) -> FileInfo:
+    if name.lower().endswith(".ipynb") and body.lstrip()[:1] == b"{":
+        return FileInfo("notebook", "application/x-ipynb+json", encoding, bom)
+    if body.lstrip()[:5].lower() in (b"<svg ", b"<?xml") and b"<svg" in body[:4096]:
+        return FileInfo("text", "image/svg+xml", encoding, bom)
+    return FileInfo("text", "text/plain", encoding, bom)
+
+
+def _is_utf8(head: bytes) -> bool:
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a cut last character is fine
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _mostly_utf8(head: bytes) -> bool:
+    text = head.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    non_ascii = sum(1 for ch in text if ord(ch) > 127)
+    return non_ascii > 0 and bad <= max(1, non_ascii * MAX_UTF8_ERROR_SHARE) and bad < non_ascii
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
+    if odd_nul >= UTF16_NUL_SHARE and even_nul < 0.05:
+        encoding = "utf-16-le"
+    elif even_nul >= UTF16_NUL_SHARE and odd_nul < 0.05:
+        encoding = "utf-16-be"
+    else:
+        return None
+    try:
+        head[: len(head) // 2 * 2].decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    return encoding
+
+
+def _control_share(head: bytes) -> float:
+    controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROLS) or b == 127)
+    return controls / len(head)
+
+
+def _legacy_encoding(head: bytes) -> str:
+    """Best guess among legacy encodings; cp1252 when the detector has no opinion (the commonest case)."""
+    from charset_normalizer import from_bytes  # imported on first use: it is slow to import
+
+    matches = list(from_bytes(head))
+    if not matches:
+        return "cp1252"
+    best = matches[0]
+    tied = [m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    # Short Western samples fit a dozen code pages equally well; cp1252 is by far the commonest of them.
+    return "cp1252" if "cp1252" in tied else codecs.lookup(best.encoding).name

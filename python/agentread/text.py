@@ -1,0 +1,261 @@
+"""Text files as numbered lines, read as a stream: a window costs what it shows, not the file's size.
+
+Lines end at LF, CRLF or a lone CR, as in the editor; a final terminator ends the last line without starting
+another (cat -n). ASCII-compatible encodings (UTF-8, cp1252, GBK, Shift_JIS, ...) never use those bytes
+inside a character, so lines are split on raw bytes and only the lines shown are decoded. UTF-16/32 files are
+transcoded to UTF-8 first.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from bisect import bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
+from agentread.render import continuation, cut_line, numbered
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# Read size while counting lines: large enough that per-call overhead vanishes next to the byte scan.
+SCAN_CHUNK = 1 << 20
+
+# Read size while collecting a window: a window is usually a few KB to a few hundred KB.
+WINDOW_CHUNK = 1 << 16
+
+# A line is held whole up to this size (so its length is reported in characters); past it only its head is
+# kept and the rest is counted in bytes, so one 1 GB line costs no more memory than a short one.
+MAX_HELD_LINE_BYTES = 1 << 20
+
+# After a window, the rest of the file is counted for `totalLines` when it is at most this big; past that the
+# total is reported only once an index knows it (a scan of a 2 GB log must not ride on every first read).
+COUNT_REST_BYTES = 32 << 20
+
+# UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
+MAX_TRANSCODE_BYTES = 256 << 20
+
+# Files whose line positions are remembered between calls (path, mtime and size key each entry).
+INDEX_CACHE_FILES = 32
+
+_TERMINATOR = re.compile(rb"\r\n|\r|\n")
+_ASCII_COMPATIBLE_WIDE = ("utf-16", "utf-32")
+
+
+@dataclass
+class LineIndex:
+    """Sparse map from line numbers to byte offsets of line starts, filled in as the file is scanned."""
+
+    start: int = 0  # byte offset of line 1 (after any BOM)
+    lines: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    total: int | None = None  # known once a scan reached the end
+
+    def __post_init__(self) -> None:
+        self.lines, self.offsets = [1], [self.start]
+
+    def nearest(self, line: int) -> tuple[int, int]:
+        i = bisect_right(self.lines, line) - 1
+        return self.lines[i], self.offsets[i]
+
+    def add(self, line: int, offset: int) -> None:
+        if line > self.lines[-1]:
+            self.lines.append(line)
+            self.offsets.append(offset)
+
+
+class _IndexCache:
+    def __init__(self, size: int):
+        self._size = size
+        self._entries: OrderedDict[tuple, LineIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple | None, start: int) -> LineIndex:
+        if key is None:
+            return LineIndex(start)
+        with self._lock:
+            index = self._entries.pop(key, None) or LineIndex(start)
+            self._entries[key] = index
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+            return index
+
+
+INDEXES = _IndexCache(INDEX_CACHE_FILES)
+
+
+def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool]:
+    """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only."""
+    line, pos = index.nearest(target)
+    while line < target:
+        f.seek(pos)
+        chunk = f.read(SCAN_CHUNK)
+        if not chunk:
+            return pos, line, False
+        if chunk.endswith(b"\r") and len(chunk) == SCAN_CHUNK:
+            chunk = chunk[:-1]  # its \n may open the next chunk: count the pair once, there
+        n = chunk.count(b"\n")
+        if b"\r" in chunk:
+            n += chunk.count(b"\r") - chunk.count(b"\r\n")
+        if line + n >= target:
+            for match in _TERMINATOR.finditer(chunk):
+                line += 1
+                if line == target:
+                    return pos + match.end(), line, True
+        last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+        line += n
+        if last >= 0:
+            index.add(line, pos + last + 1)
+        pos += len(chunk)
+    return pos, line, True
+
+
+def _count_rest(f: BinaryIO, pos: int) -> int:
+    """Number of lines from byte `pos` (a line start) to the end, counted as cat -n does."""
+    f.seek(pos)
+    count, last_byte, carry_cr = 0, b"", False
+    while chunk := f.read(SCAN_CHUNK):
+        if carry_cr and chunk.startswith(b"\n"):
+            count -= 1  # the \r that ended the previous chunk and this \n are one CRLF
+        count += chunk.count(b"\n") + chunk.count(b"\r")
+        if b"\r" in chunk:
+            count -= chunk.count(b"\r\n")
+        carry_cr = chunk.endswith(b"\r")
+        last_byte = chunk[-1:]
+    if last_byte and last_byte not in (b"\n", b"\r"):
+        count += 1  # a last line without a terminator
+    return count
+
+
+def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
+    """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head."""
+    f.seek(pos)
+    buf, start, eof = b"", 0, False
+    held, held_len = None, 0  # the head of a line too long to hold, and its length so far
+    while True:
+        match = _TERMINATOR.search(buf, start)
+        if match and match.group() == b"\r" and match.end() == len(buf) and not eof:
+            match = None  # a \r at the end of the buffer may be half of a CRLF: read on first
+        if match:
+            line = buf[start:match.start()]
+            if held is not None:
+                yield held, held_len + len(line)
+                held, held_len = None, 0
+            else:
+                yield line, len(line)
+            start = match.end()
+            continue
+        if eof:
+            rest = buf[start:]
+            if held is not None:
+                yield held, held_len + len(rest)
+            elif rest:
+                yield rest, len(rest)
+            return
+        rest = buf[start:]
+        if len(rest) > MAX_HELD_LINE_BYTES:
+            keep = rest[:-1] if rest.endswith(b"\r") else rest
+            if held is None:
+                held = keep[: MAX_LINE_CHARS * 4]
+            held_len += len(keep)
+            rest = rest[len(keep):]
+        chunk = f.read(WINDOW_CHUNK)
+        eof = not chunk
+        buf, start = rest + chunk, 0
+
+
+def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[BinaryIO, str, bool]:
+    """A byte stream of lines in an ASCII-compatible encoding; wide encodings are transcoded to UTF-8."""
+    if not encoding.startswith(_ASCII_COMPATIBLE_WIDE):
+        source.seek(bom)
+        return source, encoding, False
+    if size > MAX_TRANSCODE_BYTES:
+        raise ReadError("file_too_large", f"the file is {encoding.upper()} text of {size:,} bytes; files in "
+                        f"this encoding are read only up to {MAX_TRANSCODE_BYTES:,} bytes. Convert it to UTF-8 "
+                        "(e.g. iconv) and read the converted file.")
+    source.seek(bom)
+    text = source.read().decode(encoding, errors="replace")
+    return io.BytesIO(text.encode("utf-8")), "utf-8", True
+
+
+def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, bom: int = 0,
+              size: int = 0, cache_key: tuple | None = None, label: str | None = None) -> ReadResult:
+    """A window of numbered lines from `source`, a binary stream positioned anywhere.
+
+    `cache_key` (path, mtime, size...) lets repeat reads of an unchanged file jump straight to their line.
+    """
+    stream, decode_as, transcoded = _open_text(source, encoding, bom, size)
+    index = INDEXES.get(None if transcoded else cache_key, 0 if transcoded else bom)
+    first = request.first_line
+    start, reached, found = _skip_to(stream, index, first)
+    encoding_label = label or (f"{encoding} with BOM" if bom else encoding)
+    if not found or (first > 1 and _at_end(stream, start)):
+        total = index.total if index.total is not None else _count_total(stream, index)
+        if first == 1 and total == 0:
+            return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
+                              total_lines=0, encoding=encoding_label)
+        raise ReadError("offset_past_end", f"offset {first:,} is past the end of the file, which has "
+                        f"{total:,} line{'s' if total != 1 else ''}. Call again with an offset from 1 to "
+                        f"{max(total, 1):,}.")
+
+    rendered: list[str] = []
+    used = 0
+    number = first
+    stop_reason = None
+    limit = request.line_limit
+    for raw, full_len in _lines(stream, start):
+        if number - first >= limit:
+            stop_reason = f"limit of {limit:,} lines"
+            break
+        text = raw.decode(decode_as, errors="replace")
+        if full_len > len(raw):
+            line = cut_line(text, total_bytes=full_len)
+        elif len(text) > MAX_LINE_CHARS:
+            line = cut_line(text, total_chars=len(text))
+        else:
+            line = text
+        out = numbered(number, line)
+        cost = len(out.encode("utf-8")) + 1
+        if rendered and used + cost > MAX_OUTPUT_BYTES:
+            stop_reason = f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
+            break
+        rendered.append(out)
+        used += cost
+        number += 1
+    last = number - 1
+    if last == first - 1 and first == 1:
+        return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
+                          total_lines=0, encoding=encoding_label)
+
+    total = index.total
+    if stop_reason is None:
+        total = last
+        index.total = total
+    elif total is None:
+        next_start, _, _ = _skip_to(stream, index, last + 1)
+        if size - next_start <= COUNT_REST_BYTES:
+            total = last + _count_rest(stream, next_start)
+            index.total = total
+    truncated = stop_reason is not None  # set only once a further line was seen
+    result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
+                        truncated=truncated, encoding=encoding_label)
+    if truncated:
+        rendered.append(continuation(first, last, total, last + 1, stop_reason))
+        result.next = {"offset": last + 1}
+    result.content = [TextPart("\n".join(rendered))]
+    return result
+
+
+def _at_end(stream: BinaryIO, pos: int) -> bool:
+    stream.seek(pos)
+    return not stream.read(1)
+
+
+def _count_total(stream: BinaryIO, index: LineIndex) -> int:
+    line, pos = index.nearest(1 << 62)
+    total = line - 1 + _count_rest(stream, pos)
+    index.total = total
+    return total

@@ -1,0 +1,161 @@
+"""Where a path really leads, and whether the agent may read it without asking the user.
+
+Paths are resolved once, by realpath, against the workspace roots (themselves realpath'd, so a workspace that
+is a symlink is not mistaken for outside). Special files are refused from `stat` alone, never opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+from agentread.result import ReadError
+
+# Files that hold secrets: reading one needs the user's consent even inside the workspace. Matched against
+# the file name and the workspace-relative path, like .gitignore patterns.
+DEFAULT_SENSITIVE_PATTERNS = (
+    ".env", ".env.*", "*.env", ".envrc",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_rsa.*", "id_ecdsa.*", "id_ed25519.*",
+    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+    "credentials", "credentials.json", "*.credentials", "service-account*.json",
+    ".aws/credentials", ".aws/config", ".docker/config.json", ".kube/config", ".ssh/*",
+)
+
+# A path longer than this is refused before touching the file system (PATH_MAX on Linux).
+MAX_PATH_CHARS = 4096
+
+
+@dataclass(frozen=True)
+class Resolved:
+    path: str  # the real path, symlinks resolved
+    st: os.stat_result
+    inside: bool  # within a workspace root
+
+    @property
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self.st.st_mode)
+
+
+class Workspace:
+    def __init__(self, roots: list[str] | None = None, sensitive_patterns: list[str] | None = None):
+        self.roots: list[str] = []
+        self.set_roots(roots or [])
+        self.sensitive_patterns = tuple(sensitive_patterns if sensitive_patterns is not None
+                                        else DEFAULT_SENSITIVE_PATTERNS)
+
+    def set_roots(self, roots: list[str]) -> None:
+        self.roots = [os.path.realpath(r) for r in roots if r]
+
+    def resolve(self, raw: str, consent: bool = False) -> Resolved:
+        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read."""
+        path = _as_path(raw)
+        if not os.path.isabs(path):
+            base = self.roots[0] if self.roots else os.getcwd()
+            path = os.path.join(base, path)
+        real = os.path.realpath(path)
+        inside = self._inside(real)
+        if not consent and not inside:
+            where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
+            raise ReadError("outside_workspace", f"{raw} resolves to {real}, which is outside {where}. "
+                            "The user must approve reading it: ask them, or read a file inside the workspace.")
+        try:
+            st = os.stat(real)
+        except OSError as exc:
+            raise _stat_error(raw, exc) from None
+        if not consent and not stat.S_ISDIR(st.st_mode) and self.is_sensitive(path, real):
+            raise ReadError("sensitive_file", f"{raw} looks like a file holding secrets (credentials, keys or "
+                            "environment settings), so it is not read without the user's approval. Ask the "
+                            "user to approve this read, or work without its contents.")
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
+                            "it could block or never end, so it is refused. Read a regular file instead.")
+        return Resolved(real, st, inside)
+
+    def _inside(self, real: str) -> bool:
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+
+    def relative(self, real: str) -> str | None:
+        for root in self.roots:
+            if real.startswith(root.rstrip(os.sep) + os.sep):
+                return os.path.relpath(real, root)
+        return None
+
+    def is_sensitive(self, *paths: str) -> bool:
+        """True if the requested path or the file it leads to matches a sensitive pattern."""
+        for path in paths:
+            names = [os.path.basename(path)]
+            rel = self.relative(os.path.realpath(path)) if os.path.isabs(path) else path
+            if rel:
+                names.append(rel.replace(os.sep, "/"))
+            # ~/.ssh/id_rsa and ~/.aws/credentials: match the last two components too.
+            names.append("/".join(path.replace(os.sep, "/").split("/")[-2:]))
+            for pattern in self.sensitive_patterns:
+                if any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                    return True
+        return False
+
+
+def _as_path(raw: str) -> str:
+    if "\x00" in raw:
+        raise ReadError("invalid_path", "the path contains a NUL byte, which no file name can hold. "
+                        "Check the path and call again.")
+    if len(raw) > MAX_PATH_CHARS:
+        raise ReadError("invalid_path", f"the path is {len(raw):,} characters long, over the system limit of "
+                        f"{MAX_PATH_CHARS}. Check the path and call again.")
+    if raw.startswith("file://"):
+        parsed = urlparse(raw)
+        if parsed.netloc not in ("", "localhost"):
+            raise ReadError("invalid_path", f"{raw} names a file on another host ({parsed.netloc}); only local "
+                            "files can be read.")
+        raw = unquote(parsed.path)
+        if "\x00" in raw:
+            raise ReadError("invalid_path", "the URI decodes to a path with a NUL byte; no file has that name.")
+    return os.path.expanduser(raw)
+
+
+def _stat_error(raw: str, exc: OSError) -> ReadError:
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return ReadError("not_found", f"{raw} does not exist. Check the spelling, or read the parent "
+                         "directory to see what is there.")
+    if exc.errno == errno.ELOOP:
+        return ReadError("invalid_path", f"{raw} is a symbolic link loop and leads to no file.")
+    if exc.errno == errno.EACCES:
+        return ReadError("permission_denied", f"{raw} cannot be read: permission denied.")
+    if exc.errno == errno.ENAMETOOLONG:
+        return ReadError("invalid_path", f"{raw} has a name too long for the file system.")
+    return ReadError("invalid_path", f"{raw} cannot be accessed: {exc.strerror or exc}.")
+
+
+def _file_type(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISFIFO(mode):
+        return "named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def open_verified(resolved: Resolved):
+    """Open the resolved file and check it is still the one we vetted (nothing swapped in since the stat).
+
+    O_NONBLOCK keeps a FIFO put in its place from blocking the open; fstat then refuses it.
+    """
+    try:
+        fd = os.open(resolved.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _stat_error(resolved.path, exc) from None
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (resolved.st.st_dev, resolved.st.st_ino) or not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise ReadError("file_changed", f"{resolved.path} was replaced while it was being read. Call again.")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
