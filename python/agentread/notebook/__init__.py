@@ -1,0 +1,43 @@
+"""Notebooks (.ipynb), read cell by cell with their outputs, in a form a model can cite and edit.
+
+Addressing, with `cells` (1-based, like lines and pages):
+    "4"            cell 4            "2-7"   cells 2 to 7        "5-"   cell 5 to the last
+    "1,4-6,ab12"   a list: numbers, ranges and cell ids, mixed; cells come back in notebook order, once each
+    "ab12cd34"     the cell with that id (every cell with it, if the file repeats an id); an item that is an id
+                   of this notebook is read as the id even if it looks like a number
+    "outline"      one line per cell (see below); offset/limit page it
+    absent / "all" every cell
+Cells without an nbformat id (files older than nbformat 4.5) get a derived one, "~" and 8 hex digits, made from
+the cell's source: it stays the same while that cell is unchanged, and it can be used in `cells`.
+
+A read by cells sends whole cells until the per-call budget (about 50 KB of text, 2000 lines, 10 images) is
+reached, then ends with a line naming the cells shown and `next: {"cells": "13-40"}` for the rest. A first
+cell over the budget by itself is sent cut, with the offset that continues it. In a read of several cells each
+output keeps at most 60 lines / 6000 characters (its head and its tail); reading one cell alone allows each
+output half the call budget. A cut says what was left out and how to read it:
+    [… 1,234 lines (56,789 characters) of this output cut here; read them with cells="5", offset=42]
+`offset`/`limit` page through the uncut rendering of the selected cells (all cells when `cells` is absent),
+line by line, with `next: {"offset": N}` (plus the same `cells`); line 1 of a single cell is its header.
+
+Format of a read:
+    Notebook: 12 cells (7 code, 5 markdown), language python, nbformat 4.5.
+    Warning: ...                        (only when the file deviates from the schema; it is read anyway)
+    ### Cell 3 [id=ab12cd34] code (python) exec=7
+    <source lines>
+    --- output 1: stdout ---            (stream outputs in a row are merged per stream name)
+    --- output 2: result ---            (execute_result; "display" for display_data)
+    [image 1: output 2, image/png 640x480, attached]     (the image part follows this line)
+    --- output 3: error ValueError ---  (the traceback, without colour codes)
+Markdown cells read `### Cell 1 [id=…] markdown`; raw cells add their format: `raw (text/html)`.
+Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to the final one, base64 never shown;
+text/plain is preferred (markdown and LaTeX are kept as text); widgets, HTML-only and JavaScript outputs become
+one-line placeholders naming the mime type. PNG, JPEG, GIF (and SVG where cairosvg is installed) outputs and
+markdown attachments are attached as downscaled image parts.
+
+Outline line per cell (`cells="outline"`):
+    Cell 3 [id=ab12cd34] code (python) exec=7, 12 lines: import numpy as np | stdout 3 lines; display image/png 640x480 33.1 KB, text/plain 21 B
+"""
+
+from agentread.notebook.reader import notebook_outline, read_notebook
+
+__all__ = ["read_notebook", "notebook_outline"]

@@ -1,0 +1,362 @@
+"""Render cells as the lines a model reads: a header per cell, its source, then its outputs, labelled.
+
+A rendered cell is a list of lines, where a line is text or an ImageRef (an image to attach at that place,
+decoded only if it lands in what is sent). Long outputs are cut to head and tail when a Cap is given; every
+line also carries its number in the cell's *uncut* rendering, so a cut can say exactly which `offset`
+(with `cells="N"`) shows what was left out.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import Any, Union
+
+from agentread.notebook.clean import clean_output, cut_line, split_lines
+from agentread.notebook.model import Cell, Notebook
+
+try:  # json mime bundles are shown compactly; orjson is optional
+    import orjson
+
+    def _dump_json(value: Any) -> str:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+except ImportError:  # pragma: no cover
+    import json
+
+    def _dump_json(value: Any) -> str:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+# Image outputs a model can see as they are, in the order we prefer when an output carries several.
+RASTER_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+SVG_MIME = "image/svg+xml"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# Text forms of a rich output, best first. text/plain is what the kernel meant as the text view; markdown,
+# LaTeX and reST read well as source; JSON is data. HTML and JavaScript are never shown (placeholders).
+TEXT_MIMES = ("text/plain", "text/markdown", "text/latex", "text/x-rst", "application/json")
+
+# The text/plain repr IPython gives objects that only have a rich form ("<IPython.core.display.HTML object>")
+# says nothing; a markdown or LaTeX alternative is better then.
+_DEFAULT_REPR_PREFIXES = ("<IPython.", "<Figure ", "<matplotlib.")
+
+# The text form of a widget (its Python repr) is kept to this many characters in its one-line placeholder.
+WIDGET_TEXT_CHARS = 200
+
+# SVG larger than this is not rasterised (rendering time grows with it); it is shown as cut text instead.
+MAX_SVG_CHARS = 2_000_000
+
+# Source lines shown per cell in an outline entry: just the first non-blank line, cut to this many characters.
+OUTLINE_FIRST_LINE_CHARS = 80
+
+# Base64 characters decoded to read an image's size from its header (PNG/GIF at the start, JPEG's SOF
+# usually within the first few KB); never the whole payload.
+_HEADER_B64_CHARS = 16_384
+
+
+@dataclass
+class ImageRef:
+    mime: str
+    payload: Any  # base64 text (str or list of str) or, for SVG, the SVG text
+    label: str  # "output 2" or "attachment plot.png"
+    cell: int = 0  # 1-based cell index
+    line: int = 0  # line number in the cell's uncut rendering
+
+    def encoded(self) -> bytes:
+        text = "".join(self.payload) if isinstance(self.payload, list) else str(self.payload)
+        if self.mime == SVG_MIME:
+            return text.encode("utf-8")
+        return base64.b64decode(text)  # non-alphabet characters (line breaks) are skipped
+
+    def describe(self) -> str:
+        dims = image_dims(self.mime, self.payload)
+        return f"{self.label}: {self.mime}" + (f" {dims[0]}x{dims[1]}" if dims else "")
+
+
+Line = Union[str, ImageRef]
+
+
+@dataclass(frozen=True)
+class Cap:
+    """How much of one output a rendering keeps: the head and the tail, within these totals."""
+    lines: int
+    chars: int
+
+
+@dataclass
+class RenderedCell:
+    lines: list[Line]
+    numbers: list[int]  # for each line, its number in the cell's uncut rendering (1 = the header)
+    cut: bool = False  # an output was cut to head and tail
+
+
+def human_size(n: int) -> str:
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} KB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def header(cell: Cell) -> str:
+    """`### Cell 3 [id=ab12cd34] code (python) exec=7`: everything needed to cite or edit this cell."""
+    text = f"### Cell {cell.index} [id={cell.id}] {cell.cell_type}"
+    if cell.cell_type == "code":
+        text += f" ({cell.language or 'unknown'}) exec={'none' if cell.execution_count is None else cell.execution_count}"
+    elif cell.language:  # a raw cell's format
+        text += f" ({cell.language})"
+    return text
+
+
+def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
+    out = RenderedCell([], [])
+    position = 0
+
+    def add(line: Line, number: int) -> None:
+        if isinstance(line, ImageRef):
+            line.cell, line.line = cell.index, number
+        out.lines.append(line)
+        out.numbers.append(number)
+
+    def add_block(block: list[Line], cap: Cap | None = None) -> None:
+        nonlocal position
+        start = position
+        position += len(block)
+        kept = _cut(block, cap) if cap else None
+        if kept is None:
+            for i, line in enumerate(block):
+                add(line, start + i + 1)
+            return
+        head, tail = kept
+        for i in range(head):
+            add(block[i], start + i + 1)
+        omitted = block[head:len(block) - tail]
+        chars = sum(len(x) for x in omitted if isinstance(x, str))
+        add(f"[… {len(omitted):,} lines ({chars:,} characters) of this output cut here; read them with "
+            f"cells=\"{cell.index}\", offset={start + head + 1}]", start + head + 1)
+        for i in range(len(block) - tail, len(block)):
+            add(block[i], start + i + 1)
+        out.cut = True
+
+    # The source is never cut to head and tail (it is what an agent edits); only the call budget stops it.
+    add_block([header(cell)] + split_lines(cell.source))
+    attachments = [_attachment_line(name, bundle) for name, bundle in cell.attachments.items()]
+    if attachments:
+        add_block(attachments)
+    for number, (label, body) in enumerate(_outputs(cell), 1):
+        add_block([f"--- output {number}: {label} ---"])
+        add_block(body, output_cap)
+    add_block([""])  # a blank line between cells
+    return out
+
+
+def _cut(block: list[Line], cap: Cap) -> tuple[int, int] | None:
+    """How many lines to keep at the head and at the tail, or None when the block fits the cap."""
+    sizes = [len(x) + 1 if isinstance(x, str) else 80 for x in block]
+    if len(block) <= cap.lines and sum(sizes) <= cap.chars:
+        return None
+    # Two thirds for the head (how it started), one third for the tail (how it ended: results, the error).
+    head_lines, tail_lines = cap.lines * 2 // 3, cap.lines - cap.lines * 2 // 3
+    head_chars, tail_chars = cap.chars * 2 // 3, cap.chars - cap.chars * 2 // 3
+    head = _fit(sizes, head_lines, head_chars)
+    tail = _fit(sizes[head:][::-1], tail_lines, tail_chars)
+    return max(head, 1), tail  # at least one line so the output is never silently empty
+
+
+def _fit(sizes: list[int], max_lines: int, max_chars: int) -> int:
+    used = count = 0
+    for size in sizes[:max_lines]:
+        if used + size > max_chars:
+            break
+        used += size
+        count += 1
+    return count
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(v if isinstance(v, str) else str(v) for v in value)
+    return _dump_json(value)
+
+
+def _payload_chars(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(len(v) for v in value if isinstance(v, str))
+    return len(_dump_json(value))
+
+
+def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
+    """(label, body) per output. Stream outputs in a row are merged per stream name, as Jupyter shows them."""
+    rendered: list[tuple[str, list[Line]]] = []
+    streams: dict[str, list[str]] = {}
+
+    def flush() -> None:
+        for name, texts in streams.items():
+            rendered.append((name, split_lines(clean_output("".join(texts)))))
+        streams.clear()
+
+    for index, output in enumerate(cell.outputs, 1):
+        kind = output.get("output_type") if isinstance(output, dict) else None
+        if kind == "stream":
+            name = output.get("name") if isinstance(output.get("name"), str) else "stream"
+            streams.setdefault(name, []).append(_text(output.get("text", "")))
+            continue
+        flush()
+        if kind in ("execute_result", "display_data"):
+            data = output.get("data") if isinstance(output.get("data"), dict) else {}
+            label = "result" if kind == "execute_result" else "display"
+            rendered.append((label, _bundle(data, f"output {len(rendered) + 1}")))
+        elif kind == "error":
+            rendered.append(_error(output))
+        else:
+            keys = ", ".join(sorted(map(str, output))) if isinstance(output, dict) else type(output).__name__
+            rendered.append((f"{kind or 'unknown'} (unknown output type)",
+                             [f"[output of unknown type {kind!r} with fields: {keys}; not shown]"]))
+    flush()
+    return rendered
+
+
+def _error(output: dict) -> tuple[str, list[Line]]:
+    ename = str(output.get("ename", "Error"))
+    traceback = output.get("traceback")
+    if isinstance(traceback, list) and traceback:
+        text = "\n".join(t if isinstance(t, str) else str(t) for t in traceback)
+    else:
+        text = f"{ename}: {output.get('evalue', '')}"
+    return f"error {strip_label(ename)}", split_lines(clean_output(text))
+
+
+def strip_label(text: str) -> str:
+    return clean_output(text).replace("\n", " ")[:200]
+
+
+def _bundle(data: dict, label: str) -> list[Line]:
+    """One output's lines: the image if it has one, else its best text form, else a placeholder."""
+    for mime in RASTER_MIMES:
+        if mime in data:
+            return [ImageRef(mime, data[mime], label)]
+    if SVG_MIME in data and svg_rasteriser() is not None and _payload_chars(data[SVG_MIME]) <= MAX_SVG_CHARS:
+        return [ImageRef(SVG_MIME, data[SVG_MIME], label)]
+    text_mime = _best_text_mime(data)
+    text = _text(data[text_mime]) if text_mime else ""
+    if WIDGET_MIME in data:
+        alt = strip_label(text)[:WIDGET_TEXT_CHARS]
+        return [f"[interactive widget ({WIDGET_MIME}), not shown" + (f"; its text form: {alt}]" if alt else "]")]
+    rich = [m for m in data if m in ("text/html", "application/javascript")]
+    if text_mime == "text/plain" and rich and text.startswith(_DEFAULT_REPR_PREFIXES):
+        # "<IPython.core.display.HTML object>" stands for the HTML; say what the output really is.
+        return [f"[{', '.join(rich)} output, not shown; its text form: {strip_label(text)[:WIDGET_TEXT_CHARS]}]"]
+    if text_mime:
+        return split_lines(clean_output(text))
+    if SVG_MIME in data:  # no rasteriser here: the SVG source is the next best thing
+        return [f"[{SVG_MIME} shown as text: no SVG rasteriser available]"] + split_lines(_text(data[SVG_MIME]))
+    kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
+    return [f"[{kinds or 'empty output'}: not shown, no text or image form]"]
+
+
+def _best_text_mime(data: dict) -> str | None:
+    candidates = [m for m in TEXT_MIMES if m in data]
+    candidates += [m for m in data if m.startswith("text/") and m != "text/html" and m not in candidates]
+    if len(candidates) > 1 and candidates[0] == "text/plain":
+        if _text(data["text/plain"]).startswith(_DEFAULT_REPR_PREFIXES):
+            return candidates[1]
+    return candidates[0] if candidates else None
+
+
+def _attachment_line(name: str, bundle: Any) -> Line:
+    label = f"attachment {name}"
+    if isinstance(bundle, dict):
+        for mime in RASTER_MIMES + ((SVG_MIME,) if svg_rasteriser() is not None else ()):
+            if mime in bundle:
+                return ImageRef(mime, bundle[mime], label)
+        kinds = ", ".join(f"{m} {human_size(_payload_chars(v))}" for m, v in bundle.items())
+        return f"[{label}: {kinds}, not shown]"
+    return f"[{label}: unreadable attachment, not shown]"
+
+
+_rasteriser: Any = False  # False = not looked for yet
+
+
+def svg_rasteriser() -> Any:
+    """cairosvg's svg2png when cairosvg and the cairo library are installed, else None (SVG shown as text)."""
+    global _rasteriser
+    if _rasteriser is False:
+        try:
+            from cairosvg import svg2png
+            _rasteriser = svg2png
+        except (ImportError, OSError):  # OSError: cairosvg present but no libcairo on this machine
+            _rasteriser = None
+    return _rasteriser
+
+
+def image_dims(mime: str, payload: Any) -> tuple[int, int] | None:
+    """Pixel size read from the first bytes of a base64 image, without decoding the rest."""
+    if mime == SVG_MIME:
+        return None
+    if isinstance(payload, list):
+        chunks, total = [], 0
+        for piece in payload:
+            chunks.append(str(piece))
+            total += len(chunks[-1])
+            if total >= _HEADER_B64_CHARS:
+                break
+        payload = "".join(chunks)
+    if not isinstance(payload, str):
+        return None
+    head = "".join(payload[:_HEADER_B64_CHARS + 1024].split())[:_HEADER_B64_CHARS]
+    head = head[:len(head) // 4 * 4]
+    try:
+        from PIL import Image
+
+        return Image.open(io.BytesIO(base64.b64decode(head))).size
+    except Exception:  # noqa: BLE001 - an unreadable header only means no size is shown
+        return None
+
+
+def outline_line(cell: Cell) -> str:
+    """One line per cell: index, id, type, size of the source, its first line, and what its outputs hold."""
+    lines = split_lines(cell.source)
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if len(first) > OUTLINE_FIRST_LINE_CHARS:
+        first = first[:OUTLINE_FIRST_LINE_CHARS] + "…"
+    text = header(cell)[4:] + f", {len(lines)} line{'s' if len(lines) != 1 else ''}"
+    if first:
+        text += f": {first}"
+    kinds = [_output_summary(o) for o in cell.outputs]
+    kinds += [f"attachment {name}" for name in cell.attachments]
+    if kinds:
+        text += " | " + "; ".join(kinds)
+    return cut_line(text)
+
+
+def _output_summary(output: Any) -> str:
+    if not isinstance(output, dict):
+        return "unknown output"
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = output.get("text", "")
+        text = text[-1] if isinstance(text, list) and len(text) == 1 else text
+        count = len(text) if isinstance(text, list) else len(split_lines(str(text)))
+        return f"{output.get('name', 'stream')} {count} line{'s' if count != 1 else ''}"
+    if kind == "error":
+        return f"error {strip_label(str(output.get('ename', '')))}"
+    data = output.get("data")
+    if kind not in ("execute_result", "display_data") or not isinstance(data, dict):
+        return f"{kind} (unknown output type)"
+    parts = []
+    for mime, value in data.items():
+        size = _payload_chars(value)
+        if mime.startswith("image/") and mime != SVG_MIME:
+            dims = image_dims(mime, value)
+            parts.append(f"{mime}{f' {dims[0]}x{dims[1]}' if dims else ''} {human_size(size * 3 // 4)}")
+        else:
+            parts.append(f"{mime} {human_size(size)}")
+    return ("result " if kind == "execute_result" else "display ") + ", ".join(parts)
+
+
+def outline(nb: Notebook) -> list[str]:
+    return [outline_line(cell) for cell in nb.cells]

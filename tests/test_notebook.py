@@ -1,0 +1,311 @@
+"""The notebook reader on notebooks generated here: addressing, budgets, cleaning, images, odd files."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import time
+
+import pytest
+from PIL import Image
+
+from agentread.limits import MAX_OUTPUT_BYTES
+from agentread.notebook import notebook_outline, read_notebook
+from agentread.notebook.reader import MAX_IMAGES_PER_CALL
+from agentread.notebook.render import svg_rasteriser
+from agentread.request import ReadRequest
+from agentread.result import ImagePart, ReadError
+
+HEADER = re.compile(r"^### Cell (\d+) \[id=([^\]]*)\] ", re.MULTILINE)
+
+
+def code(source: str, *outputs: dict, count: int | None = 1, **extra) -> dict:
+    return {"cell_type": "code", "source": source, "metadata": {}, "execution_count": count,
+            "outputs": list(outputs), **extra}
+
+
+def markdown(source: str, **extra) -> dict:
+    return {"cell_type": "markdown", "source": source, "metadata": {}, **extra}
+
+
+def stream(text: str, name: str = "stdout") -> dict:
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def result(data: dict) -> dict:
+    return {"output_type": "execute_result", "execution_count": 1, "data": data, "metadata": {}}
+
+
+def png_b64(width: int = 64, height: int = 48) -> str:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def notebook(*cells: dict, with_ids: bool = True, language: str = "python") -> bytes:
+    if with_ids:
+        cells = tuple({"id": f"c{i}", **c} for i, c in enumerate(cells, 1))
+    doc = {"nbformat": 4, "nbformat_minor": 5 if with_ids else 4, "cells": list(cells),
+           "metadata": {"kernelspec": {"name": "k", "display_name": "K", "language": language}}}
+    return json.dumps(doc).encode()
+
+
+def read(data: bytes, **params):
+    return read_notebook(data, ReadRequest(path="nb.ipynb", **params), "nb.ipynb")
+
+
+def test_header_carries_index_id_type_language_and_count():
+    text = read(notebook(markdown("# Title"), code("x = 1", count=7), language="R")).text()
+    assert "### Cell 1 [id=c1] markdown\n# Title" in text
+    assert "### Cell 2 [id=c2] code (R) exec=7\nx = 1" in text
+
+
+def test_progress_frames_collapse_to_the_last_one():
+    frames = "".join(f"\r{p:3d}%|{'#' * (p // 10):10}|" for p in range(0, 101, 10))
+    text = read(notebook(code("train()", stream(frames + "\nepoch 1\rEpoch 1 done\n")))).text()
+    assert "100%|##########|" in text and "Epoch 1 done" in text
+    assert " 50%" not in text and "epoch 1" not in text and "\r" not in text
+
+
+def test_ansi_escapes_are_removed_everywhere():
+    error = {"output_type": "error", "ename": "NameError", "evalue": "x",
+             "traceback": ["\x1b[0;31m---------\x1b[0m", "\x1b[0;31mNameError\x1b[0m: name 'x' is not defined"]}
+    colored = stream("\x1b[1m\x1b[32mok\x1b[0m \x1b]8;;http://a.b\x07link\x1b]8;;\x07 \x1b(B\x1b[K!\n")
+    text = read(notebook(code("x", colored, error))).text()
+    assert "\x1b" not in text
+    assert "ok link !" in text and "NameError: name 'x' is not defined" in text
+    assert "--- output 2: error NameError ---" in text
+
+
+def test_streams_in_a_row_are_merged_per_name():
+    cell = code("run()", stream("a\n"), stream("warn\n", "stderr"), stream("b\n"), result({"text/plain": "1"}),
+                stream("c\n"))
+    text = read(notebook(cell)).text()
+    assert "--- output 1: stdout ---\na\nb\n--- output 2: stderr ---\nwarn\n--- output 3: result ---\n1\n" \
+           "--- output 4: stdout ---\nc" in text
+
+
+def test_a_huge_output_keeps_head_and_tail_and_says_how_to_read_the_rest():
+    log = "".join(f"line {i}\n" for i in range(10_000))
+    data = notebook(code("log()", stream(log)), markdown("after"))
+    text = read(data).text()
+    assert "line 0\n" in text and "line 9999" in text and "line 5000\n" not in text
+    marker = re.search(r'\[… ([\d,]+) lines .* cut here; read them with cells="1", offset=(\d+)\]', text)
+    assert marker
+    offset = int(marker.group(2))
+    window = read(data, cells="1", offset=offset, limit=3)
+    first_cut = text.split(marker.group(0))[0].rstrip("\n").rsplit("\n", 1)[-1]  # the last head line
+    assert window.text().count("line ") == 3
+    assert f"line {int(first_cut.split()[1]) + 1}" in window.text()
+    assert window.next == {"offset": offset + 3, "cells": "1"}
+
+
+def test_reading_one_cell_alone_allows_bigger_outputs():
+    log = "".join(f"line {i}\n" for i in range(400))
+    data = notebook(code("log()", stream(log)), markdown("after"))
+    assert "cut here" in read(data).text()
+    assert "cut here" not in read(data, cells="1").text()
+
+
+def test_budget_sends_whole_cells_and_next_names_the_rest():
+    cells = [code(f"print({i})", stream(("x" * 70 + "\n") * 50)) for i in range(40)]
+    data = notebook(*cells)
+    first = read(data)
+    shown = [int(i) for i, _ in HEADER.findall(first.text())]
+    assert shown == list(range(1, len(shown) + 1)) and len(shown) < 40
+    assert len(first.text().encode()) <= MAX_OUTPUT_BYTES
+    assert first.truncated and first.next == {"cells": f"{len(shown) + 1}-40"}
+    assert f'Continue with cells="{len(shown) + 1}-40"' in first.text()
+    following = read(data, cells=first.next["cells"])
+    assert int(HEADER.findall(following.text())[0][0]) == len(shown) + 1
+
+
+def test_a_first_cell_over_the_budget_is_still_sent_cut():
+    data = notebook(code("\n".join(f"value_{i} = {i}" for i in range(20_000))), markdown("next one"))
+    first = read(data)
+    assert "### Cell 1 [id=c1]" in first.text() and "value_0 = 0" in first.text()
+    assert len(first.text().encode()) <= MAX_OUTPUT_BYTES
+    cut = re.search(r'Read the rest of it with cells="1", offset=(\d+)', first.text())
+    assert cut and first.next == {"cells": "2"}
+    rest = read(data, cells="1", offset=int(cut.group(1)), limit=1)
+    last_sent = first.text().split("[Cell 1 is cut here")[0].rstrip("\n").rsplit("\n", 1)[-1]
+    assert rest.text().split("\n")[-2 if rest.next else -1] != last_sent
+
+
+def test_cell_lists_ranges_and_ids():
+    data = notebook(*[markdown(f"cell {i}") for i in range(1, 11)])
+
+    def shown(cells):
+        return [int(i) for i, _ in HEADER.findall(read(data, cells=cells).text())]
+
+    assert shown("4") == [4]
+    assert shown("2-4") == [2, 3, 4]
+    assert shown("9-") == [9, 10]
+    assert shown("1,4-6") == [1, 4, 5, 6]
+    assert shown("c7, 2, c3") == [2, 3, 7]
+    assert shown("5-99") == [5, 6, 7, 8, 9, 10]
+    with pytest.raises(ReadError) as missing:
+        read(data, cells="11")
+    assert missing.value.code == "cell_not_found" and "10 cells" in missing.value.message
+    with pytest.raises(ReadError) as bad:
+        read(data, cells="4-2")
+    assert bad.value.code == "invalid_cells"
+    with pytest.raises(ReadError) as unknown:
+        read(data, cells="nosuchid")
+    assert unknown.value.code == "cell_not_found" and "outline" in unknown.value.message
+
+
+def test_an_id_that_looks_like_a_number_is_the_id():
+    doc = json.loads(notebook(markdown("first"), markdown("second"), markdown("third")))
+    doc["cells"][2]["id"] = "1"
+    data = json.dumps(doc).encode()
+    assert "third" in read(data, cells="1").text()
+    assert "first" in read(data, cells="1-1").text()
+
+
+def test_derived_ids_are_stable_and_addressable():
+    data = notebook(markdown("alpha"), code("beta"), markdown("alpha"), with_ids=False)
+    ids = [i for _, i in HEADER.findall(read(data).text())]
+    assert all(i.startswith("~") for i in ids) and len(set(ids)) == 3
+    assert ids == [i for _, i in HEADER.findall(read(data).text())]
+    assert "beta" in read(data, cells=ids[1]).text() and "beta" in read(data, cells=ids[1][1:]).text()
+    inserted = notebook(markdown("new"), markdown("alpha"), code("beta"), markdown("alpha"), with_ids=False)
+    assert [i for _, i in HEADER.findall(read(inserted).text())][1:] == ids
+
+
+def test_outline_lists_every_cell_cheaply():
+    cell = code("import numpy as np\nplot()", stream("ok\n"), {"output_type": "display_data", "metadata": {},
+                "data": {"image/png": png_b64(640, 480), "text/plain": "<Figure>"}})
+    data = notebook(markdown("# Intro\ntext"), cell)
+    out = read(data, cells="outline")
+    lines = out.text().splitlines()
+    assert "Cell 1 [id=c1] markdown, 2 lines: # Intro" in lines
+    entry = next(line for line in lines if line.startswith("Cell 2"))
+    assert "code (python) exec=1, 2 lines: import numpy as np" in entry
+    assert "stdout 1 line" in entry and "image/png 640x480" in entry
+    assert not any(isinstance(p, ImagePart) for p in out.content)
+    assert notebook_outline(data, ReadRequest(path="nb.ipynb"), "nb.ipynb").text() == out.text()
+
+
+def test_images_are_attached_where_they_occur():
+    cell = code("plot()", result({"image/png": png_b64(), "text/plain": "<Figure size 64x48>"}))
+    out = read(notebook(cell))
+    assert [type(p).__name__ for p in out.content] == ["TextPart", "ImagePart", "TextPart"]
+    assert out.content[0].text.endswith("[image 1: output 1, image/png 64x48, attached]")
+    assert "<Figure" not in out.text().split("attached]")[0]
+
+
+def test_image_budget_stops_at_a_cell_and_notes_extras_within_one_cell():
+    image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": png_b64()}}
+    data = notebook(*[code(f"plot({i})", image) for i in range(MAX_IMAGES_PER_CALL + 3)])
+    first = read(data)
+    assert sum(isinstance(p, ImagePart) for p in first.content) == MAX_IMAGES_PER_CALL
+    assert first.next == {"cells": f"{MAX_IMAGES_PER_CALL + 1}-{MAX_IMAGES_PER_CALL + 3}"}
+    crowded = read(notebook(code("plots()", *[image] * (MAX_IMAGES_PER_CALL + 2))))
+    assert sum(isinstance(p, ImagePart) for p in crowded.content) == MAX_IMAGES_PER_CALL
+    note = re.findall(r'not attached: at most \d+ images per call; call again with cells="1", offset=(\d+)',
+                      crowded.text())
+    assert len(note) == 2
+    again = read(notebook(code("plots()", *[image] * (MAX_IMAGES_PER_CALL + 2))), cells="1", offset=int(note[0]))
+    assert sum(isinstance(p, ImagePart) for p in again.content) == 2
+
+
+def test_markdown_attachments_are_images():
+    cell = markdown("![chart](attachment:chart.png)", attachments={"chart.png": {"image/png": png_b64()}})
+    out = read(notebook(cell))
+    assert "[image 1: attachment chart.png, image/png 64x48, attached]" in out.text()
+
+
+def test_rich_outputs_become_text_or_placeholders():
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2},
+              "text/plain": "IntSlider(value=3)"}
+    cells = [code("df", result({"text/html": "<table>…</table>", "text/plain": "   a\n0  1"})),
+             code("w", result(widget)),
+             code("HTML('<b>x</b>')", result({"text/html": "<b>x</b>"})),
+             code("Markdown('**m**')", result({"text/markdown": "**m**",
+                                               "text/plain": "<IPython.core.display.Markdown object>"})),
+             code("pdf", result({"application/pdf": base64.b64encode(b"%PDF-1.4" * 500).decode()})),
+             code("blob", stream(base64.b64encode(bytes(range(256)) * 4).decode() + "\n"))]
+    text = read(notebook(*cells)).text()
+    assert "   a\n0  1" in text and "<table>" not in text
+    assert "[interactive widget (application/vnd.jupyter.widget-view+json), not shown; its text form: " \
+           "IntSlider(value=3)]" in text
+    assert "--- output 1: result ---\n[text/html 8 B: not shown, no text or image form]" in text
+    assert "**m**" in text
+    assert "application/pdf" in text and "%PDF" not in text
+    assert not re.search(r"[A-Za-z0-9+/]{200,}", text)
+
+
+def test_svg_is_rasterised_or_shown_as_text():
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
+    out = read(notebook(code("svg()", result({"image/svg+xml": svg}))))
+    if svg_rasteriser() is None:
+        assert "<rect" in out.text()
+    else:
+        assert any(isinstance(p, ImagePart) for p in out.content)
+        assert "rasterised from SVG" in out.text()
+
+
+def test_offset_and_limit_page_the_rendered_lines():
+    data = notebook(*[code("\n".join(f"a{i}_{j}" for j in range(10))) for i in range(5)])
+    page = read(data, offset=5, limit=10)
+    assert (page.start_line, page.end_line) == (5, 14) and page.next == {"offset": 15}
+    assert page.total_lines == 5 * 12  # header, 10 source lines, a blank line per cell
+    assert "[… continuing cell 1]" in page.text() and "a0_3" in page.text()
+    with pytest.raises(ReadError) as past:
+        read(data, offset=61)
+    assert past.value.code == "offset_past_end"
+
+
+def test_nbformat_3_with_worksheets_and_heading_cells():
+    doc = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": [{"cells": [
+        {"cell_type": "heading", "level": 2, "source": ["Results"], "metadata": {}},
+        {"cell_type": "code", "language": "python", "input": ["x = 1\n", "x"], "prompt_number": 4,
+         "metadata": {}, "outputs": [{"output_type": "pyout", "prompt_number": 4, "text": ["1"]},
+                                     {"output_type": "stream", "stream": "stderr", "text": ["careful\n"]}]}]}]}
+    text = read(json.dumps(doc).encode()).text()
+    assert "nbformat 3.0" in text and "## Results" in text
+    assert "code (python) exec=4\nx = 1\nx\n--- output 1: result ---\n1\n--- output 2: stderr ---\ncareful" in text
+
+
+def test_invalid_json_says_where_and_how_to_read_it_as_text():
+    with pytest.raises(ReadError) as err:
+        read(b'{\n  "cells": [\n    {"cell_type": "code",,}\n  ]\n}')
+    assert err.value.code == "not_a_notebook"
+    assert "line 3" in err.value.message and "offset=1" in err.value.message
+
+
+@pytest.mark.parametrize("payload", [b"[1, 2, 3]", b'{"name": "package.json"}', b'"text"'])
+def test_json_that_is_not_a_notebook(payload):
+    with pytest.raises(ReadError) as err:
+        read(payload)
+    assert err.value.code == "not_a_notebook" and "not a Jupyter notebook" in err.value.message
+
+
+def test_schema_problems_are_warnings_not_refusals():
+    doc = json.loads(notebook(markdown("a"), code("b", {"output_type": "future", "x": 1}),
+                              {"cell_type": "mystery", "source": "c", "metadata": {}}))
+    doc["cells"][1]["id"] = "c1"  # a duplicate id
+    del doc["nbformat_minor"]
+    doc["metadata"]["kernelspec"] = "not an object"
+    text = read(json.dumps(doc).encode()).text()
+    warning = next(line for line in text.splitlines() if line.startswith("Warning:"))
+    for problem in ("nbformat_minor", "kernelspec", "mystery", "'future'", "duplicate"):
+        assert problem in warning
+    assert len(HEADER.findall(text)) == 3
+
+
+def test_a_huge_notebook_reads_within_bounds():
+    cells = [{"cell_type": "code", "source": f"x = {i}", "metadata": {}, "execution_count": i,
+              "outputs": [stream(f"{i}\n")]} for i in range(100_000)]
+    data = json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": cells}).encode()
+    started = time.perf_counter()
+    first = read(data)
+    outline = read(data, cells="outline")
+    elapsed = time.perf_counter() - started
+    assert elapsed < 10
+    assert len(first.text().encode()) <= MAX_OUTPUT_BYTES and len(outline.text().encode()) <= MAX_OUTPUT_BYTES
+    assert first.total_cells == 100_000 and first.next["cells"].endswith("-100000")
+    assert outline.next == {"cells": "outline", "offset": outline.end_line + 1}
