@@ -1,0 +1,302 @@
+"""Confinement and refusals: nothing outside the workspace or holding secrets is read without consent, and no
+special file (device, FIFO, socket) is ever opened. Real files in a temp workspace, the real engine and server.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from rpc import ServerProcess, text_of
+
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+
+SECRET = "the-secret-value-42"
+QUICK = 5.0  # seconds: a refusal must come from stat alone, never from waiting on the file
+
+
+@pytest.fixture
+def layout(tmp_path: Path):
+    """tmp/ws (the workspace, with a.txt) and tmp/outside (with secret.txt), realpath'd."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (ws / "a.txt").write_text("inside line\n")
+    (outside / "secret.txt").write_text(SECRET + "\n")
+    return ws.resolve(), outside.resolve()
+
+
+def read(engine: Engine, **params):
+    return engine.read(parse_request(params))
+
+
+def assert_refused(result, code: str):
+    assert result.is_error, result.text()
+    assert result.kind == "error" and result.error.code == code, result.text()
+    assert result.text().startswith("Error:")
+    assert SECRET not in result.text()
+
+
+# --- outside the workspace --------------------------------------------------------------------------------
+
+def test_symlinked_file_pointing_outside_is_refused(layout):
+    ws, outside = layout
+    (ws / "link.txt").symlink_to(outside / "secret.txt")
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="link.txt"), "outside_workspace")
+    assert_refused(read(engine, path=str(ws / "link.txt")), "outside_workspace")
+
+
+def test_symlinked_directory_pointing_outside_is_refused(layout):
+    ws, outside = layout
+    (ws / "linkdir").symlink_to(outside, target_is_directory=True)
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="linkdir/secret.txt"), "outside_workspace")
+    result = read(engine, path="linkdir")
+    assert_refused(result, "outside_workspace")
+    assert "secret.txt" not in result.text()  # not even the listing
+
+
+def test_dotdot_escape_is_refused(layout):
+    ws, _ = layout
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="../outside/secret.txt"), "outside_workspace")
+    assert_refused(read(engine, path="sub/../../outside/secret.txt"), "outside_workspace")
+    assert_refused(read(engine, path=".."), "outside_workspace")
+
+
+def test_absolute_path_outside_is_refused(layout):
+    ws, outside = layout
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path=str(outside / "secret.txt")), "outside_workspace")
+    assert_refused(read(engine, path="/etc/passwd"), "outside_workspace")
+
+
+def test_workspace_prefix_sibling_is_outside(tmp_path: Path):
+    """/tmp/x/ws-evil is not inside /tmp/x/ws although the string starts the same."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws-evil").mkdir()
+    (tmp_path / "ws-evil" / "f.txt").write_text(SECRET)
+    engine = Engine(Workspace([str(tmp_path / "ws")]))
+    assert_refused(read(engine, path=str(tmp_path / "ws-evil" / "f.txt")), "outside_workspace")
+    assert_refused(read(engine, path="../ws-evil/f.txt"), "outside_workspace")
+
+
+def test_missing_file_outside_does_not_reveal_existence(layout):
+    ws, outside = layout
+    engine = Engine(Workspace([str(ws)]))
+    missing = read(engine, path=str(outside / "no-such-file.txt"))
+    present = read(engine, path=str(outside / "secret.txt"))
+    assert_refused(missing, "outside_workspace")
+    assert_refused(present, "outside_workspace")
+    assert "exist" not in missing.text().lower()
+
+
+def test_symlinked_workspace_root_is_not_outside(layout, tmp_path: Path):
+    ws, _ = layout
+    alias = tmp_path / "alias"
+    alias.symlink_to(ws, target_is_directory=True)
+    engine = Engine(Workspace([str(alias)]))  # the folder as the editor names it: a symlink path
+    for path in ("a.txt", str(alias / "a.txt"), str(ws / "a.txt")):
+        result = read(engine, path=path)
+        assert not result.is_error, result.text()
+        assert "inside line" in result.text()
+    assert read(engine, path=str(alias)).kind == "directory"
+
+
+def test_consent_allows_reading_outside(layout):
+    ws, outside = layout
+    engine = Engine(Workspace([str(ws)]))
+    result = read(engine, path=str(outside / "secret.txt"), consent=True)
+    assert not result.is_error and SECRET in result.text()
+    assert read(engine, path="../outside", consent=True).kind == "directory"
+
+
+def test_no_workspace_means_everything_needs_consent(layout):
+    _, outside = layout
+    engine = Engine(Workspace([]))
+    assert_refused(read(engine, path=str(outside / "secret.txt")), "outside_workspace")
+
+
+# --- sensitive files --------------------------------------------------------------------------------------
+
+SENSITIVE = [".env", "id_rsa", "server.pem", ".aws/credentials", "config/.env.production", ".ssh/id_ed25519"]
+
+
+@pytest.mark.parametrize("name", SENSITIVE)
+def test_sensitive_file_needs_consent(layout, name: str):
+    ws, _ = layout
+    target = ws / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(SECRET + "\n")
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path=name), "sensitive_file")
+    assert_refused(read(engine, path=str(target)), "sensitive_file")
+    allowed = read(engine, path=name, consent=True)
+    assert not allowed.is_error and SECRET in allowed.text()
+
+
+def test_innocent_name_linking_to_a_secret_is_still_sensitive(layout):
+    ws, _ = layout
+    (ws / ".env").write_text(SECRET)
+    (ws / "settings.txt").symlink_to(ws / ".env")
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="settings.txt"), "sensitive_file")
+
+
+def test_ordinary_names_are_not_sensitive(layout):
+    ws, _ = layout
+    for name in ("environment.md", "pem_notes.txt", "credentials_howto.txt", "keys.py"):
+        (ws / name).write_text("ok\n")
+    engine = Engine(Workspace([str(ws)]))
+    for name in ("environment.md", "pem_notes.txt", "credentials_howto.txt", "keys.py"):
+        assert not read(engine, path=name).is_error, name
+
+
+def test_custom_sensitive_patterns_from_initialization_options(tmp_path: Path):
+    (tmp_path / "notes.secret").write_text(SECRET)
+    (tmp_path / ".env").write_text("PLAIN=1\n")
+    server = ServerProcess(workspace=tmp_path, init_options={"sensitivePatterns": ["*.secret"]})
+    try:
+        refused = server.read(path="notes.secret")
+        assert refused["isError"] and refused["error"]["code"] == "sensitive_file"
+        assert SECRET not in text_of(refused)
+        assert SECRET in text_of(server.read(path="notes.secret", consent=True))
+        replaced = server.read(path=".env")  # the user's list replaces the defaults
+        assert not replaced["isError"] and "PLAIN=1" in text_of(replaced)
+    finally:
+        server.close()
+
+
+# --- malformed paths --------------------------------------------------------------------------------------
+
+def test_nul_byte_in_path_is_refused(layout, server):
+    ws, _ = layout
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="a.txt\x00.png"), "invalid_path")
+    result = server.read(path="a\x00b.txt")
+    assert result["isError"] and result["error"]["code"] == "invalid_path"
+
+
+def test_file_uri_is_confined_like_a_path(layout):
+    ws, outside = layout
+    engine = Engine(Workspace([str(ws)]))
+    inside = read(engine, path=(ws / "a.txt").as_uri())
+    assert not inside.is_error and "inside line" in inside.text()
+    assert_refused(read(engine, path=(outside / "secret.txt").as_uri()), "outside_workspace")
+    assert_refused(read(engine, path="file://" + str(ws) + "/../outside/secret.txt"), "outside_workspace")
+    assert_refused(read(engine, path="file://otherhost" + str(ws / "a.txt")), "invalid_path")
+
+
+def test_tilde_expands_and_is_confined(layout, monkeypatch):
+    ws, outside = layout
+    engine = Engine(Workspace([str(ws)]))
+    monkeypatch.setenv("HOME", str(ws))
+    assert "inside line" in read(engine, path="~/a.txt").text()
+    monkeypatch.setenv("HOME", str(outside))
+    assert_refused(read(engine, path="~/secret.txt"), "outside_workspace")
+
+
+def test_very_long_paths_are_refused_cleanly(layout):
+    ws, _ = layout
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="a" * 100_000), "invalid_path")
+    long_component = read(engine, path="x" * 300 + ".txt")  # under PATH_MAX, over NAME_MAX
+    assert long_component.is_error and long_component.error.code in {"invalid_path", "not_found"}
+
+
+def test_symlink_loop_is_refused(layout):
+    ws, _ = layout
+    (ws / "loop1").symlink_to(ws / "loop2")
+    (ws / "loop2").symlink_to(ws / "loop1")
+    (ws / "self").symlink_to(ws / "self")
+    engine = Engine(Workspace([str(ws)]))
+    for name in ("loop1", "self", "self/x.txt"):
+        result = read(engine, path=name)
+        assert result.is_error and result.error.code in {"invalid_path", "not_found"}, result.text()
+
+
+# --- special files ----------------------------------------------------------------------------------------
+
+def _timed(server: ServerProcess, **params) -> dict:
+    start = time.monotonic()
+    result = server.read(timeout=QUICK, **params)
+    assert time.monotonic() - start < QUICK
+    return result
+
+
+def test_device_files_are_refused_quickly(tmp_path: Path, server):
+    for device in ("/dev/zero", "/dev/random", "/dev/urandom", "/dev/null"):
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+        outside = _timed(server, path=device)
+        assert outside["isError"] and outside["error"]["code"] == "outside_workspace", device
+        approved = _timed(server, path=device, consent=True)  # even with consent: never opened
+        assert approved["isError"] and approved["error"]["code"] == "special_file", device
+        assert "character device" in text_of(approved)
+    (tmp_path / "ok.txt").write_text("still here\n")  # the server's workspace
+    assert "still here" in text_of(_timed(server, path="ok.txt"))
+
+
+def test_device_node_inside_the_workspace_is_refused(tmp_path: Path, server):
+    node = tmp_path / "zero"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 5))  # the /dev/zero device, inside the workspace
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    result = _timed(server, path="zero")
+    assert result["isError"] and result["error"]["code"] == "special_file"
+    assert _timed(server, path=".")["kind"] == "directory"
+
+
+def test_fifo_is_refused_and_never_opened(tmp_path: Path, server):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for params in ({"path": "pipe"}, {"path": str(fifo), "consent": True}, {"path": "pipe", "offset": 5}):
+        result = _timed(server, **params)
+        assert result["isError"] and result["error"]["code"] == "special_file"
+        assert "FIFO" in text_of(result)
+    # A writer that opens without blocking finds no reader: nobody ever opened (or still holds) the pipe.
+    with pytest.raises(OSError) as excinfo:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert excinfo.value.errno == errno.ENXIO
+    (tmp_path / "after.txt").write_text("answers\n")
+    assert "answers" in text_of(_timed(server, path="after.txt"))
+
+
+def test_fifo_refused_in_process_without_blocking(tmp_path: Path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    engine = Engine(Workspace([str(tmp_path)]))
+    start = time.monotonic()
+    result = read(engine, path="pipe")
+    assert time.monotonic() - start < QUICK
+    assert_refused(result, "special_file")
+
+
+def test_unix_socket_is_refused(tmp_path: Path, server):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(tmp_path / "s.sock"))
+        sock.listen(1)
+        result = _timed(server, path="s.sock")
+        assert result["isError"] and result["error"]["code"] == "special_file"
+        assert "socket" in text_of(result)
+    finally:
+        sock.close()
+    (tmp_path / "after.txt").write_text("answers\n")
+    assert "answers" in text_of(_timed(server, path="after.txt"))
+
+
+def test_symlink_to_device_is_outside_and_refused(tmp_path: Path):
+    (tmp_path / "z").symlink_to("/dev/zero")
+    engine = Engine(Workspace([str(tmp_path)]))
+    assert_refused(read(engine, path="z"), "outside_workspace")
+    assert_refused(read(engine, path="z", consent=True), "special_file")
