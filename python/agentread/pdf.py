@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import BinaryIO
 
+from agentread.cancel import checkpoint
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
@@ -199,6 +200,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         used = 0
         shown = first - 1
         for number in range(first, stop + 1):
+            checkpoint()
             block = f"--- Page {number} ---\n{_page_text(doc, number)}"
             size = len(block.encode("utf-8")) + 1
             if parts and used + size > MAX_OUTPUT_BYTES:

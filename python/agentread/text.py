@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
+from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
 from agentread.render import continuation, cut_line, numbered
 from agentread.request import ReadRequest
@@ -31,8 +32,12 @@ WINDOW_CHUNK = 1 << 16
 # kept and the rest is counted in bytes, so one 1 GB line costs no more memory than a short one.
 MAX_HELD_LINE_BYTES = 1 << 20
 
-# After a window, the rest of the file is counted for `totalLines` when it is at most this big; past that the
-# total is reported only once an index knows it (a scan of a 2 GB log must not ride on every first read).
+# A line is measured up to this many bytes; past it the window ends with that line, marked as longer than
+# this, so a file that is one huge line answers at once (continuing past it is a fast byte count).
+MAX_MEASURED_LINE_BYTES = 64 << 20
+
+# A file up to this size is counted whole for `totalLines` (a few ms); past it the total is reported once a
+# scan has reached the end (a scan of a 2 GB log must not ride on every first read).
 COUNT_REST_BYTES = 32 << 20
 
 # UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
@@ -91,6 +96,7 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
     """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only."""
     line, pos = index.nearest(target)
     while line < target:
+        checkpoint()
         f.seek(pos)
         chunk = f.read(SCAN_CHUNK)
         if not chunk:
@@ -118,6 +124,7 @@ def _count_rest(f: BinaryIO, pos: int) -> int:
     f.seek(pos)
     count, last_byte, carry_cr = 0, b"", False
     while chunk := f.read(SCAN_CHUNK):
+        checkpoint()
         if carry_cr and chunk.startswith(b"\n"):
             count -= 1  # the \r that ended the previous chunk and this \n are one CRLF
         count += chunk.count(b"\n") + chunk.count(b"\r")
@@ -131,7 +138,8 @@ def _count_rest(f: BinaryIO, pos: int) -> int:
 
 
 def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
-    """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head."""
+    """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head; a line
+    longer than MAX_MEASURED_LINE_BYTES yields length -1 and ends the stream."""
     f.seek(pos)
     buf, start, eof = b"", 0, False
     held, held_len = None, 0  # the head of a line too long to hold, and its length so far
@@ -162,7 +170,11 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
                 held = keep[: MAX_LINE_CHARS * 4]
             held_len += len(keep)
             rest = rest[len(keep):]
-        chunk = f.read(WINDOW_CHUNK)
+            if held_len > MAX_MEASURED_LINE_BYTES:
+                yield held, -1
+                return
+        checkpoint()
+        chunk = f.read(WINDOW_CHUNK if held is None else SCAN_CHUNK)
         eof = not chunk
         buf, start = rest + chunk, 0
 
@@ -211,7 +223,11 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
             stop_reason = f"limit of {limit:,} lines"
             break
         text = raw.decode(decode_as, errors="replace")
-        if full_len > len(raw):
+        if full_len < 0:
+            line = f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than " \
+                   f"{MAX_MEASURED_LINE_BYTES >> 20} MB]"
+            stop_reason = "a line too long to measure"
+        elif full_len > len(raw):
             line = cut_line(text, total_bytes=full_len)
         elif len(text) > MAX_LINE_CHARS:
             line = cut_line(text, total_chars=len(text))
@@ -225,6 +241,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         rendered.append(out)
         used += cost
         number += 1
+        if stop_reason:
+            break
     last = number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
@@ -234,12 +252,9 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     if stop_reason is None:
         total = last
         index.total = total
-    elif total is None:
-        next_start, _, _ = _skip_to(stream, index, last + 1)
-        if size - next_start <= COUNT_REST_BYTES:
-            total = last + _count_rest(stream, next_start)
-            index.total = total
-    truncated = stop_reason is not None  # set only once a further line was seen
+    elif total is None and size <= COUNT_REST_BYTES:
+        total = _count_total(stream, index)
+    truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
                         truncated=truncated, encoding=encoding_label)
     if truncated:

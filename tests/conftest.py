@@ -1,0 +1,34 @@
+"""Shared fixtures: the real-file corpus beside the project, and a real server process over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rpc import ServerProcess
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("AGENTREAD_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not (CORPUS / "expectations.json").is_file():
+        pytest.skip(f"the shared corpus is not at {CORPUS} (set AGENTREAD_CORPUS to its folder)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def expectations(corpus: Path) -> dict:
+    return json.loads((corpus / "expectations.json").read_text())["files"]
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    """A fresh server process whose workspace is an empty temp folder; stopped after the test."""
+    proc = ServerProcess(workspace=tmp_path)
+    yield proc
+    proc.close()

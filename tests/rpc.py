@@ -1,0 +1,103 @@
+"""A minimal JSON-RPC client over the server's stdio, as the extension talks to it (LSP framing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+# How long a test waits for any one answer before it counts as a hang.
+ANSWER_TIMEOUT = 30.0
+
+
+class ServerProcess:
+    def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None):
+        env = dict(os.environ, PYTHONPATH=str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self._next_id = 0
+        self._answers: dict[Any, queue.Queue] = {}
+        self._lock = threading.Lock()
+        self.notifications: list[dict] = []
+        self.stderr: list[bytes] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+        folders = [workspace] if workspace else []
+        folders += roots or []
+        init = self.request("initialize", {
+            "processId": os.getpid(), "rootUri": None, "capabilities": {},
+            "workspaceFolders": [{"uri": Path(f).resolve().as_uri(), "name": Path(f).name} for f in folders],
+            "initializationOptions": init_options or {},
+        })
+        assert "result" in init, init
+        self.notify("initialized", {})
+
+    def _pump(self) -> None:
+        out = self.proc.stdout
+        while True:
+            headers = {}
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                key, _, value = line.decode("ascii").partition(":")
+                headers[key.strip().lower()] = value.strip()
+            message = json.loads(out.read(int(headers["content-length"])))
+            if "id" in message and "method" not in message:
+                self._queue(message["id"]).put(message)
+            else:
+                self.notifications.append(message)
+
+    def _queue(self, msg_id) -> queue.Queue:
+        with self._lock:
+            return self._answers.setdefault(msg_id, queue.Queue())
+
+    def _write(self, message: dict) -> None:
+        body = json.dumps(message).encode("utf-8")
+        with self._lock:
+            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.flush()
+
+    def send(self, method: str, params: Any) -> int:
+        with self._lock:
+            self._next_id += 1
+            msg_id = self._next_id
+        self._write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return msg_id
+
+    def wait(self, msg_id: int, timeout: float = ANSWER_TIMEOUT) -> dict:
+        return self._queue(msg_id).get(timeout=timeout)
+
+    def request(self, method: str, params: Any, timeout: float = ANSWER_TIMEOUT) -> dict:
+        return self.wait(self.send(method, params), timeout)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def read(self, timeout: float = ANSWER_TIMEOUT, **params) -> dict:
+        """agentread/read → the result object (asserting it is not a JSON-RPC error)."""
+        answer = self.request("agentread/read", params, timeout)
+        assert "result" in answer, answer
+        return answer["result"]
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=5)
+            self.notify("exit", None)
+            self.proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - a test may have left it wedged; make sure it goes
+            self.proc.kill()
+            self.proc.wait()
+
+
+def text_of(result: dict) -> str:
+    return "\n".join(p["text"] for p in result["content"] if p["type"] == "text")

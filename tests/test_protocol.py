@@ -1,0 +1,182 @@
+"""The real server process over stdio: handshake, reads, malformed requests, cancellation, concurrency,
+special files, live editor buffers, and logs that never touch the protocol channel."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from rpc import ServerProcess, text_of
+
+# A read the server must answer well within this (special files are refused from stat alone).
+QUICK = 5.0
+
+
+def write_lines(path: Path, n: int) -> Path:
+    path.write_text("".join(f"line {i}\n" for i in range(1, n + 1)))
+    return path
+
+
+def test_handshake_reports_name_and_version(tmp_path):
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        assert proc.proc.poll() is None
+        logs = [n for n in proc.notifications if n.get("method") == "window/logMessage"]
+        deadline = time.time() + QUICK
+        while not logs and time.time() < deadline:
+            time.sleep(0.05)
+            logs = [n for n in proc.notifications if n.get("method") == "window/logMessage"]
+        assert any(str(tmp_path.resolve()) in n["params"]["message"] for n in logs), proc.notifications
+    finally:
+        proc.close()
+    assert proc.proc.returncode == 0
+
+
+def test_read_relative_path_against_workspace_folder(server, tmp_path):
+    write_lines(tmp_path / "a.txt", 3)
+    result = server.read(path="a.txt")
+    assert result["kind"] == "text" and result["isError"] is False
+    assert text_of(result) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
+    assert (result["totalLines"], result["startLine"], result["endLine"]) == (3, 1, 3)
+    assert result["path"] == str((tmp_path / "a.txt").resolve())
+
+
+def test_window_and_next_continue_exactly(server, tmp_path):
+    write_lines(tmp_path / "big.txt", 4500)
+    seen, params = [], {"path": "big.txt"}
+    while True:
+        result = server.read(**params)
+        seen += [line.split("\t", 1)[1] for line in text_of(result).split("\n") if "\t" in line]
+        if not result["truncated"]:
+            break
+        assert "offset=" in text_of(result).splitlines()[-1]
+        params = {"path": "big.txt", **result["next"]}
+    assert seen == [f"line {i}" for i in range(1, 4501)]
+
+
+@pytest.mark.parametrize("params, fragment", [
+    ({}, "'path' is required"),
+    ({"path": 7}, "'path'"),
+    ({"path": "a.txt", "offset": -3}, "'offset'"),
+    ({"path": "a.txt", "offset": 0}, "'offset'"),
+    ({"path": "a.txt", "limit": "ten"}, "'limit'"),
+    ({"path": "a.txt", "pages": ["1"]}, "'pages'"),
+    ({"path": "a.txt", "consent": "yes"}, "'consent'"),
+    ({"path": "a.txt", "bogus": 1}, "unknown parameter"),
+])
+def test_malformed_request_is_invalid_params(server, params, fragment):
+    answer = server.request("agentread/read", params)
+    assert answer["error"]["code"] == -32602, answer
+    assert fragment in answer["error"]["message"]
+    assert server.read(path=".")["kind"] == "directory"  # still serving
+
+
+def test_params_that_are_not_an_object(server):
+    answer = server.request("agentread/read", ["a.txt"])
+    assert answer["error"]["code"] in (-32602, -32600), answer
+
+
+def test_error_results_are_results_not_rpc_errors(server):
+    result = server.read(path="missing.txt")
+    assert result["isError"] is True and result["kind"] == "error"
+    assert result["error"]["code"] == "not_found"
+    assert text_of(result).startswith("Error: ")
+
+
+def test_eight_concurrent_requests_each_get_their_own_answer(server, tmp_path):
+    for i in range(8):
+        (tmp_path / f"f{i}.txt").write_text(f"file {i}\n" * (i + 1))
+    ids = {server.send("agentread/read", {"path": f"f{i}.txt"}): i for i in range(8)}
+    for msg_id, i in ids.items():
+        result = server.wait(msg_id)["result"]
+        assert result["totalLines"] == i + 1
+        assert f"file {i}" in text_of(result)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
+    # A sparse 64 GB file whose second line never starts: finding offset 2 means scanning all of it.
+    huge = tmp_path / "huge.log"
+    with open(huge, "wb") as f:
+        f.write(b"x" * (1 << 20))  # text for as far as the sniffer looks
+        f.truncate(64 << 30)
+    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
+    time.sleep(0.5)
+    server.notify("$/cancelRequest", {"id": msg_id})
+    answer = server.wait(msg_id, timeout=QUICK)
+    assert answer.get("error", {}).get("code") == -32800, answer
+    # The worker has stopped: the process no longer burns CPU.
+    time.sleep(0.3)
+    before = _cpu_seconds(server.proc.pid)
+    time.sleep(1.0)
+    assert _cpu_seconds(server.proc.pid) - before < 0.3
+    assert server.read(path="huge.log", limit=1)["endLine"] == 1
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/random", "/dev/null"])
+def test_devices_are_refused_quickly(server, device):
+    start = time.monotonic()
+    result = server.read(path=device, consent=True, timeout=QUICK)
+    assert result["error"]["code"] == "special_file"
+    assert time.monotonic() - start < QUICK
+    assert server.read(path=".")["isError"] is False
+
+
+def test_fifo_and_socket_are_refused_without_opening(server, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    try:
+        for name in ("pipe", "sock"):
+            result = server.read(path=name, timeout=QUICK)
+            assert result["error"]["code"] == "special_file", result
+        # Nobody holds the FIFO open for reading: a non-blocking writer finds no reader.
+        with pytest.raises(OSError) as info:
+            os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        assert info.value.errno == 6  # ENXIO
+    finally:
+        sock.close()
+    assert server.read(path=".")["kind"] == "directory"
+
+
+def test_open_document_is_read_from_the_live_buffer(server, tmp_path):
+    doc = tmp_path / "draft.py"
+    doc.write_text("saved = 1\n")
+    uri = doc.resolve().as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": "saved = 1\n"}})
+    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": "unsaved = 2\r\nmore = 3\n"}]})
+    result = server.read(path="draft.py")
+    assert text_of(result) == "     1\tunsaved = 2\n     2\tmore = 3"
+    assert "editor buffer" in result["encoding"]
+    server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert text_of(server.read(path="draft.py")) == "     1\tsaved = 1"
+
+
+def test_workspace_folders_change_moves_the_root(server, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    write_lines(other / "b.txt", 2)
+    assert server.read(path=str(other / "b.txt"))["error"]["code"] == "outside_workspace"
+    server.notify("workspace/didChangeWorkspaceFolders", {"event": {
+        "added": [{"uri": other.resolve().as_uri(), "name": "other"}], "removed": []}})
+    time.sleep(0.2)
+    assert server.read(path=str(other / "b.txt"))["totalLines"] == 2
+
+
+def test_stdout_carries_only_protocol_messages(server, tmp_path):
+    """Every byte on stdout parsed as a framed JSON-RPC message, even across failing reads."""
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4\n garbage without xref")
+    assert server.read(path="bad.pdf")["isError"] is True
+    assert server.read(path="nope")["isError"] is True
+    assert server.proc.poll() is None
