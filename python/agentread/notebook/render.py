@@ -297,24 +297,36 @@ def image_dims(mime: str, payload: Any) -> tuple[int, int] | None:
     """Pixel size read from the first bytes of a base64 image, without decoding the rest."""
     if mime == SVG_MIME:
         return None
-    if isinstance(payload, list):
-        chunks, total = [], 0
-        for piece in payload:
-            chunks.append(str(piece))
-            total += len(chunks[-1])
-            if total >= _HEADER_B64_CHARS:
-                break
-        payload = "".join(chunks)
-    if not isinstance(payload, str):
-        return None
-    head = "".join(payload[:_HEADER_B64_CHARS + 1024].split())[:_HEADER_B64_CHARS]
-    head = head[:len(head) // 4 * 4]
-    try:
+    head = _base64_head(payload, 64)
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:  # IHDR: width, height big-endian
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if head.startswith((b"GIF87a", b"GIF89a")) and len(head) >= 10:
+        return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    try:  # JPEG and the rest: Pillow finds the size in the header without decoding pixels
         from PIL import Image
 
-        return Image.open(io.BytesIO(base64.b64decode(head))).size
+        return Image.open(io.BytesIO(_base64_head(payload, _HEADER_B64_CHARS))).size
     except Exception:  # noqa: BLE001 - an unreadable header only means no size is shown
         return None
+
+
+def _base64_head(payload: Any, chars: int) -> bytes:
+    """Decode about the first `chars` base64 characters of a payload (str or list of str lines)."""
+    if isinstance(payload, list):
+        pieces, total = [], 0
+        for piece in payload:
+            pieces.append(str(piece))
+            total += len(pieces[-1])
+            if total >= chars:
+                break
+        payload = "".join(pieces)
+    if not isinstance(payload, str):
+        return b""
+    head = "".join(payload[:chars + 1024].split())[:chars]
+    try:
+        return base64.b64decode(head[:len(head) // 4 * 4])
+    except ValueError:  # binascii.Error: damaged data has no size to show
+        return b""
 
 
 def outline_line(cell: Cell) -> str:

@@ -1,0 +1,148 @@
+"""Benchmark: the notebook reader on a ~100 MB notebook, against json.loads and nbconvert --to markdown.
+
+    python bench/bench_notebook.py [--runs 5] [--keep DIR]
+
+Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an ANSI
+coloured traceback, then times, each in a fresh process: `json.loads` of the file, the outline
+(cells="outline"), the first budgeted read (no cells), and `jupyter nbconvert --to markdown` (skipped when
+nbconvert is not installed). Reports median wall time (imports excluded), the ratio to json.loads, and peak RSS (one run per process;
+the agentread rows include the interpreter with Pillow loaded).
+Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CELLS = 500
+DISTINCT_IMAGES = 8  # encoded once and reused: generation stays fast, the file still reaches ~100 MB
+IMAGE_SIDE = 460  # random grey pixels barely compress: about 210 KB of PNG, 280 KB of base64 each
+SEED = 20240611
+
+TRACEBACK = [
+    "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m",
+    "\x1b[0;31mValueError\x1b[0m                                Traceback (most recent call last)",
+    "\x1b[0;32m<ipython-input-3>\x1b[0m in \x1b[0;36m<module>\x1b[0;34m\x1b[0m\n\x1b[0;32m----> 1\x1b[0;31m fit()",
+    "\x1b[0;31mValueError\x1b[0m: shapes (3,) and (4,) not aligned",
+]
+
+
+def generate(path: Path) -> None:
+    from PIL import Image
+
+    rng = random.Random(SEED)
+    images = []
+    for _ in range(DISTINCT_IMAGES):
+        out = io.BytesIO()
+        Image.frombytes("L", (IMAGE_SIDE, IMAGE_SIDE), rng.randbytes(IMAGE_SIDE * IMAGE_SIDE)).save(out, "PNG")
+        images.append(base64.b64encode(out.getvalue()).decode())
+    cells = []
+    for i in range(CELLS):
+        if i % 5 == 0:
+            cells.append({"id": f"m{i}", "cell_type": "markdown", "metadata": {}, "source": f"## Step {i}\nNotes."})
+            continue
+        outputs = [{"output_type": "stream", "name": "stdout",
+                    "text": "".join(f"\repoch {e}/50 loss {1 / (e + 1):.4f}" for e in range(50)) + "\n"}]
+        if i % 10 == 1:
+            outputs.append({"output_type": "error", "ename": "ValueError", "evalue": "shapes", "traceback": TRACEBACK})
+        else:
+            outputs.append({"output_type": "display_data", "metadata": {},
+                            "data": {"image/png": images[i % DISTINCT_IMAGES], "text/plain": "<Figure>"}})
+        cells.append({"id": f"c{i}", "cell_type": "code", "metadata": {}, "execution_count": i,
+                      "source": f"fig = plot(step={i})\nfig.show()", "outputs": outputs})
+    doc = {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
+    path.write_text(json.dumps(doc, indent=1))
+
+
+def child(operation: str, path: str, runs: int) -> None:
+    """Run one operation `runs` times in this fresh process; print the times and this process's peak RSS."""
+    from agentread.notebook import read_notebook
+    from agentread.request import ReadRequest
+
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        if operation == "json.loads":
+            json.loads(Path(path).read_bytes())
+        elif operation == "nbconvert":
+            with tempfile.TemporaryDirectory() as out:
+                subprocess.run([sys.executable, "-m", "nbconvert", "--to", "markdown", "--output-dir", out, path],
+                               check=True, capture_output=True)
+        else:
+            cells = "outline" if operation == "outline" else None
+            read_notebook(Path(path).read_bytes(), ReadRequest(path=path, cells=cells), path)
+        times.append(time.perf_counter() - started)
+    who = resource.RUSAGE_CHILDREN if operation == "nbconvert" else resource.RUSAGE_SELF
+    print(json.dumps({"times": times, "peak_kb": resource.getrusage(who).ru_maxrss}))
+
+
+def measure(operation: str, path: Path, runs: int) -> dict | None:
+    """Each run in a fresh process, so peak RSS is that of one operation (not of the allocator's leftovers)."""
+    times, peaks = [], []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, __file__, "--child", operation, str(path), "--runs", "1"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"  {operation}: skipped ({proc.stderr.strip().splitlines()[-1] if proc.stderr else 'failed'})")
+            return None
+        result = json.loads(proc.stdout)
+        times += result["times"]
+        peaks.append(result["peak_kb"])
+    return {"times": times, "peak_kb": max(peaks)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--keep", help="write the notebook here and keep it")
+    parser.add_argument("--child", nargs=2, metavar=("OPERATION", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child, args.runs)
+        return
+    folder = Path(args.keep or tempfile.mkdtemp(prefix="agentread-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "big.ipynb"
+    generate(path)
+    print(f"{path}: {path.stat().st_size / 1e6:.1f} MB, {CELLS} cells; {args.runs} runs each, medians")
+    rows = {}
+    for operation in ("json.loads", "outline", "first read", "nbconvert"):
+        runs = 1 if operation == "nbconvert" else args.runs  # nbconvert takes long; one run says enough
+        if operation == "nbconvert" and shutil.which("jupyter") is None and not _has_nbconvert():
+            print("  nbconvert: skipped (not installed; pip install nbconvert)")
+            continue
+        result = measure(operation, path, runs)
+        if result:
+            rows[operation] = (statistics.median(result["times"]), result["peak_kb"] / 1024)
+    base = rows["json.loads"][0]
+    print(f"\n| {'operation':<12} | {'median s':>9} | {'× json.loads':>12} | {'peak RSS MB':>11} |")
+    print(f"|{'-' * 14}|{'-' * 11}|{'-' * 14}|{'-' * 13}|")
+    for operation, (seconds, peak) in rows.items():
+        print(f"| {operation:<12} | {seconds:>9.3f} | {seconds / base:>12.2f} | {peak:>11.0f} |")
+    if not args.keep:
+        shutil.rmtree(folder)
+
+
+def _has_nbconvert() -> bool:
+    try:
+        import nbconvert  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()
