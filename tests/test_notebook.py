@@ -72,9 +72,10 @@ def test_progress_frames_collapse_to_the_last_one():
 def test_ansi_escapes_are_removed_everywhere():
     error = {"output_type": "error", "ename": "NameError", "evalue": "x",
              "traceback": ["\x1b[0;31m---------\x1b[0m", "\x1b[0;31mNameError\x1b[0m: name 'x' is not defined"]}
-    colored = stream("\x1b[1m\x1b[32mok\x1b[0m \x1b]8;;http://a.b\x07link\x1b]8;;\x07 \x1b(B\x1b[K!\n")
+    colored = stream("\x1b[1m\x1b[32mok\x1b[0m \x1b]8;;http://a.b\x07link\x1b]8;;\x07 \x1b(B\x1b[K!\n"
+                     "_\bU_\bs_\ba_\bg_\be:\n")
     text = read(notebook(code("x", colored, error))).text()
-    assert "\x1b" not in text
+    assert "\x1b" not in text and "\x08" not in text and "Usage:" in text
     assert "ok link !" in text and "NameError: name 'x' is not defined" in text
     assert "--- output 2: error NameError ---" in text
 

@@ -16,6 +16,10 @@ _ANSI = re.compile(r"""
     | \x9b[0-?]*[ -/]*[@-~]
 """, re.VERBOSE)
 
+# Overstrike, as R's help pages and man pages print bold and underline: a character, a backspace, and the
+# character that a terminal shows in its place.
+_OVERSTRIKE = re.compile(r"[^\x08\n]\x08")
+
 # Control characters left after the escapes are gone (a lone ESC, backspaces, C1 controls): noise to a model.
 # Tab and newline are text; carriage returns are handled by collapse_progress.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -28,6 +32,8 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
 def strip_ansi(text: str) -> str:
     if "\x1b" in text or "\x9b" in text:
         text = _ANSI.sub("", text)
+    while "\x08" in text and _OVERSTRIKE.search(text):
+        text = _OVERSTRIKE.sub("", text)
     return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
