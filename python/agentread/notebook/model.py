@@ -182,8 +182,7 @@ def _cell(index: int, raw: Any, old: bool, language: str | None, warnings: list[
         if not isinstance(cell.outputs, list):
             warnings.append(f"cell {index} has outputs that are not a list; not shown")
             cell.outputs = []
-        unknown = {o.get("output_type") if isinstance(o, dict) else type(o).__name__
-                   for o in cell.outputs} - _OUTPUT_TYPES
+        unknown = {_output_type(o) for o in cell.outputs} - _OUTPUT_TYPES
         if unknown:
             warnings.append(f"cell {index} has output(s) of unknown type {', '.join(map(repr, unknown))}")
     elif cell_type == "raw":
@@ -197,10 +196,15 @@ def _cell(index: int, raw: Any, old: bool, language: str | None, warnings: list[
     return cell
 
 
+def _output_type(output: Any) -> str:
+    kind = output.get("output_type") if isinstance(output, dict) else None
+    return kind if isinstance(kind, str) else repr(kind)
+
+
 def _v3_output(raw: Any) -> Any:
     if not isinstance(raw, dict):
         return raw
-    kind = raw.get("output_type")
+    kind = _output_type(raw)
     kind = _V3_OUTPUT_TYPES.get(kind, kind)
     if kind == "stream":
         return {"output_type": "stream", "name": raw.get("stream", "stdout"), "text": join_source(raw.get("text"), True)}

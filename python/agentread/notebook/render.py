@@ -63,7 +63,7 @@ class ImageRef:
     line: int = 0  # line number in the cell's uncut rendering
 
     def encoded(self) -> bytes:
-        text = "".join(self.payload) if isinstance(self.payload, list) else str(self.payload)
+        text = _text(self.payload)
         if self.mime == SVG_MIME:
             return text.encode("utf-8")
         return base64.b64decode(text)  # non-alphabet characters (line breaks) are skipped

@@ -8,7 +8,9 @@ from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook
 from agentread.result import ReadError
 
 OUTLINE = "outline"
-_RANGE = re.compile(r"^(\d+)?\s*-\s*(\d+)?$")
+# Cell numbers: ASCII digits, at most 9 of them (no notebook has a billion cells; int() stays cheap).
+_RANGE = re.compile(r"^([0-9]{1,9})?\s*-\s*([0-9]{1,9})?$")
+_NUMBER = re.compile(r"^[0-9]{1,9}$")
 
 
 def select_cells(nb: Notebook, spec: str | None) -> list[int]:
@@ -38,7 +40,7 @@ def select_cells(nb: Notebook, spec: str | None) -> list[int]:
 
 
 def _index_range(item: str, total: int) -> tuple[int, int]:
-    if item.isdigit():
+    if _NUMBER.match(item):
         first = last = int(item)
     else:
         match = _RANGE.match(item)
