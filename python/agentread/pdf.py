@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
+from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -212,14 +213,34 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
             used += size
             shown = number
     result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
-    more_requested = shown < last
-    more_in_file = request.pages is None and shown < doc.total
-    if more_requested or more_in_file:
-        end = last if more_requested else doc.total
+    if request.offset is not None or request.limit is not None:
+        result = _line_window(result, parts, request, first, shown)
+        if result.truncated:
+            return result
+        parts = [result.content[0].text]
+    if shown < doc.total:
+        # More pages follow: the rest of the range asked for, else the next pages of the document.
+        end = last if shown < last else doc.total
         following = f"{shown + 1}-{min(end, shown + MAX_PDF_PAGES)}"
         result.truncated = True
         result.next = {"pages": following}
         parts.append(f"[Showing pages {first}-{shown} of {doc.total}. Call again with pages=\"{following}\" "
                      "to continue.]")
     result.content = [TextPart("\n\n".join(parts))]
+    return result
+
+
+def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int) -> ReadResult:
+    """offset/limit over the numbered lines of the pages read: for citing and paging within long pages."""
+    lines = "\n\n".join(pages).split("\n")
+    if request.first_line > len(lines):
+        raise ReadError("offset_past_end", f"offset {request.first_line:,} is past the end of pages {first}-{shown}, "
+                        f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
+    out, last, cut = window(lines, request.first_line, request.line_limit, MAX_OUTPUT_BYTES,
+                            also=f'pages="{first}-{shown}" and ')
+    result.content = [TextPart("\n".join(out))]
+    result.start_line, result.end_line, result.total_lines = request.first_line, last, len(lines)
+    if cut:
+        result.truncated = True
+        result.next = {"pages": f"{first}-{shown}", "offset": last + 1}
     return result

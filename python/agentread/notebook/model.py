@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - orjson is optional
     orjson = None
 
 # How to tell the model it can still read the file, when it is not a notebook we can render by cell.
-AS_TEXT_HINT = "call again with offset=1 to read it as plain text"
+AS_TEXT_HINT = "call again with raw=true to read it as plain numbered text"
 
 # nbformat 4.5 cell ids: 1-64 characters from this set (anything else is read, with a warning).
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
