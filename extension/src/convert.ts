@@ -1,0 +1,102 @@
+// Turns a server result into what the model receives. No `vscode` import: the tool passes in the part
+// constructors of the running VS Code, the unit tests pass in plain ones.
+
+import type { ImageContent, ReadResult } from './protocol';
+
+/** Makes the parts of one tool result. `image` is absent when the running VS Code cannot pass images. */
+export interface PartFactory<T> {
+  text(value: string): T;
+  image?(data: Uint8Array, mimeType: string): T;
+}
+
+/** A one-line stand-in for an image in text: the same words the CLI prints. */
+export function imageNote(image: ImageContent): string {
+  return `[image: ${image.mimeType} ${image.width}x${image.height}, attached]`;
+}
+
+/** What the model is told instead of an image it cannot be shown. */
+export function imageNotAttachedNote(image: ImageContent): string {
+  return (
+    `[image: ${image.mimeType} ${image.width}x${image.height}, not attached: ` +
+    'this version of VS Code cannot pass images to the model]'
+  );
+}
+
+export function decodeBase64(data: string): Uint8Array {
+  const buffer = Buffer.from(data, 'base64');
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+/** The parts of the tool result, in the server's order. An error result is its text: the model reads it. */
+export function toParts<T>(result: ReadResult, factory: PartFactory<T>): T[] {
+  const parts: T[] = [];
+  for (const content of result.content ?? []) {
+    if (content.type === 'text') {
+      parts.push(factory.text(content.text));
+    } else if (content.type === 'image') {
+      parts.push(
+        factory.image
+          ? factory.image(decodeBase64(content.data), content.mimeType)
+          : factory.text(imageNotAttachedNote(content)),
+      );
+    }
+  }
+  if (parts.length === 0) {
+    parts.push(factory.text(result.isError ? `Error: ${result.error?.message ?? 'the read failed'}` : ''));
+  }
+  return parts;
+}
+
+/** The text the model reads, as one string: text parts joined by newlines, each image as a one-line note. */
+export function agentText(result: ReadResult): string {
+  return (result.content ?? [])
+    .map((content) => (content.type === 'text' ? content.text : imageNote(content)))
+    .join('\n');
+}
+
+/** The images of a result, for showing them next to the text. */
+export function images(result: ReadResult): ImageContent[] {
+  return (result.content ?? []).filter((content): content is ImageContent => content.type === 'image');
+}
+
+/** Total size of what the model receives: UTF-8 bytes of text plus decoded image bytes. */
+export function resultSize(result: ReadResult): number {
+  let size = 0;
+  for (const content of result.content ?? []) {
+    size +=
+      content.type === 'text'
+        ? Buffer.byteLength(content.text, 'utf8')
+        : Math.floor((content.data.length * 3) / 4);
+  }
+  return size;
+}
+
+/** JSON-RPC's code for a malformed request. */
+const INVALID_PARAMS = -32602;
+
+/**
+ * The text the model reads when the request itself failed (not a file problem, which is a normal error
+ * result): malformed arguments, or a server that stopped mid-read.
+ */
+export function failureText(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === INVALID_PARAMS) {
+    return `Error: invalid arguments: ${message}. Call the tool again with corrected arguments.`;
+  }
+  return (
+    `Error: the agentread server could not complete the read (${message}). ` +
+    'It is restarted automatically; call the tool again.'
+  );
+}
+
+/** A size for people: "812 B", "14.2 KB", "3.1 MB". */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) {
+    return `${bytes} B`;
+  }
+  if (bytes < 1024 * 1024) {
+    return `${(bytes / 1024).toFixed(1)} KB`;
+  }
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}

@@ -1,0 +1,113 @@
+// Activation: creates the pieces and connects them to VS Code. Each piece lives in its own module.
+
+import * as vscode from 'vscode';
+import { AgentView, SCHEME } from './agentView';
+import { READ_METHOD, type ReadParams, type ReadResult } from './protocol';
+import { onInterpreterChange } from './python';
+import { ReadLog, ReadRevealer, type ReadEntry } from './reads';
+import { ServerManager } from './server';
+import { affectsServer, readSettings } from './settings';
+import { createStatusBar } from './statusBar';
+import { ReadTool, TOOL_NAME } from './tool';
+
+/** What the extension exports: used by its integration tests, and by anyone scripting it. */
+export interface AgentreadApi {
+  server: ServerManager;
+  tool: ReadTool;
+  reads: ReadLog;
+  /** Sends `agentread/read` as is (no consent added). */
+  read(params: ReadParams): Promise<ReadResult>;
+}
+
+let running: ServerManager | undefined;
+
+export function activate(context: vscode.ExtensionContext): AgentreadApi {
+  const log = vscode.window.createOutputChannel('agentread', { log: true });
+  const server = new ServerManager(context.extensionPath, log);
+  running = server;
+  const reads = new ReadLog();
+  const revealer = new ReadRevealer();
+  const tool = new ReadTool(server, reads);
+  const agentView = new AgentView(server);
+
+  context.subscriptions.push(
+    log,
+    server,
+    reads,
+    revealer,
+    agentView,
+    createStatusBar(server),
+    vscode.lm.registerTool(TOOL_NAME, tool),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, agentView),
+    vscode.window.createTreeView('agentread.reads', { treeDataProvider: reads }),
+    vscode.commands.registerCommand('agentread.restartServer', () => server.restart('restart command')),
+    vscode.commands.registerCommand('agentread.showLog', () => log.show()),
+    vscode.commands.registerCommand('agentread.clearReads', () => reads.clear()),
+    vscode.commands.registerCommand('agentread.revealRead', (entry: ReadEntry) => revealer.reveal(entry)),
+    vscode.commands.registerCommand('agentread.showAsAgentSees', (uri?: vscode.Uri) => {
+      const target = uri instanceof vscode.Uri ? uri : activeFile();
+      if (!target || target.scheme !== 'file') {
+        void vscode.window.showInformationMessage('agentread: open a file (or pick one in the explorer) first.');
+        return undefined;
+      }
+      return showOrReport(() => agentView.show({ path: target.fsPath }));
+    }),
+    vscode.commands.registerCommand('agentread.showCellAsAgentSees', (cell?: vscode.NotebookCell) => {
+      const target = cell?.notebook ? cell : activeCell();
+      if (!target || target.notebook.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage('agentread: select a cell of a saved notebook first.');
+        return undefined;
+      }
+      return showOrReport(() => agentView.show({ path: target.notebook.uri.fsPath, cells: String(target.index + 1) }));
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (affectsServer(event)) {
+        void server.restart('settings changed');
+      }
+    }),
+  );
+
+  void onInterpreterChange(() => {
+    if (!readSettings().python) {
+      void server.restart('the Python interpreter changed');
+    }
+  }).then((listener) => listener && context.subscriptions.push(listener));
+
+  void server.restart('activation');
+
+  return {
+    server,
+    tool,
+    reads,
+    read: (params) => server.send(READ_METHOD, params) as Promise<ReadResult>,
+  };
+}
+
+/** Stops the server and waits for it (the rest is disposed through context.subscriptions). */
+export function deactivate(): Promise<void> | undefined {
+  return running?.dispose();
+}
+
+/** The file of the active editor: the notebook when a notebook (or one of its cells) has focus. */
+function activeFile(): vscode.Uri | undefined {
+  const text = vscode.window.activeTextEditor?.document.uri;
+  if (text && text.scheme === 'file') {
+    return text;
+  }
+  return vscode.window.activeNotebookEditor?.notebook.uri ?? text;
+}
+
+function activeCell(): vscode.NotebookCell | undefined {
+  const editor = vscode.window.activeNotebookEditor;
+  const index = editor?.selection.start;
+  return editor && index !== undefined && index < editor.notebook.cellCount ? editor.notebook.cellAt(index) : undefined;
+}
+
+async function showOrReport<T>(show: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await show();
+  } catch (error) {
+    void vscode.window.showErrorMessage(`agentread: ${(error as Error).message}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,215 @@
+// The "Agent reads" view: every call of the tool, newest first; clicking one opens the file at what was read.
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { realPathOfNearest, resolveRequestedPath } from './consent';
+import { formatSize, resultSize } from './convert';
+import { describeResult, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import { workspaceFolderPaths } from './settings';
+
+/** The view keeps the latest calls only: a long session must not grow it without bound. */
+const MAX_ENTRIES = 200;
+
+export interface ReadEntry {
+  id: number;
+  input: ReadInput;
+  /** The file read, resolved as the server resolves it. */
+  file: string;
+  kind: ResultKind;
+  /** What was read, in words: "lines 1–120 of 540". */
+  range: string;
+  /** Bytes the model received. */
+  size: number;
+  truncated: boolean;
+  isError: boolean;
+  error?: string;
+  startLine?: number;
+  endLine?: number;
+  time: Date;
+  durationMs: number;
+}
+
+export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Disposable {
+  private entries: ReadEntry[] = [];
+  private nextId = 1;
+  private readonly changed = new vscode.EventEmitter<ReadEntry | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  /** The calls so far, newest first. */
+  get all(): readonly ReadEntry[] {
+    return this.entries;
+  }
+
+  record(input: ReadInput, result: ReadResult, started: Date): ReadEntry {
+    return this.add({
+      input,
+      file: resolvedFile(input, result),
+      kind: result.kind,
+      range: describeResult(result, input),
+      size: resultSize(result),
+      truncated: result.truncated,
+      isError: result.isError,
+      error: result.error?.message,
+      startLine: result.startLine,
+      endLine: result.endLine,
+      time: started,
+      durationMs: Date.now() - started.getTime(),
+    });
+  }
+
+  recordFailure(input: ReadInput, message: string, started: Date): ReadEntry {
+    return this.add({
+      input,
+      file: resolvedFile(input),
+      kind: 'error',
+      range: 'failed',
+      size: Buffer.byteLength(message),
+      truncated: false,
+      isError: true,
+      error: message,
+      time: started,
+      durationMs: Date.now() - started.getTime(),
+    });
+  }
+
+  clear(): void {
+    this.entries = [];
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(entry: ReadEntry): vscode.TreeItem {
+    const item = new vscode.TreeItem(path.basename(entry.file) || entry.file);
+    const flags = [entry.range, formatSize(entry.size)];
+    if (entry.truncated) {
+      flags.push('truncated');
+    }
+    flags.push(entry.time.toLocaleTimeString());
+    item.description = flags.join(' · ');
+    item.iconPath = new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
+    const tooltip = new vscode.MarkdownString();
+    tooltip.appendMarkdown(`**${escapeMarkdown(entry.file)}**\n\n`);
+    tooltip.appendMarkdown(`${escapeMarkdown(entry.range)}, ${formatSize(entry.size)}`);
+    tooltip.appendMarkdown(entry.truncated ? ', truncated' : '');
+    tooltip.appendMarkdown(`, ${entry.durationMs} ms, at ${entry.time.toLocaleString()}\n\n`);
+    tooltip.appendCodeblock(JSON.stringify(entry.input), 'json');
+    if (entry.error) {
+      tooltip.appendMarkdown(`\n\n${escapeMarkdown(entry.error)}`);
+    }
+    item.tooltip = tooltip;
+    item.command = { command: 'agentread.revealRead', title: 'Reveal what the agent read', arguments: [entry] };
+    item.contextValue = entry.isError ? 'agentread.read.error' : 'agentread.read';
+    return item;
+  }
+
+  getChildren(entry?: ReadEntry): ReadEntry[] {
+    return entry ? [] : this.entries;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+
+  private add(fields: Omit<ReadEntry, 'id'>): ReadEntry {
+    const entry = { id: this.nextId++, ...fields };
+    this.entries = [entry, ...this.entries].slice(0, MAX_ENTRIES);
+    this.changed.fire(undefined);
+    return entry;
+  }
+}
+
+const ICONS: Partial<Record<ResultKind, string>> = {
+  text: 'file-text',
+  notebook: 'notebook',
+  pdf: 'file-pdf',
+  image: 'file-media',
+  directory: 'folder',
+};
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
+function resolvedFile(input: ReadInput, result?: ReadResult): string {
+  if (typeof input?.path === 'string' && input.path) {
+    return realPathOfNearest(resolveRequestedPath(input.path, workspaceFolderPaths()));
+  }
+  return result?.path ?? '';
+}
+
+/** "3", "2-7", "2–7": 0-based [start, end) cell indexes; undefined for a cell id or a list. */
+export function cellSpan(cells: string | undefined, cellCount: number): [number, number] | undefined {
+  const match = /^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$/.exec(cells ?? '');
+  if (!match) {
+    return undefined;
+  }
+  const first = Math.max(1, Number(match[1]));
+  const last = Math.min(cellCount, Number(match[2] ?? match[1]));
+  return last >= first ? [first - 1, last] : undefined;
+}
+
+/** Opens the file of a read and shows what was read: lines selected and highlighted, cells selected. */
+export class ReadRevealer implements vscode.Disposable {
+  private readonly highlight = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.rangeHighlightForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Full,
+  });
+
+  async reveal(entry: ReadEntry): Promise<void> {
+    const uri = vscode.Uri.file(entry.file);
+    switch (entry.kind) {
+      case 'notebook':
+        return this.revealCells(uri, entry.input.cells);
+      case 'directory':
+        await vscode.commands.executeCommand('revealInExplorer', uri);
+        return;
+      case 'pdf':
+      case 'image':
+        await vscode.commands.executeCommand('vscode.open', uri);
+        return;
+      default:
+        return this.revealLines(uri, entry.startLine, entry.endLine);
+    }
+  }
+
+  dispose(): void {
+    this.highlight.dispose();
+  }
+
+  private async revealLines(uri: vscode.Uri, startLine?: number, endLine?: number): Promise<void> {
+    let document: vscode.TextDocument;
+    try {
+      document = await vscode.workspace.openTextDocument(uri);
+    } catch {
+      await vscode.commands.executeCommand('vscode.open', uri);
+      return;
+    }
+    const editor = await vscode.window.showTextDocument(document, { preview: true });
+    if (startLine === undefined || endLine === undefined || document.lineCount === 0) {
+      return;
+    }
+    const first = Math.min(Math.max(startLine, 1), document.lineCount) - 1;
+    const last = Math.min(Math.max(endLine, startLine), document.lineCount) - 1;
+    const range = new vscode.Range(first, 0, last, document.lineAt(last).range.end.character);
+    editor.selection = new vscode.Selection(range.start, range.start);
+    editor.setDecorations(this.highlight, [range]);
+    editor.revealRange(range, vscode.TextEditorRevealType.AtTop);
+  }
+
+  private async revealCells(uri: vscode.Uri, cells: string | undefined): Promise<void> {
+    const notebook = await vscode.workspace.openNotebookDocument(uri);
+    const editor = await vscode.window.showNotebookDocument(notebook, { preview: true });
+    let span = cellSpan(cells, notebook.cellCount);
+    if (!span && cells) {
+      const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
+      span = byId ? [byId.index, byId.index + 1] : undefined;
+    }
+    if (!span) {
+      return;
+    }
+    const range = new vscode.NotebookRange(span[0], span[1]);
+    editor.selections = [range];
+    editor.revealRange(range, vscode.NotebookEditorRevealType.AtTop);
+  }
+}

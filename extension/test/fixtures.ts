@@ -1,0 +1,174 @@
+// Test files written by the tests themselves: a text file, a notebook with an image output, a PDF, a
+// sensitive file, and a file outside the workspace. No `vscode` import; unit and integration tests share it.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+
+export const TEXT_LINES = 120;
+export const PDF_PAGES = 4;
+
+export interface Fixtures {
+  workspace: string;
+  outsideDir: string;
+  text: string;
+  notebook: string;
+  pdf: string;
+  env: string;
+  outside: string;
+  /** A link inside the workspace to a file outside it. */
+  escapingLink: string;
+}
+
+/** The content of line `n` (1-based) of the text fixture. */
+export function textLine(n: number): string {
+  return `line ${n}: the quick brown fox jumps over the lazy dog`;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) {
+    c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  }
+  return c >>> 0;
+});
+
+function crc32(bytes: Buffer): number {
+  let c = 0xffffffff;
+  for (const byte of bytes) {
+    c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** An RGB PNG with a colour gradient and a dark diagonal: something to see, and not blank. */
+export function makePng(width: number, height: number): Buffer {
+  const rows: Buffer[] = [];
+  for (let y = 0; y < height; y++) {
+    const row = Buffer.alloc(1 + width * 3);
+    for (let x = 0; x < width; x++) {
+      const onLine = Math.abs(x * height - y * width) < width;
+      row[1 + x * 3] = onLine ? 20 : Math.round((255 * x) / width);
+      row[2 + x * 3] = onLine ? 20 : Math.round((255 * y) / height);
+      row[3 + x * 3] = onLine ? 20 : 160;
+    }
+    rows.push(row);
+  }
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // truecolour
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', zlib.deflateSync(Buffer.concat(rows))),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A PDF of `pages` pages, each saying "This is page N of the test report." in Helvetica. */
+export function makePdf(pages: number): Buffer {
+  const objects: string[] = [];
+  const pageIds = Array.from({ length: pages }, (_, i) => 4 + i * 2);
+  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages} >>`;
+  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
+  pageIds.forEach((id, i) => {
+    const stream = `BT /F1 18 Tf 72 720 Td (This is page ${i + 1} of the test report.) Tj ET`;
+    objects[id] =
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] ' +
+      `/Resources << /Font << /F1 3 0 R >> >> /Contents ${id + 1} 0 R >>`;
+    objects[id + 1] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
+  });
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  for (let id = 1; id < objects.length; id++) {
+    offsets[id] = Buffer.byteLength(out, 'latin1');
+    out += `${id} 0 obj\n${objects[id]}\nendobj\n`;
+  }
+  const xref = Buffer.byteLength(out, 'latin1');
+  out += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
+  for (let id = 1; id < objects.length; id++) {
+    out += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
+  }
+  out += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+/** A v4.5 notebook: a markdown cell, a code cell printing text, a code cell whose output is a PNG plot. */
+export function makeNotebook(png: Buffer): string {
+  const notebook = {
+    cells: [
+      { cell_type: 'markdown', id: 'intro', metadata: {}, source: ['# A small analysis\n', 'Numbers, then a plot.'] },
+      {
+        cell_type: 'code',
+        id: 'numbers',
+        execution_count: 1,
+        metadata: {},
+        source: ['total = sum(range(10))\n', 'print(total)'],
+        outputs: [{ output_type: 'stream', name: 'stdout', text: ['45\n'] }],
+      },
+      {
+        cell_type: 'code',
+        id: 'plot',
+        execution_count: 2,
+        metadata: {},
+        source: ['plot_gradient()'],
+        outputs: [
+          {
+            output_type: 'display_data',
+            metadata: {},
+            data: { 'image/png': png.toString('base64'), 'text/plain': ['<Figure size 160x120>'] },
+          },
+        ],
+      },
+    ],
+    metadata: {
+      kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+      language_info: { name: 'python' },
+    },
+    nbformat: 4,
+    nbformat_minor: 5,
+  };
+  return JSON.stringify(notebook, null, 1) + '\n';
+}
+
+/** Writes the fixtures under a fresh temporary directory (or `base`). */
+export function makeFixtures(base?: string): Fixtures {
+  const root = base ?? fs.mkdtempSync(path.join(os.tmpdir(), 'agentread-test-'));
+  const workspace = path.join(root, 'workspace');
+  const outsideDir = path.join(root, 'outside');
+  fs.mkdirSync(workspace, { recursive: true });
+  fs.mkdirSync(outsideDir, { recursive: true });
+  const file = (dir: string, name: string, content: string | Buffer) => {
+    const target = path.join(dir, name);
+    fs.writeFileSync(target, content);
+    return target;
+  };
+  const lines = Array.from({ length: TEXT_LINES }, (_, i) => textLine(i + 1)).join('\n') + '\n';
+  const outside = file(outsideDir, 'notes.txt', 'a note kept outside the workspace\n');
+  const escapingLink = path.join(workspace, 'link-to-outside.txt');
+  fs.rmSync(escapingLink, { force: true });
+  fs.symlinkSync(outside, escapingLink);
+  return {
+    workspace,
+    outsideDir,
+    text: file(workspace, 'lines.txt', lines),
+    notebook: file(workspace, 'analysis.ipynb', makeNotebook(makePng(160, 120))),
+    pdf: file(workspace, 'report.pdf', makePdf(PDF_PAGES)),
+    env: file(workspace, '.env', 'API_TOKEN=not-a-real-token\n'),
+    outside,
+    escapingLink,
+  };
+}
