@@ -246,8 +246,6 @@ def test_damaged_pdf_is_a_clear_error(engine: Engine):
     assert result.text().startswith("Error:")
 
 
-@pytest.mark.xfail(strict=True, reason="pdf.read_pdf: the `next` of an explicit range (pages=\"21-40\") is None once "
-                   "that range is shown, so following next from the first read stops at page 40 of 117")
 def test_following_next_visits_every_page_of_a_long_pdf_once(engine: Engine, expectations: dict):
     name = "pdf/GeoTopo-komprimiert.pdf"
     total = expectations[name]["pages"]

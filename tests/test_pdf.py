@@ -1,0 +1,266 @@
+"""PDF page ranges, the per-call page cap and `next`, the document cache, and page-tree walking, on PDFs the
+tests write byte by byte (so every page's text is known)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentread import pdf
+from agentread.engine import Engine
+from agentread.limits import MAX_PDF_PAGES
+from agentread.request import InvalidParams, parse_request
+from agentread.result import ReadError
+from agentread.workspace import Workspace
+
+
+def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker") -> bytes:
+    """A PDF with one page per entry (None: a page with no text). With `group`, pages hang under
+    intermediate /Pages nodes of `group` pages each, and the font resources live on those nodes only."""
+    objects: dict[int, bytes] = {}
+    font = 3
+    objects[font] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    resources = f"<< /Font << /F1 {font} 0 R >> >>".encode()
+    next_id = 4
+    leaves: list[int] = []
+    for number, text in enumerate(page_texts, start=1):
+        page_id, content_id = next_id, next_id + 1
+        next_id += 2
+        stream = b"" if text is None else f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        objects[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        leaves.append(page_id)
+    kids_of_root: list[int] = []
+    parent_of: dict[int, int] = {}
+    if group:
+        for start in range(0, len(leaves), group):
+            node = next_id
+            next_id += 1
+            members = leaves[start:start + group]
+            kids = " ".join(f"{k} 0 R" for k in members).encode()
+            objects[node] = (b"<< /Type /Pages /Parent 2 0 R /Kids [" + kids + b"] /Count %d /Resources " % len(members)
+                             + resources + b" >>")
+            for k in members:
+                parent_of[k] = node
+            kids_of_root.append(node)
+    else:
+        kids_of_root = leaves
+        parent_of = {k: 2 for k in leaves}
+    for page_id in leaves:
+        own = b"" if group else b" /Resources " + resources
+        objects[page_id] = (b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
+                            % (parent_of[page_id], page_id + 1) + own + b" >>")
+    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[2] = (b"<< /Type /Pages /Kids [" + " ".join(f"{k} 0 R" for k in kids_of_root).encode()
+                  + b"] /Count %d >>" % len(leaves))
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for obj_id in sorted(objects):
+        offsets[obj_id] = len(out)
+        out += b"%d 0 obj\n" % obj_id + objects[obj_id] + b"\nendobj\n"
+    xref = len(out)
+    size = max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for obj_id in range(1, size):
+        out += b"%010d 00000 n \n" % offsets[obj_id]
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
+    return bytes(out)
+
+
+def page_blocks(text: str) -> dict[int, str]:
+    text = re.sub(r"\n*\[Showing pages [^\n]*\]$", "", text)  # the closing "how to continue" line
+    parts = re.split(r"^--- Page (\d+) ---$", text, flags=re.M)
+    return {int(parts[i]): parts[i + 1].strip() for i in range(1, len(parts), 2)}
+
+
+PAGES = 45
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "doc.pdf").write_bytes(build_pdf([f"marker page {n}" for n in range(1, PAGES + 1)]))
+    return tmp_path
+
+
+@pytest.fixture
+def engine(ws: Path) -> Engine:
+    return Engine(Workspace([str(ws)]))
+
+
+def read(engine: Engine, **params):
+    return engine.read(parse_request(params))
+
+
+def shows(result, pages) -> None:
+    assert not result.is_error, result.text()
+    blocks = page_blocks(result.text())
+    assert list(blocks) == list(pages)
+    for number in pages:
+        assert blocks[number].splitlines()[0] == f"marker page {number}"
+
+
+# --- ranges -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,want", [("3", (3, 3)), ("2-3", (2, 3)), ("3-", (3, 45)), (" 10 - 12 ", (10, 12)),
+                                       ("40-999", (40, 45)), ("45", (45, 45)), (None, (1, MAX_PDF_PAGES))])
+def test_parse_pages(spec, want):
+    assert pdf.parse_pages(spec, 45) == want
+
+
+@pytest.mark.parametrize("spec", ["x", "0", "5-3", "-4", "1,3", "two", "3-x", "1.5"])
+def test_bad_page_ranges_are_invalid_params(spec):
+    with pytest.raises(InvalidParams):
+        pdf.parse_pages(spec, 45)
+
+
+def test_page_beyond_the_end_names_the_total():
+    with pytest.raises(ReadError) as excinfo:
+        pdf.parse_pages("46", 45)
+    assert excinfo.value.code == "page_out_of_range" and "45" in excinfo.value.message
+
+
+def test_ranges_through_the_engine(engine: Engine):
+    shows(read(engine, path="doc.pdf", pages="3"), [3])
+    shows(read(engine, path="doc.pdf", pages="2-3"), [2, 3])
+    shows(read(engine, path="doc.pdf", pages=7), [7])  # a number, as models often send
+    tail = read(engine, path="doc.pdf", pages="40-")
+    shows(tail, range(40, 46))
+    assert tail.total_pages == PAGES and not tail.truncated and tail.next is None
+    with pytest.raises(InvalidParams):
+        read(engine, path="doc.pdf", pages="x")
+    beyond = read(engine, path="doc.pdf", pages="46")
+    assert beyond.is_error and beyond.error.code == "page_out_of_range"
+    assert f"{PAGES} pages" in beyond.text()
+
+
+def test_bad_range_is_a_jsonrpc_error_through_the_server(ws: Path, server):  # ws is the server's workspace
+    answer = server.request("agentread/read", {"path": "doc.pdf", "pages": "x"})
+    assert "error" in answer and answer["error"]["code"] == -32602
+    assert "pages" in answer["error"]["message"]
+    beyond = server.read(path="doc.pdf", pages="99")
+    assert beyond["isError"] and beyond["error"]["code"] == "page_out_of_range"
+    ok = server.read(path="doc.pdf", pages="2-3")
+    assert ok["kind"] == "pdf" and ok["totalPages"] == PAGES
+
+
+# --- at most 20 pages a call ------------------------------------------------------------------------------
+
+def test_first_read_shows_twenty_pages_and_says_how_to_continue(engine: Engine):
+    first = read(engine, path="doc.pdf")
+    shows(first, range(1, MAX_PDF_PAGES + 1))
+    assert first.truncated and first.next == {"pages": f"{MAX_PDF_PAGES + 1}-{2 * MAX_PDF_PAGES}"}
+    assert f'pages="{MAX_PDF_PAGES + 1}-{2 * MAX_PDF_PAGES}"' in first.text()
+
+
+def test_long_range_is_capped_and_next_covers_the_rest(engine: Engine):
+    seen: list[int] = []
+    params = {"path": "doc.pdf", "pages": "1-45"}
+    for _ in range(10):
+        result = read(engine, **params)
+        blocks = page_blocks(result.text())
+        assert len(blocks) <= MAX_PDF_PAGES
+        seen += list(blocks)
+        if result.next is None:
+            break
+        params = {"path": "doc.pdf", **result.next}
+    assert seen == list(range(1, PAGES + 1))
+
+
+def test_following_next_from_the_first_read_visits_every_page_once(engine: Engine):
+    seen: list[int] = []
+    params = {"path": "doc.pdf"}
+    for _ in range(10):
+        result = read(engine, **params)
+        seen += list(page_blocks(result.text()))
+        if result.next is None:
+            break
+        params = {"path": "doc.pdf", **result.next}
+    assert seen == list(range(1, PAGES + 1))
+
+
+# --- page contents ----------------------------------------------------------------------------------------
+
+def test_page_without_text_says_so(tmp_path: Path):
+    (tmp_path / "blank.pdf").write_bytes(build_pdf(["first words", None, "third words"]))
+    result = read(Engine(Workspace([str(tmp_path)])), path="blank.pdf")
+    blocks = page_blocks(result.text())
+    assert blocks[1] == "first words" and blocks[3] == "third words"
+    assert "no extractable text" in blocks[2]
+
+
+def test_nested_page_tree_with_inherited_resources(tmp_path: Path):
+    texts = [f"marker page {n}" for n in range(1, 36)]
+    (tmp_path / "tree.pdf").write_bytes(build_pdf(texts, group=7))
+    engine = Engine(Workspace([str(tmp_path)]))
+    for number in (1, 7, 8, 14, 15, 29, 35):
+        shows(read(engine, path="tree.pdf", pages=str(number)), [number])
+    assert read(engine, path="tree.pdf").total_pages == 35
+
+
+def test_encrypted_pdfs(tmp_path: Path):
+    from pypdf import PdfReader, PdfWriter
+
+    source = build_pdf(["secret words"])
+    (tmp_path / "plain.pdf").write_bytes(source)
+    for name, password in (("empty-password.pdf", ""), ("user-password.pdf", "hunter2")):
+        writer = PdfWriter(clone_from=PdfReader(tmp_path / "plain.pdf"))
+        writer.encrypt(user_password=password, owner_password="owner-pw", algorithm="RC4-128")
+        with open(tmp_path / name, "wb") as f:
+            writer.write(f)
+    engine = Engine(Workspace([str(tmp_path)]))
+    opened = read(engine, path="empty-password.pdf")
+    assert not opened.is_error and "secret words" in opened.text()
+    locked = read(engine, path="user-password.pdf")
+    assert locked.is_error and locked.error.code == "encrypted_pdf" and "password" in locked.text()
+
+
+def test_garbage_after_a_pdf_header_is_a_damaged_pdf(tmp_path: Path):
+    (tmp_path / "junk.pdf").write_bytes(b"%PDF-1.7\n" + os.urandom(2000))
+    result = read(Engine(Workspace([str(tmp_path)])), path="junk.pdf")
+    assert result.is_error and result.error.code == "damaged_pdf" and result.text().startswith("Error:")
+
+
+# --- the document cache -----------------------------------------------------------------------------------
+
+def _keys_for(path: Path) -> list[tuple]:
+    real = os.path.realpath(path)
+    return [key for key in list(pdf.DOCUMENTS._docs) if key[0] == real]
+
+
+def test_cache_is_keyed_by_path_mtime_and_size(ws: Path, engine: Engine):
+    path = ws / "doc.pdf"
+    read(engine, path="doc.pdf", pages="1")
+    before = _keys_for(path)
+    assert len(before) == 1
+    read(engine, path="doc.pdf", pages="2")
+    assert _keys_for(path) == before  # the same parse serves the next page
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # touched: a new parse
+    read(engine, path="doc.pdf", pages="1")
+    after = _keys_for(path)
+    assert len(after) == 2 and (set(after) - set(before))
+
+
+def test_rewritten_file_is_read_anew(ws: Path, engine: Engine):
+    path = ws / "doc.pdf"
+    shows(read(engine, path="doc.pdf", pages="5"), [5])
+    st = path.stat()
+    path.write_bytes(build_pdf([f"MARKER PAGE {n}" for n in range(1, PAGES + 1)]))  # the same size
+    assert path.stat().st_size == st.st_size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    assert page_blocks(read(engine, path="doc.pdf", pages="5").text())[5] == "MARKER PAGE 5"
+    shorter = build_pdf(["only page"])
+    path.write_bytes(shorter)
+    result = read(engine, path="doc.pdf")
+    assert result.total_pages == 1 and page_blocks(result.text()) == {1: "only page"}
+
+
+def test_cache_is_bounded(tmp_path: Path):
+    engine = Engine(Workspace([str(tmp_path)]))
+    for i in range(pdf.PDF_CACHE_DOCUMENTS + 4):
+        (tmp_path / f"d{i}.pdf").write_bytes(build_pdf([f"document {i}"]))
+        assert page_blocks(read(engine, path=f"d{i}.pdf").text()) == {1: f"document {i}"}
+        assert len(pdf.DOCUMENTS) <= pdf.PDF_CACHE_DOCUMENTS
+    assert len(pdf.DOCUMENTS) == pdf.PDF_CACHE_DOCUMENTS
