@@ -11,6 +11,8 @@ export interface ReadInput {
   limit?: number;
   pages?: string;
   cells?: string;
+  /** Read a notebook (or any text-based format) as its plain numbered source. */
+  raw?: boolean;
 }
 
 /** What the server receives: the model's input plus the user's consent, which only the extension sets. */
@@ -55,7 +57,7 @@ export interface ReadResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents
@@ -67,7 +69,7 @@ export function toReadParams(input: ReadInput, consent: boolean): ReadParams {
   const source = (input ?? {}) as unknown as Record<string, unknown>;
   for (const field of INPUT_FIELDS) {
     const value = source[field];
-    if (value !== undefined && value !== null && value !== '') {
+    if (value !== undefined && value !== null && value !== '' && value !== false) {
       params[field] = value;
     }
   }
@@ -109,7 +111,10 @@ export function describeRange(input: ReadInput): string | undefined {
   }
   if (input.cells) {
     const cells = String(input.cells);
-    parts.push(`${/[-,]/.test(cells) ? 'cells' : 'cell'} ${prettyRange(cells)}`);
+    parts.push(cells === 'outline' ? 'outline' : `${/[-,]/.test(cells) ? 'cells' : 'cell'} ${prettyRange(cells)}`);
+  }
+  if (input.raw) {
+    parts.push('as text');
   }
   if (input.offset !== undefined || input.limit !== undefined) {
     const first = input.offset ?? 1;
@@ -150,4 +155,15 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
       }
       return result.kind;
   }
+}
+
+/** "3", "2-7", "5-": 0-based [start, end) cell indexes; undefined for a cell id, a list or "outline". */
+export function cellSpan(cells: string | undefined, cellCount: number): [number, number] | undefined {
+  const match = /^\s*(\d+)\s*(?:([-–])\s*(\d*)\s*)?$/.exec(cells ?? '');
+  if (!match) {
+    return undefined;
+  }
+  const first = Math.max(1, Number(match[1]));
+  const last = Math.min(cellCount, match[2] ? (match[3] ? Number(match[3]) : cellCount) : first);
+  return last >= first ? [first - 1, last] : undefined;
 }

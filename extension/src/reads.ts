@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
-import { describeResult, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import { cellSpan, describeResult, type ReadInput, type ReadResult, type ResultKind } from './protocol';
 import { workspaceFolderPaths } from './settings';
 
 /** The view keeps the latest calls only: a long session must not grow it without bound. */
@@ -134,17 +134,6 @@ function resolvedFile(input: ReadInput, result?: ReadResult): string {
     return realPathOfNearest(resolveRequestedPath(input.path, workspaceFolderPaths()));
   }
   return result?.path ?? '';
-}
-
-/** "3", "2-7", "2–7": 0-based [start, end) cell indexes; undefined for a cell id or a list. */
-export function cellSpan(cells: string | undefined, cellCount: number): [number, number] | undefined {
-  const match = /^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$/.exec(cells ?? '');
-  if (!match) {
-    return undefined;
-  }
-  const first = Math.max(1, Number(match[1]));
-  const last = Math.min(cellCount, Number(match[2] ?? match[1]));
-  return last >= first ? [first - 1, last] : undefined;
 }
 
 /** Opens the file of a read and shows what was read: lines selected and highlighted, cells selected. */

@@ -3,12 +3,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { failureText, formatSize, toParts } from '../../src/convert';
-import { describeResult, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
+import { cellSpan, describeResult, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
 
 describe('toReadParams', () => {
   it('forwards the contract fields and adds consent only when given', () => {
     assert.deepEqual(toReadParams({ path: 'a.py', offset: 3, limit: 10 }, false), { path: 'a.py', offset: 3, limit: 10 });
     assert.deepEqual(toReadParams({ path: 'n.ipynb', cells: '2-4' }, true), { path: 'n.ipynb', cells: '2-4', consent: true });
+  });
+
+  it('forwards raw only when set', () => {
+    assert.deepEqual(toReadParams({ path: 'n.ipynb', raw: true }, false), { path: 'n.ipynb', raw: true });
+    assert.deepEqual(toReadParams({ path: 'n.ipynb', raw: false }, false), { path: 'n.ipynb' });
   });
 
   it('drops what the model may not set and empty values', () => {
@@ -25,6 +30,8 @@ describe('invocationMessage', () => {
     assert.equal(invocationMessage({ path: 'src/main.py', offset: 200 }), 'Reading main.py, from line 200');
     assert.equal(invocationMessage({ path: 'C:\\w\\README.md' }), 'Reading README.md');
     assert.equal(invocationMessage({ path: 'src/' }), 'Reading src');
+    assert.equal(invocationMessage({ path: 'big.ipynb', cells: 'outline' }), 'Reading big.ipynb, outline');
+    assert.equal(invocationMessage({ path: 'big.ipynb', raw: true }), 'Reading big.ipynb, as text');
   });
 });
 
@@ -55,5 +62,17 @@ describe('conversion', () => {
     assert.equal(formatSize(812), '812 B');
     assert.equal(formatSize(14_540), '14.2 KB');
     assert.equal(formatSize(3_250_000), '3.1 MB');
+  });
+});
+
+describe('cellSpan', () => {
+  it('turns 1-based cell ranges into notebook ranges', () => {
+    assert.deepEqual(cellSpan('3', 10), [2, 3]);
+    assert.deepEqual(cellSpan('2-7', 10), [1, 7]);
+    assert.deepEqual(cellSpan('5-', 10), [4, 10]);
+    assert.deepEqual(cellSpan('8-20', 10), [7, 10]);
+    assert.equal(cellSpan('outline', 10), undefined);
+    assert.equal(cellSpan('1,4-6', 10), undefined);
+    assert.equal(cellSpan('12', 10), undefined);
   });
 });

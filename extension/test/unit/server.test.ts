@@ -87,6 +87,14 @@ describe('forwarding to the real server', () => {
     assert.equal(images(result).length, 0);
   });
 
+  it('reads a notebook outline, and the notebook file as text with raw', async () => {
+    const outline = agentText(await forwardRead(server.send, { path: fixtures.notebook, cells: 'outline' }, false));
+    assert.match(outline, /Cell 3 \[id=plot\]/);
+    const raw = await forwardRead(server.send, { path: fixtures.notebook, raw: true }, false);
+    assert.equal(raw.kind, 'text');
+    assert.match(agentText(raw), /^\s+\d+\t.*"nbformat": 4/m);
+  });
+
   it('turns images into a text note when the editor cannot pass images', async () => {
     const result = await forwardRead(server.send, { path: fixtures.notebook, cells: '3' }, false);
     const parts = toParts(result, withoutImages);
