@@ -1,0 +1,186 @@
+"""Images on generated files: sizes the model can take, decompression bombs refused from the header,
+parts that stay under the byte limit, and damaged files that give a clear answer."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from agentread.engine import Engine
+from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
+from agentread.request import parse_request
+from agentread.result import ImagePart
+from agentread.workspace import Workspace
+
+PROVIDER_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    return Engine(Workspace([str(tmp_path)]))
+
+
+def read(engine: Engine, **params):
+    return engine.read(parse_request(params))
+
+
+def the_part(result) -> ImagePart:
+    assert result.kind == "image", result.text()
+    parts = [p for p in result.content if isinstance(p, ImagePart)]
+    assert len(parts) == 1
+    part = parts[0]
+    assert part.mime_type in PROVIDER_MIMES
+    data = base64.b64decode(part.data, validate=True)
+    assert len(data) <= MAX_IMAGE_BYTES
+    with Image.open(io.BytesIO(data)) as img:
+        assert img.size == (part.width, part.height)
+        assert Image.MIME[img.format] == part.mime_type
+    return part
+
+
+def encoded(img: Image.Image, fmt: str, **kw) -> bytes:
+    out = io.BytesIO()
+    img.save(out, fmt, **kw)
+    return out.getvalue()
+
+
+def png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG whose header (with a correct CRC) declares width x height, followed by a token of data."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    idat = zlib.compress(b"\x00" + b"\x00" * 30)
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat) + png_chunk(b"IEND", b"")
+
+
+# --- decompression bombs ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width,height", [(100_000, 100_000), (20_000, 20_000), (11_000, 10_000)])
+def test_decompression_bomb_is_refused_from_its_header(tmp_path: Path, engine: Engine, width: int, height: int):
+    assert width * height > MAX_IMAGE_PIXELS
+    (tmp_path / "bomb.png").write_bytes(png_claiming(width, height))
+    result = read(engine, path="bomb.png")
+    assert result.is_error and result.error.code == "image_too_large", result.text()
+    assert result.text().startswith("Error:")
+
+
+def test_header_just_under_the_limit_is_not_called_a_bomb(tmp_path: Path, engine: Engine):
+    (tmp_path / "tall.png").write_bytes(png_claiming(10, MAX_IMAGE_PIXELS // 10))
+    result = read(engine, path="tall.png")
+    assert not (result.is_error and result.error.code == "image_too_large")
+
+
+# --- sizes ------------------------------------------------------------------------------------------------
+
+def test_big_jpeg_is_downscaled(tmp_path: Path, engine: Engine):
+    img = Image.linear_gradient("L").resize((5000, 3000)).convert("RGB")
+    (tmp_path / "big.jpg").write_bytes(encoded(img, "JPEG", quality=80))
+    result = read(engine, path="big.jpg")
+    part = the_part(result)
+    assert (part.width, part.height) == (MAX_IMAGE_SIDE, 1200) and part.mime_type == "image/jpeg"
+    assert "5000x3000" in result.text()
+
+
+def test_tall_png_keeps_its_aspect(tmp_path: Path, engine: Engine):
+    img = Image.new("RGBA", (700, 4900), (0, 128, 255, 100))
+    (tmp_path / "tall.png").write_bytes(encoded(img, "PNG"))
+    part = the_part(read(engine, path="tall.png"))
+    assert part.height == MAX_IMAGE_SIDE and abs(part.width - round(700 * MAX_IMAGE_SIDE / 4900)) <= 1
+    assert part.mime_type == "image/png"
+    with Image.open(io.BytesIO(base64.b64decode(part.data))) as back:
+        assert "A" in back.mode  # transparency survives
+
+
+def test_noisy_image_part_stays_under_the_byte_limit(tmp_path: Path, engine: Engine):
+    img = Image.frombytes("RGB", (1500, 1500), os.urandom(1500 * 1500 * 3))
+    data = encoded(img, "PNG", compress_level=1)
+    assert len(data) > MAX_IMAGE_BYTES  # noise does not compress: the file itself is too big to send
+    (tmp_path / "noise.png").write_bytes(data)
+    part = the_part(read(engine, path="noise.png"))
+    assert len(base64.b64decode(part.data)) <= MAX_IMAGE_BYTES
+    assert max(part.width, part.height) <= MAX_IMAGE_SIDE
+
+
+def test_small_png_is_sent_untouched(tmp_path: Path, engine: Engine):
+    data = encoded(Image.new("RGB", (40, 30), (1, 2, 3)), "PNG")
+    (tmp_path / "small.png").write_bytes(data)
+    part = the_part(read(engine, path="small.png"))
+    assert base64.b64decode(part.data) == data and (part.width, part.height) == (40, 30)
+
+
+@pytest.mark.parametrize("fmt,mode,name", [("BMP", "RGB", "x.bmp"), ("TIFF", "CMYK", "x.tif"),
+                                           ("JPEG", "CMYK", "x.jpg"), ("PNG", "I;16", "x.png"),
+                                           ("PNG", "P", "p.png"), ("WEBP", "RGBA", "x.webp"),
+                                           ("GIF", "P", "x.gif"), ("PNG", "LA", "la.png")])
+def test_modes_and_formats_become_sendable_parts(tmp_path: Path, engine: Engine, fmt, mode, name):
+    img = Image.new(mode, (64, 48))
+    (tmp_path / name).write_bytes(encoded(img, fmt))
+    part = the_part(read(engine, path=name))
+    assert (part.width, part.height) == (64, 48)
+
+
+def test_animated_gif(tmp_path: Path, engine: Engine):
+    """Small enough: sent as it is, every frame. Too big: re-encoded from the first frame, and it says so."""
+    for name, size in (("small.gif", (20, 10)), ("wide.gif", (2400, 100))):
+        frames = [Image.new("RGB", size, (60 * i, 255 - 60 * i, 0)) for i in range(4)]
+        data = encoded(frames[0], "GIF", save_all=True, append_images=frames[1:])
+        with Image.open(io.BytesIO(data)) as check:
+            assert check.n_frames == 4
+        (tmp_path / name).write_bytes(data)
+    small = the_part(read(engine, path="small.gif"))
+    assert base64.b64decode(small.data) == (tmp_path / "small.gif").read_bytes()
+    wide = read(engine, path="wide.gif")
+    assert the_part(wide).width == MAX_IMAGE_SIDE
+    assert "first of 4 frames" in wide.text()
+
+
+# --- damaged files ----------------------------------------------------------------------------------------
+
+def test_truncated_jpeg_is_repaired_and_says_so(tmp_path: Path, engine: Engine):
+    img = Image.radial_gradient("L").resize((300, 200)).convert("RGB")
+    data = encoded(img, "JPEG", quality=90)
+    (tmp_path / "cut.jpg").write_bytes(data[: len(data) * 2 // 3])
+    result = read(engine, path="cut.jpg")
+    part = the_part(result)
+    assert (part.width, part.height) == (300, 200)
+    assert "truncated" in result.text()
+
+
+def test_truncated_png_is_a_repair_or_a_clear_error(tmp_path: Path, engine: Engine):
+    img = Image.frombytes("RGB", (200, 200), os.urandom(200 * 200 * 3))
+    data = encoded(img, "PNG")
+    (tmp_path / "cut.png").write_bytes(data[: len(data) // 2])
+    result = read(engine, path="cut.png")
+    if result.is_error:
+        assert result.error.code == "image_undecodable" and result.text().startswith("Error:")
+    else:
+        assert "truncated" in result.text() and the_part(result).width == 200
+
+
+def test_garbage_after_image_magic_is_a_clear_error(tmp_path: Path, engine: Engine):
+    (tmp_path / "fake.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(500))
+    (tmp_path / "fake.jpg").write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(500))
+    for name in ("fake.png", "fake.jpg"):
+        result = read(engine, path=name)
+        assert result.is_error and result.error.code == "image_undecodable", result.text()
+        assert result.text().startswith("Error:")
+
+
+def test_image_through_the_server(tmp_path: Path, server):
+    img = Image.new("RGB", (2500, 500), (10, 200, 30))
+    (tmp_path / "wide.png").write_bytes(encoded(img, "PNG"))
+    result = server.read(path="wide.png")
+    assert result["kind"] == "image" and not result["isError"]
+    [image] = [p for p in result["content"] if p["type"] == "image"]
+    assert (image["width"], image["height"]) == (MAX_IMAGE_SIDE, 400) and image["mimeType"] == "image/png"
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as back:
+        assert back.size == (MAX_IMAGE_SIDE, 400)
