@@ -11,8 +11,9 @@ from typing import Callable
 
 from agentread.directory import read_directory
 from agentread.limits import SNIFF_BYTES
+from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.request import ReadRequest
-from agentread.result import ReadError, ReadResult, error_result
+from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
 from agentread.text import read_text
 from agentread.workspace import Resolved, Workspace, open_verified
@@ -23,8 +24,8 @@ log = logging.getLogger(__name__)
 # Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
 MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20}
 
-# A live editor buffer, looked up by real path: the text the user sees, unsaved edits included.
-LiveLookup = Callable[[str], "str | None"]
+# A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
+LiveLookup = Callable[[str], "str | LiveNotebook | None"]
 
 
 class Engine:
@@ -48,13 +49,28 @@ class Engine:
         if resolved.is_dir:
             return read_directory(resolved.path)
         buffer = live(resolved.path)
-        if buffer is not None:
+        if isinstance(buffer, LiveNotebook) and not request.raw:
+            return self._read_live_notebook(buffer, request, resolved)
+        if isinstance(buffer, str):
             data = buffer.encode("utf-8", errors="surrogatepass")
             info = sniff(data[:SNIFF_BYTES], resolved.path)
             return self._dispatch(io.BytesIO(data), info, request, resolved, len(data), live_buffer=True)
         with open_verified(resolved) as f:
             info = sniff(f.read(SNIFF_BYTES), resolved.path)
             return self._dispatch(f, info, request, resolved, resolved.st.st_size, live_buffer=False)
+
+    def _read_live_notebook(self, live: LiveNotebook, request: ReadRequest, resolved: Resolved) -> ReadResult:
+        from agentread.notebook import read_notebook
+
+        with open_verified(resolved) as f:
+            saved = _whole(f, "notebook", resolved.st.st_size, request.path)
+        result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
+        outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
+        note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
+        if resolved.st.st_mtime > live.changed_at > 0:
+            note += " The file on disk was saved after the editor's last change and may differ; raw=true reads it."
+        result.content.insert(0, TextPart(note + "]"))
+        return result
 
     def _dispatch(self, f, info: FileInfo, request: ReadRequest, resolved: Resolved, size: int,
                   live_buffer: bool) -> ReadResult:

@@ -10,22 +10,27 @@ import asyncio
 import logging
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, _dict_to_object, default_converter
 from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine
+from agentread.live import LiveCell, LiveNotebook
 from agentread.request import InvalidParams, parse_request
 from agentread.result import error_result
 from agentread.workspace import Workspace
 
 READ_METHOD = "agentread/read"
+# Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
+OUTPUTS_METHOD = "agentread/notebookOutputs"
 
 # Reads in flight at once. Readers are mostly CPU-bound Python, so more threads would not read faster; four
 # keep one slow PDF from holding up the quick reads queued behind it.
@@ -34,11 +39,31 @@ READ_WORKERS = 4
 log = logging.getLogger("agentread")
 
 
+def _converter():
+    """pygls turns custom params into namedtuples, renaming keys that are not identifiers ("image/png").
+    Our methods take plain JSON, validated by hand."""
+    converter = default_converter()
+
+    def structure(obj: dict, cls):
+        if "params" in obj and obj.get("method") not in (READ_METHOD, OUTPUTS_METHOD):
+            obj["params"] = _dict_to_object(obj["params"])
+        return cls(**obj)
+
+    converter.register_structure_hook(JsonRPCRequestMessage, structure)
+    converter.register_structure_hook(JsonRPCNotification, structure)
+    return converter
+
+
 class AgentReadServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("agentread", __version__)
+        notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
+            notebook="*", cells=[types.NotebookCellLanguage(language="*")])])
+        super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter)
         self.engine = Engine(Workspace())
         self.executor = ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read")
+        # Keyed by real path (URIs of one file can be spelt many ways):
+        self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
+        self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
 
     def sync_roots(self) -> None:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
@@ -46,27 +71,46 @@ class AgentReadServer(LanguageServer):
             folders = [self.workspace.root_path]
         self.engine.workspace.set_roots([f for f in folders if f])
 
-    def live_buffers(self) -> dict[str, str]:
-        """Open editor documents by real path. Taken on the event loop, where pygls mutates them."""
-        buffers = {}
+    def live_buffers(self) -> dict[str, str | LiveNotebook]:
+        """Open editor documents and notebooks by real path. Taken on the event loop, where pygls mutates them."""
+        buffers: dict[str, str | LiveNotebook] = {}
         for uri, doc in list(self.workspace.text_documents.items()):
-            if uri.startswith("file:"):
-                path = to_fs_path(uri)
-                if path:
-                    buffers[os.path.realpath(path)] = doc.source
+            path = _file_path(uri)
+            if path:
+                buffers[path] = doc.source
+        for uri, notebook in list(self.workspace.notebook_documents.items()):
+            path = _file_path(uri)
+            if path:
+                buffers[path] = self._live_notebook(path, notebook)
         return buffers
+
+    def _live_notebook(self, path: str, notebook: types.NotebookDocument) -> LiveNotebook:
+        outputs = self.notebook_outputs.get(path)
+        if outputs is not None and len(outputs) != len(notebook.cells):
+            outputs = None  # sent for another shape of the notebook: a newer message will follow
+        cells = []
+        for index, cell in enumerate(notebook.cells):
+            doc = self.workspace.text_documents.get(cell.document)
+            sent = outputs[index] if outputs else {}
+            summary = cell.execution_summary
+            cells.append(LiveCell(
+                kind="code" if cell.kind == types.NotebookCellKind.Code else "markdown",
+                source=doc.source if doc else "",
+                language=doc.language_id if doc else None,
+                execution_count=sent.get("executionCount", summary.execution_order if summary else None),
+                metadata=dict(cell.metadata or {}),
+                outputs=sent.get("outputs") if isinstance(sent.get("outputs"), list) else None))
+        return LiveNotebook(tuple(cells), self.notebook_changed.get(path, 0.0), outputs is not None)
 
 
 server = AgentReadServer()
 
 
-def _plain(value: Any) -> Any:
-    """pygls hands custom-method params over as namedtuples; the contract is plain JSON."""
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _file_path(uri: str) -> str | None:
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return os.path.realpath(path) if path else None
 
 
 @server.feature(types.INITIALIZE)
@@ -92,10 +136,38 @@ def on_folders_changed(ls: AgentReadServer, params: types.DidChangeWorkspaceFold
     ls.sync_roots()
 
 
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def on_notebook_changed(ls: AgentReadServer, params) -> None:
+    path = _file_path(params.notebook_document.uri)
+    if path:
+        ls.notebook_changed[path] = time.time()
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def on_notebook_closed(ls: AgentReadServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    path = _file_path(params.notebook_document.uri)
+    ls.notebook_changed.pop(path, None)
+    ls.notebook_outputs.pop(path, None)
+
+
+@server.feature(OUTPUTS_METHOD)
+def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
+    """{uri, cells: [{outputs: [nbformat output...] | null, executionCount}]}, one entry per cell in order."""
+    if not isinstance(params, dict) or not isinstance(params.get("uri"), str) \
+            or not isinstance(params.get("cells"), list):
+        log.warning("ignored %s: expected {uri, cells: [...]}", OUTPUTS_METHOD)
+        return
+    path = _file_path(params["uri"])
+    if path:
+        ls.notebook_outputs[path] = [c if isinstance(c, dict) else {} for c in params["cells"]]
+        ls.notebook_changed[path] = time.time()
+
+
 @server.feature(READ_METHOD)
 async def on_read(ls: AgentReadServer, params: Any) -> dict[str, Any]:
     try:
-        request = parse_request(_plain(params))
+        request = parse_request(params)
     except InvalidParams as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
     if not ls.engine.workspace.roots:
@@ -112,7 +184,7 @@ async def on_read(ls: AgentReadServer, params: Any) -> dict[str, Any]:
     return result
 
 
-def _read(engine: Engine, request, buffers: dict[str, str]) -> dict[str, Any]:
+def _read(engine: Engine, request, buffers: dict[str, str | LiveNotebook]) -> dict[str, Any]:
     try:
         return engine.read(request, buffers.get).to_json()
     except InvalidParams as exc:

@@ -1,0 +1,103 @@
+"""A notebook open in the editor is read as the user sees it: cell sources from LSP notebook sync, outputs
+sent by the extension for cells run since the last save, and a note on which version was read."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import time
+
+from PIL import Image
+
+from rpc import text_of
+
+
+def _png(width: int, height: int) -> str:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+SAVED = {
+    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+    "cells": [
+        {"id": "intro", "cell_type": "markdown", "metadata": {}, "source": ["# Saved title"]},
+        {"id": "calc", "cell_type": "code", "metadata": {}, "execution_count": 1, "source": ["1 + 1"],
+         "outputs": [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                      "data": {"text/plain": ["2"]}}]},
+    ],
+}
+
+
+def _open(server, path, cells):
+    uri = path.resolve().as_uri()
+    cell_docs, text_docs = [], []
+    for i, (kind, source, language) in enumerate(cells):
+        cell_uri = f"vscode-notebook-cell:{path.resolve()}#cell{i}"
+        cell_docs.append({"kind": 2 if kind == "code" else 1, "document": cell_uri, "metadata": {}})
+        text_docs.append({"uri": cell_uri, "languageId": language, "version": 1, "text": source})
+    server.notify("notebookDocument/didOpen", {
+        "notebookDocument": {"uri": uri, "notebookType": "jupyter-notebook", "version": 1, "cells": cell_docs},
+        "cellTextDocuments": text_docs})
+    return uri
+
+
+def test_unsaved_cell_sources_and_saved_outputs(server, tmp_path):
+    nb = tmp_path / "work.ipynb"
+    nb.write_text(json.dumps(SAVED))
+    _open(server, nb, [("markdown", "# Edited title, not saved", "markdown"), ("code", "1 + 1", "python")])
+    result = server.read(path="work.ipynb")
+    text = text_of(result)
+    assert result["kind"] == "notebook" and result["totalCells"] == 2
+    assert "Edited title, not saved" in text and "Saved title" not in text
+    assert "outputs as last saved" in text
+    assert "2" in text.split("### Cell 2", 1)[1]  # the saved output, matched to the unchanged cell
+    assert "[id=calc]" in text
+
+
+def test_outputs_supplied_by_the_extension_replace_saved_ones(server, tmp_path):
+    nb = tmp_path / "run.ipynb"
+    nb.write_text(json.dumps(SAVED))
+    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", "plot()", "python")])
+    server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
+        {"outputs": None},
+        {"executionCount": 7, "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "fresh run\n"},
+            {"output_type": "display_data", "metadata": {}, "data": {"image/png": _png(320, 200),
+                                                                    "text/plain": "<Figure>"}}]},
+    ]})
+    time.sleep(0.2)
+    result = server.read(path=str(nb))
+    text = text_of(result)
+    assert "fresh run" in text and "exec=7" in text
+    assert "outputs as shown there" in text
+    images = [p for p in result["content"] if p["type"] == "image"]
+    assert [(i["width"], i["height"]) for i in images] == [(320, 200)]
+    assert not any(len(word) > 200 for word in text.split())  # no base64 in the text
+
+
+def test_disk_newer_than_the_editor_is_said(server, tmp_path):
+    nb = tmp_path / "stale.ipynb"
+    nb.write_text(json.dumps(SAVED))
+    _open(server, nb, [("markdown", "# Old view", "markdown")])
+    time.sleep(0.1)
+    later = time.time() + 5
+    os.utime(nb, (later, later))
+    text = text_of(server.read(path="stale.ipynb"))
+    assert "Old view" in text and "saved after the editor's last change" in text
+    raw = text_of(server.read(path="stale.ipynb", raw=True))
+    assert "Saved title" in raw  # raw=true reads the file on disk
+
+
+def test_closing_the_notebook_goes_back_to_disk(server, tmp_path):
+    nb = tmp_path / "closed.ipynb"
+    nb.write_text(json.dumps(SAVED))
+    uri = _open(server, nb, [("markdown", "# Live only", "markdown")])
+    assert "Live only" in text_of(server.read(path="closed.ipynb"))
+    server.notify("notebookDocument/didClose", {"notebookDocument": {"uri": uri}, "cellTextDocuments": [
+        {"uri": f"vscode-notebook-cell:{nb.resolve()}#cell0"}]})
+    text = text_of(server.read(path="closed.ipynb"))
+    assert "Saved title" in text and "open in the editor" not in text
