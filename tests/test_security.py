@@ -300,3 +300,35 @@ def test_symlink_to_device_is_outside_and_refused(tmp_path: Path):
     engine = Engine(Workspace([str(tmp_path)]))
     assert_refused(read(engine, path="z"), "outside_workspace")
     assert_refused(read(engine, path="z", consent=True), "special_file")
+
+
+def test_symlink_within_the_workspace_is_followed(layout):
+    ws, _ = layout
+    (ws / "docs").mkdir()
+    (ws / "docs" / "alias.txt").symlink_to(ws / "a.txt")
+    engine = Engine(Workspace([str(ws)]))
+    result = read(engine, path="docs/alias.txt")
+    assert not result.is_error and "inside line" in result.text()
+
+
+def test_every_workspace_root_is_inside(layout, tmp_path: Path):
+    ws, _ = layout
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "b.txt").write_text("second root\n")
+    engine = Engine(Workspace([str(ws), str(second)]))
+    assert "second root" in read(engine, path=str(second / "b.txt")).text()
+    assert "inside line" in read(engine, path="a.txt").text()  # relative paths: the first root
+    assert_refused(read(engine, path="b.txt"), "not_found")
+
+
+def test_symlink_to_a_fifo_inside_is_refused_without_opening(tmp_path: Path):
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "notes.txt").symlink_to(tmp_path / "pipe")
+    engine = Engine(Workspace([str(tmp_path)]))
+    start = time.monotonic()
+    assert_refused(read(engine, path="notes.txt"), "special_file")
+    assert time.monotonic() - start < QUICK
+    with pytest.raises(OSError) as excinfo:
+        os.close(os.open(tmp_path / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+    assert excinfo.value.errno == errno.ENXIO
