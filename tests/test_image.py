@@ -184,3 +184,14 @@ def test_image_through_the_server(tmp_path: Path, server):
     assert (image["width"], image["height"]) == (MAX_IMAGE_SIDE, 400) and image["mimeType"] == "image/png"
     with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as back:
         assert back.size == (MAX_IMAGE_SIDE, 400)
+
+
+@pytest.mark.xfail(strict=True, reason="image.image_part: a downscaled JPEG is re-encoded without its EXIF "
+                   "orientation and without applying it, so a phone photo (orientation 6, stored 3000x2000, "
+                   "shown 2000x3000) reaches the model sideways as 2000x1333")
+def test_exif_orientation_survives_downscaling(tmp_path: Path, engine: Engine):
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise to display
+    (tmp_path / "phone.jpg").write_bytes(encoded(Image.new("RGB", (3000, 2000)), "JPEG", exif=exif.tobytes()))
+    part = the_part(read(engine, path="phone.jpg"))
+    assert (part.width, part.height) == (1333, MAX_IMAGE_SIDE)
