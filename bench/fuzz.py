@@ -1,0 +1,382 @@
+"""Mutation fuzzing of the readers, in-process: sniff + Engine.read over a temp file, every input watched.
+
+Usage:
+    python bench/fuzz.py                       # 10,000 inputs, 2 workers
+    python bench/fuzz.py --inputs 1000000      # stop after this many inputs ...
+    python bench/fuzz.py --seconds 3600        # ... or after this long, whichever comes first
+    python bench/fuzz.py --workers 2 --seed 7 --corpus /work/shared/corpus --crashes /tmp/agentread-fuzz-crashes
+
+What one input is: bytes made from a seed file of the shared corpus (or from nothing) by a few random
+mutations (bit flips, interesting bytes, inserted, deleted, duplicated or spliced runs, numbers made huge,
+truncation; for JSON seeds also structural ones: a node replaced by a value of the wrong type, nesting), or
+plain random bytes. It is written under a name whose extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin
+(half the time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit
+window, a page range, an outline, cells, raw).
+
+What counts:
+    crash  Engine.read raised (any exception: the engine must turn every problem with a file into an error
+           result), or the result could not be encoded as the JSON the server sends.
+    hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
+           and when it started; the parent kills a worker stuck past the timeout and starts a new one.
+Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .txt beside it
+(request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
+    python bench/fuzz.py --replay INDEX --seed S
+The figures printed at the end: inputs, crashes (distinct by exception and place), hangs, inputs per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import re
+import resource
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_CRASHES = Path("/tmp/agentread-fuzz-crashes")
+EXTENSIONS = (".txt", ".pdf", ".png", ".ipynb", ".json", ".bin")
+
+# Seeds above this size are left out: mutating and re-reading them would cut the rate tenfold for little gain.
+MAX_SEED_BYTES = 2 << 20
+
+# Each worker may use this much address space; a reader that blows up its memory then fails with MemoryError
+# (which the engine must turn into an error result) instead of taking the machine down.
+WORKER_MEMORY_BYTES = 4 << 30
+
+REQUESTS = (
+    {}, {}, {},
+    {"offset": 2, "limit": 3},
+    {"offset": 1, "limit": 1},
+    {"offset": 50},
+    {"pages": "1"}, {"pages": "2-"},
+    {"cells": "outline"}, {"cells": "1"}, {"cells": "2-3"}, {"cells": "1,3-"},
+    {"raw": True},
+)
+INTERESTING = (b"\x00", b"\xff", b"\x7f", b"\x80", b"\n", b"\r", b"\r\n", b"0", b"9", b"-", b"/", b"(", b")",
+               b"<<", b">>", b"[", b"]", b"{", b"}", b"\"", b"\\", b"\xef\xbb\xbf", b"\xfe\xff", b"\x1b[31m")
+DEEP = "@@deep@@"
+DEEP_LEVELS = 20_000
+# Crashing inputs saved per distinct crash (exception and place) and worker: one bug, not ten thousand files.
+SAVED_PER_SIGNATURE = 3
+HUGE_NUMBERS = (b"0", b"-1", b"99999999", b"2147483648", b"18446744073709551616", b"1e308", b"-0", b"3.5")
+
+
+def load_seeds(corpus: Path) -> list[tuple[str, bytes]]:
+    seeds = [("empty.txt", b""), ("tiny.json", b'{"cells": []}'), ("tiny.pdf", b"%PDF-1.4\n%%EOF\n")]
+    if corpus.is_dir():
+        for path in sorted(corpus.rglob("*")):
+            if path.is_file() and path.stat().st_size <= MAX_SEED_BYTES and path.name != "expectations.json":
+                seeds.append((path.name, path.read_bytes()))
+    return seeds
+
+
+# ---- mutations ------------------------------------------------------------------------------------------
+
+def _json_mutation(data: bytes, rng: random.Random) -> bytes | None:
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    nodes: list[tuple[object, object]] = []  # (container, key)
+
+    def walk(node, depth=0):
+        if depth > 30 or len(nodes) > 5000:
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                nodes.append((node, k))
+                walk(v, depth + 1)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                nodes.append((node, i))
+                walk(v, depth + 1)
+
+    walk(doc)
+    if not nodes:
+        return None
+    for _ in range(rng.randint(1, 4)):
+        container, key = rng.choice(nodes)
+        try:
+            old = container[key]
+        except (KeyError, IndexError, TypeError):
+            continue
+        choice = rng.randrange(9)
+        new = [None, True, -1, 1.5, 10 ** 30, "x" * rng.randint(0, 300), [], {}, [old, old]][choice]
+        if rng.random() < 0.2:
+            new = {"nested": [[[[old]]]], "data": {"image/png": "iVBOR" + "A" * rng.randint(0, 2000)}}
+        if rng.random() < 0.05:
+            new = DEEP if rng.random() < 0.5 else "\x1b[1;31m" * 100
+        try:
+            container[key] = new
+        except (TypeError, IndexError):
+            continue
+    text = json.dumps(doc)
+    # Nesting deeper than json.dumps can write is spliced in as text.
+    return text.replace(json.dumps(DEEP), "[" * DEEP_LEVELS + "]" * DEEP_LEVELS).encode("utf-8")
+
+
+def mutate(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]]) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.choice((1, 1, 2, 3, 5, 10))):
+        op = rng.randrange(10)
+        n = len(buf)
+        if op == 0 and n:  # bit flips
+            for _ in range(rng.randint(1, 8)):
+                i = rng.randrange(n)
+                buf[i] ^= 1 << rng.randrange(8)
+        elif op == 1 and n:  # interesting bytes over some position
+            i = rng.randrange(n)
+            token = rng.choice(INTERESTING)
+            buf[i:i + len(token)] = token
+        elif op == 2:  # insert random bytes
+            i = rng.randint(0, n)
+            buf[i:i] = rng.randbytes(rng.choice((1, 4, 16, 256, 4096)))
+        elif op == 3 and n:  # delete a run
+            i = rng.randrange(n)
+            del buf[i:i + rng.choice((1, 8, 64, 1024, n))]
+        elif op == 4 and n:  # duplicate a run somewhere else
+            i = rng.randrange(n)
+            run = buf[i:i + rng.choice((4, 64, 1024, 16384))]
+            j = rng.randint(0, n)
+            buf[j:j] = run * rng.choice((1, 2, 16))
+        elif op == 5:  # splice with another seed
+            other = rng.choice(seeds)[1]
+            if other:
+                i, j = rng.randint(0, n), rng.randrange(len(other))
+                buf[i:] = other[j:j + rng.choice((64, 4096, len(other)))]
+        elif op == 6 and n:  # truncate
+            del buf[rng.randrange(n):]
+        elif op == 7 and n:  # a number made huge, negative or fractional (xref offsets, lengths, counts, sizes)
+            matches = list(re.finditer(rb"\d+", bytes(buf[:200_000])))
+            if matches:
+                m = rng.choice(matches)
+                buf[m.start():m.end()] = rng.choice(HUGE_NUMBERS)
+        elif op == 8 and n:  # a long repeated run (long lines, runs of CR, deep brackets)
+            i = rng.randint(0, n)
+            buf[i:i] = rng.choice(INTERESTING) * rng.choice((100, 5000, 70000))
+        elif op == 9:
+            structural = _json_mutation(bytes(buf), rng)
+            if structural is not None:
+                buf = bytearray(structural)
+    return bytes(buf)
+
+
+def make_input(seed: int, index: int, seeds: list[tuple[str, bytes]]) -> tuple[str, bytes, dict]:
+    """Input `index` of run `seed`: (extension, bytes, request params). Pure: replays exactly."""
+    rng = random.Random(seed * 1_000_003 + index)
+    name, data = rng.choice(seeds)
+    if rng.random() < 0.08:
+        data = rng.randbytes(rng.choice((1, 16, 512, 65536)))
+    else:
+        data = mutate(data, rng, seeds)
+    ext = os.path.splitext(name)[1].lower()
+    if rng.random() < 0.5 or ext not in EXTENSIONS:
+        ext = EXTENSIONS[index % len(EXTENSIONS)]
+    return ext, data, dict(rng.choice(REQUESTS))
+
+
+# ---- one input, and the workers -------------------------------------------------------------------------
+
+def check_one(engine, folder: Path, index: int, ext: str, data: bytes, params: dict) -> str | None:
+    """Read one input; None when it ended as a clean result, else a description of the crash."""
+    from agentread.request import parse_request
+    from agentread.sniff import sniff
+
+    path = folder / f"{index}{ext}"  # a fresh name each time: the readers' caches key by path, mtime and size
+    path.write_bytes(data)
+    try:
+        info = sniff(data[:65536], str(path))
+        if info.kind not in ("text", "pdf", "image", "notebook", "binary"):
+            return f"sniff returned unknown kind {info.kind!r}"
+        result = engine.read(parse_request({"path": str(path), **params}))
+        body = json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")
+        if result.is_error and result.error.code == "internal":
+            return "internal error result: " + result.error.message
+        del body
+        return None
+    except Exception:  # noqa: BLE001 - that is what we are here to find
+        return traceback.format_exc()
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def save(crashes: Path, kind: str, index: int, ext: str, data: bytes, params: dict, detail: str) -> None:
+    crashes.mkdir(parents=True, exist_ok=True)
+    (crashes / f"{kind}-{index}{ext}").write_bytes(data)
+    (crashes / f"{kind}-{index}.txt").write_text(f"request: {json.dumps(params)}\n\n{detail}\n")
+
+
+def _signature(detail: str) -> str:
+    """Exception type and the innermost frame: crashes with the same signature are one bug."""
+    lines = [ln for ln in detail.strip().splitlines() if ln.strip()]
+    frames = [ln.strip() for ln in lines if ln.strip().startswith("File ")]
+    return f"{lines[-1][:120] if lines else '?'} @ {frames[-1] if frames else '?'}"
+
+
+def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str, crashes: str,
+           current, started, done, crash_count, signatures) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    import logging
+    import warnings
+
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")  # decoders warn about what they repair; the figures are what count here
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)  # C libraries (libtiff...) write their complaints straight to fd 2
+    from agentread.engine import Engine
+    from agentread.workspace import Workspace
+
+    seeds = load_seeds(Path(corpus))
+    folder = Path(tempfile.mkdtemp(prefix=f"agentread-fuzz-{wid}-"))
+    engine = Engine(Workspace([str(folder)]))
+    saved: dict[str, int] = {}
+    try:
+        for index in range(first, last, stride):
+            ext, data, params = make_input(seed, index, seeds)
+            current.value, started.value = index, time.monotonic()
+            detail = check_one(engine, folder, index, ext, data, params)
+            started.value = 0.0
+            done.value += 1
+            if detail is not None:
+                crash_count.value += 1
+                sig = _signature(detail)
+                saved[sig] = saved.get(sig, 0) + 1
+                if saved[sig] <= SAVED_PER_SIGNATURE:
+                    save(Path(crashes), "crash", index, ext, data, params, detail)
+                signatures.put(sig)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args) -> dict:
+    ctx = mp.get_context("fork")
+    seeds = load_seeds(Path(args.corpus))
+    signatures = ctx.Queue()
+    slots = []
+    t0 = time.monotonic()
+    deadline = t0 + args.seconds if args.seconds else float("inf")
+    hangs = 0
+    hang_indexes = []
+    totals = {"done": 0, "crashes": 0}
+
+    def start(wid: int, first: int) -> dict:
+        slot = {"wid": wid, "current": ctx.Value("q", -1), "started": ctx.Value("d", 0.0),
+                "done": ctx.Value("q", 0), "crashes": ctx.Value("q", 0)}
+        slot["proc"] = ctx.Process(target=worker, daemon=True, args=(
+            wid, first, args.workers, args.inputs, args.seed, args.corpus, args.crashes, slot["current"],
+            slot["started"], slot["done"], slot["crashes"], signatures))
+        slot["proc"].start()
+        return slot
+
+    def retire(slot: dict) -> None:
+        totals["done"] += slot["done"].value
+        totals["crashes"] += slot["crashes"].value
+
+    slots = [start(w, w) for w in range(args.workers)]
+    last_report = t0
+    try:
+        while slots:
+            time.sleep(0.2)
+            now = time.monotonic()
+            for slot in list(slots):
+                began = slot["started"].value
+                proc = slot["proc"]
+                if began and now - began > args.timeout and proc.is_alive():
+                    index = slot["current"].value
+                    proc.kill()
+                    proc.join()
+                    hangs += 1
+                    hang_indexes.append(index)
+                    ext, data, params = make_input(args.seed, index, seeds)
+                    save(Path(args.crashes), "hang", index, ext, data, params,
+                         f"no answer within {args.timeout} s")
+                    retire(slot)
+                    slots.remove(slot)
+                    if now < deadline:
+                        slots.append(start(slot["wid"], index + args.workers))
+                elif not proc.is_alive():
+                    proc.join()
+                    if proc.exitcode not in (0, None) and slot["started"].value:
+                        # The worker died mid-input (a segfault in a C extension, say): a crash of its own kind.
+                        index = slot["current"].value
+                        ext, data, params = make_input(args.seed, index, seeds)
+                        save(Path(args.crashes), "died", index, ext, data, params, f"exit code {proc.exitcode}")
+                        signatures.put(f"worker died with exit code {proc.exitcode}")
+                        totals["crashes"] += 1
+                        retire(slot)
+                        slots.remove(slot)
+                        slots.append(start(slot["wid"], index + args.workers))
+                        continue
+                    retire(slot)
+                    slots.remove(slot)
+            if now > deadline:
+                for slot in slots:
+                    slot["proc"].kill()
+                    slot["proc"].join()
+                    retire(slot)
+                slots = []
+            if now - last_report > args.report_every:
+                last_report = now
+                done = totals["done"] + sum(s["done"].value for s in slots)
+                crashes = totals["crashes"] + sum(s["crashes"].value for s in slots)
+                print(f"[{now - t0:7.0f} s] inputs {done:,}  crashes {crashes}  hangs {hangs}  "
+                      f"rate {done / (now - t0):,.0f}/s", flush=True)
+    finally:
+        for slot in slots:
+            slot["proc"].kill()
+    elapsed = time.monotonic() - t0
+    distinct: dict[str, int] = {}
+    while not signatures.empty():
+        sig = signatures.get()
+        distinct[sig] = distinct.get(sig, 0) + 1
+    return {"inputs": totals["done"], "crashes": totals["crashes"], "hangs": hangs, "hang_indexes": hang_indexes,
+            "seconds": round(elapsed, 1), "rate": round(totals["done"] / elapsed, 1) if elapsed else 0,
+            "distinct_crashes": distinct}
+
+
+def replay(args) -> None:
+    from agentread.engine import Engine
+    from agentread.workspace import Workspace
+
+    seeds = load_seeds(Path(args.corpus))
+    ext, data, params = make_input(args.seed, args.replay, seeds)
+    folder = Path(tempfile.mkdtemp(prefix="agentread-replay-"))
+    t = time.monotonic()
+    detail = check_one(Engine(Workspace([str(folder)])), folder, args.replay, ext, data, params)
+    print(f"input {args.replay}: {ext}, {len(data):,} bytes, request {params}, "
+          f"{time.monotonic() - t:.2f} s -> {detail or 'clean result'}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--inputs", type=int, default=10_000)
+    parser.add_argument("--seconds", type=float, default=0, help="stop after this long (0: no time limit)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per input before it is a hang")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    parser.add_argument("--crashes", default=str(DEFAULT_CRASHES))
+    parser.add_argument("--report-every", type=float, default=60.0)
+    parser.add_argument("--replay", type=int, default=None, help="run one input by index, in this process")
+    args = parser.parse_args()
+    if args.replay is not None:
+        replay(args)
+        return
+    figures = run(args)
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
