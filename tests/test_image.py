@@ -186,9 +186,6 @@ def test_image_through_the_server(tmp_path: Path, server):
         assert back.size == (MAX_IMAGE_SIDE, 400)
 
 
-@pytest.mark.xfail(strict=True, reason="image.image_part: a downscaled JPEG is re-encoded without its EXIF "
-                   "orientation and without applying it, so a phone photo (orientation 6, stored 3000x2000, "
-                   "shown 2000x3000) reaches the model sideways as 2000x1333")
 def test_exif_orientation_survives_downscaling(tmp_path: Path, engine: Engine):
     exif = Image.Exif()
     exif[0x0112] = 6  # rotate 90° clockwise to display

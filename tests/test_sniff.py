@@ -109,8 +109,6 @@ def test_stray_nul_is_text_many_nuls_are_binary():
     assert sniff(b"\x00\x00\x00\x01\x00\x00\x00\x02" * 500, "x.log").kind == "binary"  # 32-bit integers
 
 
-@pytest.mark.xfail(strict=True, reason="sniff._utf16_without_bom: an array of big-endian 16-bit integers below "
-                   "256 (every even byte NUL) is taken for UTF-16-BE text of control characters, not binary")
 def test_array_of_small_16bit_integers_is_binary(tmp_path: Path):
     import struct
 

@@ -99,6 +99,17 @@ def _load(img, data: bytes):
             ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 
+def _orientation(img) -> int | None:
+    try:
+        return img.getexif().get(0x0112)  # the EXIF Orientation tag
+    except Exception:  # noqa: BLE001 - a broken EXIF block is no reason to refuse the picture
+        return None
+
+
+def _orientation_swaps(before: tuple[int, int], after: tuple[int, int]) -> bool:
+    return (before[0] >= before[1]) != (after[0] >= after[1])
+
+
 def _looks_truncated(exc: Exception) -> bool:
     text = str(exc).lower()
     return any(word in text for word in ("truncated", "premature", "incomplete", "broken"))
@@ -130,7 +141,10 @@ def image_part(data: bytes) -> tuple[ImagePart, str | None]:
     img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
-    if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES:
+    # A camera photo stored sideways with an EXIF orientation tag must reach the model upright.
+    rotated = _orientation(img) not in (None, 1)
+    if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES \
+            and not rotated:
         # Still decode once: a truncated or broken file must not reach the model as if it were whole.
         loaded, note = _load(img, data)
         if note is None:
@@ -145,6 +159,13 @@ def image_part(data: bytes) -> tuple[ImagePart, str | None]:
         notes.append(f"first of {frames} frames shown")
     if img.mode not in ("RGB", "RGBA", "L", "LA", "P", "1"):
         img = img.convert("RGBA" if "A" in img.mode else "RGB")
+    if rotated:
+        from PIL import ImageOps
+
+        img = ImageOps.exif_transpose(img)
+        notes.append("turned upright as its EXIF orientation says")
+        if _orientation_swaps(size, img.size):
+            size = size[1], size[0]
     target = _fit(*size)
     if img.size != target:
         img = img.resize(target, resample=3)  # 3 = BICUBIC; sharp enough for text in screenshots

@@ -41,6 +41,12 @@ MAX_UTF8_ERROR_SHARE = 0.02
 
 _TEXT_CONTROLS = set(b"\t\n\r\x0c\x1b")
 
+# Legacy encodings considered for text that is not UTF-8, most widely used first (the order breaks ties).
+# Exotic pages are left out: on short samples they win by accident and turn "café" into Urdu.
+LEGACY_ENCODINGS = {name: rank for rank, name in enumerate((
+    "cp1252", "gb18030", "cp932", "cp1251", "cp1250", "cp949", "big5", "euc_jp", "koi8_r", "cp1253",
+    "cp1254", "cp1257", "cp1255", "cp1256", "cp874", "iso8859_2", "iso8859_15", "latin_1", "mac_roman"))}
+
 
 @dataclass(frozen=True)
 class FileInfo:
@@ -118,9 +124,12 @@ def _utf16_without_bom(head: bytes) -> str | None:
     else:
         return None
     try:
-        head[: len(head) // 2 * 2].decode(encoding)
+        text = head[: len(head) // 2 * 2].decode(encoding)
     except UnicodeDecodeError:
         return None
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\x0c")
+    if controls > len(text) * MAX_CONTROL_SHARE:
+        return None  # an array of small integers, not text
     return encoding
 
 
@@ -130,13 +139,14 @@ def _control_share(head: bytes) -> float:
 
 
 def _legacy_encoding(head: bytes) -> str:
-    """Best guess among legacy encodings; cp1252 when the detector has no opinion (the commonest case)."""
+    """Best guess among common legacy encodings. Short samples fit many code pages equally well; among the
+    equally good, the most widely used wins (so "café" is cp1252, not a Central European or Urdu page)."""
     from charset_normalizer import from_bytes  # imported on first use: it is slow to import
 
-    matches = list(from_bytes(head))
+    matches = list(from_bytes(head, cp_isolation=list(LEGACY_ENCODINGS)))
     if not matches:
         return "cp1252"
     best = matches[0]
-    tied = [m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
-    # Short Western samples fit a dozen code pages equally well; cp1252 is by far the commonest of them.
-    return "cp1252" if "cp1252" in tied else codecs.lookup(best.encoding).name
+    tied = {name for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)
+            for name in [m.encoding, *m.could_be_from_charset]}
+    return codecs.lookup(min(tied, key=lambda name: LEGACY_ENCODINGS.get(name, len(LEGACY_ENCODINGS)))).name
