@@ -17,7 +17,9 @@ What counts:
     crash  Engine.read raised (any exception: the engine must turn every problem with a file into an error
            result), or the result could not be encoded as the JSON the server sends.
     hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
-           and when it started; the parent kills a worker stuck past the timeout and starts a new one.
+           and when it started; the parent kills a worker stuck past the timeout and starts a new one. At the
+           end each hang is replayed alone in a fresh process: "hangs_confirmed_alone" lists those still over
+           the timeout there (the others were slow only under load).
 Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .txt beside it
 (request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
     python bench/fuzz.py --replay INDEX --seed S
@@ -221,7 +223,35 @@ def _signature(detail: str) -> str:
     """Exception type and the innermost frame: crashes with the same signature are one bug."""
     lines = [ln for ln in detail.strip().splitlines() if ln.strip()]
     frames = [ln.strip() for ln in lines if ln.strip().startswith("File ")]
-    return f"{lines[-1][:120] if lines else '?'} @ {frames[-1] if frames else '?'}"
+    ours = [f for f in frames if "/agentread/" in f and "/bench/" not in f]
+    message = re.sub(r"\d+", "N", lines[-1][:120]) if lines else "?"
+    return f"{message} @ {frames[-1] if frames else '?'} via {ours[-1] if ours else '?'}"
+
+
+def warm_up() -> None:
+    """Import every reader before the clock runs: a cold first input would otherwise look like a hang."""
+    import charset_normalizer  # noqa: F401
+    import pypdf  # noqa: F401
+    from PIL import Image  # noqa: F401
+
+    import agentread.image  # noqa: F401
+    import agentread.notebook  # noqa: F401
+    import agentread.pdf  # noqa: F401
+
+    agentread.image._pillow()
+
+
+def confirm_hang(index: int, args) -> bool:
+    """Replay a hang alone, in a fresh process with its readers imported: is it slow without the load of the
+    other workers (and whatever else the machine runs)?"""
+    import subprocess
+
+    command = [sys.executable, __file__, "--replay", str(index), "--seed", str(args.seed), "--corpus", args.corpus]
+    try:
+        subprocess.run(command, timeout=args.timeout + 10, capture_output=True)  # + a cold start's imports
+        return False
+    except subprocess.TimeoutExpired:
+        return True
 
 
 def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str, crashes: str,
@@ -240,6 +270,7 @@ def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str,
     seeds = load_seeds(Path(corpus))
     folder = Path(tempfile.mkdtemp(prefix=f"agentread-fuzz-{wid}-"))
     engine = Engine(Workspace([str(folder)]))
+    warm_up()
     saved: dict[str, int] = {}
     try:
         for index in range(first, last, stride):
@@ -260,6 +291,10 @@ def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str,
 
 
 def run(args) -> dict:
+    import signal
+
+    # A plain `kill` of the parent still stops the workers (the finally below), and still prints the figures.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     ctx = mp.get_context("fork")
     seeds = load_seeds(Path(args.corpus))
     signatures = ctx.Queue()
@@ -332,15 +367,22 @@ def run(args) -> dict:
                 crashes = totals["crashes"] + sum(s["crashes"].value for s in slots)
                 print(f"[{now - t0:7.0f} s] inputs {done:,}  crashes {crashes}  hangs {hangs}  "
                       f"rate {done / (now - t0):,.0f}/s", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted: figures so far", flush=True)
     finally:
         for slot in slots:
             slot["proc"].kill()
+            slot["proc"].join()
+            retire(slot)
+        slots = []
     elapsed = time.monotonic() - t0
     distinct: dict[str, int] = {}
     while not signatures.empty():
         sig = signatures.get()
         distinct[sig] = distinct.get(sig, 0) + 1
+    confirmed = [i for i in hang_indexes if confirm_hang(i, args)]
     return {"inputs": totals["done"], "crashes": totals["crashes"], "hangs": hangs, "hang_indexes": hang_indexes,
+            "hangs_confirmed_alone": confirmed,
             "seconds": round(elapsed, 1), "rate": round(totals["done"] / elapsed, 1) if elapsed else 0,
             "distinct_crashes": distinct}
 
@@ -352,6 +394,7 @@ def replay(args) -> None:
     seeds = load_seeds(Path(args.corpus))
     ext, data, params = make_input(args.seed, args.replay, seeds)
     folder = Path(tempfile.mkdtemp(prefix="agentread-replay-"))
+    warm_up()
     t = time.monotonic()
     detail = check_one(Engine(Workspace([str(folder)])), folder, args.replay, ext, data, params)
     print(f"input {args.replay}: {ext}, {len(data):,} bytes, request {params}, "
