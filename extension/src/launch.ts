@@ -11,7 +11,7 @@ export const MIN_PYTHON: readonly [number, number] = [3, 10];
 /** How long an interpreter may take to answer the probe (a cold start on a slow disk). */
 const PROBE_TIMEOUT_MS = 20_000;
 
-/** Where the libraries bundled for Python X.Y live: extension/bundled/libs/cpXY. */
+/** Where the libraries bundled for Python X.Y live: extension/bundled/libs/cpXY, plus libs/common. */
 export const BUNDLED_LIBS = ['extension', 'bundled', 'libs'];
 
 /**
@@ -25,7 +25,7 @@ const PROBE_SCRIPT = [
   'if sys.version_info >= (3, 10):',
   `    libs = os.path.join(sys.argv[1], ${BUNDLED_LIBS.map((part) => JSON.stringify(part)).join(', ')}, "cp%d%d" % sys.version_info[:2])`,
   '    if os.path.isdir(libs):',
-  '        sys.path.insert(0, libs)',
+  '        sys.path[0:0] = [libs, os.path.join(os.path.dirname(libs), "common")]',
   '    sys.path.insert(0, os.path.join(sys.argv[1], "python"))',
   '    try:',
   '        import agentread.server',
@@ -47,7 +47,7 @@ export function pythonPath(extensionRoot: string, version?: readonly [number, nu
   if (version) {
     const bundled = path.join(extensionRoot, ...BUNDLED_LIBS, `cp${version[0]}${version[1]}`);
     if (fs.existsSync(bundled)) {
-      entries.push(bundled);
+      entries.push(bundled, path.join(extensionRoot, ...BUNDLED_LIBS, 'common'));
     }
   }
   return entries;
