@@ -1,0 +1,283 @@
+"""Load and faults against a real server over stdio, as the extension drives it.
+
+Usage:
+    python bench/load.py                          # 10,000 requests, 16 in flight
+    python bench/load.py --requests 1000 --in-flight 16
+
+What it does and checks, in order, printing the figures:
+ 1. N mixed reads with K in flight (text windows at random offsets, a PDF page, a small notebook by cells,
+    a missing file, a binary file, a malformed request): no answer lost (each arrives within 30 s) and none
+    mismatched (each answer is checked against its own request: the path it names and the content that
+    offset, page or cell must show).
+ 2. Memory: the server's RSS after a warm-up (the first 10% of requests) against the end: growth <= 10%.
+ 3. Cancellation: as many slow reads as the server has workers (offset 2 of a sparse 64 GB file whose first
+    line never ends), each cancelled: each answers -32800, and then 4 quick reads sent together all answer
+    within 1 s, which they can only do once the cancelled reads have freed their workers.
+ 4. A reader that raises unexpectedly on real input (a PDF with a name token longer than pypdf accepts, which
+    pypdf refuses with an exception the PDF reader does not expect): the answer is an error result (code
+    `internal` while that is so), and the next request still answers.
+Exit status 0 when every check holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "python"))
+
+from rpc import ServerProcess, text_of  # noqa: E402
+
+TEXT_FILES = 8
+TEXT_LINES = 5_000
+PDF_PAGES = 3
+NOTEBOOK_CELLS = 6
+
+# How long any one answer may take before it counts as lost.
+LOST_AFTER = 30.0
+
+# Memory growth allowed between the warm-up and the end of the run.
+MAX_GROWTH = 0.10
+
+# After cancelling, quick reads must answer within this long.
+FREED_WITHIN = 1.0
+
+
+def build_pdf(pages: list[str]) -> bytes:
+    """A small PDF with one line of text per page."""
+    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+    kids = []
+    for i, text in enumerate(pages):
+        page, content = 4 + 2 * i, 5 + 2 * i
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        objects[content] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        objects[page] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                         b"/Resources << /Font << /F1 3 0 R >> >> >>" % content)
+        kids.append(b"%d 0 R" % page)
+    objects[2] = b"<< /Type /Pages /Kids [" + b" ".join(kids) + b"] /Count %d >>" % len(pages)
+    return pdf_bytes(objects)
+
+
+def pdf_bytes(objects: dict[int, bytes]) -> bytes:
+    """Numbered objects → a PDF file with a correct cross-reference table; object 1 is the catalog."""
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    start, size = len(out), max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for number in range(1, size):
+        out += b"%010d 00000 n \n" % offsets.get(number, 0)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, start)
+    return bytes(out)
+
+
+def make_workspace(folder: Path) -> None:
+    for i in range(TEXT_FILES):
+        (folder / f"text{i}.txt").write_text("".join(f"file {i} line {n}\n" for n in range(1, TEXT_LINES + 1)))
+    (folder / "doc.pdf").write_bytes(build_pdf([f"page {p} of the load document" for p in range(1, PDF_PAGES + 1)]))
+    cells = [{"cell_type": "code", "id": f"cell{c}", "metadata": {}, "source": f"value_{c} = {c}",
+              "execution_count": c, "outputs": [{"output_type": "stream", "name": "stdout", "text": f"out {c}\n"}]}
+             for c in range(1, NOTEBOOK_CELLS + 1)]
+    (folder / "small.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+                                                    "metadata": {"kernelspec": {"language": "python"}}}))
+    (folder / "blob.bin").write_bytes(zlib.compress(os.urandom(1 << 14)) + bytes(1 << 12))
+    with open(folder / "huge.log", "wb") as f:  # one line that never ends: offset 2 scans all 64 GB
+        f.write(b"x" * (1 << 20))
+        f.truncate(64 << 30)
+    raw_name = b"/" + b"N" * 10_000  # pypdf reads names up to 4 KB and raises LimitReachedError past that
+    (folder / "raises.pdf").write_bytes(pdf_bytes({
+        1: b"<< /Type /Catalog /Pages 2 0 R /X " + raw_name + b" >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        4: b"<< /Length 0 >>\nstream\n\nendstream"}))
+
+
+def make_request(rng: random.Random):
+    """→ (params, check) where check(answer) returns None when the answer is the one asked for, else why not."""
+    roll = rng.random()
+    if roll < 0.60:
+        i, offset, limit = rng.randrange(TEXT_FILES), rng.randint(1, TEXT_LINES), rng.randint(1, 50)
+        name = f"text{i}.txt"
+
+        def check(answer):
+            r = answer.get("result") or {}
+            want = f"{offset:6d}\tfile {i} line {offset}\n" if offset < TEXT_LINES else f"{offset:6d}\tfile {i} line {offset}"
+            if not r.get("path", "").endswith("/" + name) or r.get("startLine") != offset:
+                return f"path/startLine {r.get('path')} {r.get('startLine')}"
+            text = text_of(r)
+            if not (text + "\n").startswith(want) or r.get("endLine") != min(offset + limit - 1, TEXT_LINES):
+                return f"content {text[:60]!r}"
+            return None
+        return {"path": name, "offset": offset, "limit": limit}, check
+    if roll < 0.72:
+        page = rng.randint(1, PDF_PAGES)
+
+        def check(answer):
+            r = answer.get("result") or {}
+            text = text_of(r) if r else ""
+            ok = r.get("path", "").endswith("/doc.pdf") and f"--- Page {page} ---" in text \
+                and f"page {page} of the load document" in text and r.get("totalPages") == PDF_PAGES
+            return None if ok else f"pdf {text[:80]!r}"
+        return {"path": "doc.pdf", "pages": str(page)}, check
+    if roll < 0.84:
+        cell = rng.randint(1, NOTEBOOK_CELLS)
+
+        def check(answer):
+            r = answer.get("result") or {}
+            text = text_of(r) if r else ""
+            ok = r.get("path", "").endswith("/small.ipynb") and f"value_{cell} = {cell}" in text \
+                and f"out {cell}" in text and r.get("totalCells") == NOTEBOOK_CELLS
+            others = [c for c in range(1, NOTEBOOK_CELLS + 1) if c != cell and f"value_{c} =" in text]
+            return None if ok and not others else f"notebook {text[:80]!r}"
+        return {"path": "small.ipynb", "cells": str(cell)}, check
+    if roll < 0.90:
+        missing = f"missing-{rng.randrange(10**6)}.txt"
+
+        def check(answer):
+            r = answer.get("result") or {}
+            ok = r.get("isError") and r.get("error", {}).get("code") == "not_found" and missing in r["error"]["message"]
+            return None if ok else f"not_found {r}"
+        return {"path": missing}, check
+    if roll < 0.95:
+        def check(answer):
+            r = answer.get("result") or {}
+            return None if r.get("error", {}).get("code") == "binary" and r["path"] == "blob.bin" else f"binary {r}"
+        return {"path": "blob.bin"}, check
+    bad = rng.randint(-5, 0)
+
+    def check(answer):
+        error = answer.get("error") or {}
+        return None if error.get("code") == -32602 and str(bad) in error.get("message", "") else f"-32602 {answer}"
+    return {"path": "text0.txt", "offset": bad}, check
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def load_phase(server: ServerProcess, requests: int, in_flight: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    plan = [make_request(rng) for _ in range(requests)]
+    warm_up = max(1, requests // 10)
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0, "lost": 0, "mismatched": 0, "examples": [], "rss_warm": None}
+
+    def run() -> None:
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= requests:
+                    return
+                state["next"] += 1
+            params, check = plan[i]
+            try:
+                answer = server.request("agentread/read", params, timeout=LOST_AFTER)
+                why = check(answer)
+            except Exception as exc:  # noqa: BLE001 - queue.Empty: the answer never came
+                answer, why = None, f"lost ({type(exc).__name__})"
+            with lock:
+                state["done"] += 1
+                if answer is None:
+                    state["lost"] += 1
+                elif why:
+                    state["mismatched"] += 1
+                if why and len(state["examples"]) < 5:
+                    state["examples"].append({"params": params, "why": why})
+                if state["done"] == warm_up:
+                    state["rss_warm"] = rss(server.proc.pid)
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=run) for _ in range(in_flight)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    end_rss = rss(server.proc.pid)
+    growth = (end_rss - state["rss_warm"]) / state["rss_warm"]
+    return {"requests": requests, "in_flight": in_flight, "seconds": round(elapsed, 2),
+            "per_second": round(requests / elapsed, 1), "lost": state["lost"], "mismatched": state["mismatched"],
+            "rss_after_warm_up_mb": round(state["rss_warm"] / 2**20, 1), "rss_end_mb": round(end_rss / 2**20, 1),
+            "rss_growth": round(growth, 4), "examples": state["examples"]}
+
+
+def cancel_phase(server: ServerProcess) -> dict:
+    from agentread.server import READ_WORKERS
+
+    slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_WORKERS)]
+    time.sleep(0.5)  # all workers are now scanning
+    cancelled_at = time.monotonic()
+    for msg_id in slow:
+        server.notify("$/cancelRequest", {"id": msg_id})
+    codes = [server.wait(msg_id, timeout=LOST_AFTER).get("error", {}).get("code") for msg_id in slow]
+    cancel_answer = time.monotonic() - cancelled_at
+    sent = time.monotonic()
+    quick = [server.send("agentread/read", {"path": f"text{i}.txt", "offset": 7, "limit": 1}) for i in range(4)]
+    answers = [server.wait(msg_id, timeout=LOST_AFTER) for msg_id in quick]
+    quick_seconds = time.monotonic() - sent
+    quick_ok = all(f"file {i} line 7" in text_of(a.get("result", {"content": []})) for i, a in enumerate(answers))
+    return {"slow_reads_cancelled": len(slow), "cancel_codes": codes,
+            "cancel_answered_within_s": round(cancel_answer, 3),
+            "quick_reads_after_cancel_s": round(quick_seconds, 3), "quick_reads_ok": quick_ok}
+
+
+def fault_phase(server: ServerProcess) -> dict:
+    answer = server.request("agentread/read", {"path": "raises.pdf"}, timeout=LOST_AFTER)
+    result = answer.get("result") or {}
+    after = server.request("agentread/read", {"path": "text1.txt", "limit": 1}, timeout=LOST_AFTER)
+    return {"unexpected_read_code": (result.get("error") or {}).get("code"),
+            "unexpected_read_is_error_result": bool(result.get("isError")),
+            "next_request_answers": "file 1 line 1" in text_of(after.get("result", {"content": []}))}
+
+
+def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
+    with tempfile.TemporaryDirectory(prefix="agentread-load-") as tmp:
+        folder = Path(tmp)
+        make_workspace(folder)
+        server = ServerProcess(workspace=folder)
+        try:
+            figures = {"load": load_phase(server, requests, in_flight, seed),
+                       "cancel": cancel_phase(server),
+                       "fault": fault_phase(server)}
+        finally:
+            server.close()
+    load, cancel, fault = figures["load"], figures["cancel"], figures["fault"]
+    figures["checks"] = {
+        "no_lost_or_mismatched": load["lost"] == 0 and load["mismatched"] == 0,
+        "memory_growth_within_10_percent": load["rss_growth"] <= MAX_GROWTH,
+        "cancel_answers_request_cancelled": all(c == -32800 for c in cancel["cancel_codes"]),
+        "workers_freed_within_1_s": cancel["quick_reads_ok"] and cancel["quick_reads_after_cancel_s"] < FREED_WITHIN,
+        "server_answers_after_unexpected_failure": fault["unexpected_read_is_error_result"]
+        and fault["next_request_answers"],
+    }
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=10_000)
+    parser.add_argument("--in-flight", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    figures = run(args.requests, args.in_flight, args.seed)
+    print(json.dumps(figures, indent=2))
+    sys.exit(0 if all(figures["checks"].values()) else 1)
+
+
+if __name__ == "__main__":
+    main()
