@@ -1,0 +1,244 @@
+"""agentread's benchmark suite: every read path against its peers and its floor, in one run on one machine.
+
+    python bench/run.py [--runs 3] [--only text,pdf,server,image,notebook] [--full-pdf] [--data DIR]
+
+Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is committed),
+runs each peer and agentread alternately, round after round, and prints a Markdown table of medians with the
+ratio to the floor (the least any tool must do) and to the best peer, and the peak memory of each process.
+agentread's cold figures come from a fresh process per round (imports excluded: the cold start of the server
+is its own row). Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import data  # noqa: E402
+
+PY = sys.executable
+ENV = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+WINDOW = 2000  # lines an agent asks for in one call (the contract's default and cap)
+
+
+@dataclass
+class Row:
+    workload: str
+    tool: str
+    ms: list[float] = field(default_factory=list)
+    rss_mb: float = 0.0
+    floor: bool = False
+    ours: bool = False
+    note: str = ""
+
+    def add(self, ms: float, rss_mb: float = 0.0) -> None:
+        self.ms.append(ms)
+        self.rss_mb = max(self.rss_mb, rss_mb)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ms) if self.ms else float("nan")
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], Row] = {}
+
+    def row(self, workload: str, tool: str, **kw) -> Row:
+        key = (workload, tool)
+        if key not in self.rows:
+            self.rows[key] = Row(workload, tool, **kw)
+        return self.rows[key]
+
+    def markdown(self) -> str:
+        out = ["| workload | tool | median | × floor | × best peer | peak RSS |", "|---|---|---:|---:|---:|---:|"]
+        workloads = list(dict.fromkeys(r.workload for r in self.rows.values()))
+        for w in workloads:
+            rows = [r for r in self.rows.values() if r.workload == w]
+            floor = next((r.median for r in rows if r.floor), None)
+            peers = [r.median for r in rows if not r.ours and not r.floor and r.ms]
+            best = min(peers) if peers else None
+            for r in rows:
+                if not r.ms:
+                    continue
+                f = f"{r.median / floor:.2f}" if floor else ""
+                b = f"{r.median / best:.2f}" if best and r.ours else ""
+                name = f"**{r.tool}**" if r.ours else r.tool
+                rss = f"{r.rss_mb:.0f} MB" if r.rss_mb else ""
+                out.append(f"| {w} | {name}{' ' + r.note if r.note else ''} | {_fmt(r.median)} | {f} | {b} | {rss} |")
+        return "\n".join(out)
+
+
+def _fmt(ms: float) -> str:
+    return f"{ms:.2f} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
+def shell(cmd: str) -> tuple[float, float]:
+    """Wall ms and peak RSS (MB) of a shell pipeline, measured by GNU time around it."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        start = time.perf_counter()
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, "sh", "-c", cmd], check=True,
+                       stdout=subprocess.DEVNULL)
+        ms = (time.perf_counter() - start) * 1000
+        return ms, int(out.read().split()[-1]) / 1024
+
+
+def worker(*args: str) -> dict:
+    done = subprocess.run([PY, str(HERE / "worker.py"), *args], check=True, capture_output=True, text=True, env=ENV)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- 1. text windows --------------------------------------------------------------------------------------
+
+NAIVE_READLINES = "import sys; f=open(sys.argv[1],'rb'); a=int(sys.argv[2]); sys.stdout.buffer.writelines(" \
+                  "f.readlines()[a-1:a-1+%d])" % WINDOW
+
+
+def bench_text(table: Table, runs: int, root: Path) -> None:
+    log = data.log_file(root)
+    total = data.LOG_LINES
+    offsets = {"1": 1, "1M": 1_000_000, "9M": 9_000_000, "last": total - WINDOW + 1}
+    q = shlex_quote(str(log))
+    for _ in range(runs):
+        ms, rss = shell(f"wc -l {q}")
+        table.row("text: count (floor)", "wc -l", floor=True).add(ms, rss)
+        for name, a in offsets.items():
+            w = f"text window @{name}"
+            b = a + WINDOW - 1
+            table.row(w, "wc -l (floor)", floor=True).add(ms, rss)
+            table.row(w, "sed -n").add(*shell(f"sed -n '{a},{b}p;{b}q' {q}"))
+            table.row(w, "tail | head").add(*shell(f"tail -n +{a} {q} | head -n {WINDOW}"))
+            if name in ("9M",):  # reads the whole file into memory whatever the offset: once is enough
+                if len(table.row(w, "python readlines()").ms) < 1:
+                    table.row(w, "python readlines()").add(*shell(f"{PY} -c \"{NAIVE_READLINES}\" {q} {a}"))
+            cold = worker("text", str(log), str(a), str(a))
+            table.row(w, "agentread cold", ours=True).add(cold["ms"][0], cold["rss_mb"])
+            table.row(w, "agentread repeat", ours=True).add(cold["ms"][1], cold["rss_mb"])
+        # The last window once the total is known: the cold read above counted to it, filling the index
+        # on its way, so the window is one jump away (what the repeat row shows). Without a known total
+        # the contract has no way to ask for "the last lines": see bench/README.md.
+
+
+def shlex_quote(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+# --- 2. PDF pages ------------------------------------------------------------------------------------------
+
+def bench_pdf(table: Table, runs: int, full: bool) -> None:
+    pdf = data.r_manual()
+    if pdf is None:
+        print("PDF: skipped (apt-get install -y r-doc-pdf poppler-utils)", file=sys.stderr)
+        return
+    q = shlex_quote(str(pdf))
+    span = 0 if full else 200  # paging through all 2,415 pages with pypdf takes minutes: --full-pdf does it
+    for _ in range(runs):
+        for pages, (a, b) in (("1", (1, 1)), ("1-20", (1, 20))):
+            w = f"pdf pages {pages}"
+            table.row(w, "pdftotext -f -l").add(*shell(f"pdftotext -f {a} -l {b} {q} -"))
+            r = worker("pdf", str(pdf), pages, pages)
+            table.row(w, "agentread cold", ours=True).add(r["ms"][0], r["rss_mb"])
+            table.row(w, "agentread warm", ours=True).add(r["ms"][1], r["rss_mb"])
+            r = worker("pdfium", str(pdf), pages, pages)
+            table.row(w, "pypdfium2 prototype cold").add(r["ms"][0], r["rss_mb"])
+    label = "all pages" if full else f"pages 1-{span}"
+    w = f"pdf {label} via next"
+    last = 2415 if full else span
+    table.row(w, "pdftotext (one extraction)").add(*shell(f"pdftotext -f 1 -l {last} {q} -"))
+    r = worker("pdf-extract", str(pdf), str(last))
+    table.row(w, "pypdf one extraction, no engine").add(r["ms"][0], r["rss_mb"])
+    r = worker("pdf-next", str(pdf), str(0 if full else span))
+    table.row(w, "agentread next, next, ...", ours=True).add(r["ms"][0], r["rss_mb"])
+    r = worker("pdfium", str(pdf), f"1-{last}")
+    table.row(w, "pypdfium2 prototype (one extraction)").add(r["ms"][0], r["rss_mb"])
+
+
+# --- 4. server round trip ----------------------------------------------------------------------------------
+
+def bench_server(table: Table, runs: int) -> None:
+    node_modules = REPO / "node_modules" / "vscode-jsonrpc"
+    if shutil.which("node") is None or not node_modules.exists():
+        print("server: skipped (needs node and vscode-jsonrpc: npm install at the repo root)", file=sys.stderr)
+        return
+    ws = Path(tempfile.mkdtemp(prefix="agentread-rpc-"))
+    (ws / "small.txt").write_text("".join(f"line {i}\n" for i in range(10)))
+    (ws / "big.txt").write_text("".join(f"row {i:06d} of the window\n" for i in range(WINDOW)))  # ~48 KB
+    servers = {"agentread serve": ([PY, "-m", "agentread", "serve"], True, False),
+               "plain orjson loop (floor)": ([PY, str(HERE / "floor_server.py")], False, True),
+               "bare pygls (cold start ref.)": ([PY, str(HERE / "bare_pygls.py")], False, False)}
+    for _ in range(runs):
+        for name, (command, ours, floor) in servers.items():
+            cfg = {"command": command, "cwd": str(REPO), "root": str(ws), "small": str(ws / "small.txt"),
+                   "big": str(ws / "big.txt"), "runs": 300, "inflight": 8, "total": 800}
+            done = subprocess.run(["node", str(HERE / "rpc_client.mjs"), json.dumps(cfg)], check=True,
+                                  capture_output=True, text=True, env=ENV, cwd=REPO)
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            table.row("server cold start to first answer", name, ours=ours,
+                      floor=name.startswith("bare")).add(r["cold_ms"])
+            if name.startswith("bare"):
+                continue  # answers a canned result: a reference for cold start only
+            for size, label in (("small", "10-line read"), ("big", f"{WINDOW}-line read")):
+                table.row(f"server {label} p50", name, ours=ours, floor=floor).add(r[f"{size}_p50_ms"])
+                table.row(f"server {label} p99", name, ours=ours, floor=floor).add(r[f"{size}_p99_ms"])
+                # Throughput as ms per request, so that "lower is better" holds for every row.
+                table.row(f"server {label}, 8 in flight (ms/req)", name, ours=ours, floor=floor).add(
+                    1000 / r[f"{size}_rps"])
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+# --- 5. images ---------------------------------------------------------------------------------------------
+
+def bench_images(table: Table, runs: int, root: Path) -> None:
+    jpeg, png = data.images(root)
+    for _ in range(runs):
+        for path, label in ((jpeg, f"image JPEG {jpeg.stat().st_size >> 20} MB"),
+                            (png, f"image PNG {png.stat().st_size >> 20} MB")):
+            r = worker("image", str(path))
+            table.row(label, "agentread", ours=True).add(r["ms"][0], r["rss_mb"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="text,pdf,server,image")
+    parser.add_argument("--full-pdf", action="store_true", help="page through all 2,415 pages (minutes)")
+    parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    table = Table()
+    started = time.strftime("%Y-%m-%d %H:%M")
+    if "text" in only:
+        bench_text(table, args.runs, args.data)
+    if "pdf" in only:
+        bench_pdf(table, args.runs, args.full_pdf)
+    if "server" in only:
+        bench_server(table, args.runs)
+    if "image" in only:
+        bench_images(table, args.runs, args.data)
+    print(f"agentread bench, {started}, {platform.node()}: {os.cpu_count()} cores, "
+          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') >> 30} GB, {platform.platform()}, "
+          f"Python {platform.python_version()}; load average at the end {os.getloadavg()[0]:.1f}; "
+          f"medians of {args.runs} runs\n")
+    print(table.markdown())
+    if "notebook" in only:
+        subprocess.run([PY, str(HERE / "bench_notebook.py"), "--runs", str(args.runs)], check=False, env=ENV)
+
+
+if __name__ == "__main__":
+    main()

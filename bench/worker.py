@@ -1,0 +1,135 @@
+"""One agentread workload in a fresh process (so "cold" means cold): prints JSON timings and peak memory.
+
+    python bench/worker.py text PATH OFFSET [OFFSET...]     each read's ms, in order (repeats are warm)
+    python bench/worker.py pdf PATH PAGES [PAGES...]         same, for page ranges
+    python bench/worker.py pdf-next PATH                     pages "1-20" then `next` to the end: total ms
+    python bench/worker.py pdf-extract PATH LAST            pypdf alone: pages 1..LAST in one loop
+    python bench/worker.py pdfium PATH PAGES [PAGES...]      prototype: pypdfium2 text of the same pages
+    python bench/worker.py image PATH [PATH...]              each image to an image part
+
+Imports are excluded from the timings (they are the cold start's, measured over the server); peak memory is
+the process's maximum resident size, interpreter included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from agentread.engine import Engine  # noqa: E402
+from agentread.request import parse_request  # noqa: E402
+from agentread.workspace import Workspace  # noqa: E402
+
+
+def _engine(path: str) -> Engine:
+    engine = Engine(Workspace())
+    engine.workspace.set_roots([os.path.dirname(os.path.realpath(path))])
+    return engine
+
+
+def _timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = fn()
+    return (time.perf_counter() - start) * 1000, value
+
+
+def text(path: str, *offsets: str) -> dict:
+    engine = _engine(path)
+    times, notes = [], []
+    for offset in offsets:
+        ms, result = _timed(lambda: engine.read(parse_request({"path": path, "offset": int(offset)})))
+        assert not result.is_error, result.text()
+        times.append(ms)
+        notes.append({"start": result.start_line, "end": result.end_line, "total": result.total_lines})
+    return {"ms": times, "windows": notes}
+
+
+def pdf(path: str, *ranges: str) -> dict:
+    engine = _engine(path)
+    times = []
+    for pages in ranges:
+        ms, result = _timed(lambda: engine.read(parse_request({"path": path, "pages": pages})))
+        assert not result.is_error, result.text()
+        times.append(ms)
+    return {"ms": times}
+
+
+def pdf_next(path: str, limit: str = "0") -> dict:
+    """Page through the document as an agent would: first call, then each `next` until there is none."""
+    engine = _engine(path)
+    stop = int(limit) or None
+    args, calls, chars = {"path": path, "pages": "1-20"}, 0, 0
+    start = time.perf_counter()
+    while True:
+        result = engine.read(parse_request(args))
+        assert not result.is_error, result.text()
+        calls += 1
+        chars += len(result.content[0].text)
+        if not result.next or (stop and int(result.next["pages"].split("-")[0]) > stop):
+            break
+        args = {"path": path, **result.next}
+    return {"ms": [(time.perf_counter() - start) * 1000], "calls": calls, "chars": chars}
+
+
+def pdf_extract(path: str, last: str) -> dict:
+    """The reference for paging: pypdf's own extraction of pages 1..last in one loop, no engine around it."""
+    from pypdf import PdfReader
+
+    def extract():
+        reader = PdfReader(path)
+        return [reader.pages[i].extract_text() for i in range(int(last))]
+
+    ms, _ = _timed(extract)
+    return {"ms": [ms]}
+
+
+def pdfium(path: str, *ranges: str) -> dict:
+    """Prototype of the engine the issue proposes: pypdfium2 (PDFium), text of the same page ranges."""
+    import pypdfium2
+
+    times = []
+    doc = None
+    for pages in ranges:
+        first, _, last = pages.partition("-")
+        first, last = int(first), int(last or first)
+
+        def extract():
+            nonlocal doc
+            doc = doc or pypdfium2.PdfDocument(path)
+            out = []
+            for i in range(first - 1, min(last, len(doc))):
+                page = doc[i]
+                textpage = page.get_textpage()
+                out.append(textpage.get_text_bounded())
+                textpage.close()
+                page.close()
+            return out
+
+        ms, _ = _timed(extract)
+        times.append(ms)
+    return {"ms": times}
+
+
+def image(*paths: str) -> dict:
+    times, sizes = [], []
+    for path in paths:
+        engine = _engine(path)
+        ms, result = _timed(lambda: engine.read(parse_request({"path": path})))
+        assert not result.is_error, result.text()
+        times.append(ms)
+        sizes.append([result.content[1].width, result.content[1].height])
+    return {"ms": times, "sizes": sizes}
+
+
+WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium, "image": image}
+
+if __name__ == "__main__":
+    out = WORKLOADS[sys.argv[1]](*sys.argv[2:])
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
