@@ -18,8 +18,8 @@ What counts:
            result), or the result could not be encoded as the JSON the server sends.
     hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
            and when it started; the parent kills a worker stuck past the timeout and starts a new one. At the
-           end each hang is replayed alone in a fresh process: "hangs_confirmed_alone" lists those still over
-           the timeout there (the others were slow only under load).
+           end the first hangs (up to 12) are replayed alone in fresh processes: "hangs_confirmed_alone" lists
+           those still over the timeout there (the others were slow only under load).
 Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .txt beside it
 (request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
     python bench/fuzz.py --replay INDEX --seed S
@@ -71,6 +71,8 @@ DEEP = "@@deep@@"
 DEEP_LEVELS = 20_000
 # Crashing inputs saved per distinct crash (exception and place) and worker: one bug, not ten thousand files.
 SAVED_PER_SIGNATURE = 3
+# Hangs replayed alone at the end (each replay may take the timeout and a cold start).
+MAX_HANGS_REPLAYED = 12
 HUGE_NUMBERS = (b"0", b"-1", b"99999999", b"2147483648", b"18446744073709551616", b"1e308", b"-0", b"3.5")
 
 
@@ -320,9 +322,22 @@ def run(args) -> dict:
 
     slots = [start(w, w) for w in range(args.workers)]
     last_report = t0
+    distinct: dict[str, int] = {}
+
+    def drain() -> None:
+        # Kept empty as the run goes: a full pipe would stall the workers' queue threads, and a worker killed
+        # while writing into a full pipe would leave half a message in it.
+        while True:
+            try:
+                sig = signatures.get_nowait()
+            except Exception:  # noqa: BLE001 - queue.Empty
+                return
+            distinct[sig] = distinct.get(sig, 0) + 1
+
     try:
         while slots:
             time.sleep(0.2)
+            drain()
             now = time.monotonic()
             for slot in list(slots):
                 began = slot["started"].value
@@ -376,11 +391,9 @@ def run(args) -> dict:
             retire(slot)
         slots = []
     elapsed = time.monotonic() - t0
-    distinct: dict[str, int] = {}
-    while not signatures.empty():
-        sig = signatures.get()
-        distinct[sig] = distinct.get(sig, 0) + 1
-    confirmed = [i for i in hang_indexes if confirm_hang(i, args)]
+    time.sleep(0.5)
+    drain()
+    confirmed = [i for i in hang_indexes[:MAX_HANGS_REPLAYED] if confirm_hang(i, args)]
     return {"inputs": totals["done"], "crashes": totals["crashes"], "hangs": hangs, "hang_indexes": hang_indexes,
             "hangs_confirmed_alone": confirmed,
             "seconds": round(elapsed, 1), "rate": round(totals["done"] / elapsed, 1) if elapsed else 0,
