@@ -10,7 +10,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
@@ -21,6 +21,10 @@ from agentread.result import ReadError, ReadResult, TextPart
 # Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
 PDF_CACHE_DOCUMENTS = 8
+
+# Extracted page text kept per document: about 4 MB holds a 2,000-page manual whole, so paging back and forth
+# through it extracts each page once.
+MAX_CACHED_PAGE_CHARS = 4_000_000
 
 # Page attributes a page inherits from its ancestors in the page tree (PDF 1.7, table 30).
 INHERITABLE = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
@@ -40,7 +44,18 @@ class _Document:
         self.reader = reader
         self.lock = threading.Lock()  # a pypdf reader is not safe to use from two threads at once
         self.pages: dict[int, object] = {}
+        # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
+        # agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across the document.
+        self.texts: OrderedDict[int, str] = OrderedDict()
+        self.text_chars = 0
         self.total = _page_count(reader)
+
+    def remember(self, number: int, text: str) -> None:
+        self.texts[number] = text
+        self.text_chars += len(text)
+        while self.text_chars > MAX_CACHED_PAGE_CHARS and len(self.texts) > 1:
+            _, dropped = self.texts.popitem(last=False)
+            self.text_chars -= len(dropped)
 
 
 class _DocumentCache:
@@ -49,13 +64,15 @@ class _DocumentCache:
         self._docs: OrderedDict[tuple, _Document] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, stream: BinaryIO, name: str) -> _Document:
+    def get(self, key: tuple, stream: BinaryIO | Callable[[], BinaryIO], name: str) -> _Document:
+        """The parsed document for `key`; `stream` may be a function giving the bytes, so that a warm read
+        does not read the file at all (a 6 MB manual costs ~5 ms to read, most of a warm page read)."""
         with self._lock:
             doc = self._docs.pop(key, None)
             if doc is not None:
                 self._docs[key] = doc
                 return doc
-        doc = _open(stream, name)
+        doc = _open(stream() if callable(stream) else stream, name)
         with self._lock:
             self._docs[key] = doc
             while len(self._docs) > self._size:
@@ -181,6 +198,14 @@ def _page(doc: _Document, number: int):
 
 
 def _page_text(doc: _Document, number: int) -> str:
+    text = doc.texts.get(number)
+    if text is None:
+        text = _extract(doc, number)
+        doc.remember(number, text)
+    return text
+
+
+def _extract(doc: _Document, number: int) -> str:
     try:
         text = _page(doc, number).extract_text() or ""
     except Exception as exc:  # noqa: BLE001 - one broken page must not sink the others
@@ -192,7 +217,8 @@ def _page_text(doc: _Document, number: int) -> str:
     return text
 
 
-def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple) -> ReadResult:
+def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, path: str,
+             cache_key: tuple) -> ReadResult:
     doc = DOCUMENTS.get(cache_key, stream, path)
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)

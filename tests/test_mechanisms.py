@@ -1,0 +1,165 @@
+"""The mechanisms the speed rests on (bench/ times them; these prove they are right, untimed).
+
+Text: the line index is keyed by the file's identity and contents stamp, fills in from scans and window reads,
+stays bounded, and both line-end counters agree. PDF: parsed documents are keyed by mtime and bounded, page
+text is cached within its bound, and a warm read does not read the file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from agentread import pdf, text
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+from test_pdf import build_pdf
+
+
+def read(engine: Engine, **params):
+    return engine.read(parse_request(params))
+
+
+def first_row(result) -> tuple[int, str]:
+    number, _, line = result.content[0].text.split("\n")[0].partition("\t")
+    return int(number), line
+
+
+def index_of(path: Path) -> text.LineIndex:
+    real = os.path.realpath(path)
+    keys = [key for key in list(text.INDEXES._entries) if key[0] == real]
+    assert len(keys) == 1
+    return text.INDEXES._entries[keys[-1]]
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    return Engine(Workspace([str(tmp_path)]))
+
+
+# --- text: the line index ----------------------------------------------------------------------------------
+
+def test_line_index_is_dropped_when_the_file_changes(tmp_path: Path, engine: Engine):
+    path = tmp_path / "log.txt"
+    path.write_text("".join(f"a{i:07d}\n" for i in range(1, 200_001)))
+    assert first_row(read(engine, path="log.txt", offset=150_000)) == (150_000, "a0150000")
+    # Rewritten in place, same size, new mtime: the old positions would land on the wrong lines.
+    path.write_text("".join(f"b{i:07d}\n" for i in range(1, 200_001)))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    assert first_row(read(engine, path="log.txt", offset=150_000)) == (150_000, "b0150000")
+    # Lines inserted at the top (size changes): every line moves down.
+    path.write_text("new\n" * 10 + path.read_text())
+    assert first_row(read(engine, path="log.txt", offset=150_010)) == (150_010, "b0150000")
+
+
+def test_a_window_read_is_remembered_so_its_repeat_does_not_scan(tmp_path: Path, engine: Engine):
+    path = tmp_path / "log.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 300_001)))
+    read(engine, path="log.txt", offset=123_457)
+    index = index_of(path)
+    assert 123_457 in index.lines  # the window's first line, exactly
+    scans = []
+    original = text._Counter.count
+    text._Counter.count = lambda self, buf, n: scans.append(n) or original(self, buf, n)
+    try:
+        assert first_row(read(engine, path="log.txt", offset=123_457)) == (123_457, "line 123457")
+    finally:
+        text._Counter.count = original
+    assert scans == []
+
+
+def test_line_index_stays_bounded_and_right(tmp_path: Path, engine: Engine, monkeypatch):
+    monkeypatch.setattr(text, "SCAN_CHUNK", 4096)
+    monkeypatch.setattr(text, "MAX_INDEX_ENTRIES", 64)
+    path = tmp_path / "log.txt"
+    path.write_text("".join(f"r{i}\n" for i in range(1, 400_001)))
+    result = read(engine, path="log.txt", offset=399_000)
+    assert first_row(result) == (399_000, "r399000")
+    index = index_of(path)
+    assert len(index.lines) <= 64
+    assert list(index.lines) == sorted(index.lines) and index.lines[0] == 1
+    for offset in (1, 2, 4097, 77_777, 250_001, 400_000):  # every jump still lands on its line
+        assert first_row(read(engine, path="log.txt", offset=offset)) == (offset, f"r{offset}")
+
+
+def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: Path, engine: Engine,
+                                                                       monkeypatch):
+    monkeypatch.setattr(text, "SCAN_CHUNK", 4096)
+    path = tmp_path / "log.txt"
+    path.write_text("".join(f"r{i}\n" for i in range(1, 100_001)))
+    error = read(engine, path="log.txt", offset=10_000_000)
+    assert error.is_error and "100,000 lines" in error.text()
+    line, offset = index_of(path).nearest(100_000)
+    assert 100_000 - line < 4096  # an entry within one chunk of the end
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_both_line_end_counters_agree_with_the_editor(seed: int):
+    np = pytest.importorskip("numpy")
+    rng = random.Random(seed)
+    pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r"]
+    data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3000))))
+    want = len(text._TERMINATOR.findall(bytes(data)))
+    plain, vector = text._Counter(), text._Counter()
+    plain.np, vector.np = False, np
+    assert plain.count(data, len(data)) == vector.count(data, len(data)) == want
+
+
+def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch):
+    monkeypatch.setattr(text, "SCAN_CHUNK", 64)
+    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", 256)  # the numpy path after a few chunks
+    rng = random.Random(7)
+    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n"]) for _ in range(20_000))
+    (tmp_path / "mixed.txt").write_bytes(data)
+    total = len(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
+    total -= data.endswith((b"\n", b"\r"))
+    error = read(engine, path="mixed.txt", offset=total + 5)
+    assert f"{total:,} line" in error.text()
+
+
+# --- PDF: the document cache and the page text cache --------------------------------------------------------
+
+def test_pdf_cache_is_keyed_by_mtime_and_bounded(tmp_path: Path, engine: Engine):
+    path = tmp_path / "a.pdf"
+    path.write_bytes(build_pdf(["first version"]))
+    assert "first version" in read(engine, path="a.pdf").text()
+    st = path.stat()
+    path.write_bytes(build_pdf(["other version"]))  # the same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    assert "other version" in read(engine, path="a.pdf").text()
+    for i in range(pdf.PDF_CACHE_DOCUMENTS + 3):
+        (tmp_path / f"d{i}.pdf").write_bytes(build_pdf([f"doc {i}"]))
+        read(engine, path=f"d{i}.pdf")
+        assert len(pdf.DOCUMENTS) <= pdf.PDF_CACHE_DOCUMENTS
+
+
+def test_page_text_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(pdf, "MAX_CACHED_PAGE_CHARS", 100)
+    key = ("/nowhere/pages.pdf", 1, 2)
+    request = parse_request({"path": "pages.pdf", "pages": "1-5"})
+    data = build_pdf([f"page {n} " + "w" * 40 for n in range(1, 6)])
+    result = pdf.read_pdf(io.BytesIO(data), request, "pages.pdf", key)
+    assert "page 5" in result.content[0].text
+    doc = pdf.DOCUMENTS.get(key, io.BytesIO(data), "pages.pdf")
+    assert doc.text_chars <= 100 and list(doc.texts) == [4, 5]
+
+
+def test_a_warm_pdf_read_does_not_read_the_file():
+    key = ("/nowhere/warm.pdf", 3, 4)
+    data = build_pdf(["warm page"])
+    loads = []
+
+    def load():
+        loads.append(1)
+        return io.BytesIO(data)
+
+    request = parse_request({"path": "warm.pdf"})
+    for _ in range(3):
+        assert "warm page" in pdf.read_pdf(load, request, "warm.pdf", key).content[0].text
+    assert loads == [1]
