@@ -193,18 +193,12 @@ _WESTERN = ["Le garçon était très content de voir sa fiancée à la gare.",
             "The plain ASCII line in between, with nothing special about it."]
 
 
-LEGACY_BUG = ("sniff._legacy_encoding picks cp1257 (Baltic) for Western prose in cp1252 as soon as it holds a "
-              "few accented sentences, so 'très' reads as 'trčs' and 'garçon' as 'garēon'")
-
-
-@pytest.mark.xfail(strict=True, reason=LEGACY_BUG)
 def test_two_french_sentences_in_cp1252_are_read_as_cp1252(folder, engine):
     text = "Le garçon était très content de voir sa fiancée à la gare. Ça coûte 5 € et c'est déjà très cher.\n"
     result = _round_trip(engine, folder, text, text.encode("cp1252"))
     assert result.encoding == "cp1252"
 
 
-@pytest.mark.xfail(strict=True, reason=LEGACY_BUG)
 @settings(max_examples=40, deadline=None)
 @given(sentences=st.lists(st.sampled_from(_WESTERN), min_size=2, max_size=30),
        breaks=st.lists(st.sampled_from([" ", "\n", "\r\n", "\r"]), min_size=30, max_size=30))

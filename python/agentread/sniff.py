@@ -46,6 +46,11 @@ _TEXT_CONTROLS = set(b"\t\n\r\x0c\x1b")
 LEGACY_ENCODINGS = {name: rank for rank, name in enumerate((
     "cp1252", "gb18030", "cp932", "cp1251", "cp1250", "cp949", "big5", "euc_jp", "koi8_r", "cp1253",
     "cp1254", "cp1257", "cp1255", "cp1256", "cp874", "iso8859_2", "iso8859_15", "latin_1", "mac_roman"))}
+MULTI_BYTE_ENCODINGS = {"gb18030", "cp932", "cp949", "big5", "euc_jp"}
+
+# How much more "chaos" (charset-normalizer's measure of implausible characters) a single-byte page may show
+# than the detector's favourite and still be weighed against it: the measure is unreliable on short samples.
+SINGLE_BYTE_MARGIN = 0.2
 
 
 @dataclass(frozen=True)
@@ -139,14 +144,36 @@ def _control_share(head: bytes) -> float:
 
 
 def _legacy_encoding(head: bytes) -> str:
-    """Best guess among common legacy encodings. Short samples fit many code pages equally well; among the
-    equally good, the most widely used wins (so "café" is cp1252, not a Central European or Urdu page)."""
+    """Best guess among common legacy encodings.
+
+    Short samples fit many code pages about equally well, and the detector's ranking among them is noise
+    (French prose comes out Baltic). So: the detector's best, plus, for single-byte pages, every page within
+    SINGLE_BYTE_MARGIN of it; then the page whose non-ASCII characters are most often letters (real text is
+    words, mis-decoded text is symbols); then the detector's language fit; then the most widely used page."""
     from charset_normalizer import from_bytes  # imported on first use: it is slow to import
 
     matches = list(from_bytes(head, cp_isolation=list(LEGACY_ENCODINGS)))
     if not matches:
         return "cp1252"
     best = matches[0]
-    tied = {name for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)
-            for name in [m.encoding, *m.could_be_from_charset]}
-    return codecs.lookup(min(tied, key=lambda name: LEGACY_ENCODINGS.get(name, len(LEGACY_ENCODINGS)))).name
+    single_byte = best.encoding not in MULTI_BYTE_ENCODINGS
+    coherence = {name: m.coherence for m in reversed(matches)
+                 if (m.chaos, m.coherence) == (best.chaos, best.coherence)
+                 or (single_byte and m.encoding not in MULTI_BYTE_ENCODINGS
+                     and m.chaos <= best.chaos + SINGLE_BYTE_MARGIN)
+                 for name in [m.encoding, *m.could_be_from_charset]}
+
+    def rank(name: str) -> tuple[float, float, int]:
+        letters = _letter_share(head.decode(name, errors="replace")) if single_byte else 0.0
+        return -letters, -coherence[name], LEGACY_ENCODINGS.get(name, len(LEGACY_ENCODINGS))
+
+    return codecs.lookup(min(coherence, key=rank)).name
+
+
+def _letter_share(text: str) -> float:
+    import unicodedata
+
+    non_ascii = [ch for ch in text if ord(ch) > 127]
+    if not non_ascii:
+        return 1.0
+    return sum(1 for ch in non_ascii if unicodedata.category(ch)[0] == "L" or ch == "\u20ac") / len(non_ascii)
