@@ -121,6 +121,26 @@ def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
     assert server.read(path="huge.log", limit=1)["endLine"] == 1
 
 
+def test_a_read_past_the_deadline_is_stopped_with_an_error(tmp_path):
+    huge = tmp_path / "huge.log"
+    with open(huge, "wb") as f:
+        f.write(b"x" * (1 << 20))
+        f.truncate(64 << 30)
+    proc = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": "1"})
+    try:
+        start = time.monotonic()
+        result = proc.read(path="huge.log", offset=2, timeout=QUICK)
+        assert result["error"]["code"] == "timeout" and "offset/limit" in text_of(result)
+        assert time.monotonic() - start < QUICK
+        time.sleep(0.3)
+        before = _cpu_seconds(proc.proc.pid)
+        time.sleep(1.0)
+        assert _cpu_seconds(proc.proc.pid) - before < 0.3  # the worker stopped too
+        assert proc.read(path="huge.log", limit=1)["endLine"] == 1
+    finally:
+        proc.close()
+
+
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/random", "/dev/null"])
 def test_devices_are_refused_quickly(server, device):
     start = time.monotonic()

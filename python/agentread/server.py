@@ -36,6 +36,10 @@ OUTPUTS_METHOD = "agentread/notebookOutputs"
 # keep one slow PDF from holding up the quick reads queued behind it.
 READ_WORKERS = 4
 
+# A read still running after this long is answered with an error and told to stop: the chat must not hang on
+# a hostile file. Generous, because paging a big PDF cold can take seconds on a slow machine.
+READ_DEADLINE_SECONDS = float(os.environ.get("AGENTREAD_READ_DEADLINE", "60"))
+
 log = logging.getLogger("agentread")
 
 
@@ -175,13 +179,18 @@ async def on_read(ls: AgentReadServer, params: Any) -> dict[str, Any]:
     buffers = ls.live_buffers()
     cancel = threading.Event()
     loop = asyncio.get_running_loop()
+    work = loop.run_in_executor(ls.executor, run_cancellable, cancel, _read, ls.engine, request, buffers)
     try:
-        result = await loop.run_in_executor(ls.executor, run_cancellable, cancel, _read, ls.engine, request,
-                                            buffers)
+        return await asyncio.wait_for(work, READ_DEADLINE_SECONDS)
     except asyncio.CancelledError:
         cancel.set()  # the worker stops at its next checkpoint; pygls answers -32800
         raise
-    return result
+    except asyncio.TimeoutError:
+        cancel.set()
+        log.warning("read of %s stopped after %.0f s", request.path, READ_DEADLINE_SECONDS)
+        return error_result(request.path, "timeout", f"reading {request.path} took longer than "
+                            f"{READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part of it (offset/limit, "
+                            "pages or cells).").to_json()
 
 
 def _read(engine: Engine, request, buffers: dict[str, str | LiveNotebook]) -> dict[str, Any]:
