@@ -121,7 +121,7 @@ def bench_text(table: Table, runs: int, root: Path) -> None:
             b = a + WINDOW - 1
             table.row(w, "wc -l (floor)", floor=True).add(ms, rss)
             table.row(w, "sed -n").add(*shell(f"sed -n '{a},{b}p;{b}q' {q}"))
-            table.row(w, "tail | head").add(*shell(f"tail -n +{a} {q} | head -n {WINDOW}"))
+            table.row(w, "tail -n +A, head").add(*shell(f"tail -n +{a} {q} | head -n {WINDOW}"))
             if name in ("9M",):  # reads the whole file into memory whatever the offset: once is enough
                 if len(table.row(w, "python readlines()").ms) < 1:
                     table.row(w, "python readlines()").add(*shell(f"{PY} -c \"{NAIVE_READLINES}\" {q} {a}"))
@@ -180,6 +180,7 @@ def bench_server(table: Table, runs: int) -> None:
     (ws / "small.txt").write_text("".join(f"line {i}\n" for i in range(10)))
     (ws / "big.txt").write_text("".join(f"row {i:06d} of the window\n" for i in range(WINDOW)))  # ~48 KB
     servers = {"agentread serve": ([PY, "-m", "agentread", "serve"], True, False),
+               "agentread serve + orjson (proposed patch)": ([PY, str(HERE / "orjson_server.py")], True, False),
                "plain orjson loop (floor)": ([PY, str(HERE / "floor_server.py")], False, True),
                "bare pygls (cold start ref.)": ([PY, str(HERE / "bare_pygls.py")], False, False)}
     for _ in range(runs):
