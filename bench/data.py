@@ -22,7 +22,8 @@ INVALID_UTF8_EVERY = 3_001  # a line holding bytes that are not UTF-8
 SEED = 20250105
 
 # The image workload: a 20 MB camera-sized JPEG and a 4 MB PNG screenshot-like image.
-JPEG_SIDE = (7200, 5400)  # 39 megapixels, noisy enough to weigh ~20 MB at quality 95
+JPEG_SIDE = (7200, 5400)  # 39 megapixels, noisy enough to weigh ~20 MB at JPEG_QUALITY
+JPEG_QUALITY = 90
 PNG_SIDE = (3000, 2400)
 
 DEFAULT_DIR = Path(os.environ.get("AGENTREAD_BENCH_DATA", "/tmp/agentread-bench"))
@@ -79,7 +80,7 @@ def images(root: Path = DEFAULT_DIR) -> tuple[Path, Path]:
     w, h = JPEG_SIDE
     noise = Image.frombytes("L", (w, h), rng.randbytes(w * h)).convert("RGB")
     grad = Image.linear_gradient("L").resize((w, h)).convert("RGB")
-    Image.blend(grad, noise, 0.35).save(jpeg, "JPEG", quality=95)
+    Image.blend(grad, noise, 0.35).save(jpeg, "JPEG", quality=JPEG_QUALITY)
     # A screenshot-like PNG: flat panels, lines of "text" and a noisy inset to reach ~4 MB.
     w, h = PNG_SIDE
     img = Image.new("RGB", (w, h), (245, 245, 245))

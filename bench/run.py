@@ -98,8 +98,14 @@ def shell(cmd: str) -> tuple[float, float]:
 
 
 def worker(*args: str) -> dict:
-    done = subprocess.run([PY, str(HERE / "worker.py"), *args], check=True, capture_output=True, text=True, env=ENV)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """Timings from bench/worker.py; its peak RSS measured by GNU time, a small parent (a child forked from
+    this process would inherit this process's high-water mark)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, PY, str(HERE / "worker.py"), *args],
+                              check=True, capture_output=True, text=True, env=ENV)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result["rss_mb"] = int(out.read().split()[-1]) / 1024
+    return result
 
 
 # --- 1. text windows --------------------------------------------------------------------------------------
@@ -210,6 +216,8 @@ def bench_images(table: Table, runs: int, root: Path) -> None:
     for _ in range(runs):
         for path, label in ((jpeg, f"image JPEG {jpeg.stat().st_size >> 20} MB"),
                             (png, f"image PNG {png.stat().st_size >> 20} MB")):
+            r = worker("image-decode", str(path))
+            table.row(label, "Pillow decode only (floor)", floor=True).add(r["ms"][0], r["rss_mb"])
             r = worker("image", str(path))
             table.row(label, "agentread", ours=True).add(r["ms"][0], r["rss_mb"])
 
