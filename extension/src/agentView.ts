@@ -40,7 +40,11 @@ export class AgentView implements vscode.TextDocumentContentProvider, vscode.Dis
     this.texts.set(uri.toString(), agentText(result));
     this.changed.fire(uri);
     const document = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(document, { preview: false, viewColumn: vscode.ViewColumn.Active });
+    // Beside the file, like a preview; in the column of an agent view already open, rather than a new one.
+    const column =
+      vscode.window.visibleTextEditors.find((editor) => editor.document.uri.scheme === SCHEME)?.viewColumn ??
+      vscode.ViewColumn.Beside;
+    await vscode.window.showTextDocument(document, { preview: false, viewColumn: column });
     const found = images(result);
     if (found.length > 0) {
       this.showImages(path.basename(input.path), found);
@@ -75,13 +79,13 @@ export class AgentView implements vscode.TextDocumentContentProvider, vscode.Dis
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel(
         'agentread.images',
-        '',
+        `Images: ${name} (agent view)`,
         { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
         { enableScripts: false, retainContextWhenHidden: false },
       );
       this.panel.onDidDispose(() => (this.panel = undefined));
     } else {
-      this.panel.reveal(vscode.ViewColumn.Beside, true);
+      this.panel.reveal(undefined, true);
     }
     this.panel.title = `Images: ${name} (agent view)`;
     this.panel.webview.html = imagesHtml(name, found);

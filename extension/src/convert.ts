@@ -47,11 +47,14 @@ export function toParts<T>(result: ReadResult, factory: PartFactory<T>): T[] {
   return parts;
 }
 
-/** The text the model reads, as one string: text parts joined by newlines, each image as a one-line note. */
+/**
+ * The text the model reads, as one string: its text parts joined by newlines. The server's text already
+ * names each image where it occurs; a result made of images alone gets a one-line note per image.
+ */
 export function agentText(result: ReadResult): string {
-  return (result.content ?? [])
-    .map((content) => (content.type === 'text' ? content.text : imageNote(content)))
-    .join('\n');
+  const content = result.content ?? [];
+  const texts = content.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text);
+  return texts.length > 0 ? texts.join('\n') : images(result).map(imageNote).join('\n');
 }
 
 /** The images of a result, for showing them next to the text. */

@@ -78,7 +78,10 @@ export class ServerManager implements vscode.Disposable {
   /** Sends a request, first starting the server again if it is not running. */
   readonly send: SendRequest = async (method, params, token) => {
     const client = await this.ready();
-    return client.sendRequest(method, params, token as vscode.CancellationToken | undefined);
+    // Without a token the three-argument form would send [params, undefined] as the params.
+    return token === undefined
+      ? client.sendRequest(method, params)
+      : client.sendRequest(method, params, token as vscode.CancellationToken);
   };
 
   async dispose(): Promise<void> {

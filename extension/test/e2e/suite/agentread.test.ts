@@ -1,0 +1,230 @@
+// Integration tests inside a real VS Code (code-server) with the .vsix installed. The workspace is made by
+// the driver from test/fixtures.ts: lines.txt, analysis.ipynb (with a PNG output), report.pdf, .env, and
+// ../outside/notes.txt beside it.
+
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { agentText } from '../../../src/convert';
+import type { AgentreadApi } from '../../../src/extension';
+import { PDF_PAGES, textLine } from '../../fixtures';
+
+const EXTENSION_ID = 'agentread.agentread';
+const TOOL = 'agentread_read';
+
+const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+const inWorkspace = (name: string) => path.join(workspace(), name);
+const outsideFile = () => path.join(workspace(), '..', 'outside', 'notes.txt');
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function invoke(input: Record<string, unknown>): Thenable<vscode.LanguageModelToolResult> {
+  return vscode.lm.invokeTool(TOOL, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+}
+
+function textOf(result: vscode.LanguageModelToolResult): string {
+  return result.content
+    .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
+    .map((part) => part.value)
+    .join('\n');
+}
+
+interface DataPartLike {
+  mimeType: string;
+  data: Uint8Array;
+}
+
+function dataParts(result: vscode.LanguageModelToolResult): DataPartLike[] {
+  return result.content.filter(
+    (part): part is DataPartLike =>
+      typeof (part as DataPartLike).mimeType === 'string' && (part as DataPartLike).data instanceof Uint8Array,
+  );
+}
+
+function activeUri(): vscode.Uri | undefined {
+  return vscode.window.activeTextEditor?.document.uri;
+}
+
+describe('agentread in VS Code', () => {
+  let api: AgentreadApi;
+
+  before(async () => {
+    const extension = vscode.extensions.getExtension<AgentreadApi>(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is installed`);
+    api = await extension.activate();
+    await waitFor('the server to run', () => api.server.state === 'running');
+  });
+
+  it('registers the tool for the language model', () => {
+    const tool = vscode.lm.tools.find((candidate) => candidate.name === TOOL);
+    assert.ok(tool, 'agentread_read is listed in vscode.lm.tools');
+    assert.match(tool.description, /offset/);
+    assert.deepEqual((tool.inputSchema as { required: string[] }).required, ['path']);
+  });
+
+  it('reads a text file with the editor line numbers', async () => {
+    const text = textOf(await invoke({ path: 'lines.txt', offset: 11, limit: 5 }));
+    assert.match(text, new RegExp(`^    11\\t${textLine(11)}$`, 'm'));
+    assert.match(text, new RegExp(`^    15\\t${textLine(15)}$`, 'm'));
+    assert.doesNotMatch(text, /^    16\t/m);
+  });
+
+  it('returns a notebook image output as an image data part', async () => {
+    const result = await invoke({ path: inWorkspace('analysis.ipynb') });
+    const images = dataParts(result);
+    assert.equal(images.length, 1, `parts: ${result.content.map((part) => (part as object).constructor.name).join(', ')}`);
+    assert.match(images[0].mimeType, /^image\/(png|jpeg)$/);
+    assert.ok(images[0].data.byteLength > 100);
+    assert.match(textOf(result), /print\(total\)/);
+  });
+
+  it('reads a PDF page range', async () => {
+    const text = textOf(await invoke({ path: 'report.pdf', pages: '2-3' }));
+    assert.match(text, /--- Page 2 ---/);
+    assert.match(text, /This is page 3 of the test report/);
+    assert.doesNotMatch(text, /--- Page 1 ---/);
+    assert.ok(PDF_PAGES > 3);
+  });
+
+  it('gives the model an error it can act on as text', async () => {
+    const result = await invoke({ path: 'no-such-file.txt' });
+    assert.match(textOf(result), /^Error: /);
+    const malformed = await invoke({ path: 'lines.txt', offset: -1 });
+    assert.match(textOf(malformed), /^Error: invalid arguments/);
+  });
+
+  it('reads the unsaved contents of an open editor', async () => {
+    const document = await vscode.workspace.openTextDocument(inWorkspace('lines.txt'));
+    await vscode.window.showTextDocument(document);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(document.uri, document.lineAt(0).range, 'edited but not saved');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    try {
+      const text = textOf(await invoke({ path: 'lines.txt', limit: 2 }));
+      assert.match(text, /^     1\tedited but not saved$/m);
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+      await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    }
+    const text = textOf(await invoke({ path: 'lines.txt', limit: 1 }));
+    assert.match(text, new RegExp(`^     1\\t${textLine(1)}$`, 'm'));
+  });
+
+  it('needs consent outside the workspace: the server refuses without it', async () => {
+    const result = await api.read({ path: outsideFile() });
+    assert.equal(result.isError, true);
+    assert.equal(result.error?.code, 'outside_workspace');
+    const sensitive = await api.read({ path: '.env' });
+    assert.equal(sensitive.error?.code, 'sensitive_file');
+    const allowed = await api.read({ path: outsideFile(), consent: true });
+    assert.match(agentText(allowed), /outside the workspace/);
+  });
+
+  it('asks for confirmation only outside the workspace and for sensitive files', async () => {
+    const prepare = (input: { path: string; cells?: string }) => api.tool.prepareInvocation({ input });
+    const outside = prepare({ path: outsideFile() });
+    assert.ok(outside.confirmationMessages, 'a read outside the workspace is confirmed');
+    assert.match(outside.confirmationMessages.title, /outside the workspace/);
+    const env = prepare({ path: '.env' });
+    assert.ok(env.confirmationMessages, 'a sensitive file is confirmed');
+    const link = prepare({ path: 'link-to-outside.txt' });
+    assert.ok(link.confirmationMessages, 'a link leading outside is confirmed');
+    const plain = prepare({ path: 'lines.txt' });
+    assert.equal(plain.confirmationMessages, undefined);
+    assert.equal(prepare({ path: inWorkspace('analysis.ipynb'), cells: '3-7' }).invocationMessage, 'Reading analysis.ipynb, cells 3–7');
+  });
+
+  it('lists each tool call in the Agent reads view and reveals the lines read', async () => {
+    await invoke({ path: 'lines.txt', offset: 40, limit: 10 });
+    const entry = api.reads.all[0];
+    assert.equal(path.basename(entry.file), 'lines.txt');
+    assert.equal(entry.range, 'lines 40–49 of 120');
+    assert.equal(entry.truncated, true);
+    const item = api.reads.getTreeItem(entry);
+    assert.match(String(item.description), /lines 40–49 of 120 · \d/);
+    assert.equal(item.command?.command, 'agentread.revealRead');
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    const editor = vscode.window.activeTextEditor;
+    assert.equal(editor?.document.uri.fsPath, inWorkspace('lines.txt'));
+    assert.equal(editor?.selection.start.line, 39);
+    await waitFor('the lines read to scroll into view', () =>
+      Boolean(editor?.visibleRanges.some((range) => range.contains(new vscode.Position(45, 0)))),
+    5_000);
+  });
+
+  it('reveals the cells of a notebook read', async () => {
+    await invoke({ path: 'analysis.ipynb', cells: '2-3' });
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    const editor = vscode.window.activeNotebookEditor;
+    assert.equal(editor?.notebook.uri.fsPath, inWorkspace('analysis.ipynb'));
+    assert.equal(editor?.selection.start, 1);
+    assert.equal(editor?.selection.end, 3);
+  });
+
+  it('shows a file as the agent sees it', async () => {
+    const file = inWorkspace('lines.txt');
+    await vscode.commands.executeCommand('agentread.showAsAgentSees', vscode.Uri.file(file));
+    const uri = activeUri();
+    assert.equal(uri?.scheme, 'agentread');
+    const expected = agentText(await api.read({ path: file, consent: true }));
+    assert.equal(vscode.window.activeTextEditor?.document.getText(), expected);
+    assert.match(expected, /^     1\tline 1: /);
+  });
+
+  it('shows a notebook as the agent sees it, with its images beside', async () => {
+    await vscode.commands.executeCommand('agentread.showAsAgentSees', vscode.Uri.file(inWorkspace('analysis.ipynb')));
+    assert.equal(activeUri()?.scheme, 'agentread');
+    assert.match(vscode.window.activeTextEditor!.document.getText(), /\[image 1: output 1, image\/\w+ \d+x\d+, attached\]/);
+    const tabs = () => vscode.window.tabGroups.all.flatMap((group) => group.tabs);
+    await waitFor(
+      `the images panel among ${tabs().map((tab) => tab.label).join(', ')}`,
+      () => tabs().some((tab) => tab.input instanceof vscode.TabInputWebview && tab.label.startsWith('Images: analysis.ipynb')),
+      5_000,
+    );
+  });
+
+  it('shows one notebook cell as the agent sees it', async () => {
+    const notebook = await vscode.workspace.openNotebookDocument(vscode.Uri.file(inWorkspace('analysis.ipynb')));
+    await vscode.window.showNotebookDocument(notebook);
+    await vscode.commands.executeCommand('agentread.showCellAsAgentSees', notebook.cellAt(1));
+    const text = vscode.window.activeTextEditor?.document.getText() ?? '';
+    assert.equal(activeUri()?.scheme, 'agentread');
+    assert.match(text, /print\(total\)/);
+    assert.doesNotMatch(text, /A small analysis/);
+  });
+
+  it('restarts the server on command, and the next call answers', async () => {
+    const before = api.server.pid;
+    await vscode.commands.executeCommand('agentread.restartServer');
+    assert.equal(api.server.state, 'running');
+    assert.notEqual(api.server.pid, before);
+    assert.match(textOf(await invoke({ path: 'lines.txt', limit: 1 })), /^     1\t/m);
+  });
+
+  it('starts a server that died again, and the next call answers', async () => {
+    const pid = api.server.pid;
+    assert.ok(pid);
+    process.kill(pid, 'SIGKILL');
+    await waitFor('the server to stop', () => api.server.pid !== pid);
+    assert.match(textOf(await invoke({ path: 'lines.txt', limit: 1 })), /^     1\t/m);
+    assert.equal(api.server.state, 'running');
+  });
+
+  it('leaves the editor showing what the agent read (for the screenshot)', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await invoke({ path: 'lines.txt', offset: 20, limit: 12 });
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    await vscode.commands.executeCommand('agentread.reads.focus');
+    await vscode.commands.executeCommand('agentread.showAsAgentSees', vscode.Uri.file(inWorkspace('analysis.ipynb')));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.ok(api.reads.all.length > 3);
+  });
+});
