@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { AgentView, SCHEME } from './agentView';
 import { READ_METHOD, type ReadParams, type ReadResult } from './protocol';
+import { syncNotebookOutputs } from './notebookSync';
 import { onInterpreterChange } from './python';
 import { ReadLog, ReadRevealer, type ReadEntry } from './reads';
 import { ServerManager } from './server';
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
     revealer,
     agentView,
     createStatusBar(server),
+    syncNotebookOutputs(server),
     vscode.lm.registerTool(TOOL_NAME, tool),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, agentView),
     vscode.window.createTreeView('agentread.reads', { treeDataProvider: reads }),

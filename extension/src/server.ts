@@ -84,6 +84,15 @@ export class ServerManager implements vscode.Disposable {
       : client.sendRequest(method, params, token as vscode.CancellationToken);
   };
 
+  /** Sends a notification if the server runs; one that is down learns the state again when it starts. */
+  notify(method: string, params: unknown): void {
+    if (this.client?.state === State.Running) {
+      void this.client.sendNotification(method, params).catch((error: Error) => {
+        this.log.warn(`${method}: ${error.message}`);
+      });
+    }
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.running.catch(() => undefined);

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
 import { checkConsent, needsConsent } from '../../src/consent';
 import { agentText, failureText, images, toParts, type PartFactory } from '../../src/convert';
+import { notebookOutputsParams, OUTPUTS_METHOD } from '../../src/outputs';
 import { forwardRead, type ReadResult } from '../../src/protocol';
 import { makeFixtures, PDF_PAGES, TEXT_LINES, textLine, type Fixtures } from '../fixtures';
 import { EXTENSION_ROOT, startServer, type Server } from './harness';
@@ -188,6 +189,54 @@ describe('forwarding to the real server', () => {
     await server.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
     const saved = await forwardRead(server.send, { path: fixtures.text, limit: 1 }, false);
     assert.match(agentText(saved), new RegExp(`^     1\\t${textLine(1)}$`, 'm'));
+  });
+
+  it('reads an open notebook with the cell text and outputs the editor holds', async () => {
+    const uri = pathToFileURL(fixtures.notebook).href;
+    const cellUri = (index: number) => `vscode-notebook-cell:${fixtures.notebook}#W${index}sZmlsZQ`;
+    const sources = ['# Edited title', 'print(6 * 7)'];
+    await server.connection.sendNotification('notebookDocument/didOpen', {
+      notebookDocument: {
+        uri,
+        notebookType: 'jupyter-notebook',
+        version: 1,
+        cells: [
+          { kind: 1, document: cellUri(0), metadata: { id: 'intro' } },
+          { kind: 2, document: cellUri(1), metadata: { id: 'numbers' } },
+        ],
+      },
+      cellTextDocuments: sources.map((text, index) => ({
+        uri: cellUri(index),
+        languageId: index ? 'python' : 'markdown',
+        version: 1,
+        text,
+      })),
+    });
+    const encoder = new TextEncoder();
+    await server.connection.sendNotification(
+      OUTPUTS_METHOD,
+      notebookOutputsParams(uri, [
+        { isCode: false, outputs: [] },
+        {
+          isCode: true,
+          executionCount: 5,
+          outputs: [{ items: [{ mime: 'application/vnd.code.notebook.stdout', data: encoder.encode('42\n') }] }],
+        },
+      ]),
+    );
+    try {
+      const text = agentText(await forwardRead(server.send, { path: fixtures.notebook }, false));
+      assert.match(text, /# Edited title/);
+      assert.match(text, /print\(6 \* 7\)/);
+      assert.match(text, /exec=5/);
+      assert.match(text, /^42$/m);
+      assert.doesNotMatch(text, /^45$/m);
+    } finally {
+      await server.connection.sendNotification('notebookDocument/didClose', {
+        notebookDocument: { uri },
+        cellTextDocuments: sources.map((_, index) => ({ uri: cellUri(index) })),
+      });
+    }
   });
 
   it('passes the cancellation token through', async () => {
