@@ -158,15 +158,26 @@ async function main() {
       `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     step('running the integration suite in code-server');
     await page.goto(url);
+    // The last test writes screenshot.ready beside the workspace and waits for screenshot.taken.
+    const screenshots = path.join(cache, 'screenshots');
+    fs.mkdirSync(screenshots, { recursive: true });
+    const shot = path.join(screenshots, 'editor.png');
+    let shotTaken = false;
+    const watcher = setInterval(async () => {
+      if (!shotTaken && fs.existsSync(path.join(work, 'screenshot.ready'))) {
+        shotTaken = true;
+        await page.screenshot({ path: shot });
+        fs.writeFileSync(path.join(work, 'screenshot.taken'), '');
+      }
+    }, 200);
     const code = await Promise.race([
       exitCode,
       new Promise((resolve) => setTimeout(() => resolve('timeout'), SUITE_TIMEOUT_MS).unref()),
     ]);
-
-    const screenshots = path.join(cache, 'screenshots');
-    fs.mkdirSync(screenshots, { recursive: true });
-    const shot = path.join(screenshots, 'editor.png');
-    await page.screenshot({ path: shot });
+    clearInterval(watcher);
+    if (!shotTaken) {
+      await page.screenshot({ path: shot });
+    }
     const stats = imageStats(decodePng(fs.readFileSync(shot)));
     step(`screenshot ${shot}: luminance variance ${stats.variance.toFixed(1)}, ${stats.colours} colours`);
 

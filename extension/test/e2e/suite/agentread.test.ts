@@ -3,6 +3,7 @@
 // ../outside/notes.txt beside it.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
@@ -226,5 +227,10 @@ describe('agentread in VS Code', () => {
     await vscode.commands.executeCommand('agentread.showAsAgentSees', vscode.Uri.file(inWorkspace('analysis.ipynb')));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.ok(api.reads.all.length > 3);
+    // The driver takes its screenshot now, while the extension still runs (its status bar item and
+    // Agent reads view go away when the extension host stops at the end of the suite).
+    const signal = path.join(workspace(), '..', 'screenshot');
+    fs.writeFileSync(`${signal}.ready`, '');
+    await waitFor('the screenshot', () => fs.existsSync(`${signal}.taken`), 30_000);
   });
 });
