@@ -36,7 +36,8 @@ def _open(server, path, cells):
     uri = path.resolve().as_uri()
     cell_docs, text_docs = [], []
     for i, (kind, source, language) in enumerate(cells):
-        cell_uri = f"vscode-notebook-cell:{path.resolve()}#cell{i}"
+        # As code-server spells them: an authority and a percent-encoded fragment.
+        cell_uri = f"vscode-notebook-cell://127.0.0.1:8080{path.resolve()}#W{i}sdnNjb2RlLXJlbW90ZQ%3D%3D"
         cell_docs.append({"kind": 2 if kind == "code" else 1, "document": cell_uri, "metadata": {}})
         text_docs.append({"uri": cell_uri, "languageId": language, "version": 1, "text": source})
     server.notify("notebookDocument/didOpen", {
@@ -98,6 +99,6 @@ def test_closing_the_notebook_goes_back_to_disk(server, tmp_path):
     uri = _open(server, nb, [("markdown", "# Live only", "markdown")])
     assert "Live only" in text_of(server.read(path="closed.ipynb"))
     server.notify("notebookDocument/didClose", {"notebookDocument": {"uri": uri}, "cellTextDocuments": [
-        {"uri": f"vscode-notebook-cell:{nb.resolve()}#cell0"}]})
+        {"uri": f"vscode-notebook-cell://127.0.0.1:8080{nb.resolve()}#W0sdnNjb2RlLXJlbW90ZQ%3D%3D"}]})
     text = text_of(server.read(path="closed.ipynb"))
     assert "Saved title" in text and "open in the editor" not in text

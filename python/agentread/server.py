@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -94,7 +95,7 @@ class AgentReadServer(LanguageServer):
             outputs = None  # sent for another shape of the notebook: a newer message will follow
         cells = []
         for index, cell in enumerate(notebook.cells):
-            doc = self.workspace.text_documents.get(cell.document)
+            doc = self.workspace.text_documents.get(unquote(cell.document))  # pygls keys them unquoted
             sent = outputs[index] if outputs else {}
             summary = cell.execution_summary
             cells.append(LiveCell(
