@@ -104,6 +104,9 @@ async function main() {
       'extensions.autoCheckUpdates': false,
       'extensions.autoUpdate': false,
       'telemetry.telemetryLevel': 'off',
+      // VS Code for the web saves edits after a second by default; the desktop does not. The tests of
+      // unsaved edits need them to stay unsaved.
+      'files.autoSave': 'off',
       'agentread.trace.server': process.env.AGENTREAD_E2E_TRACE ? 'verbose' : 'off',
     }),
   );
