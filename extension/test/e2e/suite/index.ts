@@ -13,7 +13,11 @@ export function resultsFile(): string {
 }
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false });
+  // AGENTREAD_E2E_GREP runs only the tests whose full title matches (code-server passes its environment on).
+  const grep = process.env.AGENTREAD_E2E_GREP;
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, ...(grep ? { grep } : {}) });
+  mocha.addFile(path.join(__dirname, 'notebook-live.test.js'));
+  // Last: its final test signals the driver to take the screenshot.
   mocha.addFile(path.join(__dirname, 'agentread.test.js'));
   const results: Array<{ title: string; state: string; error?: string; ms?: number }> = [];
   return new Promise((resolve, reject) => {
