@@ -5,7 +5,9 @@
 //
 // Environment: AGENTREAD_E2E_CACHE (default .vscode-test: code-server, the .vsix, screenshots),
 // AGENTREAD_E2E_VSIX (test this .vsix instead of building one), CHROMIUM (default /usr/bin/chromium),
-// AGENTREAD_PYTHON (default python3).
+// AGENTREAD_PYTHON (default python3), AGENTREAD_E2E_GREP (run only the tests whose title matches; the
+// screenshot check then fails, as its test did not run), AGENTREAD_E2E_TRACE (log the LSP traffic in the
+// agentread log under user-data/logs), AGENTREAD_E2E_KEEP (keep the temporary workspace and user data).
 
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
