@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from agentread.engine import Engine
+from agentread.image import DRAFT_FLOOR
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart
@@ -80,6 +81,15 @@ def test_header_just_under_the_limit_is_not_called_a_bomb(tmp_path: Path, engine
 
 
 # --- sizes ------------------------------------------------------------------------------------------------
+
+def test_a_huge_photo_is_scaled_while_decoding_and_stays_near_the_cap(tmp_path: Path, engine: Engine):
+    img = Image.linear_gradient("L").resize((7200, 5400)).convert("RGB")
+    (tmp_path / "huge.jpg").write_bytes(encoded(img, "JPEG", quality=80))
+    result = read(engine, path="huge.jpg")
+    part = the_part(result)
+    assert (part.width, part.height) == (1800, 1350)  # the decoder's 1/4 cut, no resampling after
+    assert "downscaled from 7200x5400" in result.text()
+
 
 def test_big_jpeg_is_downscaled(tmp_path: Path, engine: Engine):
     img = Image.linear_gradient("L").resize((5000, 3000)).convert("RGB")
@@ -191,4 +201,6 @@ def test_exif_orientation_survives_downscaling(tmp_path: Path, engine: Engine):
     exif[0x0112] = 6  # rotate 90° clockwise to display
     (tmp_path / "phone.jpg").write_bytes(encoded(Image.new("RGB", (3000, 2000)), "JPEG", exif=exif.tobytes()))
     part = the_part(read(engine, path="phone.jpg"))
-    assert (part.width, part.height) == (1333, MAX_IMAGE_SIDE)
+    # Upright (portrait), 2:3 kept; the decoder's 1/2 cut may leave it under the cap (image.DRAFT_FLOOR).
+    assert part.height > part.width and abs(part.width * 3 - part.height * 2) <= 3
+    assert MAX_IMAGE_SIDE * DRAFT_FLOOR <= part.height <= MAX_IMAGE_SIDE
