@@ -1,0 +1,102 @@
+"""PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is shown the page.
+
+PDFium (pypdfium2, a normal dependency: no system package) renders the page; where the `tesseract` program is
+installed, its OCR text is added under the picture, marked as OCR so the model weighs it as a guess.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import shutil
+import subprocess
+
+from agentread.image import PNG_COMPRESS_LEVEL, image_part
+from agentread.limits import MAX_IMAGE_SIDE
+from agentread.result import ImagePart, Part, ReadError, TextPart
+
+log = logging.getLogger(__name__)
+
+# A page is rendered so its long side is MAX_IMAGE_SIDE pixels, but never sharper than 300 dpi (a scanner's
+# usual resolution; more adds bytes, not legibility). PDF sizes are in points, 72 to the inch.
+MAX_RENDER_SCALE = 300 / 72
+
+# A page of text, scanned or drawn, is a few hundred KB as PNG at most (a fax-like scan: tens of KB); a page
+# past this is a photograph, which JPEG keeps about ten times smaller at no loss a model would notice.
+MAX_PAGE_PNG_BYTES = 1_000_000
+PHOTO_PAGE_JPEG_QUALITY = 85
+
+# Tesseract on a 2000 px page takes a few seconds; a page that takes longer than this is left without OCR
+# rather than holding the read.
+OCR_TIMEOUT_SECONDS = 60
+
+
+def render_page(data: bytes, number: int) -> ImagePart:
+    """Page `number` (1-based) of the PDF in `data`, rendered as an image part."""
+    import pypdfium2
+
+    from agentread.pdf import _PDFIUM_LOCK  # PDFium is not thread-safe: the one lock every PDFium call takes
+
+    with _PDFIUM_LOCK:
+        try:
+            pdf = pypdfium2.PdfDocument(data)
+        except pypdfium2.PdfiumError as exc:
+            raise ReadError("damaged_pdf", f"the PDF could not be opened to render page {number} ({exc})") from None
+        try:
+            if not 1 <= number <= len(pdf):
+                raise ReadError("page_out_of_range", f"page {number} does not exist: the PDF has {len(pdf)} "
+                                f"pages. Call again with pages from 1 to {len(pdf)}.")
+            return render_pdfium_page(pdf, number)
+        finally:
+            pdf.close()
+
+
+def render_pdfium_page(pdf, number: int) -> ImagePart:
+    """Page `number` of an open pypdfium2 document; the caller holds the PDFium lock."""
+    page = pdf[number - 1]
+    try:
+        width, height = page.get_size()
+        scale = min(MAX_IMAGE_SIDE / max(width, height, 1), MAX_RENDER_SCALE)
+        bitmap = page.render(scale=scale)
+        try:
+            picture = bitmap.to_pil()
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+    out = io.BytesIO()
+    picture.save(out, "PNG", compress_level=PNG_COMPRESS_LEVEL)
+    if out.tell() > MAX_PAGE_PNG_BYTES:
+        out = io.BytesIO()
+        picture.convert("RGB").save(out, "JPEG", quality=PHOTO_PAGE_JPEG_QUALITY)
+    part, _ = image_part(out.getvalue())  # within the size providers accept, as every image is
+    return part
+
+
+def ocr_text(image: ImagePart) -> str | None:
+    """Tesseract's reading of the image, or None when tesseract is not installed, fails or finds no text."""
+    program = shutil.which("tesseract")
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, "stdin", "stdout"], input=base64.b64decode(image.data),
+                              capture_output=True, timeout=OCR_TIMEOUT_SECONDS, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("tesseract failed: %s", exc)
+        return None
+    if done.returncode != 0:
+        log.warning("tesseract failed (%d): %s", done.returncode, done.stderr[:200])
+        return None
+    text = done.stdout.decode("utf-8", errors="replace").strip()
+    return text or None
+
+
+def scanned_page(number: int, image: ImagePart) -> list[Part]:
+    """What a page without text becomes: a note, the page's picture, and the OCR text where there is some."""
+    parts: list[Part] = [TextPart(f"[Page {number} has no extractable text (a scan or a drawing): it is shown "
+                                  f"as an image, {image.width}x{image.height}.]"), image]
+    text = ocr_text(image)
+    if text:
+        parts.append(TextPart(f"[OCR text of page {number} (Tesseract; may contain errors):]\n{text}"))
+    return parts
