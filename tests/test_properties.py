@@ -25,7 +25,7 @@ from agentread.result import ReadError, ReadResult
 from agentread.sniff import sniff
 from agentread.workspace import Workspace
 
-KINDS = {"text", "pdf", "image", "notebook", "binary"}
+KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "binary"}
 TERMINATORS = re.compile(rb"\r\n|\r|\n")
 BOUNDED = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.data_too_large])

@@ -20,9 +20,11 @@ from agentread.workspace import Resolved, Workspace, open_verified
 
 log = logging.getLogger(__name__)
 
-# Whole-file reads (PDF, image, notebook) are refused past these sizes: the readers hold the file in memory.
+# Whole-file reads (PDF, image, notebook, Office) are refused past these sizes: the readers hold the file in memory.
 # Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
-MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20}
+# A legacy Office file is read whole only to say what it is.
+MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20, "office": 512 << 20,
+                        "legacy_office": 512 << 20}
 
 # A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
@@ -93,6 +95,14 @@ class Engine:
             from agentread.image import read_image
 
             return read_image(data, request, path, info.description)
+        if kind == "office":
+            from agentread.office import read_office
+
+            return read_office(data, request, path)
+        if kind == "legacy_office":
+            from agentread.office import refuse_legacy
+
+            raise refuse_legacy(data, request.path, size)
         from agentread.notebook import read_notebook
 
         return read_notebook(data[info.bom:], request, path)

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import filetype
 
+from agentread.office.detect import MIMES as OFFICE_MIMES
+from agentread.office.detect import OLE2_MAGIC, ooxml_format
+
 # Byte order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one).
 BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -55,7 +58,7 @@ SINGLE_BYTE_MARGIN = 0.2
 
 @dataclass(frozen=True)
 class FileInfo:
-    kind: str  # text | pdf | image | notebook | binary
+    kind: str  # text | pdf | image | notebook | office | legacy_office | binary
     mime: str | None = None  # detected mime type, where known
     encoding: str | None = None  # for text: Python codec name
     bom: int = 0  # bytes of byte order mark to skip
@@ -74,6 +77,11 @@ def sniff(head: bytes, name: str) -> FileInfo:
             return _text_or_notebook(head[len(bom):], name, encoding, len(bom))
     if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
         return FileInfo("pdf", "application/pdf")
+    office = ooxml_format(head)  # before filetype, which would call an Office zip a plain binary
+    if office:
+        return FileInfo("office", OFFICE_MIMES[office])
+    if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
+        return FileInfo("legacy_office", "application/x-ole-storage")
     kind = filetype.guess(head)
     if kind is not None:
         if kind.mime in IMAGE_MIMES:

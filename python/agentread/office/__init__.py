@@ -1,0 +1,92 @@
+"""Office documents: DOCX, XLSX and PPTX read into text a model can cite; legacy and encrypted files refused
+with what they are and what would read them.
+
+One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) -> ReadResult`;
+detect.py tells the formats apart from the bytes; document.py holds what they share (numbered windows with
+images attached, pipe tables, the `pages` range for slides and sheets). The format libraries (python-docx,
+openpyxl, python-pptx) are imported on first use, so the server starts without them.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+import zlib
+
+from agentread.office.detect import ole2_contents, ooxml_format_of_zip
+from agentread.request import InvalidParams, ReadRequest
+from agentread.result import ReadError, ReadResult
+
+# Inflated size of the parts a reader holds in memory at once (all of a DOCX or PPTX; an XLSX's parts other
+# than its sheets, which are streamed). Real documents stay far below it (a 1,000-page report is tens of MB);
+# a zip bomb does not.
+MAX_INFLATED_BYTES = 512 << 20
+
+# What each legacy binary format is, and what reads it.
+LEGACY = {
+    "doc": ("a Word 97-2003 document (.doc)", "docx"),
+    "xls": ("an Excel 97-2003 workbook (.xls)", "xlsx"),
+    "ppt": ("a PowerPoint 97-2003 presentation (.ppt)", "pptx"),
+}
+
+_PACKAGES = {"docx": "python-docx", "xlsx": "openpyxl", "pptx": "python-pptx"}
+
+
+def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """Read a DOCX, XLSX or PPTX (as sniff found it) into a ReadResult."""
+    fmt = _check_package(data, path)
+    try:
+        if fmt == "docx":
+            from agentread.office.docx import read_docx as reader
+        elif fmt == "xlsx":
+            from agentread.office.xlsx import read_xlsx as reader
+        else:
+            from agentread.office.pptx import read_pptx as reader
+    except ImportError as exc:
+        raise ReadError("internal", f"reading {fmt.upper()} files needs the Python package {_PACKAGES[fmt]}, "
+                        f"which is not installed ({exc}). Install it with: pip install {_PACKAGES[fmt]}") from None
+    try:
+        return reader(data, request, path)
+    except (ReadError, InvalidParams, MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile, lxml and the format libraries fail in many ways
+        raise ReadError("damaged_office", f"{path} is a damaged {fmt.upper()} file that could not be read "
+                        f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}). "
+                        "Try another copy of the file.") from None
+
+
+def refuse_legacy(data: bytes, path: str, size: int) -> ReadError:
+    """The error for an OLE2 compound file: a legacy Office file, an encrypted OOXML file, or something else."""
+    what = ole2_contents(data)
+    if what == "encrypted":
+        return ReadError("encrypted_office", f"{path} is a password-protected Office document: its content is "
+                         "encrypted. Passwords cannot be passed to this tool: ask the user for a copy saved "
+                         "without a password, or to paste the text you need.")
+    if what in LEGACY:
+        name, modern = LEGACY[what]
+        return ReadError("legacy_office", f"{path} is {name}, a binary format this tool cannot read. Ask the "
+                         f"user to save it as .{modern}, or convert it with LibreOffice: soffice --headless "
+                         f"--convert-to {modern} \"{path}\"; then read the .{modern}.")
+    return ReadError("binary", f"{path} is an OLE2 compound file ({size:,} bytes) that is not a Word, Excel or "
+                     "PowerPoint file (an Outlook message, an installer or a Visio drawing, for example) and "
+                     "cannot be shown as text.")
+
+
+def _check_package(data: bytes, path: str) -> str:
+    """The format, from the whole zip's directory; a damaged zip or a zip bomb is refused here."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            fmt = ooxml_format_of_zip(archive)
+            inflated = sum(i.file_size for i in archive.infolist()
+                           if not (fmt == "xlsx" and i.filename.startswith("xl/worksheets/")))
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error) as exc:
+        raise ReadError("damaged_office", f"{path} is a damaged Office file: its zip structure cannot be read "
+                        f"({exc}). Try another copy of the file.") from None
+    if fmt is None:
+        raise ReadError("damaged_office", f"{path} looked like an Office document, but it has neither content "
+                        "types nor a main part. Try another copy of the file.")
+    if inflated > MAX_INFLATED_BYTES:
+        raise ReadError("too_complex", f"{path} inflates to {inflated:,} bytes, over the {MAX_INFLATED_BYTES:,}"
+                        f"-byte limit for a {fmt.upper()} file read in memory (a possible zip bomb). It cannot be "
+                        "read; ask the user for a smaller export.")
+    return fmt

@@ -1,0 +1,136 @@
+"""What the DOCX and PPTX readers build and how a window of it is shown: numbered lines, images attached where
+they occur, within the per-call budgets. Also the pieces every Office reader shares: pipe tables, and the
+`pages` range that addresses slides and sheets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from agentread.image import image_part
+from agentread.limits import MAX_OUTPUT_BYTES
+from agentread.notebook.reader import MAX_IMAGE_DATA_PER_CALL, MAX_IMAGES_PER_CALL
+from agentread.render import window
+from agentread.request import InvalidParams, ReadRequest
+from agentread.result import ImagePart, ReadError, ReadResult, TextPart
+
+# A table cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of the table
+# out of the call, and a row must stay one readable line.
+MAX_CELL_CHARS = 500
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
+
+
+@dataclass
+class Image:
+    label: str  # what the line names, e.g. "word/media/image1.png"
+    blob: Callable[[], bytes]  # read only when the image is attached
+
+
+@dataclass
+class Rendered:
+    """A document as lines, with the images named on some of them (by 1-based line number)."""
+
+    lines: list[str] = field(default_factory=list)
+    images: dict[int, Image] = field(default_factory=dict)
+
+    def add(self, line: str = "") -> None:
+        self.lines.extend(line.split("\n"))
+
+    def add_image(self, label: str, blob: Callable[[], bytes]) -> None:
+        self.lines.append(f"[image {len(self.images) + 1}: {label}]")
+        self.images[len(self.lines)] = Image(label, blob)
+
+
+def cell_text(text: str) -> str:
+    """A table cell on one line, safe inside a pipe table."""
+    text = text.strip().replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+    return text if len(text) <= MAX_CELL_CHARS else f"{text[:MAX_CELL_CHARS]}[… {len(text):,} characters]"
+
+
+def pipe_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def pipe_table(rows: list[list[str]]) -> list[str]:
+    """Rows of cell texts as a Markdown pipe table, the first row as its header (ragged rows padded)."""
+    if not rows:
+        return []
+    width = max(len(row) for row in rows)
+    rows = [[cell_text(c) for c in row] + [""] * (width - len(row)) for row in rows]
+    return [pipe_row(rows[0]), pipe_row(["---"] * width), *(pipe_row(row) for row in rows[1:])]
+
+
+def select_sections(spec: str | None, total: int, unit: str, names: list[str] | None = None) -> tuple[int, int]:
+    """`pages` for slides and sheets: "3", "2-5", "4-", or (sheets) a name → (first, last), 1-based inclusive."""
+    if spec is None:
+        return 1, total
+    if names and spec in names:
+        number = names.index(spec) + 1
+        return number, number
+    match = _RANGE.match(spec)
+    if not match:
+        known = f", or a sheet name ({', '.join(repr(n) for n in names)})" if names else ""
+        raise InvalidParams(f"'pages' must look like \"3\" or \"2-5\"{known}, got {spec!r}")
+    first = int(match.group(1))
+    last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else total)
+    if first < 1 or last < first:
+        raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
+    if first > total:
+        raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there {'is' if total == 1 else 'are'}"
+                        f" {total} {unit}{'' if total == 1 else 's'}. Call again with pages from 1 to {total}.")
+    return first, min(last, total)
+
+
+def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str | None = None,
+         pages: str | None = None) -> ReadResult:
+    """The window of `doc` the request asks for (offset/limit over its lines), with the images named in it
+    attached after their lines, at most MAX_IMAGES_PER_CALL and MAX_IMAGE_DATA_PER_CALL of them.
+    `pages` is repeated in the continuing call when the read was of a slide range."""
+    lines = doc.lines
+    offset = request.first_line
+    if offset > max(len(lines), 1):
+        raise ReadError("offset_past_end", f"offset {offset:,} is past the end: the rendered {kind} has "
+                        f"{len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
+    also = f'pages="{pages}" and ' if pages else ""
+    out, last, cut = window(lines, offset, request.line_limit, MAX_OUTPUT_BYTES, also)
+    content: list[TextPart | ImagePart] = []
+    text: list[str] = [header] if header else []
+    held_back: list[int] = []
+    attached = image_chars = 0
+    for number, line in zip(range(offset, last + 1), out):
+        text.append(line)
+        image = doc.images.get(number)
+        if image is None:
+            continue
+        if attached >= MAX_IMAGES_PER_CALL or image_chars >= MAX_IMAGE_DATA_PER_CALL:
+            held_back.append(number)
+            continue
+        try:
+            part, note = image_part(image.blob())
+        except ReadError as exc:
+            text[-1] = f"{text[-1][:-1]}, not attached: it could not be decoded ({exc.message})]"
+            continue
+        if image_chars + len(part.data) > MAX_IMAGE_DATA_PER_CALL:
+            held_back.append(number)
+            continue
+        attached += 1
+        image_chars += len(part.data)
+        text[-1] = f"{text[-1][:-1]}, {part.mime_type} {part.width}x{part.height}{f', {note}' if note else ''}, attached]"
+        content += [TextPart("\n".join(text)), part]
+        text = []
+    text += out[last - offset + 1:]  # the closing line of a cut window
+    if held_back:
+        text.append(f"[Images on line{'s' if len(held_back) > 1 else ''} {', '.join(map(str, held_back))} not "
+                    f"attached: at most {MAX_IMAGES_PER_CALL} images (about {MAX_IMAGE_DATA_PER_CALL // 1_000_000} "
+                    f"MB) per call. Call again with {also}offset={held_back[0]} to see them.]")
+    if text:
+        content.append(TextPart("\n".join(text)))
+    result = ReadResult(kind=kind, path=path, content=content, start_line=offset, end_line=last,
+                        total_lines=len(lines), truncated=cut)
+    if cut:
+        result.next = {**({"pages": pages} if pages else {}), "offset": last + 1}
+    return result
+

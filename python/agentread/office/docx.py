@@ -1,0 +1,215 @@
+"""DOCX: the body in reading order as Markdown-like lines, paged by offset/limit like text.
+
+    # Heading 1                      (heading levels from the paragraph styles, "Title" as level 1)
+    A paragraph with a footnote[^1] and a comment[comment 0].
+      - a bullet at level 2          (lists from the numbering definitions: "- " or "3. ")
+    | Name | Value |                 (tables as pipe tables, the first row as header; a merged cell's text
+    | --- | --- |                     once, in its first grid cell)
+    [image 1: word/media/image1.png "alt text", image/png 640x480, attached]
+    Footnotes:                       (footnotes, endnotes and comments follow the body)
+    [^1]: The footnote's text.
+
+Python-docx opens the package and resolves styles and parts; the body is walked as XML so that content
+controls, tracked insertions, hyperlinks and text boxes are read where they stand.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from agentread.office.document import Rendered, pipe_table, show
+from agentread.request import ReadRequest
+from agentread.result import ReadResult
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+VML = "{urn:schemas-microsoft-com:vml}"
+
+_HEADING = re.compile(r"^heading (\d)$", re.IGNORECASE)
+
+# Containers whose children stand in the body or the paragraph as if the container were not there.
+TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
+               W + "r", W + "moveTo"}
+
+
+def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    import docx
+
+    document = docx.Document(io.BytesIO(data))
+    walker = _Walker(document)
+    walker.blocks(document.element.body)
+    walker.notes()
+    return show(walker.out, request, path, "document")
+
+
+class _Walker:
+    def __init__(self, document):
+        self.document = document
+        self.part = document.part
+        self.out = Rendered()
+        self.counters: dict[tuple[str, int], int] = {}
+        self._formats: dict[tuple[str, int], str] = {}
+        self._styles = {s.style_id: s for s in document.styles}
+
+    # Body: paragraphs, tables, and the containers that hold them.
+    def blocks(self, parent) -> None:
+        for child in parent:
+            if child.tag == W + "p":
+                self.paragraph(child)
+            elif child.tag == W + "tbl":
+                self.table(child)
+            elif child.tag in TRANSPARENT:
+                self.blocks(child)
+
+    def paragraph(self, p) -> None:
+        images: list = []
+        text = self.inline(p, images).strip()
+        style = self._style_name(p)
+        heading = _HEADING.match(style)
+        if text and (heading or style == "Title"):
+            text = "#" * (int(heading.group(1)) if heading else 1) + " " + text
+        elif text:
+            text = self._list_prefix(p, style) + text
+        if text or not self.out.lines or self.out.lines[-1]:  # empty paragraphs: one blank line, not many
+            self.out.add(text)
+        self._images(images)
+
+    def table(self, tbl) -> None:
+        from docx.table import Table
+
+        images: list = []
+        rows: list[list[str]] = []
+        above: list = []
+        try:
+            grid = [[cell._tc for cell in row.cells] for row in Table(tbl, self.document).rows]
+        except Exception:  # noqa: BLE001 - a malformed grid: read the cells as they stand
+            grid = [[tc for tc in tr.iter(W + "tc")] for tr in tbl.iter(W + "tr")]
+        for tcs in grid:
+            row = []
+            for i, tc in enumerate(tcs):
+                repeated = (i and tcs[i - 1] is tc) or (i < len(above) and above[i] is tc)
+                row.append("" if repeated else "\n".join(self.inline(p, images).strip() for p in tc.iter(W + "p")))
+            rows.append(row)
+            above = tcs
+        if self.out.lines and self.out.lines[-1]:
+            self.out.add("")
+        for line in pipe_table(rows):
+            self.out.add(line)
+        self.out.add("")
+        self._images(images)
+
+    # Inline content: runs, breaks, references, hyperlinks, images (collected to follow the paragraph).
+    def inline(self, el, images: list) -> str:
+        parts: list[str] = []
+        for child in el:
+            tag = child.tag
+            if tag == W + "t":
+                parts.append(child.text or "")
+            elif tag == W + "tab":
+                parts.append("\t")
+            elif tag in (W + "br", W + "cr"):
+                parts.append("\n")
+            elif tag == W + "noBreakHyphen":
+                parts.append("-")
+            elif tag == W + "footnoteReference":
+                parts.append(f"[^{child.get(W + 'id')}]")
+            elif tag == W + "endnoteReference":
+                parts.append(f"[^e{child.get(W + 'id')}]")
+            elif tag == W + "commentReference":
+                parts.append(f"[comment {child.get(W + 'id')}]")
+            elif tag == W + "hyperlink":
+                text = self.inline(child, images)
+                rel = self.part.rels.get(child.get(R + "id") or "")
+                parts.append(f"[{text}]({rel.target_ref})" if rel is not None and rel.is_external and text else text)
+            elif tag in (W + "drawing", W + "pict", W + "object"):
+                self._find_images(child, images)
+                parts.extend(self.inline(p, images) + " " for p in child.iter(W + "p"))  # text boxes
+            elif tag in TRANSPARENT or tag == W + "hyperlink":
+                parts.append(self.inline(child, images))
+        return "".join(parts)
+
+    def _find_images(self, el, images: list) -> None:
+        alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
+        for node in el.iter(A + "blip", VML + "imagedata"):
+            rid = node.get(R + "embed") or node.get(R + "id")
+            part = self.part.related_parts.get(rid) if rid else None
+            if part is not None:
+                images.append((str(part.partname).lstrip("/") + (f' "{alt}"' if alt else ""), part))
+
+    def _images(self, images: list) -> None:
+        for label, part in images:
+            self.out.add_image(label, lambda part=part: part.blob)
+
+    def _style_name(self, p) -> str:
+        style_id = p.find(f"{W}pPr/{W}pStyle")
+        style = self._styles.get(style_id.get(W + "val")) if style_id is not None else None
+        return (style.name or "") if style is not None else ""
+
+    def _list_prefix(self, p, style: str) -> str:
+        num = p.find(f"{W}pPr/{W}numPr")
+        if num is None:
+            if style.startswith("List Bullet"):
+                return "- "
+            return "1. " if style.startswith("List Number") else ""
+        num_id = _val(num.find(W + "numId")) or "0"
+        level = int(_val(num.find(W + "ilvl")) or 0)
+        if num_id == "0":  # numId 0 switches numbering off
+            return ""
+        indent = "  " * level
+        if self._format(num_id, level) == "bullet":
+            return indent + "- "
+        for key in [k for k in self.counters if k[0] == num_id and k[1] > level]:
+            del self.counters[key]  # a deeper list starts again after its parent item
+        count = self.counters[num_id, level] = self.counters.get((num_id, level), 0) + 1
+        return f"{indent}{count}. "
+
+    def _format(self, num_id: str, level: int) -> str:
+        key = (num_id, level)
+        if key not in self._formats:
+            self._formats[key] = "decimal"
+            try:
+                numbering = self.part.numbering_part.element
+            except (KeyError, NotImplementedError, AttributeError):
+                return "decimal"
+            for num in numbering.iter(W + "num"):
+                if num.get(W + "numId") == num_id:
+                    abstract = _val(num.find(W + "abstractNumId"))
+                    for a in numbering.iter(W + "abstractNum"):
+                        if a.get(W + "abstractNumId") == abstract:
+                            for lvl in a.iter(W + "lvl"):
+                                if lvl.get(W + "ilvl") == str(level):
+                                    self._formats[key] = _val(lvl.find(W + "numFmt")) or "decimal"
+        return self._formats[key]
+
+    # Footnotes, endnotes and comments, after the body, each under its marker.
+    def notes(self) -> None:
+        from docx.oxml import parse_xml
+
+        kinds = (("/footnotes", "footnote", "Footnotes:", "[^{id}]: {text}"),
+                 ("/endnotes", "endnote", "Endnotes:", "[^e{id}]: {text}"),
+                 ("/comments", "comment", "Comments:", "[comment {id}] {author}: {text}"))
+        for reltype, tag, title, form in kinds:
+            part = next((rel.target_part for rel in self.part.rels.values()
+                         if rel.reltype.endswith(reltype) and not rel.is_external), None)
+            if part is None:
+                continue
+            lines = []
+            for note in parse_xml(part.blob).iter(W + tag):
+                if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
+                    continue
+                text = " ".join(self.inline(p, []).strip() for p in note.iter(W + "p")).strip()
+                lines.append(form.format(id=note.get(W + "id"), author=note.get(W + "author") or "unknown",
+                                         text=text))
+            if lines:
+                if self.out.lines and self.out.lines[-1]:
+                    self.out.add("")
+                self.out.add(title)
+                for line in lines:
+                    self.out.add(line)
+
+
+def _val(el) -> str | None:
+    return None if el is None else el.get(W + "val")

@@ -1,0 +1,89 @@
+"""PPTX: one section per slide, shapes in reading order (top to bottom, then left to right).
+
+    --- Slide 3 ---                  ("(hidden)" when the slide is hidden in the show)
+    # Quarterly results              (the title placeholder)
+    - Revenue up 12%                 (text frames, one line per paragraph, indented by level)
+    | Region | Q1 | Q2 |             (tables as pipe tables)
+    [image 2: ppt/media/image3.png "chart of revenue", image/png 1280x720, attached]
+    [chart: Sales (bar clustered)]
+    Notes:                           (the speaker notes)
+    Mention the new office.
+
+`pages` picks slides ("3", "2-5", "4-"); `offset`/`limit` page through the lines of the slides picked (all
+slides when `pages` is absent), like the lines of a text file.
+"""
+
+from __future__ import annotations
+
+import io
+
+from agentread.office.document import Rendered, pipe_table, select_sections, show
+from agentread.request import ReadRequest
+from agentread.result import ReadResult
+
+
+def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    from pptx import Presentation
+
+    deck = Presentation(io.BytesIO(data))
+    slides = list(deck.slides)
+    first, last = select_sections(request.pages, len(slides), "slide")
+    out = Rendered()
+    for number in range(first, last + 1):
+        _slide(out, number, slides[number - 1])
+    pages = None if request.pages is None else f"{first}-{last}" if last > first else str(first)
+    result = show(out, request, path, "presentation", pages=pages)
+    result.total_pages = len(slides)
+    return result
+
+
+def _slide(out: Rendered, number: int, slide) -> None:
+    if out.lines:
+        out.add("")
+    out.add(f"--- Slide {number}{' (hidden)' if slide.element.get('show') == '0' else ''} ---")
+    title = slide.shapes.title
+    if title is not None and title.has_text_frame and title.text_frame.text.strip():
+        out.add("# " + " ".join(title.text_frame.text.split()))
+    for shape in _reading_order(slide.shapes):
+        if shape is not title:
+            _shape(out, shape)
+    if slide.has_notes_slide:
+        notes = slide.notes_slide.notes_text_frame
+        if notes is not None and notes.text.strip():
+            out.add("Notes:")
+            out.add(notes.text.strip())
+
+
+def _reading_order(shapes):
+    return sorted(shapes, key=lambda s: ((s.top or 0), (s.left or 0)))
+
+
+def _shape(out: Rendered, shape) -> None:
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+        for inner in _reading_order(shape.shapes):
+            _shape(out, inner)
+    elif getattr(shape, "has_table", False) and shape.has_table:
+        rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
+        for line in pipe_table(rows):
+            out.add(line)
+    elif getattr(shape, "has_chart", False) and shape.has_chart:
+        chart = shape.chart
+        title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
+        kind = str(chart.chart_type).split(" ")[0].lower().replace("_", " ") if chart.chart_type else "chart"
+        out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
+    elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape._element, "blip_rId"):
+        try:
+            part = shape.part.related_part(shape._element.blip_rId)
+        except (AttributeError, ValueError, KeyError):  # a linked or empty placeholder picture: no data
+            return
+        alt = shape.element.xpath("./*[1]/p:cNvPr/@descr")
+        label = str(part.partname).lstrip("/") + (f' "{alt[0]}"' if alt and alt[0] else "")
+        out.add_image(label, lambda part=part: part.blob)
+    elif shape.has_text_frame:
+        for paragraph in shape.text_frame.paragraphs:
+            text = "".join(run.text for run in paragraph.runs).strip() or paragraph.text.strip()
+            if text:
+                bullet = "  " * paragraph.level + "- " if paragraph.level else ""
+                out.add(bullet + text.replace("\v", "\n"))

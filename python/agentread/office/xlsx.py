@@ -1,0 +1,216 @@
+"""XLSX: one section per sheet, its cells as pipe-table rows led by the sheet's own row numbers.
+
+    --- Sheet 1 "Budget" (120 rows × 4 columns, A1:D120) ---
+    Merged cells: A1:D1
+    | row | A | B | C | D |
+    | --- | --- | --- | --- | --- |
+    | 1 | Budget 2024 |  |  |  |
+    | 17 | Rent | 1200 | =B17*12 → 14400 |  |
+
+A cell is cited as column letter and row number (C17). A formula shows its text and the value Excel last
+computed (`→`); a workbook never computed by Excel has no such value and shows the formula alone. Empty rows
+are left out (the numbers say where).
+
+Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of the first
+sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`, every sheet in order.
+A read stops at the per-call budget; `next` says where to continue, e.g. {pages: "2-3", offset: 2001}.
+
+Sheets are streamed row by row (openpyxl's read-only mode): a 1,000,000-row sheet costs the memory of the rows
+shown. The formulas come from a second stream over the same rows, read in step with the values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+import zipfile
+
+from agentread.cancel import checkpoint
+from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
+from agentread.office.document import cell_text, pipe_row, select_sections
+from agentread.render import cut_line
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# Columns shown per row. Past this a row is no longer a line a model reads as a row; the section header says
+# how many columns there are and the reader can be asked for a CSV export instead.
+MAX_COLUMNS = 100
+
+# Merged ranges listed per sheet; a sheet merging thousands of cells (a formatted report) lists the first.
+MAX_MERGES_LISTED = 50
+
+# Room kept for the closing line (where the read stopped, how to continue).
+CLOSING_RESERVE_BYTES = 400
+
+_MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+\d+(?::[A-Z]+\d+)?)"')
+
+# Bytes of sheet XML scanned at a time for merged ranges (they follow the cells, at the end of the sheet).
+MERGE_SCAN_CHUNK = 1 << 20
+
+# The longest mergeCell tag up to its range (`<x:mergeCell ref="XFD1048576:XFD1048576"`), with room to spare.
+MAX_MERGE_TAG_BYTES = 64
+
+
+def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    import openpyxl
+
+    values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
+    try:
+        names = values.sheetnames
+        first, last = select_sections(request.pages, len(names), "sheet", names)
+        reader = _Reader(data, request, path, len(names))
+        for number in range(first, last + 1):
+            start = request.first_line if number == first else 1
+            if not reader.sheet(number, values[names[number - 1]], formulas[names[number - 1]], start,
+                                f"{number}-{last}" if last > number else str(number)):
+                break
+        return reader.result()
+    finally:
+        values.close()
+        formulas.close()
+
+
+class _Reader:
+    def __init__(self, data: bytes, request: ReadRequest, path: str, sheets: int):
+        self.data = data
+        self.request = request
+        self.path = path
+        self.sheets = sheets
+        self.lines: list[str] = []
+        self.used = 0
+        self.rows_left = request.line_limit
+        self.next: dict | None = None
+        self.closing: str | None = None
+
+    def _add(self, line: str) -> None:
+        line = cut_line(line) if len(line) > MAX_LINE_CHARS else line
+        self.lines.append(line)
+        self.used += len(line.encode("utf-8")) + 1
+
+    def sheet(self, number: int, values, formulas, start: int, remaining: str) -> bool:
+        """Render sheet `number` from row `start`; False once the call's budget is spent.
+
+        The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for a full
+        sheet. Every row is read until the sheet ends or the budget does; the window's rows are held (they
+        are what the call shows anyway) to size the table's header."""
+        declared_rows, declared_cols = values.max_row or 0, values.max_column or 0
+        for sheet in (values, formulas):
+            sheet.reset_dimensions()  # read every cell, not just the declared extent
+        rows: list[tuple[int, list[str]]] = []
+        used = self.used
+        stop = reason = None
+        pairs = zip(values.iter_rows(min_row=start), formulas.iter_rows(min_row=start))
+        for row_number, (value_row, formula_row) in enumerate(pairs, start):
+            if row_number % 1000 == 0:
+                checkpoint()
+            if row_number - start >= self.rows_left:
+                stop, reason = row_number, f"limit of {self.request.line_limit:,} rows"
+                break
+            cells = [_show(v, f) for v, f in zip(value_row[:MAX_COLUMNS], formula_row[:MAX_COLUMNS])]
+            while cells and not cells[-1]:
+                cells.pop()
+            if not cells:
+                continue
+            used += len(pipe_row([str(row_number), *cells]).encode("utf-8")) + 1
+            if rows and used > MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES:
+                stop, reason = row_number, f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
+                break
+            rows.append((row_number, cells))
+        if stop is None and start > 1 and not rows:
+            raise ReadError("offset_past_end", f"offset {start:,} is past the last row of sheet {number}. Call "
+                            "again with a smaller offset, or without one to read the sheet from its first row.")
+        if stop is None:
+            extent = f"{rows[-1][0]:,} rows" if rows else "empty"
+        elif declared_rows >= stop:
+            extent = f"{declared_rows:,} rows"
+        else:
+            extent = f"more than {stop - 1:,} rows"
+        width = max([declared_cols, *(len(cells) for _, cells in rows)])
+        self._header(number, values, extent, width)
+        if rows:
+            columns = min(width, MAX_COLUMNS)
+            self._add(pipe_row(["row", *(_letters(c) for c in range(1, columns + 1))]))
+            self._add(pipe_row(["---"] * (columns + 1)))
+            for row_number, cells in rows:
+                self._add(pipe_row([str(row_number), *cells, *[""] * (columns - len(cells))]))
+        if stop is not None:
+            self._stop(number, stop, remaining, reason)
+            return False
+        self.rows_left -= (rows[-1][0] if rows else start) - start + 1
+        return True
+
+    def _header(self, number: int, sheet, extent: str, columns: int) -> None:
+        hidden = "" if sheet.sheet_state == "visible" else f", {sheet.sheet_state}"
+        if self.lines:
+            self._add("")
+        self._add(f'--- Sheet {number} "{sheet.title}" ({extent} × {columns:,} columns{hidden}) ---')
+        if columns > MAX_COLUMNS:
+            self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
+        merges = self._merges(sheet)
+        if merges:
+            more = f" and {len(merges) - MAX_MERGES_LISTED:,} more" if len(merges) > MAX_MERGES_LISTED else ""
+            self._add(f"Merged cells (value in the first cell): {', '.join(merges[:MAX_MERGES_LISTED])}{more}")
+
+    def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
+        self.next = {"pages": remaining, "offset": row}
+        self.closing = (f"[Sheet {sheet} stops before row {row:,} ({reason}). Call again with "
+                        f'pages="{remaining}" and offset={row} to continue.]')
+
+    def _merges(self, sheet) -> list[str]:
+        """Merged ranges of a sheet, scanned from its XML in chunks (read-only mode does not load them)."""
+        found: list[str] = []
+        try:
+            with zipfile.ZipFile(io.BytesIO(self.data)) as archive, archive.open(sheet._worksheet_path) as xml:
+                tail = b""
+                while True:
+                    chunk = xml.read(MERGE_SCAN_CHUNK)
+                    block = tail + chunk
+                    # A tag that may be cut by the chunk's end is matched with the next chunk instead.
+                    keep = len(block) - MAX_MERGE_TAG_BYTES if chunk else len(block)
+                    found += [m.group(1).decode() for m in _MERGE.finditer(block) if m.start() < keep]
+                    if not chunk:
+                        break
+                    tail = block[max(keep, 0):]
+        except (KeyError, AttributeError, zipfile.BadZipFile):
+            return []
+        return found
+
+    def result(self) -> ReadResult:
+        if self.closing:
+            self.lines.append(self.closing)
+        return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
+                          total_pages=self.sheets, truncated=self.next is not None, next=self.next)
+
+
+def _show(value_cell, formula_cell) -> str:
+    value = _value(value_cell.value)
+    if getattr(formula_cell, "data_type", None) == "f":
+        formula = getattr(formula_cell.value, "text", formula_cell.value)  # an array formula holds its text
+        formula = str(formula) if str(formula).startswith("=") else f"={formula}"
+        return cell_text(f"{formula} → {value}" if value else formula)
+    return cell_text(value)
+
+
+def _value(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _letters(column: int) -> str:
+    out = ""
+    while column:
+        column, rest = divmod(column - 1, 26)
+        out = chr(65 + rest) + out
+    return out
+

@@ -1,0 +1,312 @@
+"""Office documents through the engine: real files (tests/data/office, see SOURCES.md) and files generated here
+for the edge cases (merged cells, a 100,000-row sheet, notes, tables and images, legacy and encrypted files)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from agentread.engine import Engine
+from agentread.office.detect import OLE2_MAGIC, ooxml_format
+from agentread.request import InvalidParams, parse_request
+from agentread.result import ImagePart
+from agentread.sniff import sniff
+from agentread.workspace import Workspace
+
+DATA = Path(__file__).parent / "data" / "office"
+
+
+def read(root: Path, **params):
+    return Engine(Workspace([str(root)])).read(parse_request(params))
+
+
+def text_of(result) -> str:
+    assert not result.is_error, result.text()
+    return result.text()
+
+
+def images(result) -> list[ImagePart]:
+    return [p for p in result.content if isinstance(p, ImagePart)]
+
+
+def png(color: str, size=(64, 48)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, color).save(out, "PNG")
+    return out.getvalue()
+
+
+@pytest.fixture
+def real(tmp_path: Path) -> Path:
+    for f in DATA.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+# Detection: by content, not by name.
+
+@pytest.mark.parametrize("name, kind", [("docx-test.docx", "docx"), ("deaths.xlsx", "xlsx"),
+                                        ("pptx-test-slides.pptx", "pptx")])
+def test_real_files_are_told_apart_by_content(name: str, kind: str):
+    head = (DATA / name).read_bytes()[:65536]
+    assert ooxml_format(head) == kind
+    assert sniff(head, "renamed.bin").kind == "office"
+
+
+def test_a_plain_zip_is_still_binary(tmp_path: Path):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as z:
+        z.writestr("word/notes.txt", "not a document")
+    assert sniff((tmp_path / "a.zip").read_bytes(), "a.docx").kind == "binary"
+
+
+def test_a_docx_renamed_is_read_as_a_docx(real: Path):
+    (real / "docx-test.docx").rename(real / "report.dat")
+    assert "# python-docx was here!" in text_of(read(real, path="report.dat"))
+
+
+# DOCX
+
+def test_real_docx_heading_and_paragraph(real: Path):
+    result = read(real, path="docx-test.docx")
+    assert result.kind == "document"
+    assert text_of(result).splitlines()[:2] == ["     1\t# python-docx was here!", "     2\tpython-docx was here too!"]
+
+
+def test_real_docx_comments_are_marked_and_listed(real: Path):
+    text = text_of(read(real, path="docx-comments.docx"))
+    assert "Some text worthy of note.[comment 0]" in text
+    assert "[comment 0] Steve Canny: Text with hyperlink https://google.com embedded." in text
+
+
+def test_real_docx_images_are_attached_after_their_lines(real: Path):
+    result = read(real, path="docx-having-images.docx")
+    assert len(images(result)) == 5
+    assert "[image 1: word/media/image1.png, image/png 211x71, attached]" in text_of(result)
+    first = result.content.index(images(result)[0])
+    assert result.content[first - 1].text.endswith("attached]")
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    import docx
+
+    d = docx.Document()
+    d.add_heading("Annual report", level=1)
+    d.add_paragraph("Intro paragraph.")
+    d.add_heading("Numbers", level=2)
+    d.add_paragraph("first point", style="List Bullet")
+    d.add_paragraph("second point", style="List Bullet")
+    table = d.add_table(rows=3, cols=3)
+    for r, row in enumerate([["Region", "Q1", "Q2"], ["North", "10", "12"], ["South", "7", "a|b"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    table.cell(0, 1).merge(table.cell(0, 2))  # "Q1" spans two columns
+    for n in range(12):
+        d.add_picture(io.BytesIO(png(["red", "green", "blue"][n % 3])))
+    for n in range(3000):
+        d.add_paragraph(f"filler line {n}")
+    d.save(tmp_path / "report.docx")
+    return tmp_path
+
+
+def test_generated_docx_headings_lists_tables(report: Path):
+    text = text_of(read(report, path="report.docx", limit=20))
+    lines = [line.split("\t", 1)[1] for line in text.splitlines() if "\t" in line]
+    assert lines[:5] == ["# Annual report", "Intro paragraph.", "## Numbers", "- first point", "- second point"]
+    assert "| Region | Q1<br>Q2 |  |" in lines
+    assert "| South | 7 | a\\|b |" in lines
+
+
+def test_generated_docx_images_within_the_per_call_budget(report: Path):
+    result = read(report, path="report.docx", limit=40)
+    assert len(images(result)) == 10
+    assert "not attached: at most 10 images" in result.text()
+    held = re.search(r"not attached: .* offset=(\d+) to see them", result.text()).group(1)
+    again = read(report, path="report.docx", offset=int(held), limit=5)
+    assert len(images(again)) >= 1
+
+
+def test_generated_docx_pages_by_offset_and_next(report: Path):
+    first = read(report, path="report.docx")
+    assert first.truncated and first.next == {"offset": first.end_line + 1}
+    assert first.end_line <= 2000
+    second = read(report, path="report.docx", **first.next)
+    assert second.start_line == first.end_line + 1
+    assert f"{second.start_line:6d}\tfiller line" in second.text()
+    last = read(report, path="report.docx", offset=second.total_lines)
+    assert not last.truncated and last.next is None
+    past = read(report, path="report.docx", offset=second.total_lines + 5)
+    assert past.error.code == "offset_past_end"
+
+
+# XLSX
+
+def test_real_xlsx_formulas_dates_merges(real: Path):
+    result = read(real, path="deaths.xlsx")
+    text = text_of(result)
+    assert result.kind == "spreadsheet" and result.total_pages == 2
+    assert '--- Sheet 1 "arts" (19 rows × 6 columns) ---' in text
+    assert "Merged cells (value in the first cell): B4:E4" in text
+    assert '| 6 | David Bowie | musician | =DATEDIF(E6,F6,"y") → 69 | TRUE | 1947-01-08 | 2016-01-10 |' in text
+    assert '--- Sheet 2 "other"' in text
+
+
+def test_real_xlsx_declaring_a_wrong_extent_is_read_whole(real: Path):
+    # datasets.xlsx declares A1:A1 for full sheets; the rows and columns are found by reading them.
+    text = text_of(read(real, path="datasets.xlsx", pages="mtcars"))
+    assert '--- Sheet 2 "mtcars" (33 rows × 11 columns) ---' in text
+    assert "| 1 | mpg | cyl |" in text
+
+
+def test_xlsx_pages_pick_sheets_and_offset_picks_rows(real: Path):
+    result = read(real, path="deaths.xlsx", pages="2", offset=10, limit=2)
+    text = text_of(result)
+    assert '--- Sheet 2 "other"' in text and "| 10 | Antonin Scalia |" in text and "| 11 | Jo Cox |" in text
+    assert "| 12 |" not in text
+    assert result.next == {"pages": "2", "offset": 12}
+    assert read(real, path="deaths.xlsx", pages="3").error.code == "page_out_of_range"
+    with pytest.raises(InvalidParams):
+        read(real, path="deaths.xlsx", pages="no such sheet")
+
+
+@pytest.fixture
+def big(tmp_path: Path) -> Path:
+    import openpyxl
+
+    wb = openpyxl.Workbook(write_only=True)
+    ws = wb.create_sheet("Data")
+    ws.append(["id", "name", "amount", "double"])
+    for n in range(2, 100_002):
+        ws.append([n, f"item {n}", n * 1.5, f"=C{n}*2"])
+    other = wb.create_sheet("Summary")
+    other.append(["total", "=SUM(Data!C2:C100001)"])
+    wb.save(tmp_path / "big.xlsx")
+    return tmp_path
+
+
+def test_100k_row_sheet_pages_by_rows_and_next_reaches_the_next_sheet(big: Path):
+    first = read(big, path="big.xlsx")
+    text = text_of(first)
+    # A write-only openpyxl file declares no extent: the total is known once a read reaches the end.
+    assert text.startswith('--- Sheet 1 "Data" (more than 1,')
+    assert "| 2 | 2 | item 2 | 3 | =C2*2 |" in text  # never computed by Excel: the formula alone
+    assert first.truncated and first.next["pages"] == "1-2"
+    row = first.next["offset"]
+    assert f"| {row - 1} |" in text and f"| {row} |" not in text
+    deep = read(big, path="big.xlsx", pages="1-2", offset=99_990)
+    deep_text = text_of(deep)
+    assert deep_text.startswith('--- Sheet 1 "Data" (100,001 rows × 4 columns) ---')
+    assert "| 100001 | 100001 | item 100001 |" in deep_text
+    assert '--- Sheet 2 "Summary"' in deep_text and "=SUM(Data!C2:C100001)" in deep_text
+    assert not deep.truncated
+
+
+def test_generated_merged_cells_and_cached_values(tmp_path: Path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Plan"
+    ws["A1"] = "Merged title"
+    ws.merge_cells("A1:C1")
+    ws["A3"], ws["B3"] = 2, "=A3*10"
+    wb.save(tmp_path / "plan.xlsx")
+    text = text_of(read(tmp_path, path="plan.xlsx"))
+    assert "Merged cells (value in the first cell): A1:C1" in text
+    assert "| 1 | Merged title |  |  |" in text
+    assert "\n| 2 |" not in text  # an empty row is left out; the numbers say where
+    assert "| 3 | 2 | =A3*10 |  |" in text
+
+
+# PPTX
+
+def test_real_pptx_slide_with_pictures_group_and_table(real: Path):
+    result = read(real, path="pptx-test-slides.pptx")
+    text = text_of(result)
+    assert result.kind == "presentation" and result.total_pages >= 1
+    assert "--- Slide 1 ---" in text
+    assert "| Col head 1 | Col head 2 |" in text and "Group test text" in text
+    assert len(images(result)) == 2
+
+
+def test_real_pptx_notes(real: Path):
+    assert "Notes:" in text_of(read(real, path="pptx-notes.pptx", pages="1"))
+
+
+@pytest.fixture
+def deck(tmp_path: Path) -> Path:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    prs = Presentation()
+    for n in range(1, 31):
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = f"Slide title {n}"
+        slide.placeholders[1].text_frame.text = f"body point {n}"
+        slide.notes_slide.notes_text_frame.text = f"say this on slide {n}"
+        if n % 5 == 0:
+            rows = slide.shapes.add_table(2, 2, Inches(1), Inches(5), Inches(4), Inches(1)).table
+            rows.cell(0, 0).text, rows.cell(1, 1).text = "head", f"value {n}"
+        if n <= 12:
+            slide.shapes.add_picture(io.BytesIO(png("navy")), Inches(6), Inches(6))
+    prs.save(tmp_path / "deck.pptx")
+    return tmp_path
+
+
+def test_generated_deck_slides_notes_tables_images(deck: Path):
+    result = read(deck, path="deck.pptx", pages="5")
+    text = text_of(result)
+    for want in ("--- Slide 5 ---", "# Slide title 5", "body point 5", "Notes:", "say this on slide 5",
+                 "| head |  |", "|  | value 5 |"):
+        assert want in text
+    assert len(images(result)) == 1 and result.total_pages == 30
+
+
+def test_generated_deck_image_budget_and_paging(deck: Path):
+    result = read(deck, path="deck.pptx")
+    assert len(images(result)) == 10
+    assert "not attached: at most 10 images" in result.text()
+    window = read(deck, path="deck.pptx", pages="2-29", limit=10)
+    assert window.next == {"pages": "2-29", "offset": 11}
+    again = read(deck, path="deck.pptx", **window.next, limit=10)
+    assert again.start_line == 11
+    assert read(deck, path="deck.pptx", pages="31").error.code == "page_out_of_range"
+
+
+# Legacy and encrypted files
+
+def test_legacy_xls_is_refused_with_what_reads_it(real: Path):
+    result = read(real, path="clippy.xls")
+    assert result.error.code == "legacy_office"
+    assert "Excel 97-2003" in result.error.message and "--convert-to xlsx" in result.error.message
+
+
+def _ole2(stream: str) -> bytes:
+    """A minimal compound file head: the magic, then a directory sector naming `stream`."""
+    entry = (stream + "\0").encode("utf-16-le").ljust(64, b"\0") + len((stream + "\0").encode("utf-16-le")).to_bytes(2, "little")
+    return OLE2_MAGIC + b"\0" * (512 - len(OLE2_MAGIC)) + b"\0" * 128 + entry.ljust(128, b"\0")
+
+
+@pytest.mark.parametrize("stream, code, words", [
+    ("EncryptedPackage", "encrypted_office", "password-protected"),
+    ("WordDocument", "legacy_office", "Word 97-2003"),
+    ("PowerPoint Document", "legacy_office", "PowerPoint 97-2003"),
+    ("__substg1.0_0037001F", "binary", "OLE2 compound file"),
+])
+def test_ole2_files_say_what_they_are(tmp_path: Path, stream: str, code: str, words: str):
+    (tmp_path / "f.docx").write_bytes(_ole2(stream))
+    result = read(tmp_path, path="f.docx")
+    assert result.error.code == code and words in result.error.message
+
+
+def test_damaged_office_file(tmp_path: Path, real: Path):
+    data = (real / "docx-test.docx").read_bytes()
+    (tmp_path / "cut.docx").write_bytes(data[: len(data) // 2])
+    result = read(tmp_path, path="cut.docx")
+    assert result.error.code == "damaged_office"
