@@ -60,3 +60,28 @@ def test_scanned_page_parts_note_image_and_ocr():
 def test_ocr_is_none_without_tesseract(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     assert ocr_text(render_page(_scan_pdf("HELLO"), 1)) is None
+
+
+@pytest.mark.parametrize("name, rendered", [
+    ("cmyk-image.pdf", [1]),
+    ("imagemagick-CCITTFaxDecode.pdf", [1]),
+    ("imagemagick-images.pdf", [4, 5]),  # PDFium finds text ("Background") on the other pages
+])
+def test_pages_without_text_come_back_as_page_images_through_the_reader(corpus, name, rendered):
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    result = Engine(Workspace([str(corpus)])).read(parse_request({"path": f"pdf/{name}"}))
+    assert not result.is_error, result.text()
+    images = [p for p in result.content if isinstance(p, ImagePart)]
+    assert len(images) == len(rendered)
+    text = result.text()
+    for number in rendered:
+        assert f"--- Page {number} ---" in text
+    # Each picture comes right after its page's header and a note naming that page.
+    for number in rendered:
+        i = next(i for i, p in enumerate(result.content)
+                 if isinstance(p, TextPart) and p.text.startswith(f"[Page {number} has no extractable text"))
+        assert result.content[i - 1].text.rstrip().endswith(f"--- Page {number} ---")
+        assert isinstance(result.content[i + 1], ImagePart)

@@ -86,11 +86,16 @@ class Engine:
         if kind == "text":
             return read_text(f, request, path, info.encoding or "utf-8", info.bom, size, cache_key,
                              label="utf-8 (editor buffer)" if live_buffer else None)
-        data = _whole(f, kind, size, request.path)
         if kind == "pdf":
             from agentread.pdf import read_pdf
 
-            return read_pdf(io.BytesIO(data), request, path, cache_key or (path, hash(data)))
+            # The parsed document is cached under cache_key, so the bytes are read only when it is not: a warm
+            # page of a 6 MB manual is then served without reading 6 MB.
+            def load() -> io.BytesIO:
+                return io.BytesIO(_whole(f, kind, size, request.path))
+
+            return read_pdf(load, request, path, cache_key or (path, hash(f.getvalue())))
+        data = _whole(f, kind, size, request.path)
         if kind == "image":
             from agentread.image import read_image
 

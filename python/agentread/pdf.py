@@ -20,7 +20,7 @@ from agentread.cancel import checkpoint
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
-from agentread.result import ReadError, ReadResult, TextPart
+from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 
 # Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
@@ -33,8 +33,14 @@ MAX_CACHED_PAGE_CHARS = 4_000_000
 # Page attributes a page inherits from its ancestors in the page tree (PDF 1.7, table 30).
 INHERITABLE = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
 
+# Pages without text rendered as images per call: a scanned page costs a model about what a plot does, and
+# rendering (plus OCR where Tesseract is installed) takes a second or more a page.
+MAX_RENDERED_PAGES = 5
+
 # A page tree deeper than this is hostile or broken; walking it could loop.
 MAX_TREE_DEPTH = 64
+
+NO_TEXT = "[Page {} has no extractable text: it may be a scanned image or a drawing.]"
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
@@ -44,7 +50,7 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 # PDFium is not thread-safe, not even across documents: every PDFium call runs under this one lock.
-_PDFIUM_LOCK = threading.Lock()
+PDFIUM_LOCK = threading.Lock()
 
 
 class _Pdfium:
@@ -86,7 +92,7 @@ class _Document:
     def __init__(self, backend: _Pdfium | _Pypdf):
         self.backend = backend
         # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
-        self.lock = _PDFIUM_LOCK if isinstance(backend, _Pdfium) else threading.Lock()
+        self.lock = PDFIUM_LOCK if isinstance(backend, _Pdfium) else threading.Lock()
         # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
         # agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across the document.
         self.texts: OrderedDict[int, str] = OrderedDict()
@@ -252,7 +258,7 @@ def _extract(doc: _Document, number: int) -> str:
         return f"[Text could not be extracted from page {number}: {_short(exc)}]"
     text = text.strip("\n")
     if not text.strip():
-        return f"[Page {number} has no extractable text: it may be a scanned image or a drawing.]"
+        return NO_TEXT.format(number)
     return text
 
 
@@ -263,11 +269,19 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
         first, last = parse_pages(request.pages, doc.total)
         stop = min(last, first + MAX_PDF_PAGES - 1)
         parts: list[str] = []
+        pictures: dict[int, ImagePart] = {}  # pages without text, rendered (index in parts → image)
         used = 0
         shown = first - 1
         for number in range(first, stop + 1):
             checkpoint()
-            block = f"--- Page {number} ---\n{_page_text(doc, number)}"
+            text = _page_text(doc, number)
+            if text == NO_TEXT.format(number) and len(pictures) < MAX_RENDERED_PAGES \
+                    and request.offset is None and request.limit is None and isinstance(doc.backend, _Pdfium):
+                from agentread.pdfpages import render_pdfium_page
+
+                pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
+                text = ""
+            block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
             if parts and used + size > MAX_OUTPUT_BYTES:
                 break
@@ -291,8 +305,24 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
         result.next = {"pages": following}
         parts.append(f"[Showing pages {first}-{shown} of {doc.total}. Call again with pages=\"{following}\" "
                      "to continue.]")
-    result.content = [TextPart("\n\n".join(parts))]
+    result.content = _with_pictures(parts, pictures, first)
     return result
+
+
+def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
+    """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
+    from agentread.pdfpages import scanned_page  # OCR runs here, outside the PDFium lock
+
+    content: list[Part] = []
+    text: list[str] = []
+    for index, block in enumerate(blocks):
+        text.append(block)
+        if index in pictures:
+            content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index])]
+            text = []
+    if text:
+        content.append(TextPart("\n\n".join(text)))
+    return content
 
 
 def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int) -> ReadResult:

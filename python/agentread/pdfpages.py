@@ -28,17 +28,17 @@ MAX_PAGE_PNG_BYTES = 1_000_000
 PHOTO_PAGE_JPEG_QUALITY = 85
 
 # Tesseract on a 2000 px page takes a few seconds; a page that takes longer than this is left without OCR
-# rather than holding the read.
-OCR_TIMEOUT_SECONDS = 60
+# rather than holding the read (up to five pages a call must fit well inside the server's read deadline).
+OCR_TIMEOUT_SECONDS = 10
 
 
 def render_page(data: bytes, number: int) -> ImagePart:
     """Page `number` (1-based) of the PDF in `data`, rendered as an image part."""
     import pypdfium2
 
-    from agentread.pdf import _PDFIUM_LOCK  # PDFium is not thread-safe: the one lock every PDFium call takes
+    from agentread.pdf import PDFIUM_LOCK  # PDFium is not thread-safe: the one lock every PDFium call takes
 
-    with _PDFIUM_LOCK:
+    with PDFIUM_LOCK:
         try:
             pdf = pypdfium2.PdfDocument(data)
         except pypdfium2.PdfiumError as exc:
