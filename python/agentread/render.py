@@ -32,27 +32,43 @@ def continuation(first: int, last: int, total: int | None, reason: str, call: st
     return f"[Showing lines {first:,}-{last:,}{of} ({reason}). Call again with {call} to continue.]"
 
 
+class Window:
+    """Numbered lines collected from `first` within a line limit and a byte budget, and why it stopped."""
+
+    def __init__(self, first: int, limit: int, budget: int):
+        self.first, self.limit, self.budget = first, limit, budget
+        self.lines: list[str] = []
+        self.used = 0
+        self.reason: str | None = None  # set when a line did not fit: more follows
+
+    @property
+    def next_number(self) -> int:
+        return self.first + len(self.lines)
+
+    def add(self, line: str) -> bool:
+        """Number and keep `line`; False, with the reason, when it does not fit."""
+        if len(self.lines) >= self.limit:
+            self.reason = f"limit of {self.limit:,} lines"
+            return False
+        out = numbered(self.next_number, line)
+        cost = len(out.encode("utf-8")) + 1
+        if self.lines and self.used + cost > self.budget:
+            self.reason = f"output limit of about {self.budget // 1000} KB"
+            return False
+        self.lines.append(out)
+        self.used += cost
+        return True
+
+
 def window(lines: list[str], offset: int, limit: int, budget: int, also: str = "") -> tuple[list[str], int, bool]:
     """Numbered lines of already-rendered text (a PDF's pages, say) from `offset`, within `limit` lines and
     `budget` bytes, with the closing line when cut → (rendered, last line shown, truncated).
     `also` names the other arguments the continuing call must repeat (e.g. the pages)."""
-    out: list[str] = []
-    used = 0
-    last = offset - 1
-    reason = None
-    for number in range(offset, len(lines) + 1):
-        if number - offset >= limit:
-            reason = f"limit of {limit:,} lines"
+    win = Window(offset, limit, budget)
+    for line in lines[offset - 1:]:
+        if not win.add(cut_line(line) if len(line) > MAX_LINE_CHARS else line):
             break
-        line = numbered(number, cut_line(lines[number - 1]) if len(lines[number - 1]) > MAX_LINE_CHARS
-                        else lines[number - 1])
-        cost = len(line.encode("utf-8")) + 1
-        if out and used + cost > budget:
-            reason = f"output limit of about {budget // 1000} KB"
-            break
-        out.append(line)
-        used += cost
-        last = number
-    if reason:
-        out.append(continuation(offset, last, len(lines), reason, f"{also}offset={last + 1}"))
-    return out, last, reason is not None
+    last = win.next_number - 1
+    if win.reason:
+        win.lines.append(continuation(offset, last, len(lines), win.reason, f"{also}offset={last + 1}"))
+    return win.lines, last, win.reason is not None

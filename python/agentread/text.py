@@ -19,7 +19,7 @@ from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
-from agentread.render import continuation, cut_line, numbered
+from agentread.render import Window, continuation, cut_line, numbered
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -318,33 +318,17 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
 
     limit = request.line_limit
     fast = _plain_window(stream, start, first, limit, decode_as)
-    rendered, number, stop_reason = fast or ([], first, None)
-    used = 0
-    for raw, full_len in _lines(stream, start) if fast is None else ():
-        if number - first >= limit:
-            stop_reason = f"limit of {limit:,} lines"
-            break
-        text = raw.decode(decode_as, errors="replace")
-        if full_len < 0:
-            line = f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than " \
-                   f"{MAX_MEASURED_LINE_BYTES >> 20} MB]"
-            stop_reason = "a line too long to measure"
-        elif full_len > len(raw):
-            line = cut_line(text, total_bytes=full_len)
-        elif len(text) > MAX_LINE_CHARS:
-            line = cut_line(text, total_chars=len(text))
-        else:
-            line = text
-        out = numbered(number, line)
-        cost = len(out.encode("utf-8")) + 1
-        if rendered and used + cost > MAX_OUTPUT_BYTES:
-            stop_reason = f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
-            break
-        rendered.append(out)
-        used += cost
-        number += 1
-        if stop_reason:
-            break
+    if fast is not None:
+        rendered, number, stop_reason = fast
+    else:
+        win = Window(first, limit, MAX_OUTPUT_BYTES)
+        for raw, full_len in _lines(stream, start):
+            if not win.add(_line_text(raw, full_len, decode_as)):
+                break
+            if full_len < 0:
+                win.reason = "a line too long to measure"
+                break
+        rendered, number, stop_reason = win.lines, win.next_number, win.reason
     last = number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
@@ -364,6 +348,19 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         result.next = {"offset": last + 1}
     result.content = [TextPart("\n".join(rendered))]
     return result
+
+
+def _line_text(raw: bytes, full_len: int, encoding: str) -> str:
+    """A line as shown: decoded, and cut with a marker when long (`full_len` -1: too long to measure)."""
+    text = raw.decode(encoding, errors="replace")
+    if full_len < 0:
+        return (f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than "
+                f"{MAX_MEASURED_LINE_BYTES >> 20} MB]")
+    if full_len > len(raw):
+        return cut_line(text, total_bytes=full_len)
+    if len(text) > MAX_LINE_CHARS:
+        return cut_line(text, total_chars=len(text))
+    return text
 
 
 def _at_end(stream: BinaryIO, pos: int) -> bool:
