@@ -332,3 +332,37 @@ def test_symlink_to_a_fifo_inside_is_refused_without_opening(tmp_path: Path):
     with pytest.raises(OSError) as excinfo:
         os.close(os.open(tmp_path / "pipe", os.O_WRONLY | os.O_NONBLOCK))
     assert excinfo.value.errno == errno.ENXIO
+
+
+def test_percent_encoded_uri_is_decoded_then_confined(layout):
+    ws, outside = layout
+    (ws / "with space.txt").write_text("spaced\n")
+    engine = Engine(Workspace([str(ws)]))
+    assert "spaced" in read(engine, path=(ws / "with space.txt").as_uri()).text()  # file:///…/with%20space.txt
+    escape = "file://" + str(ws) + "/%2E%2E/outside/secret.txt"  # %2E%2E is ..
+    assert_refused(read(engine, path=escape), "outside_workspace")
+    # In a plain path, % is an ordinary character: no decoding, so no escape through it.
+    assert_refused(read(engine, path="%2E%2E/outside/secret.txt"), "not_found")
+
+
+def test_a_file_replaced_between_the_check_and_the_open_is_refused(layout):
+    from agentread.result import ReadError
+    from agentread.workspace import open_verified
+
+    ws, outside = layout
+    workspace = Workspace([str(ws)])
+    resolved = workspace.resolve("a.txt")
+    os.replace(outside / "secret.txt", ws / "a.txt")  # swapped in after the vetting
+    with pytest.raises(ReadError) as err:
+        open_verified(resolved)
+    assert err.value.code == "file_changed"
+
+
+def test_proc_files_are_outside_and_unreadable_ones_are_a_clear_error(layout):
+    ws, _ = layout
+    engine = Engine(Workspace([str(ws)]))
+    assert_refused(read(engine, path="/proc/self/environ"), "outside_workspace")
+    assert_refused(read(engine, path="/proc/self/mem"), "outside_workspace")
+    # Even with consent, /proc/self/mem (a "regular" file that fails on read) is an error result, not a crash.
+    result = read(engine, path="/proc/self/mem", consent=True)
+    assert result.is_error and result.error.code in ("read_failed", "special_file"), result.text()

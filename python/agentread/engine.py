@@ -41,6 +41,10 @@ class Engine:
             return self._read(request, live or self.live)
         except ReadError as exc:
             return error_result(request.path, exc.code, exc.message)
+        except OSError as exc:  # the file system failed mid-read (EIO, a vanished mount, /proc oddities)
+            return error_result(request.path, "read_failed", f"{request.path} could not be read: "
+                                f"{exc.strerror or exc}. It may be on a failing disk or be a system file; "
+                                "read another file.")
         except (MemoryError, RecursionError) as exc:
             log.exception("read of %s exhausted resources", request.path)
             return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
