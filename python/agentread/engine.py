@@ -9,6 +9,7 @@ import io
 import logging
 from typing import Callable
 
+from agentread.delimited import add_header
 from agentread.directory import read_directory
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
@@ -88,8 +89,10 @@ class Engine:
             raise ReadError("binary", f"{request.path} is a binary file ({info.description}, {size:,} bytes) "
                             "and cannot be shown as text. Look for a text form of it (source, export, docs).")
         if kind == "text":
-            return read_text(f, request, path, info.encoding or "utf-8", info.bom, size, cache_key,
-                             label="utf-8 (editor buffer)" if live_buffer else None)
+            encoding = info.encoding or "utf-8"
+            result = read_text(f, request, path, encoding, info.bom, size, cache_key,
+                               label="utf-8 (editor buffer)" if live_buffer else None)
+            return add_header(result, f, path, encoding, info.bom)
         if kind == "pdf":
             from agentread.pdf import read_pdf
 
