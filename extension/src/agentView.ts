@@ -4,16 +4,15 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText, images } from './convert';
-import { forwardRead, type ImageContent, type ReadInput, type ReadResult } from './protocol';
+import { describeRange, forwardRead, type ImageContent, type ReadInput, type ReadResult } from './protocol';
 import type { ServerManager } from './server';
 
 export const SCHEME = 'agentread';
 
 /** The virtual document's URI: its path names the file for the tab title, its query holds the read. */
 export function agentViewUri(input: ReadInput): vscode.Uri {
-  const range = [input.cells && `cells ${input.cells}`, input.pages && `pages ${input.pages}`]
-    .filter(Boolean)
-    .join(', ');
+  // "cell 3", "pages 2–3", "sheet 2", "slides 3–5": the part asked for, in the tab title.
+  const range = describeRange({ path: input.path, cells: input.cells, pages: input.pages });
   const label = `${input.path} (agent view${range ? `, ${range}` : ''})`;
   return vscode.Uri.from({ scheme: SCHEME, path: vscode.Uri.file(label).path, query: JSON.stringify(input) });
 }

@@ -36,7 +36,17 @@ export interface ImageContent {
 
 export type Content = TextContent | ImageContent;
 
-export type ResultKind = 'text' | 'notebook' | 'pdf' | 'image' | 'directory' | 'error';
+/** `document`, `spreadsheet`, `presentation`: a Word (.docx), Excel (.xlsx) or PowerPoint (.pptx) file. */
+export type ResultKind =
+  | 'text'
+  | 'notebook'
+  | 'pdf'
+  | 'image'
+  | 'directory'
+  | 'document'
+  | 'spreadsheet'
+  | 'presentation'
+  | 'error';
 
 export interface ReadResult {
   kind: ResultKind;
@@ -102,12 +112,50 @@ function prettyRange(range: string): string {
   return range.trim().replace(/\s*-\s*/g, '–');
 }
 
-/** The part of a read the input asks for, in words: "cells 3–7", "lines 10–59", "page 2". */
+/** What `pages` addresses in a file: a workbook's sheets, a deck's slides, otherwise (PDF) pages. */
+export type PageUnit = 'page' | 'sheet' | 'slide';
+
+/**
+ * Guessed from the file name, for words shown before the server has answered. The server tells formats
+ * apart by content; a misnamed file only gets the wrong word in a progress message.
+ */
+export function pageUnitOf(path: string): PageUnit {
+  const name = baseName(String(path ?? '')).toLowerCase();
+  if (/\.(xlsx|xlsm|xltx|xltm)$/.test(name)) {
+    return 'sheet';
+  }
+  if (/\.(pptx|pptm|ppsx|ppsm|potx|potm)$/.test(name)) {
+    return 'slide';
+  }
+  return 'page';
+}
+
+/** "page 2", "pages 3–5", "slides 3–5", "sheet 2", or a sheet by its name: `sheet "Q3 totals"`. */
+function describePages(pages: string, unit: PageUnit): string {
+  const numeric = /^[\d\s,\-–]+$/.test(pages);
+  if (!numeric) {
+    return unit === 'sheet' ? `sheet "${pages}"` : `${unit}s ${pages}`;
+  }
+  return `${/[-–,]/.test(pages) ? `${unit}s` : unit} ${prettyRange(pages)}`;
+}
+
+/** "1 slide", "12 slides", "? pages" when the total is unknown. */
+function count(total: number | undefined, unit: string): string {
+  return `${total ?? '?'} ${unit}${total === 1 ? '' : 's'}`;
+}
+
+/** "lines 10–59" or "from line 10"; rows of a sheet rather than lines in a workbook. */
+function describeSpan(offset: number | undefined, limit: number | undefined, unit: 'line' | 'row'): string {
+  const first = offset ?? 1;
+  return limit !== undefined ? `${unit}s ${first}–${first + limit - 1}` : `from ${unit} ${first}`;
+}
+
+/** The part of a read the input asks for, in words: "cells 3–7", "lines 10–59", "page 2", "sheet 2". */
 export function describeRange(input: ReadInput): string | undefined {
   const parts: string[] = [];
+  const unit = pageUnitOf(input.path);
   if (input.pages) {
-    const pages = String(input.pages);
-    parts.push(`${/[-,]/.test(pages) ? 'pages' : 'page'} ${prettyRange(pages)}`);
+    parts.push(describePages(String(input.pages), unit));
   }
   if (input.cells) {
     const cells = String(input.cells);
@@ -117,43 +165,61 @@ export function describeRange(input: ReadInput): string | undefined {
     parts.push('as text');
   }
   if (input.offset !== undefined || input.limit !== undefined) {
-    const first = input.offset ?? 1;
-    parts.push(input.limit !== undefined ? `lines ${first}–${first + input.limit - 1}` : `from line ${first}`);
+    parts.push(describeSpan(input.offset, input.limit, unit === 'sheet' ? 'row' : 'line'));
   }
   return parts.length ? parts.join(', ') : undefined;
 }
 
-/** The short message shown while the tool runs: "Reading notebook.ipynb, cells 3–7". */
+/** The short message shown while the tool runs: "Reading notebook.ipynb, cells 3–7", "Reading deck.pptx, slides 3–5". */
 export function invocationMessage(input: ReadInput): string {
   const name = baseName(String(input?.path ?? '')) || String(input?.path ?? '');
   const range = describeRange(input ?? { path: '' });
   return range ? `Reading ${name}, ${range}` : `Reading ${name}`;
 }
 
-/** What a finished read covered, from the result: "lines 1–120 of 540", "pages 2–3 of 4", "cells 3–7 of 12". */
+/**
+ * What a finished read covered, from the result: "lines 1–120 of 540", "pages 2–3 of 4", "cells 3–7 of 12",
+ * "slides 3–5 of 12, lines 1–80", "sheet 2 of 3, from row 2001".
+ */
 export function describeResult(result: ReadResult, input: ReadInput): string {
   if (result.isError) {
     return result.error?.code ?? 'error';
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
+  const lines = () =>
+    result.startLine !== undefined && result.endLine !== undefined
+      ? `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`
+      : undefined;
   switch (result.kind) {
     case 'pdf':
       return input.pages
         ? `pages ${prettyRange(String(input.pages))}${of(result.totalPages)}`
-        : `${result.totalPages ?? '?'} pages`;
+        : count(result.totalPages, 'page');
     case 'notebook':
       return input.cells
         ? `cells ${prettyRange(String(input.cells))}${of(result.totalCells)}`
-        : `${result.totalCells ?? '?'} cells`;
+        : count(result.totalCells, 'cell');
+    case 'presentation':
+    case 'spreadsheet': {
+      const unit = result.kind === 'spreadsheet' ? 'sheet' : 'slide';
+      const parts = [
+        input.pages
+          ? `${describePages(String(input.pages), unit)}${of(result.totalPages)}`
+          : count(result.totalPages, unit),
+      ];
+      if (input.offset !== undefined || input.limit !== undefined) {
+        // A deck is numbered in lines like a document; a workbook's offset and limit count sheet rows.
+        const span = unit === 'slide' ? lines() : undefined;
+        parts.push(span ?? describeSpan(input.offset, input.limit, unit === 'sheet' ? 'row' : 'line'));
+      }
+      return parts.join(', ');
+    }
     case 'image':
       return 'image';
     case 'directory':
       return 'directory listing';
     default:
-      if (result.startLine !== undefined && result.endLine !== undefined) {
-        return `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`;
-      }
-      return result.kind;
+      return lines() ?? result.kind;
   }
 }
 

@@ -123,6 +123,9 @@ const ICONS: Partial<Record<ResultKind, string>> = {
   pdf: 'file-pdf',
   image: 'file-media',
   directory: 'folder',
+  document: 'file-text',
+  spreadsheet: 'table',
+  presentation: 'preview',
 };
 
 function escapeMarkdown(text: string): string {
@@ -155,8 +158,11 @@ export class ReadRevealer implements vscode.Disposable {
         return;
       case 'pdf':
       case 'image':
-        await vscode.commands.executeCommand('vscode.open', uri);
-        return;
+      case 'document':
+      case 'spreadsheet':
+      case 'presentation':
+        // Not text VS Code can select lines in: open the file in whatever editor it has for it.
+        return this.openFile(uri);
       default:
         return this.revealLines(uri, entry.startLine, entry.endLine);
     }
@@ -164,6 +170,20 @@ export class ReadRevealer implements vscode.Disposable {
 
   dispose(): void {
     this.highlight.dispose();
+  }
+
+  /**
+   * Opens a file VS Code may have no editor for (a workbook, a deck): it shows its own placeholder then.
+   * A file gone since the read is told, not thrown from a click in the view.
+   */
+  private async openFile(uri: vscode.Uri): Promise<void> {
+    try {
+      await vscode.commands.executeCommand('vscode.open', uri);
+    } catch (error) {
+      void vscode.window.showWarningMessage(
+        `agentread: cannot open ${uri.fsPath}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   private async revealLines(uri: vscode.Uri, startLine?: number, endLine?: number): Promise<void> {

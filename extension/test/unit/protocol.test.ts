@@ -33,6 +33,20 @@ describe('invocationMessage', () => {
     assert.equal(invocationMessage({ path: 'big.ipynb', cells: 'outline' }), 'Reading big.ipynb, outline');
     assert.equal(invocationMessage({ path: 'big.ipynb', raw: true }), 'Reading big.ipynb, as text');
   });
+
+  it('speaks of sheets, rows and slides for Office files', () => {
+    assert.equal(invocationMessage({ path: 'data/report.xlsx', pages: '2' }), 'Reading report.xlsx, sheet 2');
+    assert.equal(invocationMessage({ path: 'report.XLSX', pages: '1-3' }), 'Reading report.XLSX, sheets 1–3');
+    assert.equal(invocationMessage({ path: 'report.xlsx', pages: 'Q3 totals' }), 'Reading report.xlsx, sheet "Q3 totals"');
+    assert.equal(
+      invocationMessage({ path: 'report.xlsx', pages: '2', offset: 2001, limit: 500 }),
+      'Reading report.xlsx, sheet 2, rows 2001–2500',
+    );
+    assert.equal(invocationMessage({ path: 'deck.pptx', pages: '3-5' }), 'Reading deck.pptx, slides 3–5');
+    assert.equal(invocationMessage({ path: 'deck.pptx', pages: '4' }), 'Reading deck.pptx, slide 4');
+    assert.equal(invocationMessage({ path: 'memo.docx', offset: 40, limit: 20 }), 'Reading memo.docx, lines 40–59');
+    assert.equal(invocationMessage({ path: 'memo.docx' }), 'Reading memo.docx');
+  });
 });
 
 describe('describeResult', () => {
@@ -43,6 +57,22 @@ describe('describeResult', () => {
     assert.equal(describeResult({ ...base, kind: 'notebook', totalCells: 4 }, { path: 'a' }), '4 cells');
     const error = { ...base, kind: 'error' as const, isError: true, error: { code: 'not_found', message: 'm' } };
     assert.equal(describeResult(error, { path: 'a' }), 'not_found');
+  });
+
+  it('counts sheets and slides, with the rows or lines of an offset read', () => {
+    const sheet = { ...base, kind: 'spreadsheet' as const, totalPages: 3 };
+    assert.equal(describeResult(sheet, { path: 'r.xlsx' }), '3 sheets');
+    assert.equal(describeResult(sheet, { path: 'r.xlsx', pages: '2' }), 'sheet 2 of 3');
+    assert.equal(describeResult(sheet, { path: 'r.xlsx', pages: 'other' }), 'sheet "other" of 3');
+    assert.equal(describeResult(sheet, { path: 'r.xlsx', pages: '2', offset: 5, limit: 3 }), 'sheet 2 of 3, rows 5–7');
+    // The kind comes from the server, which reads content: a workbook named .bin is still counted in sheets.
+    assert.equal(describeResult(sheet, { path: 'r.bin', pages: '1-2', offset: 9 }), 'sheets 1–2 of 3, from row 9');
+    const deck = { ...base, kind: 'presentation' as const, totalPages: 1, startLine: 1, endLine: 10, totalLines: 10 };
+    assert.equal(describeResult(deck, { path: 'd.pptx' }), '1 slide');
+    assert.equal(describeResult({ ...deck, totalPages: 12 }, { path: 'd.pptx', pages: '3-5' }), 'slides 3–5 of 12');
+    assert.equal(describeResult({ ...deck, totalPages: 12, startLine: 40, endLine: 49, totalLines: 80 }, { path: 'd.pptx', pages: '3-5', offset: 40 }), 'slides 3–5 of 12, lines 40–49 of 80');
+    const doc = { ...base, kind: 'document' as const, startLine: 1, endLine: 10, totalLines: 10 };
+    assert.equal(describeResult(doc, { path: 'm.docx' }), 'lines 1–10 of 10');
   });
 });
 
