@@ -1,5 +1,6 @@
-// Test files written by the tests themselves: a text file, a notebook with an image output, a PDF, a
-// sensitive file, and a file outside the workspace. No `vscode` import; unit and integration tests share it.
+// Test files written by the tests themselves (a text file, a notebook with an image output, a PDF, a scanned
+// PDF page, a sensitive file, and a file outside the workspace) and real Office files copied from the engine's
+// test data. No `vscode` import; unit and integration tests share it.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -9,12 +10,24 @@ import * as zlib from 'node:zlib';
 export const TEXT_LINES = 120;
 export const PDF_PAGES = 4;
 
+/** Real Word, Excel and PowerPoint files (tests/data/office, with their sources and licences). */
+const OFFICE_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', 'office');
+export const OFFICE_FILES = {
+  docx: 'docx-test.docx',
+  xlsx: 'deaths.xlsx',
+  pptx: 'pptx-test-slides.pptx',
+} as const;
+
 export interface Fixtures {
   workspace: string;
   outsideDir: string;
   text: string;
   notebook: string;
   pdf: string;
+  /** A PDF page that is only a picture. */
+  scan: string;
+  /** The Office files, by format, under their names in OFFICE_FILES. */
+  office: Record<keyof typeof OFFICE_FILES, string>;
   env: string;
   outside: string;
   /** A link inside the workspace to a file outside it. */
@@ -51,8 +64,11 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-/** An RGB PNG with a colour gradient and a dark diagonal: something to see, and not blank. */
-export function makePng(width: number, height: number): Buffer {
+/**
+ * The deflated scanlines of an RGB picture, a colour gradient with a dark diagonal (something to see, and not
+ * blank), each row led by PNG filter byte 0: PNG's IDAT data, and a PDF image stream with the PNG predictor.
+ */
+function gradientScanlines(width: number, height: number): Buffer {
   const rows: Buffer[] = [];
   for (let y = 0; y < height; y++) {
     const row = Buffer.alloc(1 + width * 3);
@@ -64,6 +80,11 @@ export function makePng(width: number, height: number): Buffer {
     }
     rows.push(row);
   }
+  return zlib.deflateSync(Buffer.concat(rows));
+}
+
+/** An RGB PNG of the gradient picture. */
+export function makePng(width: number, height: number): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -72,7 +93,7 @@ export function makePng(width: number, height: number): Buffer {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', header),
-    pngChunk('IDAT', zlib.deflateSync(Buffer.concat(rows))),
+    pngChunk('IDAT', gradientScanlines(width, height)),
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
 }
@@ -91,6 +112,28 @@ export function makePdf(pages: number): Buffer {
       `/Resources << /Font << /F1 3 0 R >> >> /Contents ${id + 1} 0 R >>`;
     objects[id + 1] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
   });
+  return pdfFile(objects);
+}
+
+/** A one-page PDF holding only a picture, as a scanner makes them: no text to extract. */
+export function makeScannedPdf(width: number, height: number): Buffer {
+  const pixels = gradientScanlines(width, height).toString('latin1');
+  const draw = `q ${width} 0 0 ${height} 0 0 cm /Scan Do Q`;
+  return pdfFile([
+    '',
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] ` +
+      '/Resources << /XObject << /Scan 4 0 R >> >> /Contents 5 0 R >>',
+    `<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceRGB ` +
+      `/BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 15 /Colors 3 /Columns ${width} >> ` +
+      `/Length ${pixels.length} >>\nstream\n${pixels}\nendstream`,
+    `<< /Length ${draw.length} >>\nstream\n${draw}\nendstream`,
+  ]);
+}
+
+/** A PDF file of the objects numbered by their index (index 0 unused), with its cross-reference table. */
+function pdfFile(objects: string[]): Buffer {
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];
   for (let id = 1; id < objects.length; id++) {
@@ -167,6 +210,12 @@ export function makeFixtures(base?: string): Fixtures {
     text: file(workspace, 'lines.txt', lines),
     notebook: file(workspace, 'analysis.ipynb', makeNotebook(makePng(160, 120))),
     pdf: file(workspace, 'report.pdf', makePdf(PDF_PAGES)),
+    scan: file(workspace, 'scan.pdf', makeScannedPdf(240, 320)),
+    office: {
+      docx: file(workspace, OFFICE_FILES.docx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.docx))),
+      xlsx: file(workspace, OFFICE_FILES.xlsx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.xlsx))),
+      pptx: file(workspace, OFFICE_FILES.pptx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.pptx))),
+    },
     env: file(workspace, '.env', 'API_TOKEN=not-a-real-token\n'),
     outside,
     escapingLink,

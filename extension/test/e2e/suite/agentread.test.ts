@@ -1,6 +1,6 @@
 // Integration tests inside a real VS Code (code-server) with the .vsix installed. The workspace is made by
-// the driver from test/fixtures.ts: lines.txt, analysis.ipynb (with a PNG output), report.pdf, .env, and
-// ../outside/notes.txt beside it.
+// the driver from test/fixtures.ts: lines.txt, analysis.ipynb (with a PNG output), report.pdf, scan.pdf (a page
+// that is only a picture), a .docx, .xlsx and .pptx, .env, and ../outside/notes.txt beside it.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { PDF_PAGES, textLine } from '../../fixtures';
+import { OFFICE_FILES, PDF_PAGES, textLine } from '../../fixtures';
 
 const EXTENSION_ID = 'agentread.agentread';
 const TOOL = 'agentread_read';
@@ -93,6 +93,29 @@ describe('agentread in VS Code', () => {
     assert.match(text, /This is page 3 of the test report/);
     assert.doesNotMatch(text, /--- Page 1 ---/);
     assert.ok(PDF_PAGES > 3);
+  });
+
+  it('returns a scanned PDF page as an image the model can see', async () => {
+    const result = await invoke({ path: 'scan.pdf' });
+    assert.match(textOf(result), /Page 1 has no extractable text/);
+    const images = dataParts(result);
+    assert.equal(images.length, 1);
+    assert.match(images[0].mimeType, /^image\/(png|jpeg)$/);
+  });
+
+  it('reads a Word document, a workbook sheet and a slide', async () => {
+    const docx = textOf(await invoke({ path: OFFICE_FILES.docx }));
+    assert.match(docx, /^     1\t# python-docx was here!$/m);
+    const sheet = textOf(await invoke({ path: OFFICE_FILES.xlsx, pages: 'other', offset: 6, limit: 2 }));
+    assert.match(sheet, /--- Sheet 2 "other"/);
+    assert.match(sheet, /^\| 6 \| Vera Rubin \| scientist \| =DATEDIF\(E6,F6,"y"\) → 88 \|/m);
+    assert.doesNotMatch(sheet, /^\| 5 \|/m);
+    const deck = await invoke({ path: OFFICE_FILES.pptx, pages: '1' });
+    assert.match(textOf(deck), /--- Slide 1 ---/);
+    assert.match(textOf(deck), /^\s+\d+\t\| Cell text 1 \| Cell text 2 \|$/m);
+    assert.deepEqual(dataParts(deck).map((part) => part.mimeType).sort(), ['image/gif', 'image/jpeg'].sort());
+    assert.equal(api.reads.all[0].range, 'slide 1 of 1');
+    assert.match(sheet, /pages="2" and offset=8/);
   });
 
   it('gives the model an error it can act on as text', async () => {
