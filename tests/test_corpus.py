@@ -234,8 +234,10 @@ def test_pdf_against_pdfinfo_and_pdftotext(engine: Engine, expectations: dict, n
         blocks = _page_blocks(result.text())
         for number, count in enumerate(chars[:20], start=1):
             note = f"Page {number} has no extractable text"
-            if count == 0:
-                assert note in blocks[number] or _collapse(blocks[number]) == OFF_PAGE_TEXT.get(name), number
+            if count == 0:  # no text as pdftotext sees it: the page says so, or is shown as a picture
+                block = blocks[number]
+                assert note in block or "is mostly pictures" in block \
+                    or _collapse(block).startswith(OFF_PAGE_TEXT.get(name, "\0")), number
             else:
                 assert note not in blocks[number] and blocks[number].strip(), number
 

@@ -40,7 +40,17 @@ MAX_RENDERED_PAGES = 5
 # A page tree deeper than this is hostile or broken; walking it could loop.
 MAX_TREE_DEPTH = 64
 
+# Images are looked for this deep in nested form XObjects: scanners put the page image at the top or one level
+# down; a deeper nest is rare and would cost a walk of a hostile file's forms.
+MAX_FORM_DEPTH = 3
+
 NO_TEXT = "[Page {} has no extractable text: it may be a scanned image or a drawing.]"
+
+# A page with less text than this whose pictures cover at least PICTURE_PAGE_COVERAGE of it is a scan with a
+# stamp ("Scanned by ...", a page number, an image's label) or a photo with a caption: its text alone would hide
+# what the page shows, so it is rendered too. A page of body text has thousands of characters.
+SCANT_TEXT_CHARS = 200
+PICTURE_PAGE_COVERAGE = 0.5
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
@@ -65,9 +75,27 @@ class _Pdfium:
         try:
             textpage = page.get_textpage()
             try:
-                return textpage.get_text_range().replace("\r\n", "\n")  # PDFium ends lines with CRLF
+                # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE
+                # in place of the hyphen: the word is given whole, as written.
+                return textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
             finally:
                 textpage.close()
+        finally:
+            page.close()
+
+
+    def mostly_picture(self, number: int) -> bool:
+        """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
+        import pypdfium2.raw as pdfium_c
+
+        page = self.pdf[number - 1]
+        try:
+            width, height = page.get_size()
+            covered = 0.0
+            for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=MAX_FORM_DEPTH):
+                left, bottom, right, top = image.get_bounds()
+                covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
+            return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
         finally:
             page.close()
 
@@ -275,12 +303,15 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
         for number in range(first, stop + 1):
             checkpoint()
             text = _page_text(doc, number)
-            if text == NO_TEXT.format(number) and len(pictures) < MAX_RENDERED_PAGES \
-                    and request.offset is None and request.limit is None and isinstance(doc.backend, _Pdfium):
-                from agentread.pdfpages import render_pdfium_page
+            if request.offset is None and request.limit is None and _is_picture_page(doc, number, text):
+                if len(pictures) < MAX_RENDERED_PAGES:
+                    from agentread.pdfpages import render_pdfium_page
 
-                pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
-                text = ""
+                    pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
+                    text = "" if text == NO_TEXT.format(number) else text
+                else:
+                    text += (f"\n[Page {number} is a picture, not shown: at most {MAX_RENDERED_PAGES} pages are "
+                             f"rendered a call. Call again with pages=\"{number}\" to see it.]")
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
             if parts and used + size > MAX_OUTPUT_BYTES:
@@ -309,6 +340,13 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
     return result
 
 
+def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
+    """A page to show as an image: no text, or scant text on a page that is mostly pictures (PDFium only)."""
+    if not isinstance(doc.backend, _Pdfium):
+        return False
+    return text == NO_TEXT.format(number) or (len(text) < SCANT_TEXT_CHARS and doc.backend.mostly_picture(number))
+
+
 def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
     """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
     from agentread.pdfpages import scanned_page  # OCR runs here, outside the PDFium lock
@@ -318,7 +356,8 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int
     for index, block in enumerate(blocks):
         text.append(block)
         if index in pictures:
-            content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index])]
+            has_text = "\n" in block  # more than its "--- Page N ---" line
+            content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index], has_text)]
             text = []
     if text:
         content.append(TextPart("\n\n".join(text)))

@@ -92,10 +92,13 @@ def ocr_text(image: ImagePart) -> str | None:
     return text or None
 
 
-def scanned_page(number: int, image: ImagePart) -> list[Part]:
-    """What a page without text becomes: a note, the page's picture, and the OCR text where there is some."""
-    parts: list[Part] = [TextPart(f"[Page {number} has no extractable text (a scan or a drawing): it is shown "
-                                  f"as an image, {image.width}x{image.height}.]"), image]
+def scanned_page(number: int, image: ImagePart, has_text: bool = False) -> list[Part]:
+    """What a page without text (or with a few words over a picture) becomes: a note, the page's picture, and
+    the OCR text where there is some."""
+    what = ("has little text and is mostly pictures (a scan or a photo)" if has_text
+            else "has no extractable text (a scan or a drawing)")
+    parts: list[Part] = [TextPart(f"[Page {number} {what}: it is shown as an image, "
+                                  f"{image.width}x{image.height}.]"), image]
     text = ocr_text(image)
     if text:
         parts.append(TextPart(f"[OCR text of page {number} (Tesseract; may contain errors):]\n{text}"))
