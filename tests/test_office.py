@@ -310,3 +310,21 @@ def test_damaged_office_file(tmp_path: Path, real: Path):
     (tmp_path / "cut.docx").write_bytes(data[: len(data) // 2])
     result = read(tmp_path, path="cut.docx")
     assert result.error.code == "damaged_office"
+
+
+# Found by bench/fuzz.py.
+
+@pytest.mark.parametrize("name, pages", [("pptx-test-slides.pptx", "2-"), ("deaths.xlsx", "3-")])
+def test_an_open_range_past_the_last_slide_or_sheet_is_out_of_range(real: Path, name: str, pages: str):
+    # Not a malformed range: the model asked for slides (sheets) from one past the last, which it could not know.
+    assert read(real, path=name, pages=pages).error.code == "page_out_of_range"
+
+
+def test_a_member_compressed_by_an_unknown_method_is_a_damaged_file(tmp_path: Path):
+    data = bytearray((DATA / "docx-test.docx").read_bytes())
+    assert data.startswith(b"PK\x03\x04") and data[30:49] == b"[Content_Types].xml"
+    central = data.index(b"PK\x01\x02")
+    data[8:10] = data[central + 10:central + 12] = (99).to_bytes(2, "little")  # its local and central headers
+    (tmp_path / "f.docx").write_bytes(data)
+    result = read(tmp_path, path="f.docx")
+    assert result.error.code == "damaged_office" and "compression method" in result.error.message

@@ -79,7 +79,8 @@ def _check_package(data: bytes, path: str) -> str:
             fmt = ooxml_format_of_zip(archive)
             inflated = sum(i.file_size for i in archive.infolist()
                            if not (fmt == "xlsx" and i.filename.startswith("xl/worksheets/")))
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error) as exc:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error, RuntimeError) as exc:
+        # RuntimeError: a member compressed by a method zipfile lacks (NotImplementedError) or encrypted.
         raise ReadError("damaged_office", f"{path} is a damaged Office file: its zip structure cannot be read "
                         f"({exc}). Try another copy of the file.") from None
     if fmt is None:

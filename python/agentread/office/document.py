@@ -75,10 +75,10 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
         known = f", or a sheet name ({', '.join(repr(n) for n in names)})" if names else ""
         raise InvalidParams(f"'pages' must look like \"3\" or \"2-5\"{known}, got {spec!r}")
     first = int(match.group(1))
-    last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else total)
+    last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else max(first, total))
     if first < 1 or last < first:
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
-    if first > total:
+    if first > total:  # "4-" of a 2-slide deck included: a range past the end, not a malformed one
         raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there {'is' if total == 1 else 'are'}"
                         f" {total} {unit}{'' if total == 1 else 's'}. Call again with pages from 1 to {total}.")
     return first, min(last, total)
