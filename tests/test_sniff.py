@@ -121,6 +121,19 @@ def test_control_bytes_without_utf8_are_binary():
     assert sniff(data, "x.txt").kind == "binary"
 
 
+def test_control_bytes_that_happen_to_be_utf8_are_binary():
+    import random
+
+    noise = bytes(random.Random(5).randrange(1, 32) for _ in range(5000))  # valid UTF-8: every byte < 0x80
+    assert sniff(noise, "x.txt").kind == "binary"
+    assert sniff(b"a\x01b\x02c\x03", "x.txt").kind == "text"  # too short to call binary
+
+
+def test_ansi_logs_and_overstruck_man_pages_stay_text():
+    assert sniff(b"\x1b[31mERROR\x1b[0m \x07disk full\n" * 100, "x.log").kind == "text"
+    assert sniff(b"N\bNA\bAM\bME\bE\n     ls - list directory contents\n" * 100, "ls.1").kind == "text"
+
+
 def test_mostly_utf8_stays_utf8():
     text = ("Grüße aus Köln — naïve café. " * 100).encode("utf-8") + b"\xff" + b" end\n"
     info = sniff(text, "x.txt")

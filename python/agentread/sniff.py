@@ -30,9 +30,13 @@ IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"
 # struct of integers is not.
 MAX_NUL_SHARE = 1 / 8
 
-# Share of C0 control bytes (other than tab, newline, carriage return, form feed, escape) above which a
-# head that is not UTF-8 is binary rather than text in a legacy encoding.
+# Share of C0 control bytes (other than tab, newline, carriage return, form feed, escape, backspace) above which
+# a head is binary: rather than text in a legacy encoding, or than UTF-8 that is only valid because its bytes are
+# all below 0x80. Escape and backspace stay text: ANSI-coloured logs and overstruck man pages are full of them.
 MAX_CONTROL_SHARE = 0.10
+
+# A UTF-8 head this short is judged text whatever its controls: a few bytes are too few to call it binary.
+MIN_CONTROL_SAMPLE = 256
 
 # In UTF-16 text without a BOM, Latin-script characters leave every other byte NUL: at least this share of
 # the odd (or even) positions being NUL, and almost none of the others, means UTF-16.
@@ -42,7 +46,8 @@ UTF16_NUL_SHARE = 0.4
 # as U+FFFD, as the editor does) rather than a legacy encoding.
 MAX_UTF8_ERROR_SHARE = 0.02
 
-_TEXT_CONTROLS = set(b"\t\n\r\x0c\x1b")
+# The bytes _control_share deletes before counting: everything but C0 controls that text does not hold, and DEL.
+_NOT_CONTROLS = bytes(b for b in range(256) if not ((b < 32 and b not in b"\t\n\r\x0c\x1b\x08") or b == 127))
 
 # Legacy encodings considered for text that is not UTF-8, most widely used first (the order breaks ties).
 # Exotic pages are left out: on short samples they win by accident and turn "café" into Urdu.
@@ -92,7 +97,8 @@ def sniff(head: bytes, name: str) -> FileInfo:
     if utf16:
         return _text_or_notebook(head, name, utf16, 0)
     if _is_utf8(head):
-        if head.count(0) > len(head) * MAX_NUL_SHARE:
+        if head.count(0) > len(head) * MAX_NUL_SHARE or \
+                (len(head) >= MIN_CONTROL_SAMPLE and _control_share(head) > MAX_CONTROL_SHARE):
             return FileInfo("binary", "application/octet-stream")
         return _text_or_notebook(head, name, "utf-8", 0)
     if 0 in head or _control_share(head) > MAX_CONTROL_SHARE:
@@ -147,8 +153,7 @@ def _utf16_without_bom(head: bytes) -> str | None:
 
 
 def _control_share(head: bytes) -> float:
-    controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROLS) or b == 127)
-    return controls / len(head)
+    return len(head.translate(None, _NOT_CONTROLS)) / len(head)
 
 
 def _legacy_encoding(head: bytes) -> str:
