@@ -80,12 +80,12 @@ def test_ansi_escapes_are_removed_everywhere():
     assert "--- output 2: error NameError ---" in text
 
 
-def test_streams_in_a_row_are_merged_per_name():
-    cell = code("run()", stream("a\n"), stream("warn\n", "stderr"), stream("b\n"), result({"text/plain": "1"}),
-                stream("c\n"))
+def test_consecutive_streams_of_one_name_are_merged_in_order():
+    cell = code("run()", stream("a\n"), stream("a2\n"), stream("warn\n", "stderr"), stream("b\n"),
+                result({"text/plain": "1"}), stream("c\n"))
     text = read(notebook(cell)).text()
-    assert "--- output 1: stdout ---\na\nb\n--- output 2: stderr ---\nwarn\n--- output 3: result ---\n1\n" \
-           "--- output 4: stdout ---\nc" in text
+    assert "--- output 1: stdout ---\na\na2\n--- output 2: stderr ---\nwarn\n--- output 3: stdout ---\nb\n" \
+           "--- output 4: result ---\n1\n--- output 5: stdout ---\nc" in text
 
 
 def test_a_huge_output_keeps_head_and_tail_and_says_how_to_read_the_rest():

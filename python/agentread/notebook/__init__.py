@@ -24,7 +24,7 @@ Format of a read:
     Warning: ...                        (only when the file deviates from the schema; it is read anyway)
     ### Cell 3 [id=ab12cd34] code (python) exec=7
     <source lines>
-    --- output 1: stdout ---            (stream outputs in a row are merged per stream name)
+    --- output 1: stdout ---            (consecutive outputs of one stream are merged; order is kept)
     --- output 2: result ---            (execute_result; "display" for display_data)
     [image 1: output 2, image/png 640x480, attached]     (the image part follows this line)
     --- output 3: error ValueError ---  (the traceback, without colour codes)

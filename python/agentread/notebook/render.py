@@ -190,20 +190,27 @@ def _payload_chars(value: Any) -> int:
 
 
 def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
-    """(label, body) per output. Stream outputs in a row are merged per stream name, as Jupyter shows them."""
+    """(label, body) per output. Consecutive stream outputs of the same name are merged, as Jupyter shows them;
+    stdout, stderr, stdout stay three outputs in that order."""
     rendered: list[tuple[str, list[Line]]] = []
-    streams: dict[str, list[str]] = {}
+    stream_name: str | None = None
+    stream_texts: list[str] = []
 
     def flush() -> None:
-        for name, texts in streams.items():
-            rendered.append((name, split_lines(clean_output("".join(texts)))))
-        streams.clear()
+        nonlocal stream_name
+        if stream_name is not None:
+            rendered.append((stream_name, split_lines(clean_output("".join(stream_texts)))))
+        stream_name = None
+        stream_texts.clear()
 
-    for index, output in enumerate(cell.outputs, 1):
+    for output in cell.outputs:
         kind = output.get("output_type") if isinstance(output, dict) else None
         if kind == "stream":
             name = output.get("name") if isinstance(output.get("name"), str) else "stream"
-            streams.setdefault(name, []).append(_text(output.get("text", "")))
+            if name != stream_name:
+                flush()
+                stream_name = name
+            stream_texts.append(_text(output.get("text", "")))
             continue
         flush()
         if kind in ("execute_result", "display_data"):
