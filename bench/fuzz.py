@@ -6,16 +6,23 @@ Usage:
     python bench/fuzz.py --seconds 3600        # ... or after this long, whichever comes first
     python bench/fuzz.py --workers 2 --seed 7 --corpus /work/shared/corpus --crashes /tmp/agentread-fuzz-crashes
 
-What one input is: bytes made from a seed file of the shared corpus (or from nothing) by a few random
-mutations (bit flips, interesting bytes, inserted, deleted, duplicated or spliced runs, numbers made huge,
-truncation; for JSON seeds also structural ones: a node replaced by a value of the wrong type, nesting), or
-plain random bytes. It is written under a name whose extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin
-(half the time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit
-window, a page range, an outline, cells, raw).
+What one input is: bytes made from a seed file of the shared corpus or of tests/data/office (or from nothing)
+by a few random mutations (bit flips, interesting bytes, inserted, deleted, duplicated or spliced runs, numbers
+made huge, truncation; for JSON seeds also structural ones: a node replaced by a value of the wrong type,
+nesting), or plain random bytes. An Office seed (a zip) is mostly mutated inside: one member's bytes mutated
+(its XML also structurally: an element repeated thousands of times, nested deep, an entity expansion) and the
+zip written again with correct checksums, a member dropped, duplicated or given another's content, or a field
+of the central directory corrupted; a plain byte flip of a zip mostly just fails its CRC check. The input is
+written under a name whose extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin/.docx/.xlsx/.pptx (half the
+time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit window, a
+page or sheet range, an outline, cells, raw). Tesseract is on the PATH for one input in ten (OCR_EVERY).
 
 What counts:
     crash  Engine.read raised (any exception: the engine must turn every problem with a file into an error
-           result), or the result could not be encoded as the JSON the server sends.
+           result), sniff answered a kind the engine does not route, the result could not be encoded as the
+           JSON the server sends, it was an `internal` error, or a reader ran out of memory (a `too_complex`
+           result from a MemoryError: inputs are a few MB and a worker may use 4 GB, so that is a reader
+           multiplying its input a thousandfold, which would take a server without a memory limit down).
     hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
            and when it started; the parent kills a worker stuck past the timeout and starts a new one. At the
            end the first hangs (up to 12) are replayed alone in fresh processes: "hangs_confirmed_alone" lists
@@ -29,6 +36,7 @@ The figures printed at the end: inputs, crashes (distinct by exception and place
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import multiprocessing as mp
 import os
@@ -40,6 +48,9 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
+import zipfile
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,10 +58,35 @@ sys.path.insert(0, str(REPO / "python"))
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_CRASHES = Path("/tmp/agentread-fuzz-crashes")
-EXTENSIONS = (".txt", ".pdf", ".png", ".ipynb", ".json", ".bin")
+EXTENSIONS = (".txt", ".pdf", ".png", ".ipynb", ".json", ".bin", ".docx", ".xlsx", ".pptx")
 
-# Seeds above this size are left out: mutating and re-reading them would cut the rate tenfold for little gain.
-MAX_SEED_BYTES = 2 << 20
+# The Office readers' seeds: real DOCX, XLSX and PPTX files (and a legacy .xls), kept with the tests.
+OFFICE_SEEDS = REPO / "tests" / "data" / "office"
+OFFICE_SUFFIXES = (".docx", ".xlsx", ".pptx", ".xls")
+
+# Share of inputs grown from an Office seed. Left to a uniform draw they would be one in twelve (12 of some
+# 150 seeds); the Office readers are the newest and their formats the most layered (zip, XML, relationships).
+OFFICE_SEED_SHARE = 0.25
+
+# Share of inputs from a zip seed that are mutated inside the zip rather than as plain bytes.
+ZIP_MUTATION_SHARE = 0.75
+ZIP_MAGIC = b"PK\x03\x04"
+
+# Every kind sniff may answer; anything else is a crash.
+KINDS = ("text", "pdf", "image", "notebook", "office", "legacy_office", "binary")
+
+# Seeds above this size are left out: an input grown from one costs ten times the average (pypdf rebuilding
+# the cross-reference table of a damaged 400 KB PDF, a 700 KB notebook mutated as JSON) for little gain; big
+# files are the hostile-file tests' and the benchmarks' to cover.
+MAX_SEED_BYTES = 256 << 10
+
+# Tesseract (a separate program, about 0.3 s a page) is found on PATH by one input in this many. A page
+# without text is rendered either way; OCR on every such page would cost a sixth of the run's time to fuzz
+# a program that is not this project's, while one in ten still runs it thousands of times in a long run.
+OCR_EVERY = 10
+PATH = os.environ.get("PATH", "")
+PATH_WITHOUT_TESSERACT = os.pathsep.join(
+    d for d in PATH.split(os.pathsep) if not os.path.isfile(os.path.join(d, "tesseract")))
 
 # Each worker may use this much address space; a reader that blows up its memory then fails with MemoryError
 # (which the engine must turn into an error result) instead of taking the machine down.
@@ -75,14 +111,41 @@ SAVED_PER_SIGNATURE = 3
 MAX_HANGS_REPLAYED = 12
 HUGE_NUMBERS = (b"0", b"-1", b"99999999", b"2147483648", b"18446744073709551616", b"1e308", b"-0", b"3.5")
 
+# An XML element repeated this many times: a sheet of 20,000 rows, a document of 20,000 paragraphs, a slide
+# of 20,000 shapes. A grown member stops at MAX_GROWN_MEMBER_BYTES: big enough that a reader's cost per
+# element shows, small enough to keep the rate (a whole-file limit is not what is being tested here).
+XML_REPEATS = (2, 50, 1000, 20_000)
+MAX_GROWN_MEMBER_BYTES = 8 << 20
+XML_NESTING = (100, 300, 3000)
+_ELEMENT_START = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s/>]")
+# Element starts looked for in the first this many bytes of a member: bounds the cost of a 2 MB part.
+XML_SCAN_BYTES = 200_000
+# Share of member mutations aimed at an XML part rather than any member (a picture, a thumbnail).
+XML_MEMBER_SHARE = 0.9
+
+# An entity expanding to a billion "lol"s: the parsers must refuse it, not expand it.
+LAUGHS = (b'<!DOCTYPE l [<!ENTITY l0 "lol">'
+          + b"".join(b'<!ENTITY l%d "%s">' % (i, b"&l%d;" % (i - 1) * 10) for i in range(1, 10)) + b"]>")
+
+# Fields of a central directory header (offset in the header, width in bytes) and of the end of central
+# directory record, whose damage zipfile and the readers must survive: counts, sizes and offsets that lie.
+CENTRAL_HEADER_FIELDS = ((10, 2), (16, 4), (20, 4), (24, 4), (28, 2), (30, 2), (32, 2), (42, 4))
+END_RECORD_FIELDS = ((8, 2), (10, 2), (12, 4), (16, 4), (20, 2))
+FIELD_VALUES = (0, 1, 0x7F, 0xFFFF, 0xFFFFFFFF)
+
 
 def load_seeds(corpus: Path) -> list[tuple[str, bytes]]:
     seeds = [("empty.txt", b""), ("tiny.json", b'{"cells": []}'), ("tiny.pdf", b"%PDF-1.4\n%%EOF\n")]
-    if corpus.is_dir():
-        for path in sorted(corpus.rglob("*")):
-            if path.is_file() and path.stat().st_size <= MAX_SEED_BYTES and path.name != "expectations.json":
-                seeds.append((path.name, path.read_bytes()))
+    paths = sorted(corpus.rglob("*")) if corpus.is_dir() else []
+    paths += sorted(p for p in OFFICE_SEEDS.iterdir() if p.suffix in OFFICE_SUFFIXES)
+    for path in paths:
+        if path.is_file() and path.stat().st_size <= MAX_SEED_BYTES and path.name != "expectations.json":
+            seeds.append((path.name, path.read_bytes()))
     return seeds
+
+
+def _is_office(seed: tuple[str, bytes]) -> bool:
+    return seed[0].endswith(OFFICE_SUFFIXES)
 
 
 # ---- mutations ------------------------------------------------------------------------------------------
@@ -176,12 +239,94 @@ def mutate(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]]) -> b
     return bytes(buf)
 
 
+def _xml_mutation(body: bytes, rng: random.Random) -> bytes | None:
+    """One structural change to an XML part: an element repeated, its tag nested deep, or an entity expansion."""
+    starts = list(_ELEMENT_START.finditer(body, 0, XML_SCAN_BYTES))
+    if not starts:
+        return None
+    start = rng.choice(starts)
+    name, at = start.group(1), start.start()
+    tag_end = body.find(b">", at) + 1
+    choice = rng.randrange(3)
+    if choice == 0:  # the element, up to the first end tag of its name (sometimes not its own), repeated
+        if body[tag_end - 2:tag_end] == b"/>":
+            end = tag_end
+        else:
+            end = body.find(b"</" + name + b">", at)
+            if end < 0:
+                return None
+            end += len(name) + 3
+        element = body[at:end]
+        times = min(rng.choice(XML_REPEATS), MAX_GROWN_MEMBER_BYTES // len(element))
+        return body[:at] + element * times + body[end:]
+    if choice == 1:
+        depth = rng.choice(XML_NESTING)
+        return body[:at] + (b"<" + name + b">") * depth + (b"</" + name + b">") * depth + body[at:]
+    declaration = body.find(b"?>") + 2 if body.startswith(b"<?xml") else 0
+    return body[:declaration] + LAUGHS + body[declaration:tag_end] + b"&l9;" + body[tag_end:]
+
+
+def _corrupt_central_directory(data: bytes, rng: random.Random) -> bytes | None:
+    """One field of a central directory header, or of the end record, overwritten with a value that lies."""
+    end = data.rfind(b"PK\x05\x06")
+    if end < 0 or end + 22 > len(data):
+        return None
+    directory = min(int.from_bytes(data[end + 16:end + 20], "little"), end)
+    headers = [m.start() for m in re.compile(rb"PK\x01\x02").finditer(data, directory, end)]
+    if headers and rng.random() < 0.8:
+        at, (offset, width) = rng.choice(headers), rng.choice(CENTRAL_HEADER_FIELDS)
+    else:
+        at, (offset, width) = end, rng.choice(END_RECORD_FIELDS)
+    old = int.from_bytes(data[at + offset:at + offset + width], "little")
+    value = rng.choice((*FIELD_VALUES, old + 1, old - 1, old * 2, rng.getrandbits(8 * width)))
+    buf = bytearray(data)
+    buf[at + offset:at + offset + width] = (value % (1 << 8 * width)).to_bytes(width, "little")
+    return bytes(buf)
+
+
+def _zip_mutation(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]]) -> bytes | None:
+    """One change inside a zip, written back with correct checksums (or with its directory damaged); None
+    when `data` is not a zip that opens."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = [(i.filename, i.compress_type, archive.read(i)) for i in archive.infolist()]
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError):
+        return None
+    op = rng.randrange(6)
+    if op == 0 or not members:
+        return _corrupt_central_directory(data, rng)
+    xml = [i for i, (name, _, _) in enumerate(members) if name.endswith((".xml", ".rels"))]
+    i = rng.choice(xml) if xml and rng.random() < XML_MEMBER_SHARE else rng.randrange(len(members))
+    name, method, body = members[i]
+    if op == 1:  # its bytes
+        members[i] = (name, method, mutate(body, rng, seeds))
+    elif op == 2:  # its XML
+        members[i] = (name, method, _xml_mutation(body, rng) or mutate(body, rng, seeds))
+    elif op == 3:  # dropped
+        del members[i]
+    elif op == 4:  # another member's content under its name (a sheet where the workbook should be)
+        members[i] = (name, method, rng.choice(members)[2])
+    else:  # the same name twice
+        members.insert(rng.randint(0, len(members)), members[i])
+    out = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(out, "w") as archive:
+        warnings.simplefilter("ignore")  # "Duplicate name": meant
+        for name, method, body in members:
+            # Fastest compression: the readers do not care how well a member is packed, the rate does.
+            archive.writestr(zipfile.ZipInfo(name), body, compress_type=method, compresslevel=1)
+    return out.getvalue()
+
+
 def make_input(seed: int, index: int, seeds: list[tuple[str, bytes]]) -> tuple[str, bytes, dict]:
     """Input `index` of run `seed`: (extension, bytes, request params). Pure: replays exactly."""
     rng = random.Random(seed * 1_000_003 + index)
-    name, data = rng.choice(seeds)
+    office = [s for s in seeds if _is_office(s)]
+    name, data = rng.choice(office if office and rng.random() < OFFICE_SEED_SHARE else seeds)
     if rng.random() < 0.08:
         data = rng.randbytes(rng.choice((1, 16, 512, 65536)))
+    elif data.startswith(ZIP_MAGIC) and rng.random() < ZIP_MUTATION_SHARE:
+        for _ in range(rng.choice((1, 1, 2))):
+            data = _zip_mutation(data, rng, seeds) or data
     else:
         data = mutate(data, rng, seeds)
     ext = os.path.splitext(name)[1].lower()
@@ -195,18 +340,17 @@ def make_input(seed: int, index: int, seeds: list[tuple[str, bytes]]) -> tuple[s
 def check_one(engine, folder: Path, index: int, ext: str, data: bytes, params: dict) -> str | None:
     """Read one input; None when it ended as a clean result, else a description of the crash."""
     from agentread.request import parse_request
-    from agentread.sniff import sniff
 
     path = folder / f"{index}{ext}"  # a fresh name each time: the readers' caches key by path, mtime and size
     path.write_bytes(data)
+    os.environ["PATH"] = PATH if index % OCR_EVERY == 0 else PATH_WITHOUT_TESSERACT
     try:
-        info = sniff(data[:65536], str(path))
-        if info.kind not in ("text", "pdf", "image", "notebook", "binary"):
-            return f"sniff returned unknown kind {info.kind!r}"
         result = engine.read(parse_request({"path": str(path), **params}))
         body = json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")
         if result.is_error and result.error.code == "internal":
             return "internal error result: " + result.error.message
+        if result.is_error and result.error.code == "too_complex" and "MemoryError" in result.error.message:
+            return "memory exhausted: " + result.error.message
         del body
         return None
     except Exception:  # noqa: BLE001 - that is what we are here to find
@@ -230,14 +374,37 @@ def _signature(detail: str) -> str:
     return f"{message} @ {frames[-1] if frames else '?'} via {ours[-1] if ours else '?'}"
 
 
+def watch_sniff() -> None:
+    """Check sniff's answer where the engine asks for it (once an input): a kind the engine does not route
+    would fall through to its last reader, so it is a crash."""
+    import agentread.engine
+
+    real = agentread.engine.sniff
+
+    def checked(head: bytes, name: str):
+        info = real(head, name)
+        if info.kind not in KINDS:
+            raise AssertionError(f"sniff returned unknown kind {info.kind!r}")
+        return info
+
+    agentread.engine.sniff = checked
+
+
 def warm_up() -> None:
     """Import every reader before the clock runs: a cold first input would otherwise look like a hang."""
     import charset_normalizer  # noqa: F401
     import pypdf  # noqa: F401
     from PIL import Image  # noqa: F401
 
+    import docx  # noqa: F401
+    import openpyxl  # noqa: F401
+    import pptx  # noqa: F401
+
     import agentread.image  # noqa: F401
     import agentread.notebook  # noqa: F401
+    import agentread.office.docx  # noqa: F401
+    import agentread.office.pptx  # noqa: F401
+    import agentread.office.xlsx  # noqa: F401
     import agentread.pdf  # noqa: F401
 
     agentread.image._pillow()
@@ -273,6 +440,7 @@ def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str,
     folder = Path(tempfile.mkdtemp(prefix=f"agentread-fuzz-{wid}-"))
     engine = Engine(Workspace([str(folder)]))
     warm_up()
+    watch_sniff()
     saved: dict[str, int] = {}
     try:
         for index in range(first, last, stride):
@@ -408,6 +576,7 @@ def replay(args) -> None:
     ext, data, params = make_input(args.seed, args.replay, seeds)
     folder = Path(tempfile.mkdtemp(prefix="agentread-replay-"))
     warm_up()
+    watch_sniff()
     t = time.monotonic()
     detail = check_one(Engine(Workspace([str(folder)])), folder, args.replay, ext, data, params)
     print(f"input {args.replay}: {ext}, {len(data):,} bytes, request {params}, "
