@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from agentread.engine import Engine
-from agentread.image import DRAFT_FLOOR
+from agentread.image import DRAFT_FLOOR, _png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart
@@ -108,6 +108,24 @@ def test_tall_png_keeps_its_aspect(tmp_path: Path, engine: Engine):
     assert part.mime_type == "image/png"
     with Image.open(io.BytesIO(base64.b64decode(part.data))) as back:
         assert "A" in back.mode  # transparency survives
+
+
+def test_a_big_palette_image_is_averaged_in_colour(tmp_path: Path, engine: Engine):
+    img = Image.new("P", (4000, 100))
+    img.putpalette([0, 0, 0, 255, 255, 255] + [0] * 762)
+    img.putdata([x % 2 for x in range(4000)] * 100)  # alternate black and white columns
+    (tmp_path / "stripes.png").write_bytes(encoded(img, "PNG"))
+    part = the_part(read(engine, path="stripes.png"))
+    with Image.open(io.BytesIO(base64.b64decode(part.data))) as back:
+        assert part.width == 2000 and back.convert("RGB").getpixel((10, 10)) == (128, 128, 128)
+
+
+@pytest.mark.parametrize("mode", ["L", "LA", "RGB", "RGBA"])
+def test_the_png_writer_keeps_every_pixel(mode: str):
+    img = Image.frombytes(mode, (37, 23), os.urandom(37 * 23 * len(mode)))
+    with Image.open(io.BytesIO(_png(img))) as back:
+        back.load()
+        assert back.mode == mode and back.size == img.size and back.tobytes() == img.tobytes()
 
 
 def test_noisy_image_part_stays_under_the_byte_limit(tmp_path: Path, engine: Engine):
