@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import re
+import sys
 import time
 
 import pytest
@@ -247,6 +248,69 @@ def test_svg_is_rasterised_or_shown_as_text():
     else:
         assert any(isinstance(p, ImagePart) for p in out.content)
         assert "rasterised from SVG" in out.text()
+
+
+def _svg_with_inlined_png() -> str:
+    # As matplotlib's SVG backend writes a raster inside a figure: a data: URI wrapped at 76 columns.
+    wrapped = base64.encodebytes(base64.b64decode(png_b64(120, 90)) + bytes(range(256)) * 8).decode()
+    return ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" '
+            'height="20">\n<image width="40" height="20" xlink:href="data:image/png;base64,\n' + wrapped
+            + '"/>\n<rect width="4" height="2"/>\n</svg>\n')
+
+
+def _no_base64(text: str) -> None:
+    assert not re.search(r"[A-Za-z0-9+/]{60,}", text), re.search(r"[A-Za-z0-9+/]{60,}", text).group(0)
+
+
+@pytest.fixture(params=["rasteriser unavailable", "rasteriser available", "svg too large to rasterise"])
+def svg_mode(request, monkeypatch):
+    from agentread.notebook import render
+
+    if request.param == "rasteriser unavailable":
+        monkeypatch.setattr(render, "_rasteriser", False)  # look for it again, and find the import failing
+        monkeypatch.setitem(sys.modules, "cairosvg", None)
+        assert svg_rasteriser() is None
+    elif svg_rasteriser() is None:
+        pytest.skip("cairosvg (or the cairo library) is not installed")
+    if request.param == "svg too large to rasterise":
+        monkeypatch.setattr(render, "MAX_SVG_CHARS", 100)
+    return request.param
+
+
+def test_svg_shown_as_text_carries_no_base64(svg_mode):
+    out = read(notebook(code("fig", result({"image/svg+xml": _svg_with_inlined_png()}))))
+    text = out.text()
+    _no_base64(text)
+    if svg_mode == "rasteriser available":
+        assert any(isinstance(p, ImagePart) for p in out.content) and "rasterised from SVG" in text
+        return
+    assert not any(isinstance(p, ImagePart) for p in out.content)
+    why = "no SVG rasteriser available" if svg_mode == "rasteriser unavailable" else "too large to rasterise"
+    assert f"[image/svg+xml shown as text: {why}]" in text
+    assert re.search(r'xlink:href="data:image/png;base64,\[… [\d,]+ characters of base64 not shown\]\n"/>', text)
+    assert '<rect width="4" height="2"/>' in text
+
+
+def test_no_path_puts_base64_into_text():
+    blob = bytes(range(256)) * 12
+    uri = "data:image/png;base64," + base64.b64encode(blob).decode()
+    cells = [markdown(f"Logo: ![logo]({uri})\nsecond line"),
+             code(f"ICON = '{base64.b64encode(blob).decode()}'\nshow(ICON)",
+                  stream(base64.encodebytes(blob).decode()),  # printed wrapped at 76 columns
+                  stream("key:\n" + base64.encodebytes(blob).decode().replace("\n", "\r\n") + "done\n", "stderr"),
+                  result({"text/markdown": f"![plot]({uri})", "text/plain": "<IPython.core.display.Markdown>"}),
+                  {"output_type": "display_data", "metadata": {}, "data": {"application/json": {"icon": uri}}},
+                  {"output_type": "error", "ename": "ValueError", "evalue": "bad",
+                   "traceback": [f"ValueError: bad payload {base64.b64encode(blob).decode()}"]})]
+    out = read(notebook(*cells))
+    text = out.text()
+    _no_base64(text)
+    assert "Logo: ![logo](data:image/png;base64,[… 4,096 characters of base64 not shown])\nsecond line" in text
+    assert "ICON = '[4,096 characters of base64-like data not shown]'\nshow(ICON)" in text
+    assert "--- output 1: stdout ---\n[4,096 characters of base64-like data not shown]\n--- output 2: stderr" in text
+    assert "key:\n[4,096 characters of base64-like data not shown]\ndone" in text
+    # The source keeps its lines one for one: line 3 of the cell's rendering is line 2 of its source.
+    assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
 
 
 def test_offset_and_limit_page_the_rendered_lines():

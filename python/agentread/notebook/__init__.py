@@ -29,7 +29,9 @@ Format of a read:
     [image 1: output 2, image/png 640x480, attached]     (the image part follows this line)
     --- output 3: error ValueError ---  (the traceback, without colour codes)
 Markdown cells read `### Cell 1 [id=…] markdown`; raw cells add their format: `raw (text/html)`.
-Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to the final one, base64 never shown;
+Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to the final one, base64 never shown
+(a data: URI or a long run of base64, wrapped or not, becomes "[… 4,096 characters of base64 not shown]", in
+sources too, where lines stay one for one; raw=true shows the file as it is);
 text/plain is preferred (markdown and LaTeX are kept as text); widgets, HTML-only and JavaScript outputs become
 one-line placeholders naming the mime type. PNG, JPEG, GIF (and SVG where cairosvg is installed) outputs and
 markdown attachments are attached as downscaled image parts.

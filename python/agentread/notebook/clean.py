@@ -26,7 +26,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 # A run this long of base64 characters mixing upper case, lower case and digits is encoded data printed by
 # the code (an image, a key, a pickled blob); it tells the model nothing and would spend its budget.
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
+BASE64_RUN_CHARS = 200
+# Encoders that wrap base64 (MIME's 76 columns, PEM's 64) give whole lines of 60 or more such characters:
+# lines in a row count as one run, with a shorter last line if it looks encoded (a digit, "+", "/" or padding),
+# so a word on the line after the data stays. The look-behind starts a match only where a run starts, so a long
+# run of letters that is not base64 is scanned once, not once per character.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{60,}={0,2}"
+                         r"(?:[ \t]*\r?\n[A-Za-z0-9+/]{60,}={0,2}(?![^\r\n]))*"
+                         r"(?:[ \t]*\r?\n(?:[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z]+={1,2})(?![^\r\n]))?")
+
+# A data: URI carrying base64 (an image inlined in SVG, HTML or markdown), wrapped or not: after the comma,
+# full lines of 60 or more characters, then a last (shorter) piece.
+_DATA_URI = re.compile(r"(data:[\w.+-]*/?[\w.+-]*(?:;[\w.+-]+=[\w.+-]*)*;base64,)[ \t]*(?:\r?\n[ \t]*)?"
+                       r"((?:[A-Za-z0-9+/]{60,}={0,2}[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]))*[A-Za-z0-9+/]*={0,2})")
 
 
 def strip_ansi(text: str) -> str:
@@ -53,24 +65,48 @@ def collapse_progress(text: str) -> str:
 
 def _hide_base64(match: re.Match) -> str:
     run = match.group(0)
-    if run.isupper() or run.islower() or not any(c.isdigit() for c in run):
+    data = "".join(run.split())
+    if len(data) < BASE64_RUN_CHARS or data.isupper() or data.islower() or not any(c.isdigit() for c in data):
         return run  # a DNA sequence or a long word is not encoded data
-    return f"[{len(run):,} characters of base64-like data not shown]"
+    return f"[{len(data):,} characters of base64-like data not shown]" + ("\n" if run.endswith("\n") else "")
+
+
+def _hide_data_uri(match: re.Match) -> str:
+    data = "".join(match.group(2).split())
+    return f"{match.group(1)}[… {len(data):,} characters of base64 not shown]" if data else match.group(0)
+
+
+def hide_base64(text: str) -> str:
+    """Encoded payloads replaced by a short placeholder saying how long they were: data: URIs carrying base64,
+    and long base64 runs (on one line, or wrapped over lines)."""
+    if ";base64," in text:
+        text = _DATA_URI.sub(_hide_data_uri, text)
+    return _BASE64_RUN.sub(_hide_base64, text) if len(text) >= BASE64_RUN_CHARS else text
 
 
 def clean_output(text: str) -> str:
-    text = collapse_progress(strip_ansi(text))
-    return _BASE64_RUN.sub(_hide_base64, text) if len(text) >= 200 else text
+    return hide_base64(collapse_progress(strip_ansi(text)))
+
+
+def source_lines(text: str) -> list[str]:
+    """A cell's source as lines, one for one (line N of the cell stays line N), encoded payloads hidden."""
+    if ";base64," not in text and len(text) < BASE64_RUN_CHARS:
+        return split_lines(text)
+    return [cut_line(hide_base64(line)) for line in _lines(text)]
 
 
 def split_lines(text: str) -> list[str]:
     """Lines as an editor shows them; a final newline ends the last line rather than starting another."""
+    return [cut_line(line) for line in _lines(text)]
+
+
+def _lines(text: str) -> list[str]:
     if not text:
         return []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [cut_line(line) for line in lines]
+    return lines
 
 
 def cut_line(line: str) -> str:

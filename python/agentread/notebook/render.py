@@ -13,7 +13,7 @@ import io
 from dataclasses import dataclass
 from typing import Any, Union
 
-from agentread.notebook.clean import clean_output, cut_line, split_lines
+from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook
 
 try:  # json mime bundles are shown compactly; orjson is optional
@@ -139,7 +139,8 @@ def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
         out.cut = True
 
     # The source is never cut to head and tail (it is what an agent edits); only the call budget stops it.
-    add_block([header(cell)] + split_lines(cell.source))
+    # Its lines stay one for one; an inlined base64 payload is shown as a placeholder (raw=true shows it).
+    add_block([header(cell)] + source_lines(cell.source))
     attachments = [_attachment_line(name, bundle) for name, bundle in cell.attachments.items()]
     if attachments:
         add_block(attachments)
@@ -259,8 +260,9 @@ def _bundle(data: dict, label: str) -> list[Line]:
         return [f"[{', '.join(rich)} output, not shown; its text form: {strip_label(text)[:WIDGET_TEXT_CHARS]}]"]
     if text_mime:
         return split_lines(clean_output(text))
-    if SVG_MIME in data:  # no rasteriser here: the SVG source is the next best thing
-        return [f"[{SVG_MIME} shown as text: no SVG rasteriser available]"] + split_lines(_text(data[SVG_MIME]))
+    if SVG_MIME in data:  # not rasterised: the SVG source is the next best thing, without inlined payloads
+        why = "no SVG rasteriser available" if svg_rasteriser() is None else "too large to rasterise"
+        return [f"[{SVG_MIME} shown as text: {why}]"] + split_lines(clean_output(_text(data[SVG_MIME])))
     kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
     return [f"[{kinds or 'empty output'}: not shown, no text or image form]"]
 
