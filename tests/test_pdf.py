@@ -11,7 +11,7 @@ import pytest
 
 from agentread import pdf
 from agentread.engine import Engine
-from agentread.limits import MAX_PDF_PAGES
+from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError
 from agentread.workspace import Workspace
@@ -264,3 +264,22 @@ def test_cache_is_bounded(tmp_path: Path):
         assert page_blocks(read(engine, path=f"d{i}.pdf").text()) == {1: f"document {i}"}
         assert len(pdf.DOCUMENTS) <= pdf.PDF_CACHE_DOCUMENTS
     assert len(pdf.DOCUMENTS) == pdf.PDF_CACHE_DOCUMENTS
+
+
+def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_it(tmp_path: Path):
+    lines = [f"row {n:04d} of a very long table page" for n in range(1, 3001)]  # ~110 KB of text on page 2
+    (tmp_path / "long.pdf").write_bytes(build_pdf(["short first page", ") Tj 0 -14 Td (".join(lines), "last"]))
+    engine = Engine(Workspace([str(tmp_path)]))
+    whole = read(engine, path="long.pdf")
+    assert page_blocks(whole.text()) == {1: "short first page"} and whole.next == {"pages": "2-3"}
+    first = read(engine, path="long.pdf", pages="2")
+    assert first.truncated and first.next["pages"] == "2-2" and first.next["offset"] > 2
+    assert len(first.text().encode()) < MAX_OUTPUT_BYTES + 500
+    seen, result = [], first
+    while True:
+        seen += re.findall(r"^\s*\d+\trow (\d{4}) ", result.text(), flags=re.M)
+        if not result.next or result.next.get("pages") != "2-2":
+            break
+        result = read(engine, path="long.pdf", **result.next)
+    assert [int(n) for n in seen] == list(range(1, 3001))  # every line once, in order
+    assert result.next == {"pages": "3-3"}

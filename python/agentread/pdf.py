@@ -52,6 +52,10 @@ NO_TEXT = "[Page {} has no extractable text: it may be a scanned image or a draw
 SCANT_TEXT_CHARS = 200
 PICTURE_PAGE_COVERAGE = 0.5
 
+# A scan is a few page objects (the picture, a stamp); a page with more than this many is drawn, not scanned,
+# and its objects are not walked (a hostile page can hold millions).
+MAX_SCAN_OBJECTS = 1000
+
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
 
@@ -69,35 +73,42 @@ class _Pdfium:
 
         self.pdf = pypdfium2.PdfDocument(data)
         self.total = len(self.pdf)
+        self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
 
     def text(self, number: int) -> str:
+        """The page's text; a page of scant text is also measured for pictures while it is loaded."""
         page = self.pdf[number - 1]
         try:
             textpage = page.get_textpage()
             try:
                 # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE
                 # in place of the hyphen: the word is given whole, as written.
-                return textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
+                text = textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
             finally:
                 textpage.close()
+            if len(text.strip()) < SCANT_TEXT_CHARS:
+                try:
+                    if _mostly_picture(page):
+                        self.picture_pages.add(number)
+                except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
+                    log.warning("page %d: its pictures could not be measured: %s", number, exc)
+            return text
         finally:
             page.close()
 
 
-    def mostly_picture(self, number: int) -> bool:
-        """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
-        import pypdfium2.raw as pdfium_c
+def _mostly_picture(page) -> bool:
+    """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
+    import pypdfium2.raw as pdfium_c
 
-        page = self.pdf[number - 1]
-        try:
-            width, height = page.get_size()
-            covered = 0.0
-            for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=MAX_FORM_DEPTH):
-                left, bottom, right, top = image.get_bounds()
-                covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
-            return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
-        finally:
-            page.close()
+    if pdfium_c.FPDFPage_CountObjects(page) > MAX_SCAN_OBJECTS:
+        return False
+    width, height = page.get_size()
+    covered = 0.0
+    for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=MAX_FORM_DEPTH):
+        left, bottom, right, top = image.get_bounds()
+        covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
+    return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
 
 
 class _Pypdf:
@@ -296,6 +307,9 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
         stop = min(last, first + MAX_PDF_PAGES - 1)
+        # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the line
+        # window bounds the output; otherwise whole pages are shown within the output budget.
+        by_lines = request.offset is not None or request.limit is not None
         parts: list[str] = []
         pictures: dict[int, ImagePart] = {}  # pages without text, rendered (index in parts → image)
         used = 0
@@ -303,7 +317,7 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
         for number in range(first, stop + 1):
             checkpoint()
             text = _page_text(doc, number)
-            if request.offset is None and request.limit is None and _is_picture_page(doc, number, text):
+            if not by_lines and _is_picture_page(doc, number, text):
                 if len(pictures) < MAX_RENDERED_PAGES:
                     from agentread.pdfpages import render_pdfium_page
 
@@ -314,16 +328,13 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
                              f"rendered a call. Call again with pages=\"{number}\" to see it.]")
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
-            if parts and used + size > MAX_OUTPUT_BYTES:
+            if parts and used + size > MAX_OUTPUT_BYTES and not by_lines:
                 break
-            if size > MAX_OUTPUT_BYTES:
-                block = block[: MAX_OUTPUT_BYTES] + (f"\n[… page {number} cut at about {MAX_OUTPUT_BYTES // 1000} "
-                                                     "KB of text; read it with offset/limit to see the rest]")
             parts.append(block)
             used += size
             shown = number
     result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
-    if request.offset is not None or request.limit is not None:
+    if by_lines or used > MAX_OUTPUT_BYTES:  # asked for lines, or one page is over the budget by itself
         result = _line_window(result, parts, request, first, shown)
         if result.truncated:
             return result
@@ -344,7 +355,7 @@ def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
     """A page to show as an image: no text, or scant text on a page that is mostly pictures (PDFium only)."""
     if not isinstance(doc.backend, _Pdfium):
         return False
-    return text == NO_TEXT.format(number) or (len(text) < SCANT_TEXT_CHARS and doc.backend.mostly_picture(number))
+    return text == NO_TEXT.format(number) or number in doc.backend.picture_pages
 
 
 def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
