@@ -27,9 +27,9 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
   const server = new ServerManager(context.extensionPath, log);
   running = server;
   const reads = new ReadLog();
-  const revealer = new ReadRevealer();
   const tool = new ReadTool(server, reads);
   const agentView = new AgentView(server);
+  const revealer = new ReadRevealer(agentView);
 
   context.subscriptions.push(
     log,

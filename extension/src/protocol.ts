@@ -1,6 +1,8 @@
 // The contract with the Python server (DESIGN.md, "The contract"): the request the tool forwards and the
 // result it gets back. No `vscode` import here, so the unit tests can use it against the real server.
 
+import { formatNumbers, shownCells, shownPages } from './shown';
+
 /** The JSON-RPC method the server answers. */
 export const READ_METHOD = 'agentread/read';
 
@@ -159,7 +161,7 @@ export function describeRange(input: ReadInput): string | undefined {
   }
   if (input.cells) {
     const cells = String(input.cells);
-    parts.push(cells === 'outline' ? 'outline' : `${/[-,]/.test(cells) ? 'cells' : 'cell'} ${prettyRange(cells)}`);
+    parts.push(isOutline(cells) ? 'outline' : `${/[-,]/.test(cells) ? 'cells' : 'cell'} ${prettyRange(cells)}`);
   }
   if (input.raw) {
     parts.push('as text');
@@ -191,14 +193,33 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
       ? `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`
       : undefined;
   switch (result.kind) {
-    case 'pdf':
+    case 'pdf': {
+      // An offset read may start inside a page its text does not name: then the pages asked for are told.
+      const pages = input.offset === undefined && input.limit === undefined ? shownPages(result) : [];
+      if (pages.length > 0 && !(pages.length === result.totalPages && !input.pages)) {
+        return `${pages.length === 1 ? 'page' : 'pages'} ${formatNumbers(pages)}${of(result.totalPages)}`;
+      }
       return input.pages
         ? `pages ${prettyRange(String(input.pages))}${of(result.totalPages)}`
         : count(result.totalPages, 'page');
-    case 'notebook':
+    }
+    case 'notebook': {
+      const outline = isOutline(input.cells);
+      const cells = shownCells(result, outline);
+      const what = outline ? 'outline, ' : '';
+      if (cells.length > 0 && cells.length === result.totalCells) {
+        return outline ? `outline of ${count(result.totalCells, 'cell')}` : count(result.totalCells, 'cell');
+      }
+      if (cells.length > 0) {
+        return `${what}${cells.length === 1 ? 'cell' : 'cells'} ${formatNumbers(cells)}${of(result.totalCells)}`;
+      }
+      if (outline) {
+        return `outline${of(result.totalCells)}`;
+      }
       return input.cells
         ? `cells ${prettyRange(String(input.cells))}${of(result.totalCells)}`
         : count(result.totalCells, 'cell');
+    }
     case 'presentation':
     case 'spreadsheet': {
       const unit = result.kind === 'spreadsheet' ? 'sheet' : 'slide';
@@ -221,6 +242,11 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
     default:
       return lines() ?? result.kind;
   }
+}
+
+/** Whether `cells` asks for the notebook's outline (one line per cell) rather than cells. */
+export function isOutline(cells: string | undefined): boolean {
+  return typeof cells === 'string' && cells.trim().toLowerCase() === 'outline';
 }
 
 /** "3", "2-7", "5-": 0-based [start, end) cell indexes; undefined for a cell id, a list or "outline". */

@@ -4,8 +4,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
-import { cellSpan, describeResult, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import type { AgentView } from './agentView';
+import { cellSpan, describeResult, isOutline, type ReadInput, type ReadResult, type ResultKind } from './protocol';
 import { workspaceFolderPaths } from './settings';
+import { shownCells, toSpans } from './shown';
 
 /** The view keeps the latest calls only: a long session must not grow it without bound. */
 const MAX_ENTRIES = 200;
@@ -25,6 +27,8 @@ export interface ReadEntry {
   error?: string;
   startLine?: number;
   endLine?: number;
+  /** The 1-based notebook cells the model was shown, as the result's text names them. */
+  cells?: number[];
   time: Date;
   durationMs: number;
 }
@@ -52,6 +56,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
       error: result.error?.message,
       startLine: result.startLine,
       endLine: result.endLine,
+      cells: result.kind === 'notebook' ? shownCells(result, isOutline(input.cells)) : undefined,
       time: started,
       durationMs: Date.now() - started.getTime(),
     });
@@ -139,7 +144,11 @@ function resolvedFile(input: ReadInput, result?: ReadResult): string {
   return result?.path ?? '';
 }
 
-/** Opens the file of a read and shows what was read: lines selected and highlighted, cells selected. */
+/**
+ * Opens the file of a read and shows what the model was shown: the lines selected and highlighted, the
+ * notebook cells selected; a PDF or an Office file (no editor in VS Code selects pages in those) opens the
+ * agent view of the same read.
+ */
 export class ReadRevealer implements vscode.Disposable {
   private readonly highlight = vscode.window.createTextEditorDecorationType({
     isWholeLine: true,
@@ -148,20 +157,22 @@ export class ReadRevealer implements vscode.Disposable {
     overviewRulerLane: vscode.OverviewRulerLane.Full,
   });
 
+  constructor(private readonly agentView: AgentView) {}
+
   async reveal(entry: ReadEntry): Promise<void> {
     const uri = vscode.Uri.file(entry.file);
     switch (entry.kind) {
       case 'notebook':
-        return this.revealCells(uri, entry.input.cells);
+        return this.revealCells(uri, entry);
       case 'directory':
         await vscode.commands.executeCommand('revealInExplorer', uri);
         return;
       case 'pdf':
-      case 'image':
       case 'document':
       case 'spreadsheet':
       case 'presentation':
-        // Not text VS Code can select lines in: open the file in whatever editor it has for it.
+        return this.showAgentView(entry);
+      case 'image':
         return this.openFile(uri);
       default:
         return this.revealLines(uri, entry.startLine, entry.endLine);
@@ -173,9 +184,20 @@ export class ReadRevealer implements vscode.Disposable {
   }
 
   /**
-   * Opens a file VS Code may have no editor for (a workbook, a deck): it shows its own placeholder then.
-   * A file gone since the read is told, not thrown from a click in the view.
+   * The read again, as the model got it: pages, slides, sheets or lines, with its images beside. The user
+   * asked for it with a click, as with "Show as the agent sees it".
    */
+  private async showAgentView(entry: ReadEntry): Promise<void> {
+    try {
+      await this.agentView.show({ ...entry.input, path: entry.file });
+    } catch (error) {
+      void vscode.window.showWarningMessage(
+        `agentread: cannot show ${entry.file}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  /** Opens a file in whatever editor VS Code has for it. A file gone since the read is told, not thrown. */
   private async openFile(uri: vscode.Uri): Promise<void> {
     try {
       await vscode.commands.executeCommand('vscode.open', uri);
@@ -206,19 +228,31 @@ export class ReadRevealer implements vscode.Disposable {
     editor.revealRange(range, vscode.TextEditorRevealType.AtTop);
   }
 
-  private async revealCells(uri: vscode.Uri, cells: string | undefined): Promise<void> {
+  /** Selects the cells the model was shown (several ranges for a list) and scrolls to the first. */
+  private async revealCells(uri: vscode.Uri, entry: ReadEntry): Promise<void> {
     const notebook = await vscode.workspace.openNotebookDocument(uri);
     const editor = await vscode.window.showNotebookDocument(notebook, { preview: true });
-    let span = cellSpan(cells, notebook.cellCount);
-    if (!span && cells) {
-      const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
-      span = byId ? [byId.index, byId.index + 1] : undefined;
+    let spans = toSpans(entry.cells ?? []);
+    if (spans.length === 0) {
+      // A result that names no cell (an older server, an empty notebook): the cells asked for.
+      spans = requestedSpans(notebook, entry.input.cells);
     }
-    if (!span) {
+    const ranges = spans
+      .map(([start, end]) => new vscode.NotebookRange(Math.min(start, notebook.cellCount), Math.min(end, notebook.cellCount)))
+      .filter((range) => !range.isEmpty);
+    if (ranges.length === 0) {
       return;
     }
-    const range = new vscode.NotebookRange(span[0], span[1]);
-    editor.selections = [range];
-    editor.revealRange(range, vscode.NotebookEditorRevealType.AtTop);
+    editor.selections = ranges;
+    editor.revealRange(ranges[0], vscode.NotebookEditorRevealType.AtTop);
   }
+}
+
+function requestedSpans(notebook: vscode.NotebookDocument, cells: string | undefined): Array<[number, number]> {
+  const span = cellSpan(cells, notebook.cellCount);
+  if (span) {
+    return [span];
+  }
+  const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
+  return byId ? [[byId.index, byId.index + 1]] : [];
 }

@@ -193,6 +193,35 @@ describe('agentread in VS Code', () => {
     assert.equal(editor?.selection.end, 3);
   });
 
+  it('reveals the cells a read showed: all of a whole-notebook read, each range of a list', async () => {
+    const selected = () => vscode.window.activeNotebookEditor?.selections.map((range) => [range.start, range.end]);
+    await invoke({ path: 'analysis.ipynb' });
+    assert.deepEqual(api.reads.all[0].cells, [1, 2, 3]);
+    assert.equal(api.reads.all[0].range, '3 cells');
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    assert.equal(vscode.window.activeNotebookEditor?.notebook.uri.fsPath, inWorkspace('analysis.ipynb'));
+    assert.deepEqual(selected(), [[0, 3]]);
+    await invoke({ path: 'analysis.ipynb', cells: '1,3' });
+    assert.equal(api.reads.all[0].range, 'cells 1, 3 of 3');
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    assert.deepEqual(selected(), [[0, 1], [2, 3]]);
+    await invoke({ path: 'analysis.ipynb', cells: 'plot' });
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    assert.deepEqual(selected(), [[2, 3]]);
+  });
+
+  it('reveals a PDF read as the agent saw it: the same pages', async () => {
+    await invoke({ path: 'report.pdf', pages: '2-3' });
+    const entry = api.reads.all[0];
+    assert.equal(entry.range, `pages 2–3 of ${PDF_PAGES}`);
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    assert.equal(activeUri()?.scheme, 'agentread');
+    const text = vscode.window.activeTextEditor?.document.getText() ?? '';
+    assert.match(text, /^--- Page 2 ---$/m);
+    assert.match(text, /^--- Page 3 ---$/m);
+    assert.doesNotMatch(text, /--- Page (1|4) ---/);
+  });
+
   it('shows a file as the agent sees it', async () => {
     const file = inWorkspace('lines.txt');
     await vscode.commands.executeCommand('agentread.showAsAgentSees', vscode.Uri.file(file));
