@@ -166,6 +166,45 @@ describe('agentread in VS Code', () => {
     assert.equal(prepare({ path: inWorkspace('analysis.ipynb'), cells: '3-7' }).invocationMessage, 'Reading analysis.ipynb, cells 3–7');
   });
 
+  // What VS Code 1.100 (code-server 4.100.3) does with a tool call that has no chat invocation token, as
+  // these calls: it calls prepareInvocation, and when that returns confirmationMessages it asks through its
+  // dialog service, a modal dialog (the title as its message, the Markdown message as plain text, buttons
+  // "Yes" and "Cancel"); "Yes" invokes the tool, "Cancel" rejects invokeTool with a CancellationError and the
+  // tool is never invoked. (In chat the question is asked inline in the response instead.) But while the
+  // workbench runs extension tests (extensionTestsPath set, as here) the dialog service shows no dialog: its
+  // confirm() answers "confirmed" at once (DialogService.skipDialogs). So here a confirmed call is what can be
+  // observed through invokeTool; the refusal the model gets when no approval came is checked on the tool itself.
+  it('reads outside the workspace through invokeTool only by way of the confirmation', async () => {
+    const input = { path: '../outside/notes.txt' };
+    const result = await invoke(input);
+    // The tool sets `consent` only for an input whose prepareInvocation asked, and the server refuses
+    // without it: the text proves the call went through the confirmation.
+    assert.match(textOf(result), /^     1\ta note kept outside the workspace$/m);
+    const entry = api.reads.all[0];
+    assert.equal(entry.file, fs.realpathSync(outsideFile()));
+    assert.equal(entry.isError, false);
+  });
+
+  it('without the approval, the tool answers outside_workspace as text the model can act on', async () => {
+    const input = { path: '../outside/notes.txt' };
+    // Invoked with no confirmation asked first (a declined one never invokes the tool at all).
+    const tokens = new vscode.CancellationTokenSource();
+    const result = await Promise.race([
+      Promise.resolve(api.tool.invoke({ input, toolInvocationToken: undefined }, tokens.token)),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the refusal took over 10 s')), 10_000)),
+    ]);
+    const text = textOf(result);
+    assert.match(text, /^Error: /);
+    assert.match(text, /outside the workspace/);
+    assert.match(text, /approv/i);
+    assert.equal(api.reads.all[0].isError, true);
+    assert.equal(api.reads.all[0].range, 'outside_workspace');
+    // An approval is for one call: the next call without one is refused again.
+    assert.match(textOf(await invoke(input)), /a note kept outside/);
+    const again = await api.tool.invoke({ input, toolInvocationToken: undefined }, tokens.token);
+    assert.match(textOf(again), /^Error: /);
+  });
+
   it('lists each tool call in the Agent reads view and reveals the lines read', async () => {
     await invoke({ path: 'lines.txt', offset: 40, limit: 10 });
     const entry = api.reads.all[0];
