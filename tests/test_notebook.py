@@ -126,14 +126,54 @@ def test_budget_sends_whole_cells_and_next_names_the_rest():
 
 def test_a_first_cell_over_the_budget_is_still_sent_cut():
     data = notebook(code("\n".join(f"value_{i} = {i}" for i in range(20_000))), markdown("next one"))
-    first = read(data)
-    assert "### Cell 1 [id=c1]" in first.text() and "value_0 = 0" in first.text()
-    assert len(first.text().encode()) <= MAX_OUTPUT_BYTES
-    cut = re.search(r'Read the rest of it with cells="1", offset=(\d+)', first.text())
-    assert cut and first.next == {"cells": "2"}
-    rest = read(data, cells="1", offset=int(cut.group(1)), limit=1)
-    last_sent = first.text().split("[Cell 1 is cut here")[0].rstrip("\n").rsplit("\n", 1)[-1]
-    assert rest.text().split("\n")[-2 if rest.next else -1] != last_sent
+    for cells, following in ((None, "1-2"), ("1", "1")):
+        first = read(data, cells=cells)
+        assert "### Cell 1 [id=c1]" in first.text() and "value_0 = 0" in first.text()
+        assert len(first.text().encode()) <= MAX_OUTPUT_BYTES
+        last_sent = first.text().split("\n")[-2]
+        offset = int(last_sent.split()[-1]) + 3  # line 1 is the header, line 2 value_0
+        assert first.truncated and first.next == {"cells": following, "offset": offset}
+        assert f'[Shown: cell 1 (part), its lines 1-{offset - 1} of 20002' in first.text()
+        assert f'Continue with cells="{following}", offset={offset}: the rest of cell 1' in first.text()
+        rest = read(data, **first.next)
+        assert rest.text().split("\n")[1:3] == ["[… continuing cell 1]", f"value_{offset - 2} = {offset - 2}"]
+
+
+def _walk(data: bytes, **params) -> list:
+    """Read as an agent does: the first call, then whatever `next` says, to the end."""
+    results = [read(data, **params)]
+    while results[-1].next is not None:
+        assert results[-1].truncated and len(results) < 100
+        results.append(read(data, **results[-1].next))
+    return results
+
+
+def test_following_next_visits_every_line_of_every_cell_once():
+    def lines(cell: int, count: int) -> str:
+        return "\n".join(f"c{cell}_l{j} = {j}  # " + "x" * 30 for j in range(count))
+
+    cells = [code(lines(i, 40), stream(f"c{i}_out\n")) for i in range(1, 6)]
+    cells.append(code(lines(6, 6000), stream("c6_out\n")))  # over the per-call budget by itself
+    cells += [markdown(lines(i, 40)) for i in range(7, 12)]
+    data = notebook(*cells)
+    for params, wanted in (({}, range(1, 12)), ({"cells": "6"}, [6]), ({"cells": "3-8"}, range(3, 9))):
+        results = _walk(data, **params)
+        text = "\n".join(r.text() for r in results)
+        expected = [f"c{i}_l{j}" for i in wanted for j in range(6000 if i == 6 else 40)]
+        assert re.findall(r"^(c\d+_l\d+) = ", text, re.MULTILINE) == expected  # every line, in order, once
+        assert re.findall(r"^(c\d+)_out$", text, re.MULTILINE) == [f"c{i}" for i in wanted if i <= 6]
+        assert [int(i) for r in results for i, _ in HEADER.findall(r.text())] == list(wanted)
+        assert len(results) > 2 and all(len(r.text().encode()) <= MAX_OUTPUT_BYTES for r in results)
+
+
+def test_a_cut_output_marks_the_read_truncated():
+    log = "".join(f"line {i}\n" for i in range(10_000))
+    for cells in (None, "1"):
+        out = read(notebook(code("log()", stream(log)), markdown("after")), cells=cells)
+        assert out.truncated and out.next is None
+        assert re.search(r'\[… [\d,]+ lines .* cut here; read them with cells="1", offset=\d+\]', out.text())
+        assert out.text().endswith("each cut says how to read what it left out.]")
+    assert not read(notebook(code("log()", stream("short\n")), markdown("after"))).truncated
 
 
 def test_cell_lists_ranges_and_ids():

@@ -12,9 +12,11 @@ the cell's source: it stays the same while that cell is unchanged, and it can be
 
 A read by cells sends whole cells until the per-call budget (about 50 KB of text, 2000 lines, 10 images) is
 reached, then ends with a line naming the cells shown and `next: {"cells": "13-40"}` for the rest. A first
-cell over the budget by itself is sent cut, with the offset that continues it. In a read of several cells each
-output keeps at most 60 lines / 6000 characters (its head and its tail); reading one cell alone allows each
-output half the call budget. A cut says what was left out and how to read it:
+cell over the budget by itself is sent cut, with `next: {"cells": "13-40", "offset": 1996}`: that offset read
+goes on with the rest of cell 13, then cells 14-40, line by line, so following `next` shows every line once.
+In a read of several cells each output keeps at most 60 lines / 6000 characters (its head and its tail);
+reading one cell alone allows each output half the call budget. A cut says what was left out and how to read
+it, and makes the read `truncated` (with no `next` when every selected cell was shown):
     [… 1,234 lines (56,789 characters) of this output cut here; read them with cells="5", offset=42]
 `offset`/`limit` page through the uncut rendering of the selected cells (all cells when `cells` is absent),
 line by line, with `next: {"offset": N}` (plus the same `cells`); line 1 of a single cell is its header.

@@ -156,15 +156,20 @@ def _preamble(nb: Notebook) -> list[str]:
 
 
 def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
-    """Whole cells until a budget (text, lines, images) is reached; a first cell too big alone is cut."""
+    """Whole cells until a budget (text, lines, images) is reached; a first cell too big alone is cut.
+
+    `next` names the cells that follow; after a cut first cell it is that cell (and the rest of the selection)
+    with the offset of its first line not sent, which `_window` continues line by line.
+    """
     cap = SINGLE_CELL_CAP if len(positions) == 1 else OUTPUT_CAP
     parts = _Parts()
     for line in _preamble(nb):
         parts.text(line)
     shown: list[int] = []
-    closing: list[str] = []
     full = ""
-    cell_cut = False
+    resume: int | None = None  # the line of the first cell (uncut numbering) where a cut first cell resumes
+    cell_lines = 0  # the first cell's rendered lines, uncut, when it is cut
+    outputs_cut = False  # a shown output kept only its head and tail
     for pos in positions:
         rendered = render_cell(nb.cells[pos], cap)
         images = sum(isinstance(line, ImageRef) for line in rendered.lines)
@@ -177,31 +182,46 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
         if fits:
             for line in rendered.lines:
                 parts.line(line)
+            outputs_cut = outputs_cut or rendered.cut
             continue
         # The first cell alone is over the budget: send as much of it as fits, and say where it stops.
-        index = nb.cells[pos].index
         for i, line in enumerate(rendered.lines):
             if i and not parts.fits(_size(line), 1):
-                cell_cut = True
-                closing.append(f"[Cell {index} is cut here: it alone is over the per-call budget "
-                               f"({MAX_OUTPUT_BYTES // 1000} KB, {MAX_LINES} lines). Read the rest of it with "
-                               f"cells=\"{index}\", offset={rendered.numbers[i]}.]")
+                resume, cell_lines = rendered.numbers[i], rendered.numbers[-1]
                 break
             parts.line(line)
+        outputs_cut = outputs_cut or rendered.cut
         break
     rest = positions[len(shown):]
-    next_cells = format_cells(nb, rest) if rest else None
-    if next_cells or len(shown) != len(nb.cells):
-        described = format_cells(nb, shown) or "none"
-        text = f"[Shown: cells {described} of {len(nb.cells)}."
-        if next_cells:
-            text += f" The per-call {full or 'budget'} is reached. Continue with cells=\"{next_cells}\"."
-        closing.append(text + "]")
-    for line in closing:
-        parts.text(line)
+    next_: dict | None = None
+    closing = f"[Shown: cells {format_cells(nb, shown) or 'none'} of {len(nb.cells)}."
+    if resume is not None:
+        index = nb.cells[shown[0]].index
+        next_ = {"cells": format_cells(nb, shown + rest), "offset": resume}
+        closing = (f"[Shown: cell {index} (part), its lines 1-{resume - 1} of {cell_lines}, of {len(nb.cells)} "
+                   f"cells. It alone is over the per-call budget ({MAX_OUTPUT_BYTES // 1000} KB, {MAX_LINES} "
+                   f"lines). Continue with cells=\"{next_['cells']}\", offset={resume}: the rest of cell {index}"
+                   f"{_then(nb, rest)}, line by line.")
+    elif rest:
+        next_ = {"cells": format_cells(nb, rest)}
+        closing += f" The per-call {full or 'budget'} is reached. Continue with cells=\"{next_['cells']}\"."
+    if outputs_cut:
+        closing += (" Outputs too long for this read kept their head and tail; each cut says how to read what "
+                    "it left out.")
+    if next_ or outputs_cut or len(shown) != len(nb.cells):
+        parts.text(closing + "]")
     return ReadResult(kind="notebook", path=path, content=parts.finish(), total_cells=len(nb.cells),
-                      truncated=bool(next_cells) or cell_cut,
-                      next={"cells": next_cells} if next_cells else None)
+                      truncated=next_ is not None or outputs_cut, next=next_)
+
+
+def _then(nb: Notebook, rest: list[int]) -> str:
+    """", then cells 14-40" for the closing line of a cut cell (a long list of cells is not spelled twice)."""
+    if not rest:
+        return ""
+    later = format_cells(nb, rest)
+    if len(later) > 40:
+        return ", then the other cells named"
+    return f", then {'cell' if len(rest) == 1 else 'cells'} {later}"
 
 
 def _which_budget(text_fits: bool) -> str:
