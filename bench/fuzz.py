@@ -26,8 +26,8 @@ What counts:
     hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
            and when it started; the parent kills a worker stuck past the timeout and starts a new one. At the
            end the first hangs (up to 12) are replayed alone in fresh processes: "hangs_confirmed_alone" lists
-           those still over the timeout there (the others were slow only under load).
-Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .txt beside it
+           those whose read still took longer than the timeout there (the others were slow only under load).
+Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .report beside it
 (request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
     python bench/fuzz.py --replay INDEX --seed S
 The figures printed at the end: inputs, crashes (distinct by exception and place), hangs, inputs per second.
@@ -107,8 +107,10 @@ DEEP = "@@deep@@"
 DEEP_LEVELS = 20_000
 # Crashing inputs saved per distinct crash (exception and place) and worker: one bug, not ten thousand files.
 SAVED_PER_SIGNATURE = 3
-# Hangs replayed alone at the end (each replay may take the timeout and a cold start).
+# Hangs replayed alone at the end (each replay may take the timeout and a cold start, which under load takes
+# up to REPLAY_START_SECONDS: importing the readers and loading the seeds).
 MAX_HANGS_REPLAYED = 12
+REPLAY_START_SECONDS = 30
 HUGE_NUMBERS = (b"0", b"-1", b"99999999", b"2147483648", b"18446744073709551616", b"1e308", b"-0", b"3.5")
 
 # An XML element repeated this many times: a sheet of 20,000 rows, a document of 20,000 paragraphs, a slide
@@ -362,7 +364,7 @@ def check_one(engine, folder: Path, index: int, ext: str, data: bytes, params: d
 def save(crashes: Path, kind: str, index: int, ext: str, data: bytes, params: dict, detail: str) -> None:
     crashes.mkdir(parents=True, exist_ok=True)
     (crashes / f"{kind}-{index}{ext}").write_bytes(data)
-    (crashes / f"{kind}-{index}.txt").write_text(f"request: {json.dumps(params)}\n\n{detail}\n")
+    (crashes / f"{kind}-{index}.report").write_text(f"request: {json.dumps(params)}\n\n{detail}\n")
 
 
 def _signature(detail: str) -> str:
@@ -417,10 +419,12 @@ def confirm_hang(index: int, args) -> bool:
 
     command = [sys.executable, __file__, "--replay", str(index), "--seed", str(args.seed), "--corpus", args.corpus]
     try:
-        subprocess.run(command, timeout=args.timeout + 10, capture_output=True)  # + a cold start's imports
-        return False
+        # The replay times the read alone (imports excluded) and prints "<seconds> s ->".
+        done = subprocess.run(command, timeout=args.timeout + REPLAY_START_SECONDS, capture_output=True, text=True)
     except subprocess.TimeoutExpired:
         return True
+    took = re.search(r"([\d.]+) s ->", done.stdout)
+    return took is None or float(took.group(1)) > args.timeout
 
 
 def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str, crashes: str,
