@@ -66,7 +66,7 @@ def test_a_window_read_is_remembered_so_its_repeat_does_not_scan(tmp_path: Path,
     assert 123_457 in index.lines  # the window's first line, exactly
     scans = []
     original = text._Counter.count
-    text._Counter.count = lambda self, buf, n: scans.append(n) or original(self, buf, n)
+    text._Counter.count = lambda self, n: scans.append(n) or original(self, n)
     try:
         assert first_row(read(engine, path="log.txt", offset=123_457)) == (123_457, "line 123457")
     finally:
@@ -106,9 +106,28 @@ def test_both_line_end_counters_agree_with_the_editor(seed: int):
     pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r"]
     data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3000))))
     want = len(text._TERMINATOR.findall(bytes(data)))
-    plain, vector = text._Counter(), text._Counter()
-    plain.np, vector.np = False, np
-    assert plain.count(data, len(data)) == vector.count(data, len(data)) == want
+    plain, vector = text._Counter(data), text._Counter(data)
+    plain.np = False
+    vector.vectorize()
+    assert vector.np is np
+    assert plain.count(len(data)) == vector.count(len(data)) == want
+
+
+def test_a_scan_counts_with_numpy_only_when_it_has_far_to_go(tmp_path: Path, engine: Engine, monkeypatch):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(text, "SCAN_CHUNK", 4096)
+    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", 100_000)
+    monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)  # no count to the end after the window
+    (tmp_path / "log.txt").write_text("".join(f"r{i:06d}\n" for i in range(1, 100_001)))  # 8 bytes a line
+    vectorized = []  # per chunk counted: was numpy on
+    original = text._Counter.count
+    monkeypatch.setattr(text._Counter, "count", lambda self, n: vectorized.append(bool(self.np)) or original(self, n))
+    assert first_row(read(engine, path="log.txt", offset=5_000)) == (5_000, "r005000")  # 40 KB to go
+    assert vectorized and not any(vectorized)
+    vectorized.clear()
+    # 720 KB to go, as the first chunk's line length tells: numpy from the second chunk on.
+    assert first_row(read(engine, path="log.txt", offset=90_000)) == (90_000, "r090000")
+    assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 100
 
 
 def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch):

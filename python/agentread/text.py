@@ -23,14 +23,15 @@ from agentread.render import Window, continuation, cut_line, numbered
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
-# Read size while counting lines. Small enough that the chunk stays in the CPU cache between the read that
-# copies it in and the passes that count its line ends (1 MB chunks measured 2-3x slower per byte), large
-# enough that per-chunk overhead stays under a tenth of the scan. Also the spacing of the line index.
-SCAN_CHUNK = 1 << 17
+# Read size while counting lines. Small enough that the chunk and numpy's mask of it stay in the CPU's L2 cache
+# between the read that copies it in and the passes that count its line ends (1 MB chunks took 1.6x the CPU
+# time over the bench log), large enough that the per-chunk Python work stays small (128 KB: 1.2x). Also the
+# spacing of the line index.
+SCAN_CHUNK = 1 << 18
 
-# Past this many bytes in one scan, line ends are counted with numpy (about 5x faster than bytes.count, whose
-# byte-at-a-time loop caps a scan near 1 GB/s). Below it, its one-time import (~80 ms) would cost more than it
-# saves. Without numpy the scan stays correct, only slower.
+# A scan with more than this many bytes still to go counts line ends with numpy (about 7x faster than
+# bytes.count, whose byte-at-a-time loop caps a scan near 1.3 GB/s). A shorter one would spend more on numpy's
+# one-time import (~80 ms) than it saves. Without numpy the scan stays correct, only slower.
 VECTOR_SCAN_AFTER_BYTES = 64 << 20
 
 # CRs looked at one by one per scan chunk before the chunk's CRs are counted in a pass instead (a CRLF file).
@@ -122,26 +123,30 @@ INDEXES = _IndexCache(INDEX_CACHE_FILES)
 
 
 class _Counter:
-    """Counts line ends (LF, CRLF, lone CR) in a buffer; switches to numpy once a scan has gone far enough."""
+    """Counts line ends (LF, CRLF, lone CR) in a scan buffer, with numpy once `vectorize` has switched it on."""
 
-    def __init__(self) -> None:
-        self.scanned = 0
-        self.np = None
+    def __init__(self, buf: bytearray) -> None:
+        self.buf = buf
+        self.np = None  # numpy once switched on, False where it is not installed
 
-    def count(self, buf: bytearray, n: int) -> int:
-        """Line ends in buf[:n]; a CR at buf[n-1] counts as a lone CR (callers hold back a possible CRLF)."""
-        self.scanned += n
-        if self.np is None and self.scanned > VECTOR_SCAN_AFTER_BYTES:
+    def vectorize(self) -> None:
+        if self.np is None:
             self.np = _numpy() or False
+            if self.np:
+                self.bytes = self.np.frombuffer(self.buf, self.np.uint8)
+                self.is_lf = self.np.empty(len(self.buf), bool)  # reused: no allocation per chunk
+
+    def count(self, n: int) -> int:
+        """Line ends in buf[:n]; a CR at buf[n-1] counts as a lone CR (callers hold back a possible CRLF)."""
+        buf = self.buf
         lone_crs = _sparse_lone_crs(buf, n)
         if not self.np:
             ends = buf.count(b"\n", 0, n)
             if lone_crs is None:
                 lone_crs = buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
             return ends + lone_crs
-        np = self.np
-        data = np.frombuffer(buf, np.uint8, n)
-        ends = int(np.count_nonzero(data == 10))
+        np, data = self.np, self.bytes[:n]
+        ends = int(np.count_nonzero(np.equal(data, 10, out=self.is_lf[:n])))
         if lone_crs is None:
             after = np.flatnonzero(data[:-1] == 13) + 1
             lone_crs = int(np.count_nonzero(data[after] != 10)) + int(data[-1] == 13)
@@ -172,13 +177,15 @@ def _numpy():
         return None
 
 
-def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool]:
-    """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only.
+def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int, int, bool]:
+    """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only. `size`, the
+    file's size as far as known (0 for /proc files, which cannot seek to their end), only guides the counting.
 
     At the end of the file, "line reached" is one past the last terminator: the line that would start there."""
     line, pos = index.nearest(target)
+    first_line, first_pos = line, pos
     buf = bytearray(SCAN_CHUNK)
-    counter = _Counter()
+    counter = _Counter(buf)
     while line < target:
         checkpoint()
         f.seek(pos)
@@ -187,18 +194,29 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
             return pos, line, False
         if n == SCAN_CHUNK and buf[n - 1] == 13:
             n -= 1  # its \n may open the next chunk: count the pair once, there
-        ends = counter.count(buf, n)
+        ends = counter.count(n)
         if line + ends >= target:
             for match in _TERMINATOR.finditer(bytes(buf[:n])):
                 line += 1
                 if line == target:
                     return pos + match.end(), line, True
-        last = max(buf.rfind(b"\n", 0, n), buf.rfind(b"\r", 0, n))
+        last = buf.rfind(b"\n", 0, n)
+        last = max(last, buf.rfind(b"\r", last + 1, n))  # a lone CR after it; not a whole-chunk search
         line += ends
         if last >= 0:
             index.add(line, pos + last + 1)
         pos += n
+        if counter.np is None and _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos) \
+                > VECTOR_SCAN_AFTER_BYTES:
+            counter.vectorize()
     return pos, line, True
+
+
+def _still_to_scan(lines_to_go: int, lines_seen: int, bytes_seen: int, bytes_left: int) -> int:
+    """Bytes a scan is likely still to read: lines to go at the line length seen so far, at most the rest."""
+    if lines_seen == 0:
+        return bytes_left
+    return min(bytes_left, lines_to_go * bytes_seen // lines_seen)
 
 
 def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
@@ -304,10 +322,10 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     stream, decode_as, transcoded = _open_text(source, encoding, bom, size)
     index = INDEXES.get(None if transcoded else cache_key, 0 if transcoded else bom)
     first = request.first_line
-    start, reached, found = _skip_to(stream, index, first)
+    start, reached, found = _skip_to(stream, index, first, size)
     encoding_label = label or (f"{encoding} with BOM" if bom else encoding)
     if not found or (first > 1 and _at_end(stream, start)):
-        total = index.total if index.total is not None else _count_total(stream, index)
+        total = index.total if index.total is not None else _count_total(stream, index, size)
         if first == 1 and total == 0:
             return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
                               total_lines=0, encoding=encoding_label)
@@ -339,7 +357,7 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         total = last
         index.total = total
     elif total is None and size <= COUNT_REST_BYTES:
-        total = _count_total(stream, index)
+        total = _count_total(stream, index, size)
     truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
                         truncated=truncated, encoding=encoding_label)
@@ -368,9 +386,9 @@ def _at_end(stream: BinaryIO, pos: int) -> bool:
     return not stream.read(1)
 
 
-def _count_total(stream: BinaryIO, index: LineIndex) -> int:
+def _count_total(stream: BinaryIO, index: LineIndex, size: int) -> int:
     """Lines in the file, counted as cat -n does; the scan fills the index on its way to the end."""
-    end, line, _ = _skip_to(stream, index, 1 << 62)
+    end, line, _ = _skip_to(stream, index, 1 << 62, size)
     total = line - 1
     if end > index.start:
         stream.seek(end - 1)
