@@ -5,9 +5,11 @@
 Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an ANSI
 coloured traceback, then times, each in a fresh process: `json.loads` of the file, the outline
 (cells="outline"), the first budgeted read (no cells), and `jupyter nbconvert --to markdown` (skipped when
-nbconvert is not installed). Reports median wall time (imports excluded), the ratio to json.loads, and peak RSS (one run per process;
-the agentread rows include the interpreter with Pillow loaded).
-Not part of the test run.
+nbconvert is not installed). Each operation includes reading the file. Reports, per operation: median wall time
+(imports excluded), its ratio to json.loads and the file size over it (MB/s); peak RSS, its ratio to the file
+size, and what the operation added to the interpreter it ran in (peak RSS minus the RSS after the imports: the
+same interpreter, with agentread and Pillow imported, for every row but nbconvert, whose own process is
+measured whole). One run per process, so a peak is that of one operation. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def child(operation: str, path: str, runs: int) -> None:
     from agentread.request import ReadRequest
 
     times = []
+    base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for _ in range(runs):
         started = time.perf_counter()
         if operation == "json.loads":
@@ -86,12 +89,14 @@ def child(operation: str, path: str, runs: int) -> None:
             read_notebook(Path(path).read_bytes(), ReadRequest(path=path, cells=cells), path)
         times.append(time.perf_counter() - started)
     who = resource.RUSAGE_CHILDREN if operation == "nbconvert" else resource.RUSAGE_SELF
-    print(json.dumps({"times": times, "peak_kb": resource.getrusage(who).ru_maxrss}))
+    peak_kb = resource.getrusage(who).ru_maxrss
+    print(json.dumps({"times": times, "peak_kb": peak_kb,
+                      "added_kb": None if operation == "nbconvert" else peak_kb - base_kb}))
 
 
 def measure(operation: str, path: Path, runs: int) -> dict | None:
     """Each run in a fresh process, so peak RSS is that of one operation (not of the allocator's leftovers)."""
-    times, peaks = [], []
+    times, peaks, added = [], [], []
     for _ in range(runs):
         proc = subprocess.run([sys.executable, __file__, "--child", operation, str(path), "--runs", "1"],
                               capture_output=True, text=True)
@@ -101,7 +106,8 @@ def measure(operation: str, path: Path, runs: int) -> dict | None:
         result = json.loads(proc.stdout)
         times += result["times"]
         peaks.append(result["peak_kb"])
-    return {"times": times, "peak_kb": max(peaks)}
+        added.append(result["added_kb"])
+    return {"times": times, "peak_kb": max(peaks), "added_kb": None if None in added else max(added)}
 
 
 def main() -> None:
@@ -109,15 +115,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", help="write the notebook here and keep it")
     parser.add_argument("--child", nargs=2, metavar=("OPERATION", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--generate", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child, args.runs)
         return
+    if args.generate:
+        generate(Path(args.generate))
+        return
     folder = Path(args.keep or tempfile.mkdtemp(prefix="agentread-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "big.ipynb"
-    generate(path)
-    print(f"{path}: {path.stat().st_size / 1e6:.1f} MB, {CELLS} cells; {args.runs} runs each, medians")
+    # In its own process: Linux carries a process's peak RSS over fork and exec, so a parent that had held the
+    # whole notebook would lend that peak to every measured child.
+    subprocess.run([sys.executable, __file__, "--generate", str(path)], check=True)
+    size_mb = path.stat().st_size / 2**20
+    print(f"{path}: {size_mb:.1f} MiB, {CELLS} cells; {args.runs} runs each, medians")
     rows = {}
     for operation in ("json.loads", "outline", "first read", "nbconvert"):
         runs = 1 if operation == "nbconvert" else args.runs  # nbconvert takes long; one run says enough
@@ -126,12 +139,18 @@ def main() -> None:
             continue
         result = measure(operation, path, runs)
         if result:
-            rows[operation] = (statistics.median(result["times"]), result["peak_kb"] / 1024)
+            added = result["added_kb"]
+            rows[operation] = (statistics.median(result["times"]), result["peak_kb"] / 1024,
+                               None if added is None else added / 1024)
     base = rows["json.loads"][0]
-    print(f"\n| {'operation':<12} | {'median s':>9} | {'× json.loads':>12} | {'peak RSS MB':>11} |")
-    print(f"|{'-' * 14}|{'-' * 11}|{'-' * 14}|{'-' * 13}|")
-    for operation, (seconds, peak) in rows.items():
-        print(f"| {operation:<12} | {seconds:>9.3f} | {seconds / base:>12.2f} | {peak:>11.0f} |")
+    print(f"\n| operation | median s | × json.loads | MiB/s | peak RSS MiB | peak ÷ file | added MiB | added ÷ file |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for operation, (seconds, peak, added) in rows.items():
+        extra = "n/a | n/a" if added is None else f"{added:.0f} | {added / size_mb:.2f}"
+        print(f"| {operation} | {seconds:.3f} | {seconds / base:.2f} | {size_mb / seconds:.0f} | {peak:.0f} | "
+              f"{peak / size_mb:.2f} | {extra} |")
+    print(f"\n(file {size_mb:.1f} MiB; peak RSS is the whole process; added = peak minus the RSS after the "
+          "imports, i.e. what the operation itself held at its peak; nbconvert is its own process, measured whole)")
     if not args.keep:
         shutil.rmtree(folder)
 
