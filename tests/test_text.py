@@ -204,6 +204,22 @@ def test_multibyte_budget_counts_bytes(ws: Path, engine: Engine):
     assert [line for _, line in lines] == want
 
 
+def test_the_number_column_widens_at_line_a_million_within_a_window(ws: Path, engine: Engine):
+    (ws / "many.txt").write_bytes(b"x\n" * 1_000_100)
+    result = read(engine, path="many.txt", offset=999_990, limit=20)
+    assert shown(result) == [(n, "x") for n in range(999_990, 1_000_010)]
+    rows = result.text().split("\n")
+    assert rows[9] == "999999\tx" and rows[10] == "1000000\tx"
+
+
+def test_a_block_of_numbered_lines_is_each_line_numbered():
+    from agentread.render import numbered, numbered_lines
+
+    lines = ["a", "", "é\tb %s %d", "last"]
+    for first in (1, 999_998, 123_456_789):
+        assert numbered_lines(first, lines) == "\n".join(numbered(first + i, line) for i, line in enumerate(lines))
+
+
 # --- long lines -------------------------------------------------------------------------------------------
 
 def test_long_line_is_cut_with_a_marker(ws: Path, engine: Engine):

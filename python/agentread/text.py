@@ -15,11 +15,13 @@ from array import array
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import accumulate
+from operator import add
 from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
-from agentread.render import Window, continuation, cut_line, numbered
+from agentread.render import Window, continuation, cut_line, numbered, numbered_lines
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -259,13 +261,13 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
 
 
 def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
-                  encoding: str) -> tuple[list[str], int, str | None] | None:
-    """The common window (UTF-8, no line to cut) rendered a block at a time → (rendered, next number, stop
-    reason), the same as the line-by-line loop in read_text gives; None when that loop must decide.
+                  encoding: str) -> tuple[str, int, str | None] | None:
+    """The common window (UTF-8, no line to cut) rendered a block at a time → (numbered text, next number,
+    stop reason), the same as the line-by-line loop in read_text gives; None when that loop must decide.
 
-    Splitting, decoding and sizing a block in C-level calls makes a 2,000-line window a few calls instead of
-    a dozen per line. UTF-8 only: its decoder never lets a bad sequence swallow the LF the lines are joined
-    with, so decoding them joined equals decoding each."""
+    Splitting, decoding, sizing and numbering a block in C-level calls makes a 2,000-line window a few calls
+    instead of a dozen per line. UTF-8 only: its decoder never lets a bad sequence swallow the LF the lines are
+    joined with, so decoding them joined equals decoding each."""
     if encoding not in PLAIN_WINDOW_ENCODINGS:
         return None
     stream.seek(start)
@@ -277,26 +279,26 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
     pieces = pieces[: limit + 1]  # one past the limit tells whether more follow
     if not pieces or max(map(len, pieces)) > MAX_LINE_CHARS:
         return None
-    lines = b"\n".join(pieces).decode(encoding, errors="replace").split("\n")
-    rendered = [numbered(n, line) for n, line in zip(range(first, first + len(lines)), lines)]
-    text_cost = sum(map(len, rendered)) if block.isascii() else None
-    used, shown, stop_reason = 0, 0, None
-    if text_cost is not None and text_cost + len(rendered) <= MAX_OUTPUT_BYTES:
-        shown = len(rendered)  # all within budget: no line-by-line sizing needed
-    else:
-        for out in rendered:
-            cost = (len(out) if text_cost is not None else len(out.encode("utf-8"))) + 1
-            if shown and used + cost > MAX_OUTPUT_BYTES:
-                stop_reason = f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
-                break
-            used += cost
-            shown += 1
+    joined = b"\n".join(pieces)
+    try:
+        lines = joined.decode(encoding).split("\n")
+        sizes = map(len, pieces)  # valid: each line's output bytes are its bytes in the file
+    except UnicodeDecodeError:
+        lines = joined.decode(encoding, errors="replace").split("\n")
+        sizes = (len(line.encode("utf-8")) for line in lines)
+    column = len(numbered(first, ""))  # the number and its tab
+    if len(numbered(first + len(lines), "")) != column:
+        return None  # the number column widens within the window (line 1,000,000): the loop sizes each line
+    # What the first k lines cost in the output: their bytes, plus a number column and a newline each.
+    costs = list(map(add, accumulate(sizes), range(column + 1, (column + 1) * (len(lines) + 1), column + 1)))
+    shown = max(1, bisect_right(costs, MAX_OUTPUT_BYTES))  # the first line is shown whatever it costs
+    stop_reason = f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB" if shown < len(lines) else None
     if stop_reason is None or shown >= limit:
         if len(pieces) > limit:
             shown, stop_reason = limit, f"limit of {limit:,} lines"
         elif not eof:
             return None  # the block ran out before the window did: the loop reads on
-    return rendered[:shown], first + shown, stop_reason
+    return numbered_lines(first, lines[:shown]), first + shown, stop_reason
 
 
 def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[BinaryIO, str, bool]:
@@ -337,7 +339,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     limit = request.line_limit
     fast = _plain_window(stream, start, first, limit, decode_as)
     if fast is not None:
-        rendered, number, stop_reason = fast
+        block, number, stop_reason = fast
+        rendered = [block]
     else:
         win = Window(first, limit, MAX_OUTPUT_BYTES)
         for raw, full_len in _lines(stream, start):
