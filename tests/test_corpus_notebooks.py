@@ -137,3 +137,15 @@ def test_window_paging_covers_the_rendering():
             break
         request = ReadRequest(path=name, offset=result.next["offset"], limit=700)
     assert seen == total
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
+    """Reads and outlines are the same whether the parser skips long image payloads or parses them."""
+    from agentread.notebook import model
+
+    data = (CORPUS / name).read_bytes()
+    outline = ReadRequest(path=name, cells="outline")
+    skipped = [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)  # parse every payload
+    assert skipped == [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+import random
 import re
 import sys
 import time
+import tracemalloc
 
 import pytest
 from PIL import Image
@@ -351,6 +353,55 @@ def test_no_path_puts_base64_into_text():
     assert "key:\n[4,096 characters of base64-like data not shown]\ndone" in text
     # The source keeps its lines one for one: line 3 of the cell's rendering is line 2 of its source.
     assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
+
+
+def _noise_png_b64(side: int, seed: int) -> str:
+    out = io.BytesIO()
+    Image.frombytes("L", (side, side), random.Random(seed).randbytes(side * side)).save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
+    from agentread.notebook import model
+
+    image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>"}}
+    data = notebook(*[code(f"plot({i})", {**image, "data": {**image["data"], "image/png": _noise_png_b64(160, i)}})
+                      for i in range(60)])
+
+    def peak(**params) -> tuple[int, str]:
+        tracemalloc.start()
+        try:
+            text = read(data, **params).text()
+            return tracemalloc.get_traced_memory()[1], text
+        finally:
+            tracemalloc.stop()
+
+    outline_peak, outline = peak(cells="outline")
+    read_peak, first = peak()
+    assert outline_peak < len(data) // 5 and read_peak < len(data) // 2, (outline_peak, read_peak, len(data))
+    assert "image/png 160x160 25.8 KB" in outline and "[image 10: output 1, image/png 160x160, attached]" in first
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)  # the parser reads every payload
+    assert peak(cells="outline") [0] > len(data) and peak(cells="outline")[1] == outline and peak()[1] == first
+
+
+def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
+    from agentread.notebook import model
+
+    b64 = _noise_png_b64(90, 1)
+    wrapped = "\n".join(b64[i:i + 76] for i in range(0, len(b64), 76)) + "\n"  # as some writers store it
+    bundles = [{"image/png": wrapped}, {"image/png": b64}, {"image/png": b64, "text/plain": "slash"},
+               {"image/png": b64, "text/plain": "u-escape"}]
+    text = json.dumps(json.loads(notebook(*[code(f"p{i}", result(b)) for i, b in enumerate(bundles)])))
+    slash = text.index('"slash"')
+    text = text[:slash].replace("/", "\\/") + text[slash:]  # every slash escaped, as PHP or Java writers do
+    u_escape = text.index(b64[:40], text.index('"u-escape"') - len(b64) - 50)
+    text = text[:u_escape] + "\\u0069" + text[u_escape + 1:]  # the payload's first "i" as \u0069
+    data = text.encode()
+    assert len(model._set_aside(data)[1]) == 3  # the \u escape is left to the parser
+    skipped = [read(data).to_json(), read(data, cells="outline").to_json()]
+    assert sum(p["type"] == "image" for p in skipped[0]["content"]) == 4
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)
+    assert skipped == [read(data).to_json(), read(data, cells="outline").to_json()]
 
 
 def test_offset_and_limit_page_the_rendered_lines():

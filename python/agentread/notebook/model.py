@@ -3,7 +3,9 @@
 Everything is normalised to the v4 layout (flat cell list, `source`, `execution_count`, outputs with a
 `data` mime bundle) so the renderer knows one shape. Deviations from the schema are collected as warnings
 for the model instead of refusing the file: a notebook the editor opens should be readable here too.
-Payloads (base64 images, big JSON) stay as the parser produced them; nothing here decodes or copies them.
+Long raster image payloads are not parsed at all: each stays in the file's bytes as a Payload (its length, and
+its text when an image is attached), so a notebook of plots costs about its own size in memory, not three
+times it. Other payloads (big JSON, text) stay as the parser produced them; nothing here decodes them.
 """
 
 from __future__ import annotations
@@ -38,6 +40,104 @@ _V3_MIME_KEYS = {
 }
 _V3_OUTPUT_TYPES = {"pyout": "execute_result", "pyerr": "error"}
 _OUTPUT_TYPES = {"stream", "execute_result", "display_data", "error"}
+
+# Raster image payloads (base64 PNG, JPEG, GIF, WebP) at least this long are left in the file's bytes instead of
+# being parsed into strings: a read needs only their length and first bytes (the pixel size), and the text of the
+# few it attaches. The parser then sees a notebook of plots as a small document, and the file is scanned once.
+PAYLOAD_MIN_CHARS = 4096
+# ... and only when they are at least a third of the file: the JSON without them is a copy of the rest, which
+# costs more than parsing them when they are few.
+PAYLOAD_SHARE = 3
+# Where an image payload starts: after `"image/png": "` (nbformat 4 bundles and attachments, the slash maybe
+# escaped; `"png"`, `"jpeg"` in nbformat 3). The quote after the key is not escaped, so it is no string's
+# content (there every quote is escaped): it ends the key, and the value's quote opens a string. A literal first
+# lets the scan skip through the file at memchr speed.
+_PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r\n]*:[ \t\r\n]*"')
+# The bytes a payload may hold: base64 and the backslash of an escape (which ones: _PAYLOAD_ESCAPES).
+_BASE64_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\\"
+# What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000) and its number.
+_PAYLOAD_MARK = "\x00payload:"
+# The JSON escapes a base64 payload may carry (wrapped lines, an escaped slash); any other backslash and the
+# payload is left to the parser.
+_PAYLOAD_ESCAPES = ((b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\/", b"/"))
+
+
+class Payload:
+    """A long base64 image payload left in the notebook's bytes: its length is known without reading it, its
+    text is decoded only when the image is attached, and its head alone when the pixel size is wanted."""
+
+    __slots__ = ("_data", "_start", "_end", "_chars")
+
+    def __init__(self, data: bytes, start: int, end: int, escapes: int) -> None:
+        self._data, self._start, self._end = data, start, end
+        self._chars = end - start - escapes  # an escape is two bytes for one character
+
+    def __len__(self) -> int:
+        return self._chars
+
+    def text(self) -> str:
+        return _unescape(self._data[self._start:self._end])
+
+    def head(self, chars: int) -> str:
+        piece = self._data[self._start:min(self._end, self._start + 2 * chars)]
+        if piece.endswith(b"\\"):  # half an escape
+            piece = piece[:-1]
+        return _unescape(piece)[:chars]
+
+
+def _unescape(raw: bytes) -> str:
+    if b"\\" in raw:
+        for escape, char in _PAYLOAD_ESCAPES:
+            raw = raw.replace(escape, char)
+    return raw.decode("ascii")
+
+
+def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
+    """The JSON with each long image payload replaced by a short mark, and the payloads the marks number."""
+    payloads: list[Payload] = []
+    pieces: list[Any] = []  # memoryview slices: only the joined result is a copy
+    view = memoryview(data)
+    last = set_aside = 0
+    for match in _PAYLOAD_KEY.finditer(data):
+        start = match.end()
+        end = data.find(b'"', start)
+        if end - start < PAYLOAD_MIN_CHARS or data[start:end].translate(None, _BASE64_BYTES):
+            continue  # short, or not base64
+        escapes = 0
+        if data.find(b"\\", start, end) >= 0:
+            escapes = data.count(b"\\", start, end)
+            rest = data[start:end]
+            for escape, _ in _PAYLOAD_ESCAPES:
+                rest = rest.replace(escape, b"")
+            if b"\\" in rest:  # another escape, or the quote found is escaped: left to the parser
+                continue
+        pieces += [view[last:start], b"\\u0000payload:%d" % len(payloads)]
+        payloads.append(Payload(data, start, end, escapes))
+        set_aside += end - start
+        last = end
+    if set_aside * PAYLOAD_SHARE < len(data):
+        return data, []  # the copy without them would cost more than parsing them
+    pieces.append(view[last:])
+    return b"".join(pieces), payloads
+
+
+def _restore(value: Any, payloads: list[Payload]) -> Any:
+    """Marks back to their Payload, in a mime bundle (and the JSON values nested in it)."""
+    if isinstance(value, str):
+        if value.startswith(_PAYLOAD_MARK):
+            number = value[len(_PAYLOAD_MARK):]
+            if number.isdigit() and int(number) < len(payloads):
+                return payloads[int(number)]
+        return value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (str, dict, list)):
+                value[key] = _restore(item, payloads)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, (str, dict, list)):
+                value[i] = _restore(item, payloads)
+    return value
 
 
 @dataclass
@@ -92,7 +192,14 @@ def join_source(value: Any, old_format: bool) -> str:
 
 
 def parse_notebook(data: bytes) -> Notebook:
-    doc = load_json(data)
+    reduced, payloads = _set_aside(data) if len(data) > PAYLOAD_MIN_CHARS else (data, [])
+    try:
+        doc = load_json(reduced)
+    except ReadError:
+        if not payloads:
+            raise
+        doc = load_json(data)  # the error names the place in the file itself
+    del reduced
     if not isinstance(doc, dict) or not ({"cells", "worksheets", "nbformat"} & doc.keys()):
         what = "an object" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
         raise ReadError("not_a_notebook", f"the file is valid JSON but not a Jupyter notebook ({what} without "
@@ -118,6 +225,13 @@ def parse_notebook(data: bytes) -> Notebook:
                         f"{AS_TEXT_HINT}")
     language = _language(metadata, warnings)
     cells = [_cell(i + 1, raw, old, language, warnings) for i, raw in enumerate(raw_cells)]
+    if payloads:
+        for cell in cells:
+            for output in cell.outputs:
+                if isinstance(output, dict) and isinstance(output.get("data"), dict):
+                    _restore(output["data"], payloads)
+            for bundle in cell.attachments.values():
+                _restore(bundle, payloads)
     if language is None:  # nbformat 3 named the language on each code cell only
         language = next((c.language for c in cells if c.cell_type == "code" and c.language), None)
     ids = _assign_ids(cells, raw_cells, major, minor, warnings)

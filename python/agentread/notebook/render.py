@@ -14,18 +14,24 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
-from agentread.notebook.model import Cell, Notebook
+from agentread.notebook.model import Cell, Notebook, Payload
+
+def _payload_text(value: Any) -> str:
+    if isinstance(value, Payload):  # an image payload inside a JSON output: shown as text, then cleaned
+        return value.text()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
 
 try:  # json mime bundles are shown compactly; orjson is optional
     import orjson
 
     def _dump_json(value: Any) -> str:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_payload_text).decode()
 except ImportError:  # pragma: no cover
     import json
 
     def _dump_json(value: Any) -> str:
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        return json.dumps(value, indent=2, ensure_ascii=False, default=_payload_text)
 
 # Image outputs a model can see as they are, in the order we prefer when an output carries several.
 RASTER_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -177,13 +183,15 @@ def _fit(sizes: list[int], max_lines: int, max_chars: int) -> int:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, Payload):
+        return value.text()
     if isinstance(value, list):
         return "".join(v if isinstance(v, str) else str(v) for v in value)
     return _dump_json(value)
 
 
 def _payload_chars(value: Any) -> int:
-    if isinstance(value, str):
+    if isinstance(value, (str, Payload)):
         return len(value)
     if isinstance(value, list):
         return sum(len(v) for v in value if isinstance(v, str))
@@ -321,7 +329,9 @@ def image_dims(mime: str, payload: Any) -> tuple[int, int] | None:
 
 def _base64_head(payload: Any, chars: int) -> bytes:
     """Decode about the first `chars` base64 characters of a payload (str or list of str lines)."""
-    if isinstance(payload, list):
+    if isinstance(payload, Payload):
+        payload = payload.head(chars + 1024)
+    elif isinstance(payload, list):
         pieces, total = [], 0
         for piece in payload:
             pieces.append(str(piece))
