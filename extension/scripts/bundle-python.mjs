@@ -37,18 +37,19 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
   if (!platforms) {
     throw new Error(`unknown target ${target}; one of ${Object.keys(PLATFORMS).join(', ')}`);
   }
-  const stamp = path.join(libs, 'BUNDLED');
-  const wanted = `${target} ${versions.join(',')}`;
-  if (!force && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8').trim() === wanted) {
-    console.log(`Python libraries for ${wanted} already bundled in ${libs}`);
-    return;
-  }
   const dependencies = execFileSync(
     python,
     ['-c', 'import json, tomllib; print(json.dumps(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))'],
     { cwd: root, encoding: 'utf8' },
   );
   const requirements = JSON.parse(dependencies);
+  // The requirements are part of the stamp: a dependency added to pyproject.toml is bundled next time.
+  const stamp = path.join(libs, 'BUNDLED');
+  const wanted = `${target} ${versions.join(',')} ${requirements.join(' ')}`;
+  if (!force && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8').trim() === wanted) {
+    console.log(`Python libraries for ${target} ${versions.join(',')} already bundled in ${libs}`);
+    return;
+  }
   fs.rmSync(libs, { recursive: true, force: true });
   for (const version of versions) {
     const dest = path.join(libs, `cp${version.replace('.', '')}`);

@@ -71,6 +71,16 @@ describe('agentread in VS Code', () => {
     assert.deepEqual((tool.inputSchema as { required: string[] }).required, ['path']);
   });
 
+  it('checked the interpreter against the requirements the installed .vsix carries', () => {
+    const probe = api.server.interpreter?.probe;
+    assert.ok(probe, 'the server was started with a probed interpreter');
+    for (const name of ['pygls', 'pypdfium2', 'python-docx', 'openpyxl', 'python-pptx']) {
+      assert.ok(probe.requirements?.some((requirement) => requirement.startsWith(name)), `${name} is checked`);
+    }
+    assert.deepEqual(probe.unmet, []);
+    assert.deepEqual(probe.bundled, [probe.version.join('.')]);
+  });
+
   it('reads a text file with the editor line numbers', async () => {
     const text = textOf(await invoke({ path: 'lines.txt', offset: 11, limit: 5 }));
     assert.match(text, new RegExp(`^    11\\t${textLine(11)}$`, 'm'));
