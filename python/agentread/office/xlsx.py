@@ -16,19 +16,23 @@ sheet shown and `limit` the number of rows (row numbers, not lines). Without `pa
 A read stops at the per-call budget; `next` says where to continue, e.g. {pages: "2-3", offset: 2001}.
 
 Sheets are streamed row by row (openpyxl's read-only mode): a 1,000,000-row sheet costs the memory of the rows
-shown. The formulas come from a second stream over the same rows, read in step with the values.
+shown. The formulas come from a second stream over the same rows, read in step with the values; the workbook
+is loaded once for both (its parts are modelled whole at load, which a bloated workbook part makes slow). A read
+from a deep row starts the parse at that row's bytes (sheetxml.py), and a sheet's extent is taken from its
+declaration alone, never by parsing the whole sheet.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import io
-import re
 import zipfile
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
 from agentread.office.document import cell_text, pipe_row, select_sections
+from agentread.office.sheetxml import declared_dimension, merged_ranges, open_from_row
 from agentread.render import cut_line
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
@@ -43,33 +47,40 @@ MAX_MERGES_LISTED = 50
 # Room kept for the closing line (where the read stopped, how to continue).
 CLOSING_RESERVE_BYTES = 400
 
-_MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+\d+(?::[A-Z]+\d+)?)"')
-
-# Bytes of sheet XML scanned at a time for merged ranges (they follow the cells, at the end of the sheet).
-MERGE_SCAN_CHUNK = 1 << 20
-
-# The longest mergeCell tag up to its range (`<x:mergeCell ref="XFD1048576:XFD1048576"`), with room to spare.
-MAX_MERGE_TAG_BYTES = 64
 
 
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     import openpyxl
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    # openpyxl parses a whole sheet when it declares no extent, on opening the workbook, for every sheet: the
+    # extent is taken from the declaration alone (the reader does not trust it anyway, see _Reader.sheet).
+    ReadOnlyWorksheet._get_size = _declared_size
 
     values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
     try:
         names = values.sheetnames
         first, last = select_sections(request.pages, len(names), "sheet", names)
         reader = _Reader(data, request, path, len(names))
         for number in range(first, last + 1):
             start = request.first_line if number == first else 1
-            if not reader.sheet(number, values[names[number - 1]], formulas[names[number - 1]], start,
+            sheet = values[names[number - 1]]
+            if not reader.sheet(number, sheet, _with_formulas(sheet), start,
                                 f"{number}-{last}" if last > number else str(number)):
                 break
         return reader.result()
     finally:
         values.close()
-        formulas.close()
+
+
+def _with_formulas(sheet):
+    """The same sheet streamed with formulas in place of their cached values: a second view of the one loaded
+    workbook (a shallow copy with data_only off) rather than a second load."""
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    workbook = copy.copy(sheet.parent)
+    workbook._data_only = False
+    return ReadOnlyWorksheet(workbook, sheet.title, sheet._worksheet_path, sheet._shared_strings)
 
 
 class _Reader:
@@ -98,6 +109,8 @@ class _Reader:
         declared_rows, declared_cols = values.max_row or 0, values.max_column or 0
         for sheet in (values, formulas):
             sheet.reset_dimensions()  # read every cell, not just the declared extent
+            if start > 1:
+                _start_at_row(sheet, start)
         rows: list[tuple[int, list[str]]] = []
         used = self.used
         stop = reason = None
@@ -159,29 +172,43 @@ class _Reader:
                         f'pages="{remaining}" and offset={row} to continue.]')
 
     def _merges(self, sheet) -> list[str]:
-        """Merged ranges of a sheet, scanned from its XML in chunks (read-only mode does not load them)."""
-        found: list[str] = []
+        """Merged ranges of a sheet, scanned from its XML (read-only mode does not load them)."""
         try:
             with zipfile.ZipFile(io.BytesIO(self.data)) as archive, archive.open(sheet._worksheet_path) as xml:
-                tail = b""
-                while True:
-                    chunk = xml.read(MERGE_SCAN_CHUNK)
-                    block = tail + chunk
-                    # A tag that may be cut by the chunk's end is matched with the next chunk instead.
-                    keep = len(block) - MAX_MERGE_TAG_BYTES if chunk else len(block)
-                    found += [m.group(1).decode() for m in _MERGE.finditer(block) if m.start() < keep]
-                    if not chunk:
-                        break
-                    tail = block[max(keep, 0):]
+                return merged_ranges(xml)
         except (KeyError, AttributeError, zipfile.BadZipFile):
             return []
-        return found
 
     def result(self) -> ReadResult:
         if self.closing:
             self.lines.append(self.closing)
         return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
                           total_pages=self.sheets, truncated=self.next is not None, next=self.next)
+
+
+def _declared_size(sheet) -> None:
+    """Stands in for openpyxl's ReadOnlyWorksheet._get_size: the declared extent, from the sheet's first bytes."""
+    from openpyxl.utils.cell import range_boundaries
+
+    with sheet._get_source() as xml:
+        ref = declared_dimension(xml)
+    if ref:
+        sheet._min_column, sheet._min_row, sheet._max_column, sheet._max_row = range_boundaries(ref)
+
+
+def _start_at_row(sheet, start: int) -> None:
+    """Makes the sheet's rows be parsed from row `start` on, when the bytes tell where it begins."""
+    opened = sheet._get_source
+
+    def source():
+        xml = opened()
+        skipped = open_from_row(xml, start)
+        if skipped is None:
+            xml.close()
+            return opened()
+        return skipped
+
+    sheet._get_source = source
 
 
 def _show(value_cell, formula_cell) -> str:
