@@ -25,11 +25,11 @@ from agentread.render import Window, continuation, cut_line, numbered, numbered_
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
-# Read size while counting lines. Small enough that the chunk and numpy's mask of it stay in the CPU's L2 cache
-# between the read that copies it in and the passes that count its line ends (1 MB chunks took 1.6x the CPU
-# time over the bench log), large enough that the per-chunk Python work stays small (128 KB: 1.2x). Also the
-# spacing of the line index.
-SCAN_CHUNK = 1 << 18
+# Read size while counting lines, and the spacing of the line index. The buffer the kernel copies into (and
+# numpy's mask of it) must stay in the CPU's L2 cache: 0.9 GB from the page cache took 0.13 s of system time
+# into a 128 KB buffer, 0.4-0.6 s into buffers of 192 KB to 1 MB, however they were filled (512 KB of L2 a
+# core). Smaller chunks add Python work per chunk.
+SCAN_CHUNK = 1 << 17
 
 # A scan with more than this many bytes still to go counts line ends with numpy (about 7x faster than
 # bytes.count, whose byte-at-a-time loop caps a scan near 1.3 GB/s). A shorter one would spend more on numpy's
