@@ -404,6 +404,32 @@ def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
     assert skipped == [read(data).to_json(), read(data, cells="outline").to_json()]
 
 
+def test_odd_image_payloads_are_left_to_the_parser(monkeypatch):
+    from agentread.notebook import model
+
+    b64 = _noise_png_b64(90, 2)
+    good = notebook(code("p", result({"image/png": b64}))).decode()
+    odd = {  # what the parser says of each (a result or an error) must not change when payloads are set aside
+        "escaped quote": good.replace(b64[-20:], b64[-20:] + '\\"x'),
+        "escaped backslash": good.replace(b64[-20:], b64[-20:] + "\\\\"),
+        "unterminated": good[:good.index(b64) + 5000],
+        "raw newline": good.replace(b64[-20:], b64[-20:] + "\n"),
+        "not base64": good.replace(b64[-20:], b64[-20:] + "%"),
+        "a key inside a string": good.replace('"p"', json.dumps('"image/png": "' + b64 + '"')),
+    }
+
+    def outcome(text: str):
+        try:
+            return read(text.encode()).to_json()
+        except ReadError as exc:
+            return exc.code, exc.message
+
+    seen = {name: outcome(text) for name, text in odd.items()}
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", 10**9)
+    assert seen == {name: outcome(text) for name, text in odd.items()}
+    assert seen["unterminated"][0] == "not_a_notebook" and isinstance(seen["escaped quote"], dict)
+
+
 def test_offset_and_limit_page_the_rendered_lines():
     data = notebook(*[code("\n".join(f"a{i}_{j}" for j in range(10))) for i in range(5)])
     page = read(data, offset=5, limit=10)

@@ -16,6 +16,7 @@ from typing import Any, Union
 from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook, Payload
 
+
 def _payload_text(value: Any) -> str:
     if isinstance(value, Payload):  # an image payload inside a JSON output: shown as text, then cleaned
         return value.text()
