@@ -162,3 +162,9 @@ def test_engine_uses_magic_not_extension(tmp_path: Path):
     assert notes.kind == "text" and "really text" in notes.text()
     doc = engine.read(parse_request({"path": "doc.txt"}))
     assert doc.kind == "error" and doc.error.code == "damaged_pdf"  # read as the PDF it claims to be
+
+
+def test_spanish_in_cp1252_is_not_taken_for_the_mac_page():
+    # Both pages decode ñ, ó, é to letters; only in cp1252 are they small letters inside small-letter words.
+    text = "The plain ASCII line in between. El señor compró café y pan en la pequeña tienda del pueblo. "
+    assert sniff(text.encode("cp1252"), "x.txt").encoding == "cp1252"

@@ -184,9 +184,14 @@ def _legacy_encoding(head: bytes) -> str:
 
 
 def _letter_share(text: str) -> float:
+    """Share of non-ASCII characters that read as letters where they stand. A capital right after a small
+    letter does not ("seÒor", "cafÈ": Spanish in the Mac page), so near-equal pages are told apart by case."""
     import unicodedata
 
-    non_ascii = [ch for ch in text if ord(ch) > 127]
+    non_ascii = [i for i, ch in enumerate(text) if ord(ch) > 127]
     if not non_ascii:
         return 1.0
-    return sum(1 for ch in non_ascii if unicodedata.category(ch)[0] == "L" or ch == "\u20ac") / len(non_ascii)
+    plausible = sum(1 for i in non_ascii
+                    if (unicodedata.category(text[i])[0] == "L" and not (text[i].isupper() and i and text[i - 1].islower()))
+                    or text[i] == "\u20ac")
+    return plausible / len(non_ascii)
