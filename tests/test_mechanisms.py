@@ -130,11 +130,17 @@ def test_a_scan_counts_with_numpy_only_when_it_has_far_to_go(tmp_path: Path, eng
     assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 100
 
 
-def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch):
+@pytest.mark.parametrize("vector_after", [256, 1 << 40])  # the numpy path after the first chunk, or never
+@pytest.mark.parametrize("hops", [64, 2])  # 2: chunks switch between hopping and a counting pass
+def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch,
+                                                      vector_after: int, hops: int):
     monkeypatch.setattr(text, "SCAN_CHUNK", 64)
-    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", 256)  # the numpy path after a few chunks
+    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", vector_after)
+    monkeypatch.setattr(text, "SPARSE_CR_HOPS", hops)
     rng = random.Random(7)
-    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n"]) for _ in range(20_000))
+    # Stretches dense with CRs between stretches with none.
+    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n"] if (i // 500) % 2 else [b"a", b"\n"])
+                    for i in range(20_000))
     (tmp_path / "mixed.txt").write_bytes(data)
     total = len(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
     total -= data.endswith((b"\n", b"\r"))

@@ -36,7 +36,8 @@ SCAN_CHUNK = 1 << 17
 # one-time import (~80 ms) than it saves. Without numpy the scan stays correct, only slower.
 VECTOR_SCAN_AFTER_BYTES = 64 << 20
 
-# CRs looked at one by one per scan chunk before the chunk's CRs are counted in a pass instead (a CRLF file).
+# CRs looked at one by one per scan chunk before the chunk's CRs are counted in a pass instead (a CRLF file;
+# its following chunks are then counted in a pass at once, without hopping first).
 SPARSE_CR_HOPS = 64
 
 # Line index entries kept per file, thinned by half when full: a 10 GB log still costs a few hundred KB.
@@ -130,6 +131,7 @@ class _Counter:
     def __init__(self, buf: bytearray) -> None:
         self.buf = buf
         self.np = None  # numpy once switched on, False where it is not installed
+        self.many_crs = False  # the last chunk had too many CRs to hop: count the next one's in a pass at once
 
     def vectorize(self) -> None:
         if self.np is None:
@@ -141,17 +143,20 @@ class _Counter:
     def count(self, n: int) -> int:
         """Line ends in buf[:n]; a CR at buf[n-1] counts as a lone CR (callers hold back a possible CRLF)."""
         buf = self.buf
-        lone_crs = _sparse_lone_crs(buf, n)
+        lone_crs = None if self.many_crs else _sparse_lone_crs(buf, n)
         if not self.np:
             ends = buf.count(b"\n", 0, n)
             if lone_crs is None:
-                lone_crs = buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
+                crs = buf.count(b"\r", 0, n)
+                lone_crs = crs - buf.count(b"\r\n", 0, n)
+                self.many_crs = crs > SPARSE_CR_HOPS
             return ends + lone_crs
         np, data = self.np, self.bytes[:n]
         ends = int(np.count_nonzero(np.equal(data, 10, out=self.is_lf[:n])))
         if lone_crs is None:
             after = np.flatnonzero(data[:-1] == 13) + 1
             lone_crs = int(np.count_nonzero(data[after] != 10)) + int(data[-1] == 13)
+            self.many_crs = len(after) > SPARSE_CR_HOPS
         return ends + lone_crs
 
 
