@@ -118,6 +118,7 @@ def test_a_scan_counts_with_numpy_only_when_it_has_far_to_go(tmp_path: Path, eng
     monkeypatch.setattr(text, "SCAN_CHUNK", 4096)
     monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", 100_000)
     monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)  # no count to the end after the window
+    monkeypatch.setattr(text, "_numpy_loaded", lambda: False)  # a fresh process: numpy's import would cost
     (tmp_path / "log.txt").write_text("".join(f"r{i:06d}\n" for i in range(1, 100_001)))  # 8 bytes a line
     vectorized = []  # per chunk counted: was numpy on
     original = text._Counter.count
@@ -128,6 +129,12 @@ def test_a_scan_counts_with_numpy_only_when_it_has_far_to_go(tmp_path: Path, eng
     # 720 KB to go, as the first chunk's line length tells: numpy from the second chunk on.
     assert first_row(read(engine, path="log.txt", offset=90_000)) == (90_000, "r090000")
     assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 100
+    vectorized.clear()
+    # Once numpy is loaded, a short scan uses it too, from its second chunk.
+    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
+    (tmp_path / "other.txt").write_text("".join(f"r{i:06d}\n" for i in range(1, 10_001)))
+    assert first_row(read(engine, path="other.txt", offset=5_000)) == (5_000, "r005000")
+    assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 1
 
 
 @pytest.mark.parametrize("vector_after", [256, 1 << 40])  # the numpy path after the first chunk, or never
