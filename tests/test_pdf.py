@@ -283,3 +283,28 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
         result = read(engine, path="long.pdf", **result.next)
     assert [int(n) for n in seen] == list(range(1, 3001))  # every line once, in order
     assert result.next == {"pages": "3-3"}
+
+
+def test_a_page_that_cannot_be_drawn_keeps_its_note_and_says_so(tmp_path: Path):
+    # A crop box of negative width: PDFium opens the page, finds no text, and refuses to render it.
+    data = build_pdf([None]).replace(b"/MediaBox [0 0 612 792]", b"/MediaBox [0 0 612 792] /CropBox [0 0 -5 792]")
+    (tmp_path / "bad-crop.pdf").write_bytes(data)
+    result = read(Engine(Workspace([str(tmp_path)])), path="bad-crop.pdf")
+    assert not result.is_error and "no extractable text" in result.text()
+    assert "could not be rendered as an image" in result.text()
+
+
+def test_a_page_tree_pypdf_trips_over_is_a_damaged_pdf(tmp_path: Path, monkeypatch):
+    # Seen in fuzzing: a file PDFium refuses, whose page tree leads pypdf into an object stream that is not one,
+    # which pypdf checks with an assertion. Both failures are injected here into the real reader.
+    def refuse(data):
+        raise RuntimeError("PDFium refuses it")
+
+    def trip(reader):
+        raise AssertionError
+
+    monkeypatch.setattr(pdf, "_Pdfium", refuse)
+    monkeypatch.setattr(pdf, "_page_count", trip)
+    (tmp_path / "tree.pdf").write_bytes(build_pdf(["words"]))
+    result = read(Engine(Workspace([str(tmp_path)])), path="tree.pdf")
+    assert result.is_error and result.error.code == "damaged_pdf", result.text()

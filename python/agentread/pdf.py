@@ -197,7 +197,12 @@ def _open(stream: BinaryIO, name: str) -> _Document:
         return _Document(_Pdfium(data))
     except Exception as exc:  # noqa: BLE001 - PdfiumError, or anything its loader raises: pypdf has a go
         log.info("PDFium could not open %s (%s); trying pypdf", name, _short(exc))
-    return _Document(_Pypdf(_pypdf_reader(io.BytesIO(data), name)))
+    reader = _pypdf_reader(io.BytesIO(data), name)
+    try:
+        return _Document(_Pypdf(reader))
+    except Exception as exc:  # noqa: BLE001 - pypdf fails in many ways (even assertions) on a broken page tree
+        raise ReadError("damaged_pdf", f"{name} is a damaged PDF whose pages could not be found ({_short(exc)}). "
+                        "Try another copy of the document.") from None
 
 
 def _pypdf_reader(stream: BinaryIO, name: str):
@@ -321,8 +326,12 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
                 if len(pictures) < MAX_RENDERED_PAGES:
                     from agentread.pdfpages import render_pdfium_page
 
-                    pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
-                    text = "" if text == NO_TEXT.format(number) else text
+                    try:
+                        pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
+                        text = "" if text == NO_TEXT.format(number) else text
+                    except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw keeps its text and says so
+                        log.warning("page %d: rendering failed: %s", number, exc)
+                        text += f"\n[Page {number} could not be rendered as an image ({_short(exc)}).]"
                 else:
                     text += (f"\n[Page {number} is a picture, not shown: at most {MAX_RENDERED_PAGES} pages are "
                              f"rendered a call. Call again with pages=\"{number}\" to see it.]")
