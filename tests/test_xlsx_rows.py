@@ -124,3 +124,21 @@ def test_an_offset_past_the_last_row_is_an_error_that_says_so(tmp_path):
     (tmp_path / "book.xlsx").write_bytes(workbook(sheet(rows_with_shared_formulas())))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "book.xlsx", "offset": ROWS + 10}))
     assert result.error.code == "offset_past_end" and "past the last row of sheet 1" in result.text()
+
+
+def test_a_workbook_listing_thousands_of_sheets_is_refused_at_once(tmp_path):
+    from agentread.office import MAX_SECTIONS
+
+    data = workbook(sheet(rows_with_shared_formulas()))
+    listed = "".join(f'<sheet name="S{n}" sheetId="{n}" r:id="rId1"/>' for n in range(1, MAX_SECTIONS + 2))
+    with zipfile.ZipFile(io.BytesIO(data)) as original:
+        parts = {name: original.read(name) for name in original.namelist()}
+    parts["xl/workbook.xml"] = re.sub(rb"<sheets>.*</sheets>", f"<sheets>{listed}</sheets>".encode(),
+                                      parts["xl/workbook.xml"])
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, body in parts.items():
+            archive.writestr(name, body)
+    (tmp_path / "many.xlsx").write_bytes(out.getvalue())
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "many.xlsx"}))
+    assert result.error.code == "too_complex" and f"{MAX_SECTIONS + 1:,} sheets" in result.text()

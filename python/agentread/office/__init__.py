@@ -10,6 +10,7 @@ openpyxl, python-pptx) are imported on first use, so the server starts without t
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 import zlib
 
@@ -30,6 +31,15 @@ LEGACY = {
 }
 
 _PACKAGES = {"docx": "python-docx", "xlsx": "openpyxl", "pptx": "python-pptx"}
+
+# Sheets in a workbook, slides in a deck: the format libraries set up every one when the file is opened, about
+# a millisecond each, whichever are read. Real files stay far below this (a deck of 300 slides is long); a
+# main part listing 20,000 is made to stall a read.
+MAX_SECTIONS = 1000
+
+# Where each format lists its sections, and the tag of one entry.
+_SECTION_LISTS = {"xlsx": ("xl/workbook.xml", re.compile(rb"<(?:\w+:)?sheet\s"), "sheets"),
+                  "pptx": ("ppt/presentation.xml", re.compile(rb"<(?:\w+:)?sldId\s"), "slides")}
 
 
 def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -79,6 +89,7 @@ def _check_package(data: bytes, path: str) -> str:
             fmt = ooxml_format_of_zip(archive)
             inflated = sum(i.file_size for i in archive.infolist()
                            if not (fmt == "xlsx" and i.filename.startswith("xl/worksheets/")))
+            sections = _count_sections(archive, fmt) if inflated <= MAX_INFLATED_BYTES else 0
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error, RuntimeError) as exc:
         # RuntimeError: a member compressed by a method zipfile lacks (NotImplementedError) or encrypted.
         raise ReadError("damaged_office", f"{path} is a damaged Office file: its zip structure cannot be read "
@@ -90,4 +101,20 @@ def _check_package(data: bytes, path: str) -> str:
         raise ReadError("too_complex", f"{path} inflates to {inflated:,} bytes, over the {MAX_INFLATED_BYTES:,}"
                         f"-byte limit for a {fmt.upper()} file read in memory (a possible zip bomb). It cannot be "
                         "read; ask the user for a smaller export.")
+    if sections > MAX_SECTIONS:
+        unit = _SECTION_LISTS[fmt][2]
+        raise ReadError("too_complex", f"{path} lists {sections:,} {unit}, over the limit of {MAX_SECTIONS:,} "
+                        f"{unit} a file. It cannot be read; ask the user for an export of the part you need.")
     return fmt
+
+
+def _count_sections(archive: zipfile.ZipFile, fmt: str) -> int:
+    """Sheets or slides the main part lists (0 when it is not where the format's writers put it)."""
+    if fmt not in _SECTION_LISTS:
+        return 0
+    part, entry, _ = _SECTION_LISTS[fmt]
+    try:
+        with archive.open(part) as f:
+            return len(entry.findall(f.read(MAX_INFLATED_BYTES)))
+    except KeyError:
+        return 0
