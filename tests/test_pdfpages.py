@@ -140,3 +140,10 @@ def test_a_page_of_ocr_text_over_its_scan_is_text_only(corpus):
     assert not any(isinstance(p, ImagePart) for p in result.content)
     # PDFium's mark for a word hyphenated across a line break (U+FFFE) is dropped: the word reads whole.
     assert "conspicuous and dangerous for use" in result.text() and "\ufffe" not in result.text()
+
+
+def test_pages_past_the_calls_ocr_budget_say_how_to_get_their_ocr(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/tesseract")  # as if installed
+    parts = scanned_page(3, render_page(_scan_pdf("LATE PAGE"), 1), ocr_seconds=0.2)
+    assert isinstance(parts[1], ImagePart) and len(parts) == 3
+    assert parts[2].text == '[No OCR text for page 3: this call\'s OCR time is spent. Call again with pages="3" for it.]'

@@ -13,6 +13,7 @@ import io
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from typing import BinaryIO, Callable
 
@@ -369,15 +370,17 @@ def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
 
 def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
     """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
-    from agentread.pdfpages import scanned_page  # OCR runs here, outside the PDFium lock
+    from agentread.pdfpages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
 
+    ocr_until = time.monotonic() + OCR_BUDGET_SECONDS
     content: list[Part] = []
     text: list[str] = []
     for index, block in enumerate(blocks):
         text.append(block)
         if index in pictures:
             has_text = "\n" in block  # more than its "--- Page N ---" line
-            content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index], has_text)]
+            content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index], has_text,
+                                                                  ocr_until - time.monotonic())]
             text = []
     if text:
         content.append(TextPart("\n\n".join(text)))

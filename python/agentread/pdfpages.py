@@ -31,6 +31,10 @@ PHOTO_PAGE_JPEG_QUALITY = 85
 # rather than holding the read (up to five pages a call must fit well inside the server's read deadline).
 OCR_TIMEOUT_SECONDS = 10
 
+# OCR time for all the pages of one call: with five scanned pages a call, the per-page limit alone would let a
+# read run for most of a minute. Pages past this budget come without OCR, and say so.
+OCR_BUDGET_SECONDS = 20
+
 
 def render_page(data: bytes, number: int) -> ImagePart:
     """Page `number` (1-based) of the PDF in `data`, rendered as an image part."""
@@ -74,14 +78,14 @@ def render_pdfium_page(pdf, number: int) -> ImagePart:
     return part
 
 
-def ocr_text(image: ImagePart) -> str | None:
+def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | None:
     """Tesseract's reading of the image, or None when tesseract is not installed, fails or finds no text."""
     program = shutil.which("tesseract")
     if program is None:
         return None
     try:
         done = subprocess.run([program, "stdin", "stdout"], input=base64.b64decode(image.data),
-                              capture_output=True, timeout=OCR_TIMEOUT_SECONDS, check=False)
+                              capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("tesseract failed: %s", exc)
         return None
@@ -92,14 +96,20 @@ def ocr_text(image: ImagePart) -> str | None:
     return text or None
 
 
-def scanned_page(number: int, image: ImagePart, has_text: bool = False) -> list[Part]:
+def scanned_page(number: int, image: ImagePart, has_text: bool = False,
+                 ocr_seconds: float = OCR_TIMEOUT_SECONDS) -> list[Part]:
     """What a page without text (or with a few words over a picture) becomes: a note, the page's picture, and
-    the OCR text where there is some."""
+    the OCR text where there is some, read within `ocr_seconds` (what is left of the call's OCR budget)."""
     what = ("has little text and is mostly pictures (a scan or a photo)" if has_text
             else "has no extractable text (a scan or a drawing)")
     parts: list[Part] = [TextPart(f"[Page {number} {what}: it is shown as an image, "
                                   f"{image.width}x{image.height}.]"), image]
-    text = ocr_text(image)
+    if ocr_seconds < 1:
+        if shutil.which("tesseract"):
+            parts.append(TextPart(f"[No OCR text for page {number}: this call's OCR time is spent. Call again with "
+                                  f'pages="{number}" for it.]'))
+        return parts
+    text = ocr_text(image, min(ocr_seconds, OCR_TIMEOUT_SECONDS))
     if text:
         parts.append(TextPart(f"[OCR text of page {number} (Tesseract; may contain errors):]\n{text}"))
     return parts
