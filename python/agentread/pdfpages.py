@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import os
 import shutil
 import subprocess
 
@@ -84,8 +85,10 @@ def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | No
     if program is None:
         return None
     try:
+        # One thread: Tesseract's OpenMP threads contend with the server's own work and make its time unpredictable.
         done = subprocess.run([program, "stdin", "stdout"], input=base64.b64decode(image.data),
-                              capture_output=True, timeout=timeout, check=False)
+                              capture_output=True, timeout=timeout, check=False,
+                              env={**os.environ, "OMP_THREAD_LIMIT": "1"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("tesseract failed: %s", exc)
         return None

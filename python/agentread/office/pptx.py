@@ -21,6 +21,10 @@ from agentread.office.document import Rendered, pipe_table, select_sections, sho
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
+# Shapes read per slide. A slide of text, pictures and tables has tens; one with thousands is a drawing exported
+# shape by shape (or made to stall a read: python-pptx costs about 0.3 ms a shape), whose text is no prose.
+MAX_SHAPES_PER_SLIDE = 2000
+
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     from pptx import Presentation
@@ -44,7 +48,11 @@ def _slide(out: Rendered, number: int, slide) -> None:
     title = slide.shapes.title
     if title is not None and title.has_text_frame and title.text_frame.text.strip():
         out.add("# " + " ".join(title.text_frame.text.split()))
-    for shape in _reading_order(slide.shapes):
+    shapes = list(slide.shapes)
+    if len(shapes) > MAX_SHAPES_PER_SLIDE:
+        out.add(f"[Slide {number} has {len(shapes):,} shapes: the first {MAX_SHAPES_PER_SLIDE:,} in the file's "
+                "order are read.]")
+    for shape in _reading_order(shapes[:MAX_SHAPES_PER_SLIDE]):
         if shape is not title:
             _shape(out, shape)
     if slide.has_notes_slide:
