@@ -1,0 +1,80 @@
+"""Whether an SVG is safe to hand to the rasteriser: cairosvg draws nesting and `<use>` references by recursion,
+so a `<use>` that points back at its own ancestor (or a chain of them, or nowhere: cairosvg then draws the whole
+document again) recurses until Python's limit, seconds of CPU for a few KB of input. Such an SVG is shown as
+text instead.
+"""
+
+from __future__ import annotations
+
+# Deeper nesting than this is not a plot: matplotlib's figures are under 10 levels deep.
+MAX_SVG_DEPTH = 64
+
+# `<use>` references followed through one another; a plot's marker is one reference to a path.
+MAX_USE_CHAIN = 8
+
+# Elements visited while following references, whatever their chains: bounds the check itself.
+MAX_VISITS = 100_000
+
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def unsafe_reason(svg: bytes) -> str | None:
+    """Why the rasteriser must not draw this SVG, or None when it may."""
+    from lxml import etree
+
+    try:
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+        root = etree.fromstring(svg, parser)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        return f"it is not well-formed XML ({str(exc)[:120]})"
+    ids = {}
+    uses = []
+    visits = 0
+    for element in root.iter():
+        visits += 1
+        if visits > MAX_VISITS:
+            return f"it has over {MAX_VISITS:,} elements"
+        if not isinstance(element.tag, str):
+            continue  # a comment or processing instruction
+        if element.get("id") is not None:
+            ids[element.get("id")] = element
+        if element.tag.rsplit("}", 1)[-1] == "use":
+            uses.append(element)
+    if _depth(root) > MAX_SVG_DEPTH:
+        return f"it is nested over {MAX_SVG_DEPTH} levels deep"
+    budget = [MAX_VISITS]
+    for use in uses:
+        if not _chain_ok(use, ids, 0, budget):
+            return "its <use> references point nowhere, loop, or chain too deep"
+    return None
+
+
+def _depth(root) -> int:
+    from lxml import etree
+
+    depth = deepest = 0
+    for event, _ in etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _target(use, ids):
+    href = use.get("href") or use.get(_XLINK_HREF) or ""
+    return ids.get(href[1:]) if href.startswith("#") else None
+
+
+def _chain_ok(use, ids, length: int, budget: list[int]) -> bool:
+    """`use` points at an element of this document (cairosvg takes a missing or unknown reference for the whole
+    document, itself included), no reference from it reaches one of its ancestors, and chains stay short."""
+    target = _target(use, ids)
+    if target is None or length >= MAX_USE_CHAIN or target is use or any(a is target for a in use.iterancestors()):
+        return False
+    for inner in target.iter():
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if isinstance(inner.tag, str) and inner.tag.rsplit("}", 1)[-1] == "use":
+            if not _chain_ok(inner, ids, length + 1, budget):
+                return False
+    return True

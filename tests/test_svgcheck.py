@@ -1,0 +1,27 @@
+"""SVG outputs the rasteriser must not draw (it recurses on them for seconds) are told apart from plots."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentread.notebook.svgcheck import MAX_SVG_DEPTH, unsafe_reason
+
+HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
+PLOT = (HEAD + '<defs><path id="tick" d="M 0 0 L 0 3.5"/></defs><g id="axis"><use xlink:href="#tick" x="5"/>'
+        '<use href="#tick" x="9"/></g><text id="label">0.5</text><use xlink:href="#label" y="9"/></svg>')
+
+
+def test_a_plot_with_markers_may_be_drawn():
+    assert unsafe_reason(PLOT.encode()) is None
+
+
+@pytest.mark.parametrize("svg, why", [
+    (HEAD + '<g id="a"><use xlink:href="#a"/></g></svg>', "loop"),  # points at its own ancestor
+    (HEAD + '<g id="a"><use xf="#b"/></g></svg>', "nowhere"),  # no reference: cairosvg draws the document again
+    (HEAD + '<use xlink:href="#missing"/></svg>', "nowhere"),
+    (HEAD + '<g id="a"><use xlink:href="#b"/></g><g id="b"><use xlink:href="#a"/></g></svg>', "loop"),
+    (HEAD + "<g>" * (MAX_SVG_DEPTH + 1) + "</g>" * (MAX_SVG_DEPTH + 1) + "</svg>", "nested"),
+    (HEAD + "<g", "well-formed"),
+])
+def test_svg_the_rasteriser_would_recurse_on_is_refused(svg: str, why: str):
+    assert why in unsafe_reason(svg.encode())
