@@ -189,7 +189,6 @@ def bench_server(table: Table, runs: int) -> None:
     (ws / "small.txt").write_text("".join(f"line {i}\n" for i in range(10)))
     (ws / "big.txt").write_text("".join(f"row {i:06d} of the window\n" for i in range(WINDOW)))  # ~48 KB
     servers = {"agentread serve": ([PY, "-m", "agentread", "serve"], True, False),
-               "agentread serve + orjson (proposed patch)": ([PY, str(HERE / "orjson_server.py")], True, False),
                "plain orjson loop (floor)": ([PY, str(HERE / "floor_server.py")], False, True),
                "bare pygls (cold start ref.)": ([PY, str(HERE / "bare_pygls.py")], False, False)}
     for _ in range(runs):

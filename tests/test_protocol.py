@@ -45,6 +45,20 @@ def test_read_relative_path_against_workspace_folder(server, tmp_path):
     assert result["path"] == str((tmp_path / "a.txt").resolve())
 
 
+def test_non_ascii_answers_are_framed_by_their_bytes(server, tmp_path):
+    # Answers are UTF-8: Content-Length counts bytes, so an answer that miscounted would cut the next one.
+    lines = ["naïve café ✓", "日本語のテキスト", "emoji 🙂 and Ω"]
+    (tmp_path / "u.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for _ in range(3):
+        assert text_of(server.read(path="u.txt")) == "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, 1))
+    uri = (tmp_path / "open.txt").as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1,
+                                                            "text": "a lone surrogate \ud800 in a buffer\n"}})
+    (tmp_path / "open.txt").write_text("on disk\n")
+    answer = server.read(path="open.txt")  # whatever the buffer holds, the answer arrives whole
+    assert answer["isError"] is False and "lone surrogate" in text_of(answer)
+
+
 def test_window_and_next_continue_exactly(server, tmp_path):
     write_lines(tmp_path / "big.txt", 4500)
     seen, params = [], {"path": "big.txt"}

@@ -7,6 +7,7 @@ is told through its cancel event and stops at its next checkpoint.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import threading
@@ -15,10 +16,12 @@ from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import orjson
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, _dict_to_object, default_converter
+from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol, _dict_to_object,
+                            default_converter)
 from pygls.uris import to_fs_path
 
 from agentread import __version__
@@ -59,11 +62,37 @@ def _converter():
     return converter
 
 
+class _Protocol(LanguageServerProtocol):
+    """Messages encoded by orjson, which writes a 2,000-line read's 50 KB answer in a fraction of json's time
+    (about 0.8 ms of a 4 ms round trip). What orjson refuses (a lone surrogate from an editor buffer) goes
+    through pygls's own encoder."""
+
+    def _send_data(self, data: Any) -> None:
+        if not data or self.writer is None:
+            return super()._send_data(data)
+        try:
+            body = orjson.dumps(data, default=self._serialize_message)
+        except (TypeError, orjson.JSONEncodeError):
+            return super()._send_data(data)
+        header = (f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                  if self._include_headers else "")
+        try:
+            written = self.writer.write(header.encode("ascii") + body)
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
+        except BrokenPipeError:
+            log.exception("the client's pipe is closed")
+            raise
+        except Exception:  # noqa: BLE001 - as pygls: a failed write is logged, the server goes on
+            log.exception("sending an answer failed")
+
+
 class AgentReadServer(LanguageServer):
     def __init__(self) -> None:
         notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
             notebook="*", cells=[types.NotebookCellLanguage(language="*")])])
-        super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter)
+        super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter,
+                         protocol_cls=_Protocol)
         self.engine = Engine(Workspace())
         self.executor = ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read")
         # Keyed by real path (URIs of one file can be spelt many ways):
