@@ -355,6 +355,19 @@ def test_no_path_puts_base64_into_text():
     assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
 
 
+def test_a_long_line_that_is_not_base64_is_scanned_in_linear_time():
+    # After a wrapped base64 block, a 64 KB hex dump line cut with " (truncated)" is neither a wrapped line nor
+    # the block's last line. A pattern that backtracks over it quadratically takes minutes here (in C, where no
+    # deadline stops it); a linear one, milliseconds.
+    from agentread.notebook.clean import hide_base64
+
+    block = base64.encodebytes(bytes(range(256)) * 3).decode()
+    hex_dump = (bytes(range(256)).hex() * 128)[:65_536] + " (truncated)"
+    text = hide_base64(block + hex_dump + "\nafter")
+    assert text == "[1,024 characters of base64-like data not shown]\n" + hex_dump + "\nafter"
+    assert hide_base64(block[:77] + hex_dump) == block[:77] + hex_dump  # one wrapped line: too short to hide
+
+
 def _noise_png_b64(side: int, seed: int) -> str:
     out = io.BytesIO()
     Image.frombytes("L", (side, side), random.Random(seed).randbytes(side * side)).save(out, "PNG")

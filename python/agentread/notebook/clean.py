@@ -27,18 +27,24 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # A run this long of base64 characters mixing upper case, lower case and digits is encoded data printed by
 # the code (an image, a key, a pickled blob); it tells the model nothing and would spend its budget.
 BASE64_RUN_CHARS = 200
-# Encoders that wrap base64 (MIME's 76 columns, PEM's 64) give whole lines of 60 or more such characters:
-# lines in a row count as one run, with a shorter last line if it looks encoded (a digit, "+", "/" or padding),
-# so a word on the line after the data stays. The look-behind starts a match only where a run starts, so a long
-# run of letters that is not base64 is scanned once, not once per character.
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{60,}={0,2}"
-                         r"(?:[ \t]*\r?\n[A-Za-z0-9+/]{60,}={0,2}(?![^\r\n]))*"
-                         r"(?:[ \t]*\r?\n(?:[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*={0,2}|[A-Za-z]+={1,2})(?![^\r\n]))?")
+# Encoders that wrap base64 at a fixed width (MIME's 76 columns, PEM's 64) give whole lines of at least this
+# many such characters; a shorter line ends the data.
+WRAPPED_BASE64_LINE_CHARS = 60
+# Wrapped lines in a row count as one run, with a shorter last line if it looks encoded (a digit, "+", "/" or
+# padding), so a word on the line after the data stays. The look-behind starts a match only where a run starts,
+# so a long run of letters that is not base64 is scanned once, not once per character. The last line's digit is
+# found by a look-ahead, which the engine does not re-enter: the match stays linear in the line's length even
+# when the line turns out not to be base64 (a long hex dump ending in " (truncated)").
+_FULL_LINE = rf"[A-Za-z0-9+/]{{{WRAPPED_BASE64_LINE_CHARS},}}={{0,2}}"
+_BASE64_RUN = re.compile(rf"(?<![A-Za-z0-9+/]){_FULL_LINE}"
+                         rf"(?:[ \t]*\r?\n{_FULL_LINE}(?![^\r\n]))*"
+                         r"(?:[ \t]*\r?\n(?:(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]+={0,2}|[A-Za-z]+={1,2})"
+                         r"(?![^\r\n]))?")
 
 # A data: URI carrying base64 (an image inlined in SVG, HTML or markdown), wrapped or not: after the comma,
-# full lines of 60 or more characters, then a last (shorter) piece.
+# full lines, then a last (shorter) piece.
 _DATA_URI = re.compile(r"(data:[\w.+-]*/?[\w.+-]*(?:;[\w.+-]+=[\w.+-]*)*;base64,)[ \t]*(?:\r?\n[ \t]*)?"
-                       r"((?:[A-Za-z0-9+/]{60,}={0,2}[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]))*[A-Za-z0-9+/]*={0,2})")
+                       rf"((?:{_FULL_LINE}[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]))*[A-Za-z0-9+/]*={{0,2}})")
 
 
 def strip_ansi(text: str) -> str:
