@@ -142,3 +142,15 @@ def test_a_workbook_listing_thousands_of_sheets_is_refused_at_once(tmp_path):
     (tmp_path / "many.xlsx").write_bytes(out.getvalue())
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "many.xlsx"}))
     assert result.error.code == "too_complex" and f"{MAX_SECTIONS + 1:,} sheets" in result.text()
+
+
+def test_every_row_is_found_wherever_the_scan_chunks_cut_its_tag(tmp_path, monkeypatch):
+    from agentread.office import sheetxml
+
+    # Chunks of a few hundred bytes cut row tags and shared formula cells at every possible place.
+    monkeypatch.setattr(sheetxml, "SCAN_CHUNK", 300)
+    monkeypatch.setattr(sheetxml, "CARRY_BYTES", 150)
+    data = workbook(sheet(rows_with_shared_formulas()))
+    for offset in range(2, 80):
+        assert table_rows(read(tmp_path, data, offset=offset, limit=1).text()) == [
+            f"| {offset} | {offset} | item {offset} | =A{offset}*2 → {2 * offset} |"], offset

@@ -67,21 +67,26 @@ def open_from_row(xml: BinaryIO, start: int) -> BinaryIO | None:
     for block, keep, base in _blocks(xml):
         if not head:
             head = block[:HEAD_BYTES]
-        for match in _ROW.finditer(block, 0, max(keep, 0)):
+        for match in _ROW.finditer(block):
+            if match.start() >= keep:
+                break  # seen whole in the next block
             number = _ROW_NUMBER.search(match.group(2))
             if number is None:
                 return None
             if int(number.group(1)) >= start:
-                _collect_masters(block[:match.start()], masters)
+                _collect_masters(block, masters, match.start())
                 return _document(head, match.group(1), masters, start, block[match.start():], xml)
-        _collect_masters(block[:max(keep, 0)], masters)
+        _collect_masters(block, masters, keep)
     return _document(head, b"", masters, start, b"", xml) if head else None
 
 
-def _collect_masters(block: bytes, masters: dict[bytes, bytes]) -> None:
+def _collect_masters(block: bytes, masters: dict[bytes, bytes], before: int) -> None:
+    """The shared formula masters whose tag starts before `before` (a cell may end past it)."""
     if b'"shared"' not in block:
         return
     for match in _SHARED_MASTER.finditer(block):
+        if match.start() >= before:
+            break
         begin = block.rfind(b"<", 0, match.start())
         end = _CELL_END.search(block, match.end())
         if begin >= 0 and _CELL_START.match(block, begin) and end:
@@ -98,6 +103,7 @@ def _document(head: bytes, prefix: bytes, masters: dict[bytes, bytes], start: in
                if masters else b"")
     opening = b'<?xml version="1.0" encoding="UTF-8"?>' + root.group(0) + b"<%ssheetData>" % prefix + carrier
     if not rest:  # no row from `start` on: an empty sheet body
+        xml.close()
         root_name = re.match(rb"<((?:\w+:)?worksheet)", root.group(0)).group(1)
         return io.BytesIO(opening + b"</%ssheetData></%s>" % (prefix, root_name))
     return _Joined(opening + rest, xml)

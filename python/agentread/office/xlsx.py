@@ -29,6 +29,10 @@ import datetime as dt
 import io
 import zipfile
 
+import openpyxl
+from openpyxl.utils.cell import range_boundaries
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
 from agentread.office.document import cell_text, pipe_row, select_sections
@@ -50,13 +54,6 @@ CLOSING_RESERVE_BYTES = 400
 
 
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    import openpyxl
-    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
-
-    # openpyxl parses a whole sheet when it declares no extent, on opening the workbook, for every sheet: the
-    # extent is taken from the declaration alone (the reader does not trust it anyway, see _Reader.sheet).
-    ReadOnlyWorksheet._get_size = _declared_size
-
     values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         names = values.sheetnames
@@ -76,8 +73,6 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 def _with_formulas(sheet):
     """The same sheet streamed with formulas in place of their cached values: a second view of the one loaded
     workbook (a shallow copy with data_only off) rather than a second load."""
-    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
-
     workbook = copy.copy(sheet.parent)
     workbook._data_only = False
     return ReadOnlyWorksheet(workbook, sheet.title, sheet._worksheet_path, sheet._shared_strings)
@@ -188,12 +183,17 @@ class _Reader:
 
 def _declared_size(sheet) -> None:
     """Stands in for openpyxl's ReadOnlyWorksheet._get_size: the declared extent, from the sheet's first bytes."""
-    from openpyxl.utils.cell import range_boundaries
-
     with sheet._get_source() as xml:
         ref = declared_dimension(xml)
     if ref:
         sheet._min_column, sheet._min_row, sheet._max_column, sheet._max_row = range_boundaries(ref)
+
+
+# openpyxl parses a whole sheet that declares no extent, when the workbook is opened, for every sheet: the extent
+# is taken from the declaration alone (the reader does not trust it anyway, see _Reader.sheet). This and the
+# reader's use of the read-only sheet's source (_get_source, _worksheet_path) rest on openpyxl 3.1's internals,
+# hence its pin in pyproject.toml; tests/test_xlsx_rows.py covers both.
+ReadOnlyWorksheet._get_size = _declared_size
 
 
 def _start_at_row(sheet, start: int) -> None:
@@ -202,7 +202,11 @@ def _start_at_row(sheet, start: int) -> None:
 
     def source():
         xml = opened()
-        skipped = open_from_row(xml, start)
+        try:
+            skipped = open_from_row(xml, start)
+        except BaseException:
+            xml.close()
+            raise
         if skipped is None:
             xml.close()
             return opened()
