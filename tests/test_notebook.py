@@ -348,9 +348,9 @@ def test_no_path_puts_base64_into_text():
     text = out.text()
     _no_base64(text)
     assert "Logo: ![logo](data:image/png;base64,[… 4,096 characters of base64 not shown])\nsecond line" in text
-    assert "ICON = '[4,096 characters of base64-like data not shown]'\nshow(ICON)" in text
-    assert "--- output 1: stdout ---\n[4,096 characters of base64-like data not shown]\n--- output 2: stderr" in text
-    assert "key:\n[4,096 characters of base64-like data not shown]\ndone" in text
+    assert "ICON = '[… 4,096 characters of base64 not shown]'\nshow(ICON)" in text
+    assert "--- output 1: stdout ---\n[… 4,096 characters of base64 not shown]\n--- output 2: stderr" in text
+    assert "key:\n[… 4,096 characters of base64 not shown]\ndone" in text
     # The source keeps its lines one for one: line 3 of the cell's rendering is line 2 of its source.
     assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
 
@@ -364,7 +364,7 @@ def test_a_long_line_that_is_not_base64_is_scanned_in_linear_time():
     block = base64.encodebytes(bytes(range(256)) * 3).decode()
     hex_dump = (bytes(range(256)).hex() * 128)[:65_536] + " (truncated)"
     text = hide_base64(block + hex_dump + "\nafter")
-    assert text == "[1,024 characters of base64-like data not shown]\n" + hex_dump + "\nafter"
+    assert text == "[… 1,024 characters of base64 not shown]\n" + hex_dump + "\nafter"
     assert hide_base64(block[:77] + hex_dump) == block[:77] + hex_dump  # one wrapped line: too short to hide
 
 

@@ -74,12 +74,16 @@ def _hide_base64(match: re.Match) -> str:
     data = "".join(run.split())
     if len(data) < BASE64_RUN_CHARS or data.isupper() or data.islower() or not any(c.isdigit() for c in data):
         return run  # a DNA sequence or a long word is not encoded data
-    return f"[{len(data):,} characters of base64-like data not shown]" + ("\n" if run.endswith("\n") else "")
+    return _placeholder(data)
 
 
 def _hide_data_uri(match: re.Match) -> str:
     data = "".join(match.group(2).split())
-    return f"{match.group(1)}[… {len(data):,} characters of base64 not shown]" if data else match.group(0)
+    return match.group(1) + _placeholder(data) if data else match.group(0)
+
+
+def _placeholder(data: str) -> str:
+    return f"[… {len(data):,} characters of base64 not shown]"
 
 
 def hide_base64(text: str) -> str:
