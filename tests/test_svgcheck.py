@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentread.notebook.svgcheck import MAX_SVG_DEPTH, unsafe_reason
+from agentread.notebook.svgcheck import MAX_SVG_DEPTH, MAX_USE_CHAIN, MAX_VISITS, unsafe_reason
 
 HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
 PLOT = (HEAD + '<defs><path id="tick" d="M 0 0 L 0 3.5"/></defs><g id="axis"><use xlink:href="#tick" x="5"/>'
@@ -25,3 +25,12 @@ def test_a_plot_with_markers_may_be_drawn():
 ])
 def test_svg_the_rasteriser_would_recurse_on_is_refused(svg: str, why: str):
     assert why in unsafe_reason(svg.encode())
+
+
+def test_references_that_expand_past_the_budget_are_refused_as_such():
+    # Each group draws the one below it ten times: a million elements drawn from a document of under 100.
+    groups = '<g id="g0"><rect width="1" height="1"/></g>'
+    for i in range(1, MAX_USE_CHAIN):
+        groups += f'<g id="g{i}">' + f'<use href="#g{i - 1}"/>' * 10 + "</g>"
+    why = unsafe_reason((HEAD + groups + "</svg>").encode())
+    assert why == f"its <use> references expand past {MAX_VISITS:,} elements"

@@ -43,10 +43,17 @@ def unsafe_reason(svg: bytes) -> str | None:
     if _depth(root) > MAX_SVG_DEPTH:
         return f"it is nested over {MAX_SVG_DEPTH} levels deep"
     budget = [MAX_VISITS]
-    for use in uses:
-        if not _chain_ok(use, ids, 0, budget):
-            return "its <use> references point nowhere, loop, or chain too deep"
+    try:
+        for use in uses:
+            if not _chain_ok(use, ids, 0, budget):
+                return "its <use> references point nowhere, loop, or chain too deep"
+    except _OverBudget:
+        return f"its <use> references expand past {MAX_VISITS:,} elements"
     return None
+
+
+class _OverBudget(Exception):
+    """Following the references visited MAX_VISITS elements: the drawing would be as large."""
 
 
 def _depth(root) -> int:
@@ -73,7 +80,7 @@ def _chain_ok(use, ids, length: int, budget: list[int]) -> bool:
     for inner in target.iter():
         budget[0] -= 1
         if budget[0] < 0:
-            return False
+            raise _OverBudget
         if isinstance(inner.tag, str) and inner.tag.rsplit("}", 1)[-1] == "use":
             if not _chain_ok(inner, ids, length + 1, budget):
                 return False
