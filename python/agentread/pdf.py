@@ -106,8 +106,12 @@ def _mostly_picture(page) -> bool:
         return False
     width, height = page.get_size()
     covered = 0.0
-    for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=MAX_FORM_DEPTH):
-        left, bottom, right, top = image.get_bounds()
+    for seen, thing in enumerate(page.get_objects(max_depth=MAX_FORM_DEPTH), 1):
+        if seen > MAX_SCAN_OBJECTS:
+            return False  # objects nested in forms count too: a form can hold millions
+        if thing.type != pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            continue
+        left, bottom, right, top = thing.get_bounds()
         covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
     return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
 
@@ -338,13 +342,17 @@ def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, pa
                              f"rendered a call. Call again with pages=\"{number}\" to see it.]")
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
-            if parts and used + size > MAX_OUTPUT_BYTES and not by_lines:
-                break
+            if not by_lines and used + size > MAX_OUTPUT_BYTES:
+                if parts:
+                    break
+                # The first page alone is over the budget: the read becomes a line read of the pages asked for
+                # from line 1, so that `next` continues inside the page and on through the rest of the range.
+                by_lines = True
             parts.append(block)
             used += size
             shown = number
     result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
-    if by_lines or used > MAX_OUTPUT_BYTES:  # asked for lines, or one page is over the budget by itself
+    if by_lines:
         result = _line_window(result, parts, request, first, shown)
         if result.truncated:
             return result
