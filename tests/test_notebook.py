@@ -333,6 +333,22 @@ def test_svg_shown_as_text_carries_no_base64(svg_mode):
     assert '<rect width="4" height="2"/>' in text
 
 
+def test_svg_the_rasteriser_would_recurse_on_is_shown_as_text():
+    if svg_rasteriser() is None:
+        pytest.skip("cairosvg (or the cairo library) is not installed")
+    svg = _svg_with_inlined_png().replace("</svg>", '<use xlink:href="#nowhere"/>\n</svg>')
+    cell = code("fig", result({"image/svg+xml": svg}), count=1)
+    note = markdown("![fig](attachment:fig.svg)", attachments={"fig.svg": {"image/svg+xml": svg}})
+    out = read(notebook(cell, note))
+    text = out.text()
+    _no_base64(text)
+    assert not any(isinstance(p, ImagePart) for p in out.content) and "could not be decoded" not in text
+    why = "not rasterised because its <use> references point nowhere, loop, or chain too deep"
+    assert f"--- output 1: result ---\n[image/svg+xml shown as text: {why}]\n<svg " in text
+    assert '<use xlink:href="#nowhere"/>' in text
+    assert re.search(rf"\[attachment fig\.svg: image/svg\+xml [\d.]+ KB, not shown: {why}\]", text)
+
+
 def test_no_path_puts_base64_into_text():
     blob = bytes(range(256)) * 12
     uri = "data:image/png;base64," + base64.b64encode(blob).decode()

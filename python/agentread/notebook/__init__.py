@@ -36,7 +36,8 @@ Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to th
 sources too, where lines stay one for one; raw=true shows the file as it is);
 text/plain is preferred (markdown and LaTeX are kept as text); widgets, HTML-only and JavaScript outputs become
 one-line placeholders naming the mime type. PNG, JPEG, GIF (and SVG where cairosvg is installed) outputs and
-markdown attachments are attached as downscaled image parts.
+markdown attachments are attached as downscaled image parts; an SVG the rasteriser would recurse on (a <use>
+pointing nowhere or at its own ancestor, deep nesting) is shown as text, saying why.
 
 Outline line per cell (`cells="outline"`):
     Cell 3 [id=ab12cd34] code (python) exec=7, 12 lines: import numpy as np | stdout 3 lines; display image/png 640x480 33.1 KB, text/plain 21 B

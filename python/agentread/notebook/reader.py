@@ -11,7 +11,6 @@ from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, human_size, outline_line, render_cell,
                                        svg_rasteriser)
 from agentread.notebook.select import OUTLINE, format_cells, select_cells
-from agentread.notebook.svgcheck import unsafe_reason
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
@@ -131,9 +130,6 @@ def _image_part(ref: ImageRef) -> tuple[ImagePart, str | None]:
         raise ReadError("image_undecodable", f"its base64 data is damaged ({exc})") from None
     if ref.mime != SVG_MIME:
         return image_part(encoded)
-    unsafe = unsafe_reason(encoded)
-    if unsafe:
-        raise ReadError("image_undecodable", f"the SVG is not rasterised: {unsafe}")
     try:
         png = svg_rasteriser()(bytestring=encoded)  # external references are not fetched (cairosvg's default)
     except Exception as exc:  # noqa: BLE001 - the rasteriser fails in many ways on odd SVG

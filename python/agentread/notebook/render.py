@@ -15,6 +15,7 @@ from typing import Any, Union
 
 from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook, Payload
+from agentread.notebook.svgcheck import unsafe_reason
 
 
 def _payload_text(value: Any) -> str:
@@ -256,7 +257,8 @@ def _bundle(data: dict, label: str) -> list[Line]:
     for mime in RASTER_MIMES:
         if mime in data:
             return [ImageRef(mime, data[mime], label)]
-    if SVG_MIME in data and svg_rasteriser() is not None and _payload_chars(data[SVG_MIME]) <= MAX_SVG_CHARS:
+    svg_refused = _svg_refusal(data[SVG_MIME]) if SVG_MIME in data else None
+    if SVG_MIME in data and svg_refused is None:
         return [ImageRef(SVG_MIME, data[SVG_MIME], label)]
     text_mime = _best_text_mime(data)
     text = _text(data[text_mime]) if text_mime else ""
@@ -270,8 +272,7 @@ def _bundle(data: dict, label: str) -> list[Line]:
     if text_mime:
         return split_lines(clean_output(text))
     if SVG_MIME in data:  # not rasterised: the SVG source is the next best thing, without inlined payloads
-        why = "no SVG rasteriser available" if svg_rasteriser() is None else "too large to rasterise"
-        return [f"[{SVG_MIME} shown as text: {why}]"] + split_lines(clean_output(_text(data[SVG_MIME])))
+        return [f"[{SVG_MIME} shown as text: {svg_refused}]"] + split_lines(clean_output(_text(data[SVG_MIME])))
     kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
     return [f"[{kinds or 'empty output'}: not shown, no text or image form]"]
 
@@ -288,12 +289,25 @@ def _best_text_mime(data: dict) -> str | None:
 def _attachment_line(name: str, bundle: Any) -> Line:
     label = f"attachment {name}"
     if isinstance(bundle, dict):
-        for mime in RASTER_MIMES + ((SVG_MIME,) if svg_rasteriser() is not None else ()):
+        for mime in RASTER_MIMES:
             if mime in bundle:
                 return ImageRef(mime, bundle[mime], label)
+        svg_refused = _svg_refusal(bundle[SVG_MIME]) if SVG_MIME in bundle else None
+        if SVG_MIME in bundle and svg_refused is None:
+            return ImageRef(SVG_MIME, bundle[SVG_MIME], label)
         kinds = ", ".join(f"{m} {human_size(_payload_chars(v))}" for m, v in bundle.items())
-        return f"[{label}: {kinds}, not shown]"
+        return f"[{label}: {kinds}, not shown" + (f": {svg_refused}" if svg_refused else "") + "]"
     return f"[{label}: unreadable attachment, not shown]"
+
+
+def _svg_refusal(payload: Any) -> str | None:
+    """Why an SVG is not handed to the rasteriser (it is shown as text instead), or None when it may be."""
+    if svg_rasteriser() is None:
+        return "no SVG rasteriser available"
+    if _payload_chars(payload) > MAX_SVG_CHARS:
+        return "too large to rasterise"
+    unsafe = unsafe_reason(_text(payload).encode("utf-8", "surrogatepass"))
+    return f"not rasterised because {unsafe}" if unsafe else None
 
 
 _rasteriser: Any = False  # False = not looked for yet
