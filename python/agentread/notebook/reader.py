@@ -36,6 +36,10 @@ CLOSING_RESERVE_LINES = 4
 # Schema warnings listed by name; more are counted. A broken notebook should not bury its cells in warnings.
 MAX_WARNINGS_SHOWN = 5
 
+# A cut cell's closing line names the cells after it when that list is this short; a longer one is already
+# spelled in the line's `cells="…"` and is not repeated.
+MAX_THEN_CELLS_CHARS = 40
+
 _BUDGET_BYTES = MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES
 _BUDGET_LINES = MAX_LINES - CLOSING_RESERVE_LINES
 
@@ -219,7 +223,7 @@ def _then(nb: Notebook, rest: list[int]) -> str:
     if not rest:
         return ""
     later = format_cells(nb, rest)
-    if len(later) > 40:
+    if len(later) > MAX_THEN_CELLS_CHARS:
         return ", then the other cells named"
     return f", then {'cell' if len(rest) == 1 else 'cells'} {later}"
 

@@ -61,6 +61,10 @@ OUTLINE_FIRST_LINE_CHARS = 80
 # usually within the first few KB); never the whole payload.
 _HEADER_B64_CHARS = 16_384
 
+# Characters read beyond a head's base64 length, for the line breaks of a wrapped payload (dropped before
+# decoding): 16 KB wrapped at 76 columns has about 220 of them, 440 characters with CRLF.
+_HEAD_LINE_BREAK_CHARS = 1024
+
 
 @dataclass
 class ImageRef:
@@ -345,7 +349,7 @@ def image_dims(mime: str, payload: Any) -> tuple[int, int] | None:
 def _base64_head(payload: Any, chars: int) -> bytes:
     """Decode about the first `chars` base64 characters of a payload (str or list of str lines)."""
     if isinstance(payload, Payload):
-        payload = payload.head(chars + 1024)
+        payload = payload.head(chars + _HEAD_LINE_BREAK_CHARS)
     elif isinstance(payload, list):
         pieces, total = [], 0
         for piece in payload:
@@ -356,7 +360,7 @@ def _base64_head(payload: Any, chars: int) -> bytes:
         payload = "".join(pieces)
     if not isinstance(payload, str):
         return b""
-    head = "".join(payload[:chars + 1024].split())[:chars]
+    head = "".join(payload[:chars + _HEAD_LINE_BREAK_CHARS].split())[:chars]
     try:
         return base64.b64decode(head[:len(head) // 4 * 4])
     except ValueError:  # binascii.Error: damaged data has no size to show
