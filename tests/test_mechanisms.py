@@ -144,6 +144,12 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     monkeypatch.setattr(text, "SCAN_CHUNK", 64)
     monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", vector_after)
     monkeypatch.setattr(text, "SPARSE_CR_HOPS", hops)
+    never = vector_after == 1 << 40
+    if never:  # numpy imported by an earlier test would switch it on whatever the distance
+        monkeypatch.setattr(text, "_numpy_loaded", lambda: False)
+    vectorized = []  # per chunk counted: was numpy on
+    original = text._Counter.count
+    monkeypatch.setattr(text._Counter, "count", lambda self, n: vectorized.append(bool(self.np)) or original(self, n))
     rng = random.Random(7)
     # Stretches dense with CRs between stretches with none.
     data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n"] if (i // 500) % 2 else [b"a", b"\n"])
@@ -153,6 +159,8 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     total -= data.endswith((b"\n", b"\r"))
     error = read(engine, path="mixed.txt", offset=total + 5)
     assert f"{total:,} line" in error.text()
+    numpy_on = any(vectorized)
+    assert not numpy_on if never else numpy_on == (text._numpy() is not None)
 
 
 # --- PDF: the document cache and the page text cache --------------------------------------------------------
