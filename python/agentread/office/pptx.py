@@ -48,13 +48,13 @@ def _slide(out: Rendered, number: int, slide) -> None:
     title = slide.shapes.title
     if title is not None and title.has_text_frame and title.text_frame.text.strip():
         out.add("# " + " ".join(title.text_frame.text.split()))
-    shapes = list(slide.shapes)
-    if len(shapes) > MAX_SHAPES_PER_SLIDE:
-        out.add(f"[Slide {number} has {len(shapes):,} shapes: the first {MAX_SHAPES_PER_SLIDE:,} in the file's "
-                "order are read.]")
-    for shape in _reading_order(shapes[:MAX_SHAPES_PER_SLIDE]):
+    budget = [MAX_SHAPES_PER_SLIDE]  # shapes left to read, groups' members included
+    for shape in _reading_order(_first(slide.shapes, budget)):
         if shape is not title:
-            _shape(out, shape)
+            _shape(out, shape, budget)
+    if budget[0] < 0:
+        out.add(f"[Slide {number} has more than {MAX_SHAPES_PER_SLIDE:,} shapes (groups included): the first "
+                f"{MAX_SHAPES_PER_SLIDE:,} in the file's order are read.]")
     if slide.has_notes_slide:
         notes = slide.notes_slide.notes_text_frame
         if notes is not None and notes.text.strip():
@@ -66,12 +66,23 @@ def _reading_order(shapes):
     return sorted(shapes, key=lambda s: ((s.top or 0), (s.left or 0)))
 
 
-def _shape(out: Rendered, shape) -> None:
+def _first(shapes, budget: list[int]) -> list:
+    """As many of `shapes` as the budget allows, taken from it; the budget goes below 0 when some are left."""
+    taken = []
+    for shape in shapes:
+        budget[0] -= 1
+        if budget[0] < 0:
+            break
+        taken.append(shape)
+    return taken
+
+
+def _shape(out: Rendered, shape, budget: list[int]) -> None:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
-        for inner in _reading_order(shape.shapes):
-            _shape(out, inner)
+        for inner in _reading_order(_first(shape.shapes, budget)):
+            _shape(out, inner, budget)
     elif getattr(shape, "has_table", False) and shape.has_table:
         rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
         for line in pipe_table(rows):
