@@ -105,7 +105,7 @@ def test_both_line_end_counters_agree_with_the_editor(seed: int):
     rng = random.Random(seed)
     pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r"]
     data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3000))))
-    want = len(text._TERMINATOR.findall(bytes(data)))
+    want = len(text.LINE_END.findall(bytes(data)))
     plain, vector = text._Counter(data), text._Counter(data)
     plain.np = False
     vector.vectorize()

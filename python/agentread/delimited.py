@@ -11,16 +11,17 @@ from __future__ import annotations
 import os
 from typing import BinaryIO
 
-from agentread.limits import MAX_LINE_CHARS
 from agentread.result import ReadResult, TextPart
+from agentread.text import LINE_END, WIDE_ENCODINGS
 
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
-# Encodings whose line ends are not single bytes: their header is not looked for.
-WIDE_ENCODINGS = ("utf-16", "utf-32")
+# The header row shown is cut at this many characters: enough to name a few dozen columns, and small beside the
+# window's output budget, which it comes on top of.
+MAX_HEADER_CHARS = 500
 
-# Bytes read to find the header line: a header longer than a cut line would not be shown whole anyway.
-HEADER_BYTES = MAX_LINE_CHARS * 4
+# Bytes read to find the header line: the cut header in any encoding, with room to find where the line ends.
+HEADER_BYTES = MAX_HEADER_CHARS * 4
 
 
 def add_header(result: ReadResult, source: BinaryIO, path: str, encoding: str, bom: int) -> ReadResult:
@@ -31,10 +32,10 @@ def add_header(result: ReadResult, source: BinaryIO, path: str, encoding: str, b
         return result
     source.seek(bom)
     head = source.read(HEADER_BYTES)
-    line = head.split(b"\n", 1)[0].split(b"\r", 1)[0].decode(encoding, errors="replace")
+    line = LINE_END.split(head, 1)[0].decode(encoding, errors="replace")
     if delimiter not in line:
         return result
-    if len(line) > MAX_LINE_CHARS or (len(head) == HEADER_BYTES and b"\n" not in head and b"\r" not in head):
-        line = line[:MAX_LINE_CHARS] + " […]"
+    if len(line) > MAX_HEADER_CHARS or (len(head) == HEADER_BYTES and not LINE_END.search(head)):
+        line = line[:MAX_HEADER_CHARS] + " […]"
     result.content.insert(0, TextPart(f"[Header row (line 1): {line}]"))
     return result

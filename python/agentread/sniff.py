@@ -191,7 +191,11 @@ def _letter_share(text: str) -> float:
     non_ascii = [i for i, ch in enumerate(text) if ord(ch) > 127]
     if not non_ascii:
         return 1.0
-    plausible = sum(1 for i in non_ascii
-                    if (unicodedata.category(text[i])[0] == "L" and not (text[i].isupper() and i and text[i - 1].islower()))
-                    or text[i] == "\u20ac")
-    return plausible / len(non_ascii)
+
+    def plausible(i: int) -> bool:
+        ch = text[i]
+        if ch == "\u20ac":
+            return True
+        return unicodedata.category(ch)[0] == "L" and not (ch.isupper() and i and text[i - 1].islower())
+
+    return sum(1 for i in non_ascii if plausible(i)) / len(non_ascii)

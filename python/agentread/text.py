@@ -71,8 +71,9 @@ MAX_TRANSCODE_BYTES = 256 << 20
 # Files whose line positions are remembered between calls (path, mtime and size key each entry).
 INDEX_CACHE_FILES = 32
 
-_TERMINATOR = re.compile(rb"\r\n|\r|\n")
-_ASCII_COMPATIBLE_WIDE = ("utf-16", "utf-32")
+LINE_END = re.compile(rb"\r\n|\r|\n")
+# Encodings whose line ends are not single bytes: transcoded to UTF-8 before lines are split.
+WIDE_ENCODINGS = ("utf-16", "utf-32")
 
 
 @dataclass
@@ -209,7 +210,7 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int
             n -= 1  # its \n may open the next chunk: count the pair once, there
         ends = counter.count(n)
         if line + ends >= target:
-            for match in _TERMINATOR.finditer(bytes(buf[:n])):
+            for match in LINE_END.finditer(bytes(buf[:n])):
                 line += 1
                 if line == target:
                     return pos + match.end(), line, True
@@ -314,7 +315,7 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
 
 def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[BinaryIO, str, bool]:
     """A byte stream of lines in an ASCII-compatible encoding; wide encodings are transcoded to UTF-8."""
-    if not encoding.startswith(_ASCII_COMPATIBLE_WIDE):
+    if not encoding.startswith(WIDE_ENCODINGS):
         source.seek(bom)
         return source, encoding, False
     if size > MAX_TRANSCODE_BYTES:

@@ -321,7 +321,8 @@ def _v3_output(raw: Any) -> Any:
     kind = _output_type(raw)
     kind = _V3_OUTPUT_TYPES.get(kind, kind)
     if kind == "stream":
-        return {"output_type": "stream", "name": raw.get("stream", "stdout"), "text": join_source(raw.get("text"), True)}
+        return {"output_type": "stream", "name": raw.get("stream", "stdout"),
+                "text": join_source(raw.get("text"), True)}
     if kind == "error":
         return {**raw, "output_type": "error"}
     if kind in ("execute_result", "display_data"):

@@ -114,7 +114,8 @@ def header(cell: Cell) -> str:
     """`### Cell 3 [id=ab12cd34] code (python) exec=7`: everything needed to cite or edit this cell."""
     text = f"### Cell {cell.index} [id={cell.id}] {cell.cell_type}"
     if cell.cell_type == "code":
-        text += f" ({cell.language or 'unknown'}) exec={'none' if cell.execution_count is None else cell.execution_count}"
+        count = "none" if cell.execution_count is None else cell.execution_count
+        text += f" ({cell.language or 'unknown'}) exec={count}"
     elif cell.language:  # a raw cell's format
         text += f" ({cell.language})"
     return text

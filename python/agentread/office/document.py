@@ -118,7 +118,8 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
             continue
         attached += 1
         image_chars += len(part.data)
-        text[-1] = f"{text[-1][:-1]}, {part.mime_type} {part.width}x{part.height}{f', {note}' if note else ''}, attached]"
+        noted = f", {note}" if note else ""
+        text[-1] = f"{text[-1][:-1]}, {part.mime_type} {part.width}x{part.height}{noted}, attached]"
         content += [TextPart("\n".join(text)), part]
         text = []
     text += out[last - offset + 1:]  # the closing line of a cut window
