@@ -187,25 +187,13 @@ export class ReadRevealer implements vscode.Disposable {
    * The read again, as the model got it: pages, slides, sheets or lines, with its images beside. The user
    * asked for it with a click, as with "Show as the agent sees it".
    */
-  private async showAgentView(entry: ReadEntry): Promise<void> {
-    try {
-      await this.agentView.show({ ...entry.input, path: entry.file });
-    } catch (error) {
-      void vscode.window.showWarningMessage(
-        `agentread: cannot show ${entry.file}: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+  private showAgentView(entry: ReadEntry): Promise<void> {
+    return warnOnFailure(`show ${entry.file}`, () => this.agentView.show({ ...entry.input, path: entry.file }));
   }
 
-  /** Opens a file in whatever editor VS Code has for it. A file gone since the read is told, not thrown. */
-  private async openFile(uri: vscode.Uri): Promise<void> {
-    try {
-      await vscode.commands.executeCommand('vscode.open', uri);
-    } catch (error) {
-      void vscode.window.showWarningMessage(
-        `agentread: cannot open ${uri.fsPath}: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+  /** Opens a file in whatever editor VS Code has for it. */
+  private openFile(uri: vscode.Uri): Promise<void> {
+    return warnOnFailure(`open ${uri.fsPath}`, () => vscode.commands.executeCommand('vscode.open', uri));
   }
 
   private async revealLines(uri: vscode.Uri, startLine?: number, endLine?: number): Promise<void> {
@@ -255,4 +243,15 @@ function requestedSpans(notebook: vscode.NotebookDocument, cells: string | undef
   }
   const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
   return byId ? [[byId.index, byId.index + 1]] : [];
+}
+
+/** Runs what a click in the view asked for; a failure (a file gone since the read) is told, not thrown. */
+async function warnOnFailure(what: string, action: () => Thenable<unknown>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    void vscode.window.showWarningMessage(
+      `agentread: cannot ${what}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }
