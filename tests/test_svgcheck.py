@@ -34,3 +34,16 @@ def test_references_that_expand_past_the_budget_are_refused_as_such():
         groups += f'<g id="g{i}">' + f'<use href="#g{i - 1}"/>' * 10 + "</g>"
     why = unsafe_reason((HEAD + groups + "</svg>").encode())
     assert why == f"its <use> references expand past {MAX_VISITS:,} elements"
+
+
+def test_a_rasteriser_stuck_in_a_loop_of_string_calls_is_stopped():
+    from agentread.notebook.svgcheck import RasterTimeout, rasterise_within
+
+    def stuck(bytestring: bytes) -> bytes:  # as cairosvg on some damaged paths: a loop of str methods only
+        text = bytestring.decode()
+        while True:
+            text = (" " + text.strip() + " ").strip()
+
+    with pytest.raises(RasterTimeout):
+        rasterise_within(stuck, b"<svg/>", seconds=0.2)
+    assert rasterise_within(lambda bytestring: bytestring[::-1], b"abc") == b"cba"

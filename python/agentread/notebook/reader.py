@@ -11,6 +11,7 @@ from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, human_size, outline_line, render_cell,
                                        svg_rasteriser)
 from agentread.notebook.select import OUTLINE, format_cells, select_cells
+from agentread.notebook.svgcheck import rasterise_within
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
@@ -135,7 +136,8 @@ def _image_part(ref: ImageRef) -> tuple[ImagePart, str | None]:
     if ref.mime != SVG_MIME:
         return image_part(encoded)
     try:
-        png = svg_rasteriser()(bytestring=encoded)  # external references are not fetched (cairosvg's default)
+        # External references are not fetched (cairosvg's default).
+        png = rasterise_within(svg_rasteriser(), encoded)
     except Exception as exc:  # noqa: BLE001 - the rasteriser fails in many ways on odd SVG
         raise ReadError("image_undecodable", f"the SVG could not be rasterised ({str(exc)[:200]})") from None
     part, note = image_part(png)

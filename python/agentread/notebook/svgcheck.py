@@ -1,10 +1,14 @@
-"""Whether an SVG is safe to hand to the rasteriser: cairosvg draws nesting and `<use>` references by recursion,
+"""Whether an SVG is safe to hand to the rasteriser, and drawing it within a time limit: cairosvg draws nesting and `<use>` references by recursion,
 so a `<use>` that points back at its own ancestor (or a chain of them, or nowhere: cairosvg then draws the whole
 document again) recurses until Python's limit, seconds of CPU for a few KB of input. Such an SVG is shown as
 text instead.
 """
 
 from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Callable
 
 # Deeper nesting than this is not a plot: matplotlib's figures are under 10 levels deep.
 MAX_SVG_DEPTH = 64
@@ -15,7 +19,33 @@ MAX_USE_CHAIN = 8
 # Elements visited while following references, whatever their chains: bounds the check itself.
 MAX_VISITS = 100_000
 
+# A plot is drawn in tens of milliseconds. cairosvg is pure Python over cairo, and some damaged paths send it
+# into loops no check before drawing can foresee: past this it is stopped, and the SVG is not shown as an image.
+MAX_RASTER_SECONDS = 3.0
+
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+class RasterTimeout(Exception):
+    pass
+
+
+def rasterise_within(rasterise: Callable[..., Any], svg: bytes, seconds: float = MAX_RASTER_SECONDS) -> Any:
+    """`rasterise(bytestring=svg)`, stopped after `seconds`: a profiler on this thread sees every call the
+    rasteriser makes, C functions included (its endless loops call only str methods), and raises once the time
+    is up. Profiling costs far less than tracing lines would."""
+    deadline = time.monotonic() + seconds
+
+    def watch(frame, event, arg):
+        if time.monotonic() > deadline:
+            raise RasterTimeout(f"drawing it took longer than {seconds:g} s")
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        return rasterise(bytestring=svg)
+    finally:
+        sys.setprofile(previous)
 
 
 def unsafe_reason(svg: bytes) -> str | None:
