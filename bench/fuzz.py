@@ -4,7 +4,7 @@ Usage:
     python bench/fuzz.py                       # 10,000 inputs, 2 workers
     python bench/fuzz.py --inputs 1000000      # stop after this many inputs ...
     python bench/fuzz.py --seconds 3600        # ... or after this long, whichever comes first
-    python bench/fuzz.py --workers 2 --seed 7 --corpus /work/shared/corpus --crashes /tmp/agentread-fuzz-crashes
+    python bench/fuzz.py --workers 2 --seed 7 --corpus ../shared/corpus --crashes /tmp/agentread-fuzz-crashes
 
 What one input is: bytes made from a seed file of the shared corpus or of tests/data/office (or from nothing)
 by a few random mutations (bit flips, interesting bytes, inserted, deleted, duplicated or spliced runs, numbers
