@@ -286,6 +286,24 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
     assert result.next is None and not result.truncated
 
 
+def test_a_page_of_too_many_objects_shows_the_first_and_says_so(tmp_path: Path):
+    # One text object per word, 50 words a row in 1-point type: MAX_TEXT_OBJECTS + 50 objects on one page.
+    count = pdf.MAX_TEXT_OBJECTS + 50
+    words = [f"BT /F1 1 Tf {12 * (n % 50)} {785 - 1.9 * (n // 50):.1f} Td (w{n}) Tj ET" for n in range(count)]
+    data = build_pdf(["first"]).replace(b"BT /F1 12 Tf 72 720 Td (first) Tj ET", "\n".join(words).encode())
+    (tmp_path / "dense.pdf").write_bytes(data)
+    engine, text = Engine(Workspace([str(tmp_path)])), ""
+    result = read(engine, path="dense.pdf")
+    while True:  # the page's text is over the output budget: followed to its end
+        text += result.text()
+        if not result.next:
+            break
+        result = read(engine, path="dense.pdf", **result.next)
+    shown = set(re.findall(r"\bw(\d+)\b", text))
+    assert shown == {str(n) for n in range(pdf.MAX_TEXT_OBJECTS)}  # every one of the first, none after
+    assert f"holds {count:,} objects, more than {pdf.MAX_TEXT_OBJECTS:,}" in text
+
+
 def test_a_page_that_cannot_be_drawn_keeps_its_note_and_says_so(tmp_path: Path):
     # A crop box of negative width: PDFium opens the page, finds no text, and refuses to render it.
     data = build_pdf([None]).replace(b"/MediaBox [0 0 612 792]", b"/MediaBox [0 0 612 792] /CropBox [0 0 -5 792]")

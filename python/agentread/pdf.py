@@ -57,6 +57,12 @@ PICTURE_PAGE_COVERAGE = 0.5
 # and its objects are not walked (a hostile page can hold millions).
 MAX_SCAN_OBJECTS = 1000
 
+# Page objects whose text is extracted. Real pages hold hundreds to a few thousand (the most in the test corpus
+# is 3,433; a generator that places each glyph on its own makes some 2,000 a dense page). PDFium's text layout
+# can cost quadratic time in them (a damaged page of 120,000 took 22 s of CPU, 20,000 of it about 1 s), and its
+# C code cannot be interrupted once started, so the rest of such a page is left out and the page says so.
+MAX_TEXT_OBJECTS = 20_000
+
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
 
@@ -78,8 +84,13 @@ class _Pdfium:
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while it is loaded."""
+        import pypdfium2.raw as pdfium_c
+
         page = self.pdf[number - 1]
         try:
+            objects = pdfium_c.FPDFPage_CountObjects(page)
+            if objects > MAX_TEXT_OBJECTS:
+                _drop_objects_after(page, MAX_TEXT_OBJECTS)
             textpage = page.get_textpage()
             try:
                 # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE
@@ -87,7 +98,10 @@ class _Pdfium:
                 text = textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
             finally:
                 textpage.close()
-            if len(text.strip()) < SCANT_TEXT_CHARS:
+            if objects > MAX_TEXT_OBJECTS:
+                text += (f"\n[Page {number} holds {objects:,} objects, more than {MAX_TEXT_OBJECTS:,}: the text of the "
+                         f"first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the rest is not read.]")
+            elif len(text.strip()) < SCANT_TEXT_CHARS:
                 try:
                     if _mostly_picture(page):
                         self.picture_pages.add(number)
@@ -96,6 +110,16 @@ class _Pdfium:
             return text
         finally:
             page.close()
+
+
+def _drop_objects_after(page, keep: int) -> None:
+    """Shrink the page's objects past the first `keep` to nothing in the loaded page (the file is not touched):
+    PDFium's text layout skips an object of no width. Not removed: PDFium finds the object to remove by a search
+    from the start, itself quadratic."""
+    import pypdfium2.raw as pdfium_c
+
+    for index in range(keep, pdfium_c.FPDFPage_CountObjects(page)):
+        pdfium_c.FPDFPageObj_Transform(pdfium_c.FPDFPage_GetObject(page, index), 0, 0, 0, 0, 0, 0)
 
 
 def _mostly_picture(page) -> bool:
