@@ -163,6 +163,29 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     assert not numpy_on if never else numpy_on == (text._numpy() is not None)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: Engine, monkeypatch, threads: int):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(text, "SCAN_CHUNK", 64)
+    monkeypatch.setattr(text, "SCAN_SEGMENT_BYTES", 301)  # stretches of an odd size: some of their ends split a CRLF
+    monkeypatch.setattr(text, "SCAN_THREADS", threads)
+    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
+    stretches = []
+    original = text._count_segment
+    monkeypatch.setattr(text, "_count_segment", lambda fd, a, b: stretches.append((a, b)) or original(fd, a, b))
+    rng = random.Random(11)
+    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n", b"\r\n"]) for _ in range(30_000)) + b"\n"
+    (tmp_path / "mixed.txt").write_bytes(data)
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")[:-1]  # the last line end ends none
+    for target in sorted(rng.sample(range(1, len(lines) + 1), 150)) + [len(lines)]:
+        text.INDEXES._entries.clear()  # each read scans from the start
+        assert first_row(read(engine, path="mixed.txt", offset=target, limit=1)) == (target, lines[target - 1].decode())
+    text.INDEXES._entries.clear()
+    assert f"{len(lines):,} line" in read(engine, path="mixed.txt", offset=len(lines) + 5).text()
+    assert stretches and all(b - a in (301, 302) for a, b in stretches)
+    assert any(b - a == 302 for a, b in stretches)  # a CRLF across a stretch's end went wholly into it
+
+
 # --- PDF: the document cache and the page text cache --------------------------------------------------------
 
 def test_pdf_cache_is_keyed_by_mtime_and_bounded(tmp_path: Path, engine: Engine):
