@@ -3,14 +3,17 @@ special files, live editor buffers, and logs that never touch the protocol chann
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from rpc import ServerProcess, text_of
+from rpc import REPO, ServerProcess, text_of
 
 # A read the server must answer well within this (special files are refused from stat alone).
 QUICK = 5.0
@@ -214,3 +217,72 @@ def test_stdout_carries_only_protocol_messages(server, tmp_path):
     assert server.read(path="bad.pdf")["isError"] is True
     assert server.read(path="nope")["isError"] is True
     assert server.proc.poll() is None
+
+
+def _framed(*messages: dict) -> bytes:
+    out = b""
+    for message in messages:
+        body = json.dumps(message).encode()
+        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return out
+
+
+def _answers(stream, count: int) -> list[dict]:
+    answers = []
+    while len(answers) < count:
+        length = 0
+        while (line := stream.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        assert line, f"the server closed its output after {len(answers)} messages"
+        message = json.loads(stream.read(length))
+        if "id" in message:
+            answers.append(message)
+    return answers
+
+
+@pytest.mark.parametrize("stdin_kind", ["pipe", "socket", "file"])
+def test_stdin_of_any_kind_is_read_whole_and_its_end_stops_the_server(tmp_path, stdin_kind):
+    """A pipe (as Python spawns), a socket (as Node does), a file: messages split anywhere, or several in one
+    write, are each answered once; at the end of input the server exits."""
+    write_lines(tmp_path / "a.txt", 3)
+    data = _framed(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": tmp_path.resolve().as_uri(), "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "agentread/read", "params": {"path": "a.txt"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "agentread/read", "params": {"path": "a.txt", "offset": 3}})
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    command = [sys.executable, "-m", "agentread", "serve"]
+    if stdin_kind == "file":
+        (tmp_path / "in.bin").write_bytes(data)
+        with open(tmp_path / "in.bin", "rb") as stdin:
+            proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        send = close = None
+    elif stdin_kind == "socket":
+        ours, theirs = socket.socketpair()
+        proc = subprocess.Popen(command, stdin=theirs.fileno(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env)
+        theirs.close()
+        send, close = ours.sendall, ours.close
+    else:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env)
+        send, close = (lambda b: (proc.stdin.write(b), proc.stdin.flush())), proc.stdin.close
+    try:
+        if send:
+            cut = data.index(b"agentread/read")  # the first read split mid-header and mid-body, byte by byte
+            for piece in (data[:cut - 60], *[data[i:i + 1] for i in range(cut - 60, cut + 20)], data[cut + 20:]):
+                send(piece)
+                time.sleep(0.001)
+        answers = {a["id"]: a for a in _answers(proc.stdout, 3)}
+        assert answers.keys() == {1, 2, 3} and "capabilities" in answers[1]["result"]
+        if stdin_kind == "file":  # input ends at once: reads still running then are cancelled, each answered so
+            assert all("result" in answers[i] or answers[i]["error"]["code"] == -32800 for i in (2, 3))
+        else:
+            assert text_of(answers[2]["result"]) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
+            assert text_of(answers[3]["result"]) == "     3\tline 3"
+            close()
+        assert proc.wait(timeout=QUICK) is not None
+    finally:
+        proc.kill()

@@ -10,6 +10,8 @@ import asyncio
 import inspect
 import logging
 import os
+import stat
+import sys
 import threading
 import time
 from urllib.parse import unquote
@@ -19,6 +21,7 @@ from typing import Any
 import orjson
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol, _dict_to_object,
                             default_converter)
@@ -43,6 +46,9 @@ READ_WORKERS = 4
 # A read still running after this long is answered with an error and told to stop: the chat must not hang on
 # a hostile file. Generous, because paging a big PDF cold can take seconds on a slow machine.
 READ_DEADLINE_SECONDS = float(os.environ.get("AGENTREAD_READ_DEADLINE", "60"))
+
+# A header line longer than this ends the connection: LSP headers are a few dozen bytes.
+MAX_HEADER_LINE_BYTES = 64 << 10
 
 log = logging.getLogger("agentread")
 
@@ -99,6 +105,29 @@ class AgentReadServer(LanguageServer):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
 
+    def _start_io_async(self, stdin=None, stdout=None) -> None:
+        """As pygls's, except that stdin is read by the event loop itself when it is a pipe or socket of its
+        own: pygls reads each header line and body in a worker thread, three thread hand-offs a message, which
+        cost small reads a third of their round trip."""
+        stdin, stdout = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer
+        if not _own_pipe(stdin, stdout):
+            return super()._start_io_async(stdin, stdout)
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout))
+        try:
+            asyncio.run(self._serve_pipe(stdin))
+        except BrokenPipeError:
+            log.error("the client's pipe is closed; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    async def _serve_pipe(self, stdin) -> None:
+        reader = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES)
+        await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        await run_async(self._stop_event, _PipeReader(reader), self.protocol, log, self.report_server_error)
+
     def sync_roots(self) -> None:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
         if not folders and self.workspace.root_path:
@@ -135,6 +164,37 @@ class AgentReadServer(LanguageServer):
                 metadata=dict(cell.metadata or {}),
                 outputs=sent.get("outputs") if isinstance(sent.get("outputs"), list) else None))
         return LiveNotebook(tuple(cells), self.notebook_changed.get(path, 0.0), outputs is not None)
+
+
+class _PipeReader:
+    """An asyncio stream as pygls's reader: at the end of input it answers b"" as pygls expects."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.reader.readline()
+        except ValueError:  # a line over the limit: not a client speaking LSP
+            log.error("a header line over %d bytes; closing", MAX_HEADER_LINE_BYTES)
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.reader.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""
+
+
+def _own_pipe(stdin, stdout) -> bool:
+    """Whether stdin is a pipe or socket not shared with stdout: the event loop makes it non-blocking, which on
+    a terminal (or one socket for both ways) would make stdout's blocking writes fail."""
+    try:
+        into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return (stat.S_ISFIFO(into.st_mode) or stat.S_ISSOCK(into.st_mode)) and \
+        (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
 
 
 server = AgentReadServer()
