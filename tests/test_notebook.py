@@ -527,3 +527,15 @@ def test_an_integer_of_thousands_of_digits_is_not_a_notebook_error(tmp_path):
     with pytest.raises(ReadError) as err:
         read_notebook(data, ReadRequest(path="big-int.ipynb"), "big-int.ipynb")
     assert err.value.code == "not_a_notebook"
+
+
+# Past orjson's writer (255 levels); past json's too (Python's recursion limit), within the parser's 1,024.
+@pytest.mark.parametrize("depth", [300, 1010])
+def test_a_deeply_nested_json_output_is_shown_or_named_never_a_crash(depth: int):
+    nested = b'{"k":' * depth + b'"core"' + b"}" * depth  # written by hand: json.dumps recurses as deep
+    data = notebook(code("x", stream("@nested@"), result({"application/json": "@nested@"})))
+    shown = read(data.replace(b'"@nested@"', nested)).text()
+    if depth == 300:
+        assert shown.count('{\n  "k": {\n    "k": {') == 2 and "too deep" not in shown  # the heads of both
+    else:
+        assert shown.count("[a JSON value nested too deep to show]") == 2

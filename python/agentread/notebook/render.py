@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from dataclasses import dataclass
 from typing import Any, Union
+
+import orjson
 
 from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook, Payload
@@ -24,16 +27,17 @@ def _payload_text(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-try:  # json mime bundles are shown compactly; orjson is optional
-    import orjson
-
-    def _dump_json(value: Any) -> str:
+def _dump_json(value: Any) -> str:
+    """A JSON value as indented text. orjson writes at most 255 levels deep, json about 400 (its indented
+    writer recurses in Python); a notebook's parser accepts 1,024, so a deeper value gets a placeholder."""
+    try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_payload_text).decode()
-except ImportError:  # pragma: no cover
-    import json
+    except TypeError:  # nested too deep for orjson
+        try:
+            return json.dumps(value, indent=2, ensure_ascii=False, default=_payload_text)
+        except RecursionError:
+            return "[a JSON value nested too deep to show]"
 
-    def _dump_json(value: Any) -> str:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=_payload_text)
 
 # Image outputs a model can see as they are, in the order we prefer when an output carries several.
 RASTER_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
