@@ -62,6 +62,8 @@ MAX_SCAN_OBJECTS = 1000
 # can cost quadratic time in them (a damaged page of 120,000 took 22 s of CPU, 20,000 of it about 1 s), and its
 # C code cannot be interrupted once started, so the rest of such a page is left out and the page says so.
 MAX_TEXT_OBJECTS = 20_000
+# Forms nested deeper than this are counted against it by what they hold directly, without a walk.
+MAX_TEXT_FORM_DEPTH = 8
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
@@ -88,9 +90,7 @@ class _Pdfium:
 
         page = self.pdf[number - 1]
         try:
-            objects = pdfium_c.FPDFPage_CountObjects(page)
-            if objects > MAX_TEXT_OBJECTS:
-                _drop_objects_after(page, MAX_TEXT_OBJECTS)
+            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
             textpage = page.get_textpage()
             try:
                 # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE
@@ -98,9 +98,9 @@ class _Pdfium:
                 text = textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
             finally:
                 textpage.close()
-            if objects > MAX_TEXT_OBJECTS:
-                text += (f"\n[Page {number} holds {objects:,} objects, more than {MAX_TEXT_OBJECTS:,}: the text of the "
-                         f"first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the rest is not read.]")
+            if cut:
+                text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms included): "
+                         f"the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the rest is not read.]")
             elif len(text.strip()) < SCANT_TEXT_CHARS:
                 try:
                     if _mostly_picture(page):
@@ -112,14 +112,38 @@ class _Pdfium:
             page.close()
 
 
-def _drop_objects_after(page, keep: int) -> None:
-    """Shrink the page's objects past the first `keep` to nothing in the loaded page (the file is not touched):
-    PDFium's text layout skips an object of no width. Not removed: PDFium finds the object to remove by a search
-    from the start, itself quadratic."""
+def _keep_first_objects(page, keep: int) -> bool:
+    """Shrink to nothing every object past the first `keep` on the loaded page (the file is not touched), those
+    inside form XObjects counted and cut too; whether any was. PDFium's text layout skips an object of no width.
+    Not removed: PDFium finds the object to remove by a search from the start, itself quadratic. The walk costs
+    about a quarter of a typical page's text extraction, so a page drawn as one form cannot hide its objects."""
     import pypdfium2.raw as pdfium_c
 
-    for index in range(keep, pdfium_c.FPDFPage_CountObjects(page)):
-        pdfium_c.FPDFPageObj_Transform(pdfium_c.FPDFPage_GetObject(page, index), 0, 0, 0, 0, 0, 0)
+    left = _keep_within(pdfium_c.FPDFPage_GetObject, pdfium_c.FPDFPage_CountObjects(page), page, keep, 0)
+    return left < 0
+
+
+def _keep_within(get, count: int, holder, left: int, depth: int) -> int:
+    """_keep_first_objects over one page or form holding `count` objects; returns the budget left (-1: cut)."""
+    import pypdfium2.raw as pdfium_c
+
+    form, shrink = pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDFPageObj_Transform
+    for index in range(count):
+        thing = get(holder, index)
+        if left <= 0:
+            shrink(thing, 0, 0, 0, 0, 0, 0)  # a form shrunk shrinks all it holds
+            left = -1
+            continue
+        left -= 1
+        if pdfium_c.FPDFPageObj_GetType(thing) == form:
+            inside = pdfium_c.FPDFFormObj_CountObjects(thing)
+            if depth < MAX_TEXT_FORM_DEPTH:
+                left = _keep_within(pdfium_c.FPDFFormObj_GetObject, inside, thing, left, depth + 1)
+            else:  # nested past reason: counted by what it holds directly, not walked
+                left -= inside
+                if left < 0:
+                    shrink(thing, 0, 0, 0, 0, 0, 0)
+    return left
 
 
 def _mostly_picture(page) -> bool:
