@@ -163,8 +163,10 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     assert not numpy_on if never else numpy_on == (text._numpy() is not None)
 
 
+@pytest.mark.parametrize("ending", [b"\n", b"\r", b"x"])  # the last line ended by LF, by a lone CR, or not at all
 @pytest.mark.parametrize("threads", [2, 3])
-def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: Engine, monkeypatch, threads: int):
+def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: Engine, monkeypatch, threads: int,
+                                                      ending: bytes):
     pytest.importorskip("numpy")
     monkeypatch.setattr(text, "SCAN_CHUNK", 64)
     monkeypatch.setattr(text, "SCAN_SEGMENT_BYTES", 301)  # stretches of an odd size: some of their ends split a CRLF
@@ -174,9 +176,11 @@ def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: En
     original = text._count_segment
     monkeypatch.setattr(text, "_count_segment", lambda fd, a, b: stretches.append((a, b)) or original(fd, a, b))
     rng = random.Random(11)
-    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n", b"\r\n"]) for _ in range(30_000)) + b"\n"
+    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n", b"\r\n"]) for _ in range(30_000)) + ending
     (tmp_path / "mixed.txt").write_bytes(data)
-    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")[:-1]  # the last line end ends none
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if ending != b"x":
+        lines.pop()  # a last line end ends a line, it does not start one
     for target in sorted(rng.sample(range(1, len(lines) + 1), 150)) + [len(lines)]:
         text.INDEXES._entries.clear()  # each read scans from the start
         assert first_row(read(engine, path="mixed.txt", offset=target, limit=1)) == (target, lines[target - 1].decode())

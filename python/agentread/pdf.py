@@ -86,8 +86,6 @@ class _Pdfium:
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while it is loaded."""
-        import pypdfium2.raw as pdfium_c
-
         page = self.pdf[number - 1]
         try:
             cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
@@ -99,8 +97,9 @@ class _Pdfium:
             finally:
                 textpage.close()
             if cut:
-                text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms included): "
-                         f"the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the rest is not read.]")
+                text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
+                         f"included): the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the "
+                         "rest is not read.]")
             elif len(text.strip()) < SCANT_TEXT_CHARS:
                 try:
                     if _mostly_picture(page):

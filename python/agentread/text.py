@@ -242,7 +242,8 @@ def _find_line(chunk: bytes, pos: int, line: int, target: int) -> tuple[int, int
         line += 1
         if line == target:
             return pos + match.end(), line, True
-    raise AssertionError("the chunk's line ends were miscounted")
+    # Counted from the same bytes, so only a file rewritten under the scan gets here.
+    raise ReadError("file_changed", "the file changed while it was being read; read it again")
 
 
 def _last_line_end(buf: bytearray, n: int) -> int:
@@ -292,11 +293,12 @@ def _count_segment(fd: int, start: int, end: int) -> list[tuple[int, int, int, i
     counter.vectorize()
     chunks, pos = [], start
     while pos < end:
-        n = os.preadv(fd, [view[:min(SCAN_CHUNK, end - pos)]], pos)
+        want = min(SCAN_CHUNK, end - pos)
+        n = os.preadv(fd, [view[:want]], pos)
         if not n:
             break
-        if pos + n < end and buf[n - 1] == 13:
-            n -= 1  # as in _skip_to: a CRLF across chunks is counted in the next
+        if n == want and pos + n < end and buf[n - 1] == 13:
+            n -= 1  # as in _skip_to: a CRLF across chunks is counted in the next (a short read is the file's end)
         chunks.append((pos, n, counter.count(n), _last_line_end(buf, n)))
         pos += n
     return chunks

@@ -28,8 +28,8 @@ def _payload_text(value: Any) -> str:
 
 
 def _dump_json(value: Any) -> str:
-    """A JSON value as indented text. orjson writes at most 255 levels deep, json about 400 (its indented
-    writer recurses in Python); a notebook's parser accepts 1,024, so a deeper value gets a placeholder."""
+    """A JSON value as indented text. orjson writes at most 255 levels deep, json as deep as Python's recursion
+    limit lets its indented writer go (about 1,000); the parser accepts 1,024, so a deeper value gets a placeholder."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_payload_text).decode()
     except TypeError:  # nested too deep for orjson
