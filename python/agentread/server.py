@@ -7,6 +7,7 @@ is told through its cancel event and stops at its next checkpoint.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import os
@@ -23,8 +24,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol, _dict_to_object,
-                            default_converter)
+from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage,
+                            LanguageServerProtocol, _dict_to_object, default_converter)
 from pygls.uris import to_fs_path
 
 from agentread import __version__
@@ -71,11 +72,22 @@ def _converter():
 class _Protocol(LanguageServerProtocol):
     """Messages encoded by orjson, which writes a 2,000-line read's 50 KB answer in a fraction of json's time
     (about 0.8 ms of a 4 ms round trip). What orjson refuses (a lone surrogate from an editor buffer) goes
-    through pygls's own encoder."""
+    through pygls's own encoder. A read's request and answer skip two of pygls's general steps (see below)."""
+
+    def handle_message(self, message: Any) -> None:
+        # pygls tells requests from notifications by isinstance against runtime-checkable Protocols, about 0.1 ms
+        # a message on Python 3.11; a read request is known by its class and handed on as pygls would.
+        if type(message) is JsonRPCRequestMessage and message.method == READ_METHOD \
+                and message.jsonrpc == self.VERSION and not self._shutdown:
+            contextvars.copy_context().run(self._handle_request, message.id, message.method, message.params)
+        else:
+            super().handle_message(message)
 
     def _send_data(self, data: Any) -> None:
         if not data or self.writer is None:
             return super()._send_data(data)
+        if type(data) is JsonRPCResponseMessage and type(data.result) is dict:
+            data = {"jsonrpc": data.jsonrpc, "id": data.id, "result": data.result}  # plain JSON: no converter walk
         try:
             body = orjson.dumps(data, default=self._serialize_message)
         except (TypeError, orjson.JSONEncodeError):
