@@ -1,23 +1,26 @@
-"""Benchmark: the notebook reader on a ~100 MB notebook, against json.loads and nbconvert --to markdown.
+"""Benchmark: the notebook reader on a ~100 MB notebook, against json.loads, nbconvert and jupytext.
 
     python bench/bench_notebook.py [--runs 5] [--keep DIR]
 
 Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an ANSI
 coloured traceback, then times, each in a fresh process: `json.loads` of the file, the outline
-(cells="outline"), the first budgeted read (no cells), and `jupyter nbconvert --to markdown` (skipped when
-nbconvert is not installed). Each operation includes reading the file. Reports, per operation: median wall time
-(imports excluded), its ratio to json.loads and the file size over it (MB/s); peak RSS, its ratio to the file
-size, and what the operation added to the interpreter it ran in (peak RSS minus the RSS after the imports: the
-same interpreter, with agentread and Pillow imported, for every row but nbconvert, whose own process is
-measured whole). One run per process, so a peak is that of one operation. Not part of the test run.
+(cells="outline"), the first budgeted read (no cells), and as whole processes (start-up included) `jupyter
+nbconvert --to markdown`, `jupytext --to md` (each skipped when not installed) and agentread's command line
+doing the first read. Each operation includes reading the file. Reports, per operation: median wall time
+(imports excluded but for the whole processes), its ratio to json.loads and the file size over it (MB/s); peak
+RSS, its ratio to the file size, and what the operation added to the interpreter it ran in (peak RSS minus the
+RSS after the imports: the same interpreter, with agentread and Pillow imported, for every row but the whole
+processes, measured whole). One run per process, so a peak is that of one operation. Not part of the test run.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import importlib.util
 import io
 import json
+import os
 import random
 import resource
 import shutil
@@ -32,6 +35,16 @@ CELLS = 500
 DISTINCT_IMAGES = 8  # encoded once and reused: generation stays fast, the file still reaches ~100 MB
 IMAGE_SIDE = 460  # random grey pixels barely compress: about 210 KB of PNG, 280 KB of base64 each
 SEED = 20240611
+
+# Rows timed as whole processes, start-up included: the peers (each converts the whole notebook to Markdown),
+# and agentread's own command line doing its first read, to compare like with like.
+PEERS = {"nbconvert": "nbconvert", "jupytext": "jupytext"}
+WHOLE_PROCESSES = {
+    "nbconvert": ["{python}", "-m", "nbconvert", "--to", "markdown", "--output-dir", "{out}", "{path}"],
+    "jupytext": ["{python}", "-m", "jupytext", "--to", "md", "--output", "{out}/big.md", "{path}"],
+    "agentread read (CLI)": ["{python}", "-m", "agentread", "read", "{path}", "--root", "{folder}"],
+}
+PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
 TRACEBACK = [
     "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m",
@@ -80,18 +93,19 @@ def child(operation: str, path: str, runs: int) -> None:
         started = time.perf_counter()
         if operation == "json.loads":
             json.loads(Path(path).read_bytes())
-        elif operation == "nbconvert":
+        elif operation in WHOLE_PROCESSES:
             with tempfile.TemporaryDirectory() as out:
-                subprocess.run([sys.executable, "-m", "nbconvert", "--to", "markdown", "--output-dir", out, path],
-                               check=True, capture_output=True)
+                command = [arg.format(python=sys.executable, out=out, path=path, folder=os.path.dirname(path))
+                           for arg in WHOLE_PROCESSES[operation]]
+                subprocess.run(command, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": PYTHON_DIR})
         else:
             cells = "outline" if operation == "outline" else None
             read_notebook(Path(path).read_bytes(), ReadRequest(path=path, cells=cells), path)
         times.append(time.perf_counter() - started)
-    who = resource.RUSAGE_CHILDREN if operation == "nbconvert" else resource.RUSAGE_SELF
+    who = resource.RUSAGE_CHILDREN if operation in WHOLE_PROCESSES else resource.RUSAGE_SELF
     peak_kb = resource.getrusage(who).ru_maxrss
     print(json.dumps({"times": times, "peak_kb": peak_kb,
-                      "added_kb": None if operation == "nbconvert" else peak_kb - base_kb}))
+                      "added_kb": None if operation in WHOLE_PROCESSES else peak_kb - base_kb}))
 
 
 def measure(operation: str, path: Path, runs: int) -> dict | None:
@@ -132,10 +146,10 @@ def main() -> None:
     size_mb = path.stat().st_size / 2**20
     print(f"{path}: {size_mb:.1f} MiB, {CELLS} cells; {args.runs} runs each, medians")
     rows = {}
-    for operation in ("json.loads", "outline", "first read", "nbconvert"):
-        runs = 1 if operation == "nbconvert" else args.runs  # nbconvert takes long; one run says enough
-        if operation == "nbconvert" and shutil.which("jupyter") is None and not _has_nbconvert():
-            print("  nbconvert: skipped (not installed; pip install nbconvert)")
+    for operation in ("json.loads", "outline", "first read", *WHOLE_PROCESSES):
+        runs = 1 if operation in PEERS else args.runs  # the peers take long; one run says enough
+        if operation in PEERS and not _installed(PEERS[operation]):
+            print(f"  {operation}: skipped (not installed; pip install {PEERS[operation]})")
             continue
         result = measure(operation, path, runs)
         if result:
@@ -150,17 +164,14 @@ def main() -> None:
         print(f"| {operation} | {seconds:.3f} | {seconds / base:.2f} | {size_mb / seconds:.0f} | {peak:.0f} | "
               f"{peak / size_mb:.2f} | {extra} |")
     print(f"\n(file {size_mb:.1f} MiB; peak RSS is the whole process; added = peak minus the RSS after the "
-          "imports, i.e. what the operation itself held at its peak; nbconvert is its own process, measured whole)")
+          "imports, i.e. what the operation itself held at its peak; the last rows are whole processes, start-up "
+          "included, measured whole)")
     if not args.keep:
         shutil.rmtree(folder)
 
 
-def _has_nbconvert() -> bool:
-    try:
-        import nbconvert  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 if __name__ == "__main__":
