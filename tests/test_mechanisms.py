@@ -188,6 +188,23 @@ def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: En
     assert f"{len(lines):,} line" in read(engine, path="mixed.txt", offset=len(lines) + 5).text()
     assert stretches and all(b - a in (301, 302) for a, b in stretches)
     assert any(b - a == 302 for a, b in stretches)  # a CRLF across a stretch's end went wholly into it
+    stretches.clear()  # a line some 500 bytes in, more than a chunk but less than a round away: one thread
+    text.INDEXES._entries.clear()
+    monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)  # no count of the whole file after the window (a long scan)
+    near = len(text.LINE_END.findall(data[:500])) + 1
+    assert first_row(read(engine, path="mixed.txt", offset=near, limit=1)) == (near, lines[near - 1].decode())
+    assert not stretches
+
+
+def test_without_positional_reads_a_scan_stays_on_one_thread(tmp_path: Path, engine: Engine, monkeypatch):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(text, "SCAN_CHUNK", 64)
+    monkeypatch.setattr(text, "SCAN_SEGMENT_BYTES", 301)
+    monkeypatch.setattr(text, "SCAN_THREADS", 2)
+    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
+    monkeypatch.delattr(os, "preadv")  # as on Windows
+    (tmp_path / "log.txt").write_text("".join(f"r{i:05d}\n" for i in range(1, 5001)))
+    assert first_row(read(engine, path="log.txt", offset=4_000)) == (4_000, "r04000")
 
 
 # --- PDF: the document cache and the page text cache --------------------------------------------------------

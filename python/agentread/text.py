@@ -212,28 +212,35 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int
     first_line, first_pos = line, pos
     buf = bytearray(SCAN_CHUNK)
     counter = _Counter(buf)
+    to_go, round_bytes = size - pos, SCAN_SEGMENT_BYTES * SCAN_THREADS
     while line < target:
         checkpoint()
-        if counter.np and SCAN_THREADS > 1 and _regular_file(f, pos + SCAN_SEGMENT_BYTES * SCAN_THREADS):
+        # Threads from the second chunk on, once numpy counts and the line is more than a round away.
+        if counter.np and to_go > round_bytes and _parallel_readable(f, pos + round_bytes):
             return _skip_in_parallel(f.fileno(), index, target, line, pos)
         f.seek(pos)
         n = f.readinto(buf)
         if not n:
             return pos, line, False
-        if n == SCAN_CHUNK and buf[n - 1] == 13:
-            n -= 1  # its \n may open the next chunk: count the pair once, there
-        ends = counter.count(n)
+        n, ends, last = _count_chunk(counter, n, more=n == SCAN_CHUNK)
         if line + ends >= target:
             return _find_line(bytes(buf[:n]), pos, line, target)
-        last = _last_line_end(buf, n)
         line += ends
         if last >= 0:
             index.add(line, pos + last + 1)
         pos += n
-        if counter.np is None and (_numpy_loaded() or VECTOR_SCAN_AFTER_BYTES <
-                                   _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos)):
+        to_go = _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos)
+        if counter.np is None and (_numpy_loaded() or VECTOR_SCAN_AFTER_BYTES < to_go):
             counter.vectorize()
     return pos, line, True
+
+
+def _count_chunk(counter: _Counter, n: int, more: bool) -> tuple[int, int, int]:
+    """(bytes counted, line ends, offset of the last line end or -1) of the counter's buf[:n]. With `more` of the
+    file to come, a CR ending the chunk is held back: its LF may open the next chunk, the pair counted there."""
+    if more and counter.buf[n - 1] == 13:
+        n -= 1
+    return n, counter.count(n), _last_line_end(counter.buf, n)
 
 
 def _find_line(chunk: bytes, pos: int, line: int, target: int) -> tuple[int, int, bool]:
@@ -251,8 +258,11 @@ def _last_line_end(buf: bytearray, n: int) -> int:
     return max(last, buf.rfind(b"\r", last + 1, n))  # a lone CR after it; not a whole-chunk search
 
 
-def _regular_file(f: BinaryIO, reaching: int) -> bool:
-    """Whether `f` is a regular file at least `reaching` bytes long, which threads can read at offsets."""
+def _parallel_readable(f: BinaryIO, reaching: int) -> bool:
+    """Whether threads can read `f` at offsets: a regular file at least `reaching` bytes long, on a system with
+    positional reads (Windows has none)."""
+    if SCAN_THREADS < 2 or not hasattr(os, "preadv"):
+        return False
     try:
         info = os.fstat(f.fileno())
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):  # an in-memory stream
@@ -261,14 +271,17 @@ def _regular_file(f: BinaryIO, reaching: int) -> bool:
 
 
 def _skip_in_parallel(fd: int, index: LineIndex, target: int, line: int, pos: int) -> tuple[int, int, bool]:
-    """_skip_to's scan from (line, pos) on, in rounds of SCAN_THREADS stretches counted side by side."""
+    """_skip_to's scan from (line, pos) on, in rounds of SCAN_THREADS stretches counted side by side. A round is
+    waited for whole before it is used: no thread is left reading the file once the caller has closed it."""
     while True:
         checkpoint()
         bounds = [pos]
         for _ in range(SCAN_THREADS):
             bounds.append(_segment_end(fd, bounds[-1] + SCAN_SEGMENT_BYTES))
-        for chunks in _scan_pool().map(_count_segment, [fd] * SCAN_THREADS, bounds, bounds[1:]):
+        for chunks in list(_scan_pool().map(_count_segment, [fd] * SCAN_THREADS, bounds, bounds[1:])):
             for start, n, ends, last in chunks:
+                if start != pos:
+                    return pos, line, False  # a stretch ended short (the file's end) and the file grew since
                 if line + ends >= target:
                     return _find_line(os.pread(fd, n, start), start, line, target)
                 line += ends
@@ -297,9 +310,8 @@ def _count_segment(fd: int, start: int, end: int) -> list[tuple[int, int, int, i
         n = os.preadv(fd, [view[:want]], pos)
         if not n:
             break
-        if n == want and pos + n < end and buf[n - 1] == 13:
-            n -= 1  # as in _skip_to: a CRLF across chunks is counted in the next (a short read is the file's end)
-        chunks.append((pos, n, counter.count(n), _last_line_end(buf, n)))
+        n, ends, last = _count_chunk(counter, n, more=n == want and pos + n < end)  # short: the file's end
+        chunks.append((pos, n, ends, last))
         pos += n
     return chunks
 
