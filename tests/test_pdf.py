@@ -286,8 +286,9 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
     assert result.next is None and not result.truncated
 
 
-def _with_form(page_ops: bytes, form_ops: bytes) -> bytes:
-    """A one-page PDF drawing `page_ops`, in which `/Fm1 Do` draws a form XObject of `form_ops`."""
+def _with_form(page_ops: bytes, form_ops: bytes, depth: int = 1) -> bytes:
+    """A one-page PDF drawing `page_ops`, in which `/Fm1 Do` draws a form XObject of `form_ops`; with `depth`,
+    that form is the innermost of so many, each drawing the next."""
     import io
 
     from pypdf import PdfReader, PdfWriter
@@ -295,14 +296,21 @@ def _with_form(page_ops: bytes, form_ops: bytes) -> bytes:
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(build_pdf(["x"]))))
     page = writer.pages[0]
-    resources = page["/Resources"].get_object()
-    form = DecodedStreamObject()
-    form.set_data(form_ops)
-    form.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
-                 NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(612),
-                                                   NumberObject(792)]),
-                 NameObject("/Resources"): resources})
-    resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Fm1"): writer._add_object(form)})
+    fonts = page["/Resources"].get_object()["/Font"]
+    drawn, ops = None, form_ops
+    for _ in range(depth):  # from the innermost form out
+        resources = DictionaryObject({NameObject("/Font"): fonts})
+        if drawn is not None:
+            resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Fm1"): drawn})
+        form = DecodedStreamObject()
+        form.set_data(ops)
+        form.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
+                     NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(612),
+                                                       NumberObject(792)]),
+                     NameObject("/Resources"): resources})
+        drawn, ops = writer._add_object(form), b"q /Fm1 Do Q"
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts, NameObject("/XObject"):
+                                                       DictionaryObject({NameObject("/Fm1"): drawn})})
     contents = DecodedStreamObject()
     contents.set_data(page_ops)
     page[NameObject("/Contents")] = writer._add_object(contents)
@@ -312,16 +320,16 @@ def _with_form(page_ops: bytes, form_ops: bytes) -> bytes:
 
 
 # Where the page's words are: on the page; all in one form; the first 100 on the page, the rest but the last in a
-# form, the last after it on the page. A form counts as an object too.
-@pytest.mark.parametrize("layout", ["page", "form", "split"])
+# form, the last after it on the page; all in the innermost of 12 nested forms. A form counts as an object too.
+@pytest.mark.parametrize("layout", ["page", "form", "split", "nested"])
 def test_a_page_of_too_many_objects_shows_the_first_and_says_so(tmp_path: Path, layout: str):
     # One text object per word, 50 words a row in 1-point type: MAX_TEXT_OBJECTS + 50 words on one page.
     count = pdf.MAX_TEXT_OBJECTS + 50
     words = [f"BT /F1 1 Tf {12 * (n % 50)} {785 - 1.9 * (n // 50):.1f} Td (w{n}) Tj ET".encode() for n in range(count)]
     if layout == "page":
         data = build_pdf(["first"]).replace(b"BT /F1 12 Tf 72 720 Td (first) Tj ET", b"\n".join(words))
-    elif layout == "form":
-        data = _with_form(b"q /Fm1 Do Q", b"\n".join(words))
+    elif layout in ("form", "nested"):
+        data = _with_form(b"q /Fm1 Do Q", b"\n".join(words), depth=12 if layout == "nested" else 1)
     else:
         data = _with_form(b"\n".join(words[:100] + [b"q /Fm1 Do Q", words[-1]]), b"\n".join(words[100:-1]))
     (tmp_path / "dense.pdf").write_bytes(data)
@@ -333,7 +341,7 @@ def test_a_page_of_too_many_objects_shows_the_first_and_says_so(tmp_path: Path, 
             break
         result = read(engine, path="dense.pdf", **result.next)
     shown = set(re.findall(r"\bw(\d+)\b", text))
-    kept = pdf.MAX_TEXT_OBJECTS - (layout != "page")  # the form is one of the objects kept
+    kept = pdf.MAX_TEXT_OBJECTS - {"page": 0, "nested": 12}.get(layout, 1)  # forms are among the objects kept
     assert shown == {str(n) for n in range(kept)}  # every one of the first, none after
     assert f"holds more than {pdf.MAX_TEXT_OBJECTS:,} objects (those inside forms included)" in text
 

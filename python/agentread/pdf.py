@@ -62,8 +62,6 @@ MAX_SCAN_OBJECTS = 1000
 # can cost quadratic time in them (a damaged page of 120,000 took 22 s of CPU, 20,000 of it about 1 s), and its
 # C code cannot be interrupted once started, so the rest of such a page is left out and the page says so.
 MAX_TEXT_OBJECTS = 20_000
-# Forms nested deeper than this are counted against it by what they hold directly, without a walk.
-MAX_TEXT_FORM_DEPTH = 8
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
@@ -113,36 +111,30 @@ class _Pdfium:
 
 def _keep_first_objects(page, keep: int) -> bool:
     """Shrink to nothing every object past the first `keep` on the loaded page (the file is not touched), those
-    inside form XObjects counted and cut too; whether any was. PDFium's text layout skips an object of no width.
-    Not removed: PDFium finds the object to remove by a search from the start, itself quadratic. The walk costs
-    about a quarter of a typical page's text extraction, so a page drawn as one form cannot hide its objects."""
+    inside form XObjects counted in the file's order and cut too; whether any was. PDFium's text layout skips an
+    object of no width. Not removed: PDFium finds the object to remove by a search from the start, itself
+    quadratic. The walk costs about a quarter of a typical page's text extraction, so that no form, however
+    deeply nested, can hide its objects; past the budget a form is shrunk whole, without a walk."""
     import pypdfium2.raw as pdfium_c
 
-    left = _keep_within(pdfium_c.FPDFPage_GetObject, pdfium_c.FPDFPage_CountObjects(page), page, keep, 0)
-    return left < 0
-
-
-def _keep_within(get, count: int, holder, left: int, depth: int) -> int:
-    """_keep_first_objects over one page or form holding `count` objects; returns the budget left (-1: cut)."""
-    import pypdfium2.raw as pdfium_c
-
-    form, shrink = pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDFPageObj_Transform
-    for index in range(count):
-        thing = get(holder, index)
-        if left <= 0:
-            shrink(thing, 0, 0, 0, 0, 0, 0)  # a form shrunk shrinks all it holds
-            left = -1
-            continue
-        left -= 1
-        if pdfium_c.FPDFPageObj_GetType(thing) == form:
-            inside = pdfium_c.FPDFFormObj_CountObjects(thing)
-            if depth < MAX_TEXT_FORM_DEPTH:
-                left = _keep_within(pdfium_c.FPDFFormObj_GetObject, inside, thing, left, depth + 1)
-            else:  # nested past reason: counted by what it holds directly, not walked
-                left -= inside
-                if left < 0:
-                    shrink(thing, 0, 0, 0, 0, 0, 0)
-    return left
+    form, kind, shrink = pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDFPageObj_GetType, pdfium_c.FPDFPageObj_Transform
+    left, cut = keep, False
+    # (get, holder, count, next index): the page, then each form being walked, innermost last.
+    stack = [(pdfium_c.FPDFPage_GetObject, page, pdfium_c.FPDFPage_CountObjects(page), 0)]
+    while stack:
+        get, holder, count, start = stack.pop()
+        for index in range(start, count):
+            thing = get(holder, index)
+            if left <= 0:
+                shrink(thing, 0, 0, 0, 0, 0, 0)
+                cut = True
+                continue
+            left -= 1
+            if kind(thing) == form:
+                stack.append((get, holder, count, index + 1))  # back here once the form is walked
+                stack.append((pdfium_c.FPDFFormObj_GetObject, thing, pdfium_c.FPDFFormObj_CountObjects(thing), 0))
+                break
+    return cut
 
 
 def _mostly_picture(page) -> bool:
