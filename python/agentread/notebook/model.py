@@ -16,12 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentread.result import ReadError
+# Several times faster than json on large notebooks; json remains the fallback and the error reporter.
+import orjson
 
-try:  # several times faster than json on large notebooks; json remains the fallback and the error reporter
-    import orjson
-except ImportError:  # pragma: no cover - orjson is optional
-    orjson = None
+from agentread.result import ReadError
 
 # How to tell the model it can still read the file, when it is not a notebook we can render by cell.
 AS_TEXT_HINT = "call again with raw=true to read it as plain numbered text"
@@ -127,8 +125,8 @@ def _ascii_string(quoted: memoryview) -> bool:
     skips what is not in it, in a parsed string as in a payload. orjson checks at several times the speed of a
     byte-by-byte check (which cost a quarter of a first read of a notebook of plots)."""
     try:
-        return (orjson.loads(quoted) if orjson is not None else json.loads(quoted.tobytes())).isascii()
-    except ValueError:  # orjson's JSONDecodeError and json's are ValueErrors
+        return orjson.loads(quoted).isascii()
+    except orjson.JSONDecodeError:
         return False
 
 
@@ -175,11 +173,10 @@ class Notebook:
 def load_json(data: bytes) -> Any:
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM, which some editors write
         data = data[3:]
-    if orjson is not None:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass  # json accepts a little more (NaN, UTF-16, lone surrogates) and says where it failed
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # json accepts a little more (NaN, UTF-16, lone surrogates) and says where it failed
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:

@@ -32,7 +32,7 @@ def _dump_json(value: Any) -> str:
     limit lets its indented writer go (about 1,000); the parser accepts 1,024, so a deeper value gets a placeholder."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_payload_text).decode()
-    except TypeError:  # nested too deep for orjson
+    except TypeError:  # nested too deep for orjson, or an integer past 64 bits: json writes both
         try:
             return json.dumps(value, indent=2, ensure_ascii=False, default=_payload_text)
         except RecursionError:
