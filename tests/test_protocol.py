@@ -241,6 +241,20 @@ def _answers(stream, count: int) -> list[dict]:
     return answers
 
 
+def test_stdin_is_read_by_the_event_loop_only_when_it_is_a_pipe_or_socket_of_its_own(tmp_path):
+    from agentread.server import _own_pipe
+
+    (read_end, unused_in), (unused_out, write_end) = os.pipe(), os.pipe()  # stdin from one pipe, stdout to another
+    os.close(unused_in), os.close(unused_out)
+    ours, theirs = socket.socketpair()
+    (tmp_path / "f").write_bytes(b"")
+    with open(read_end, "rb") as pipe, open(write_end, "wb") as out, open(tmp_path / "f", "rb") as file, \
+            ours, theirs, theirs.makefile("rb") as sock_in, theirs.makefile("wb") as sock_out:
+        assert _own_pipe(pipe, out) and _own_pipe(sock_in, out)
+        assert not _own_pipe(file, out)  # a regular file: the event loop cannot watch it
+        assert not _own_pipe(sock_in, sock_out)  # one socket both ways: non-blocking reads would break the writes
+
+
 @pytest.mark.parametrize("stdin_kind", ["pipe", "socket", "file"])
 def test_stdin_of_any_kind_is_read_whole_and_its_end_stops_the_server(tmp_path, stdin_kind):
     """A pipe (as Python spawns), a socket (as Node does), a file: messages split anywhere, or several in one

@@ -72,7 +72,8 @@ def _converter():
 class _Protocol(LanguageServerProtocol):
     """Messages encoded by orjson, which writes a 2,000-line read's 50 KB answer in a fraction of json's time
     (about 0.8 ms of a 4 ms round trip). What orjson refuses (a lone surrogate from an editor buffer) goes
-    through pygls's own encoder. A read's request and answer skip two of pygls's general steps (see below)."""
+    through pygls's own encoder. A read's request and answer skip two of pygls's general steps (see below).
+    These overrides, and _start_io_async below, use pygls's private names; pyproject.toml holds pygls below 3."""
 
     def handle_message(self, message: Any) -> None:
         # pygls tells requests from notifications by isinstance against runtime-checkable Protocols, about 0.1 ms
