@@ -163,50 +163,6 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     assert not numpy_on if never else numpy_on == (text._numpy() is not None)
 
 
-@pytest.mark.parametrize("ending", [b"\n", b"\r", b"x"])  # the last line ended by LF, by a lone CR, or not at all
-@pytest.mark.parametrize("threads", [2, 3])
-def test_a_scan_split_across_threads_finds_every_line(tmp_path: Path, engine: Engine, monkeypatch, threads: int,
-                                                      ending: bytes):
-    pytest.importorskip("numpy")
-    monkeypatch.setattr(text, "SCAN_CHUNK", 64)
-    monkeypatch.setattr(text, "SCAN_SEGMENT_BYTES", 301)  # stretches of an odd size: some of their ends split a CRLF
-    monkeypatch.setattr(text, "SCAN_THREADS", threads)
-    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
-    stretches = []
-    original = text._count_segment
-    monkeypatch.setattr(text, "_count_segment", lambda fd, a, b: stretches.append((a, b)) or original(fd, a, b))
-    rng = random.Random(11)
-    data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n", b"\r\n"]) for _ in range(30_000)) + ending
-    (tmp_path / "mixed.txt").write_bytes(data)
-    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if ending != b"x":
-        lines.pop()  # a last line end ends a line, it does not start one
-    for target in sorted(rng.sample(range(1, len(lines) + 1), 150)) + [len(lines)]:
-        text.INDEXES._entries.clear()  # each read scans from the start
-        assert first_row(read(engine, path="mixed.txt", offset=target, limit=1)) == (target, lines[target - 1].decode())
-    text.INDEXES._entries.clear()
-    assert f"{len(lines):,} line" in read(engine, path="mixed.txt", offset=len(lines) + 5).text()
-    assert stretches and all(b - a in (301, 302) for a, b in stretches)
-    assert any(b - a == 302 for a, b in stretches)  # a CRLF across a stretch's end went wholly into it
-    stretches.clear()  # a line some 500 bytes in, more than a chunk but less than a round away: one thread
-    text.INDEXES._entries.clear()
-    monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)  # no count of the whole file after the window (a long scan)
-    near = len(text.LINE_END.findall(data[:500])) + 1
-    assert first_row(read(engine, path="mixed.txt", offset=near, limit=1)) == (near, lines[near - 1].decode())
-    assert not stretches
-
-
-def test_without_positional_reads_a_scan_stays_on_one_thread(tmp_path: Path, engine: Engine, monkeypatch):
-    pytest.importorskip("numpy")
-    monkeypatch.setattr(text, "SCAN_CHUNK", 64)
-    monkeypatch.setattr(text, "SCAN_SEGMENT_BYTES", 301)
-    monkeypatch.setattr(text, "SCAN_THREADS", 2)
-    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
-    monkeypatch.delattr(os, "preadv")  # as on Windows
-    (tmp_path / "log.txt").write_text("".join(f"r{i:05d}\n" for i in range(1, 5001)))
-    assert first_row(read(engine, path="log.txt", offset=4_000)) == (4_000, "r04000")
-
-
 # --- PDF: the document cache and the page text cache --------------------------------------------------------
 
 def test_pdf_cache_is_keyed_by_mtime_and_bounded(tmp_path: Path, engine: Engine):

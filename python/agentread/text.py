@@ -9,15 +9,12 @@ transcoded to UTF-8 first.
 from __future__ import annotations
 
 import io
-import os
 import re
-import stat
 import sys
 import threading
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
@@ -40,15 +37,6 @@ SCAN_CHUNK = 1 << 17
 # scan would spend more on numpy's one-time import (~80 ms) than it saves; once numpy is loaded, every scan
 # past its first chunk counts with it. Without numpy the scan stays correct, only slower.
 VECTOR_SCAN_AFTER_BYTES = 128 << 20
-
-# Threads counting a long scan side by side, each its own stretch of the file: the kernel's copy and numpy's
-# passes run outside the GIL, so a second core halves a scan of a big log. Past four, the copy from the page
-# cache is bound by memory bandwidth rather than by cores.
-SCAN_THREADS = min(4, os.cpu_count() or 1)
-
-# Bytes each thread counts per round of a parallel scan: a scan passes its line by at most a round (32 MB with
-# two threads, ~10 ms), and handing out a round costs a few microseconds next to the ~5 ms of counting it.
-SCAN_SEGMENT_BYTES = 16 << 20
 
 # CRs looked at one by one per scan chunk before the chunk's CRs are counted in a pass instead (a CRLF file;
 # its following chunks are then counted in a pass at once, without hopping first).
@@ -212,120 +200,30 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int
     first_line, first_pos = line, pos
     buf = bytearray(SCAN_CHUNK)
     counter = _Counter(buf)
-    to_go, round_bytes = size - pos, SCAN_SEGMENT_BYTES * SCAN_THREADS
     while line < target:
         checkpoint()
-        # Threads from the second chunk on, once numpy counts and the line is more than a round away.
-        if counter.np and to_go > round_bytes and _parallel_readable(f, pos + round_bytes):
-            return _skip_in_parallel(f.fileno(), index, target, line, pos)
         f.seek(pos)
         n = f.readinto(buf)
         if not n:
             return pos, line, False
-        n, ends, last = _count_chunk(counter, n, more=n == SCAN_CHUNK)
+        if n == SCAN_CHUNK and buf[n - 1] == 13:
+            n -= 1  # its \n may open the next chunk: count the pair once, there
+        ends = counter.count(n)
         if line + ends >= target:
-            return _find_line(bytes(buf[:n]), pos, line, target)
+            for match in LINE_END.finditer(bytes(buf[:n])):
+                line += 1
+                if line == target:
+                    return pos + match.end(), line, True
+        last = buf.rfind(b"\n", 0, n)
+        last = max(last, buf.rfind(b"\r", last + 1, n))  # a lone CR after it; not a whole-chunk search
         line += ends
         if last >= 0:
             index.add(line, pos + last + 1)
         pos += n
-        to_go = _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos)
-        if counter.np is None and (_numpy_loaded() or VECTOR_SCAN_AFTER_BYTES < to_go):
+        if counter.np is None and (_numpy_loaded() or VECTOR_SCAN_AFTER_BYTES <
+                                   _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos)):
             counter.vectorize()
     return pos, line, True
-
-
-def _count_chunk(counter: _Counter, n: int, more: bool) -> tuple[int, int, int]:
-    """(bytes counted, line ends, offset of the last line end or -1) of the counter's buf[:n]. With `more` of the
-    file to come, a CR ending the chunk is held back: its LF may open the next chunk, the pair counted there."""
-    if more and counter.buf[n - 1] == 13:
-        n -= 1
-    return n, counter.count(n), _last_line_end(counter.buf, n)
-
-
-def _find_line(chunk: bytes, pos: int, line: int, target: int) -> tuple[int, int, bool]:
-    """The start of line `target` in a chunk starting at byte `pos` on line `line`, known to hold it."""
-    for match in LINE_END.finditer(chunk):
-        line += 1
-        if line == target:
-            return pos + match.end(), line, True
-    # Counted from the same bytes, so only a file rewritten under the scan gets here.
-    raise ReadError("file_changed", "the file changed while it was being read; read it again")
-
-
-def _last_line_end(buf: bytearray, n: int) -> int:
-    last = buf.rfind(b"\n", 0, n)
-    return max(last, buf.rfind(b"\r", last + 1, n))  # a lone CR after it; not a whole-chunk search
-
-
-def _parallel_readable(f: BinaryIO, reaching: int) -> bool:
-    """Whether threads can read `f` at offsets: a regular file at least `reaching` bytes long, on a system with
-    positional reads (Windows has none)."""
-    if SCAN_THREADS < 2 or not hasattr(os, "preadv"):
-        return False
-    try:
-        info = os.fstat(f.fileno())
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):  # an in-memory stream
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_size >= reaching
-
-
-def _skip_in_parallel(fd: int, index: LineIndex, target: int, line: int, pos: int) -> tuple[int, int, bool]:
-    """_skip_to's scan from (line, pos) on, in rounds of SCAN_THREADS stretches counted side by side. A round is
-    waited for whole before it is used: no thread is left reading the file once the caller has closed it."""
-    while True:
-        checkpoint()
-        bounds = [pos]
-        for _ in range(SCAN_THREADS):
-            bounds.append(_segment_end(fd, bounds[-1] + SCAN_SEGMENT_BYTES))
-        for chunks in list(_scan_pool().map(_count_segment, [fd] * SCAN_THREADS, bounds, bounds[1:])):
-            for start, n, ends, last in chunks:
-                if start != pos:
-                    return pos, line, False  # a stretch ended short (the file's end) and the file grew since
-                if line + ends >= target:
-                    return _find_line(os.pread(fd, n, start), start, line, target)
-                line += ends
-                if last >= 0:
-                    index.add(line, start + last + 1)
-                pos = start + n
-        if pos < bounds[-1]:
-            return pos, line, False  # the file ended in this round
-
-
-def _segment_end(fd: int, end: int) -> int:
-    """`end`, or one past it where a CRLF straddles it: the pair is then counted once, in the first stretch."""
-    return end + 1 if os.pread(fd, 2, end - 1) == b"\r\n" else end
-
-
-def _count_segment(fd: int, start: int, end: int) -> list[tuple[int, int, int, int]]:
-    """Line ends in bytes [start, end) of the file, chunk by chunk: (chunk start, bytes, line ends, offset of
-    the last line end in the chunk or -1). Runs in a scan thread; stops early where the file ends."""
-    buf = bytearray(SCAN_CHUNK)
-    view = memoryview(buf)
-    counter = _Counter(buf)
-    counter.vectorize()
-    chunks, pos = [], start
-    while pos < end:
-        want = min(SCAN_CHUNK, end - pos)
-        n = os.preadv(fd, [view[:want]], pos)
-        if not n:
-            break
-        n, ends, last = _count_chunk(counter, n, more=n == want and pos + n < end)  # short: the file's end
-        chunks.append((pos, n, ends, last))
-        pos += n
-    return chunks
-
-
-_SCAN_POOL: ThreadPoolExecutor | None = None
-_SCAN_POOL_LOCK = threading.Lock()
-
-
-def _scan_pool() -> ThreadPoolExecutor:
-    global _SCAN_POOL
-    with _SCAN_POOL_LOCK:
-        if _SCAN_POOL is None:
-            _SCAN_POOL = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="scan")
-        return _SCAN_POOL
 
 
 def _still_to_scan(lines_to_go: int, lines_seen: int, bytes_seen: int, bytes_left: int) -> int:
