@@ -17,6 +17,26 @@ REPO = Path(__file__).resolve().parents[1]
 ANSWER_TIMEOUT = 30.0
 
 
+def frame(message: dict) -> bytes:
+    """One message as it goes over the wire: LSP's Content-Length header, then the JSON body."""
+    body = json.dumps(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_message(stream) -> dict | None:
+    """The next framed message on a byte stream; None when the stream ends."""
+    headers = {}
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        key, _, value = line.decode("ascii").partition(":")
+        headers[key.strip().lower()] = value.strip()
+    return json.loads(stream.read(int(headers["content-length"])))
+
+
 class ServerProcess:
     def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None,
                  env: dict[str, str] | None = None):
@@ -42,18 +62,7 @@ class ServerProcess:
         self.notify("initialized", {})
 
     def _pump(self) -> None:
-        out = self.proc.stdout
-        while True:
-            headers = {}
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                key, _, value = line.decode("ascii").partition(":")
-                headers[key.strip().lower()] = value.strip()
-            message = json.loads(out.read(int(headers["content-length"])))
+        while (message := read_message(self.proc.stdout)) is not None:
             if "id" in message and "method" not in message:
                 self._queue(message["id"]).put(message)
             else:
@@ -64,9 +73,8 @@ class ServerProcess:
             return self._answers.setdefault(msg_id, queue.Queue())
 
     def _write(self, message: dict) -> None:
-        body = json.dumps(message).encode("utf-8")
         with self._lock:
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.write(frame(message))
             self.proc.stdin.flush()
 
     def send(self, method: str, params: Any) -> int:

@@ -3,7 +3,6 @@ special files, live editor buffers, and logs that never touch the protocol chann
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc import REPO, ServerProcess, text_of
+from rpc import REPO, ServerProcess, frame, read_message, text_of
 
 # A read the server must answer well within this (special files are refused from stat alone).
 QUICK = 5.0
@@ -219,23 +218,11 @@ def test_stdout_carries_only_protocol_messages(server, tmp_path):
     assert server.proc.poll() is None
 
 
-def _framed(*messages: dict) -> bytes:
-    out = b""
-    for message in messages:
-        body = json.dumps(message).encode()
-        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
-    return out
-
-
 def _answers(stream, count: int) -> list[dict]:
     answers = []
     while len(answers) < count:
-        length = 0
-        while (line := stream.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        assert line, f"the server closed its output after {len(answers)} messages"
-        message = json.loads(stream.read(length))
+        message = read_message(stream)
+        assert message is not None, f"the server closed its output after {len(answers)} answers"
         if "id" in message:
             answers.append(message)
     return answers
@@ -260,12 +247,12 @@ def test_stdin_of_any_kind_is_read_whole_and_its_end_stops_the_server(tmp_path, 
     """A pipe (as Python spawns), a socket (as Node does), a file: messages split anywhere, or several in one
     write, are each answered once; at the end of input the server exits."""
     write_lines(tmp_path / "a.txt", 3)
-    data = _framed(
+    data = b"".join(frame(message) for message in (
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "processId": None, "rootUri": tmp_path.resolve().as_uri(), "capabilities": {}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {"jsonrpc": "2.0", "id": 2, "method": "agentread/read", "params": {"path": "a.txt"}},
-        {"jsonrpc": "2.0", "id": 3, "method": "agentread/read", "params": {"path": "a.txt", "offset": 3}})
+        {"jsonrpc": "2.0", "id": 3, "method": "agentread/read", "params": {"path": "a.txt", "offset": 3}}))
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     command = [sys.executable, "-m", "agentread", "serve"]
     if stdin_kind == "file":

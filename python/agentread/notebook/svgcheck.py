@@ -1,7 +1,8 @@
-"""Whether an SVG is safe to hand to the rasteriser, and drawing it within a time limit: cairosvg draws nesting and `<use>` references by recursion,
-so a `<use>` that points back at its own ancestor (or a chain of them, or nowhere: cairosvg then draws the whole
-document again) recurses until Python's limit, seconds of CPU for a few KB of input. Such an SVG is shown as
-text instead.
+"""Whether an SVG is safe to hand to the rasteriser, and drawing it within a time limit.
+
+cairosvg draws nesting and `<use>` references by recursion, so a `<use>` that points back at its own ancestor (or
+a chain of them, or nowhere: cairosvg then draws the whole document again) recurses until Python's limit, seconds
+of CPU for a few KB of input. Such an SVG is shown as text instead.
 """
 
 from __future__ import annotations
