@@ -137,6 +137,30 @@ def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
     assert server.read(path="huge.log", limit=1)["endLine"] == 1
 
 
+def test_cancelling_a_long_pdf_read_frees_its_worker_within_a_second(server, tmp_path):
+    from test_pdf import build_pdf
+
+    # 20 pages of 20,000 one-word text objects each: about 0.1 s of PDFium's text layout a page, seconds in all.
+    words = "\n".join(f"BT /F1 1 Tf {12 * (n % 50)} {785 - 1.9 * (n // 50):.1f} Td (w{n}) Tj ET"
+                      for n in range(20_000)).encode()
+    data = build_pdf([f"P{i}" for i in range(1, 21)])
+    for i in range(1, 21):
+        data = data.replace(b"BT /F1 12 Tf 72 720 Td (P%d) Tj ET" % i, words)
+    (tmp_path / "long.pdf").write_bytes(data)
+    msg_id = server.send("agentread/read", {"path": "long.pdf", "pages": "1-20"})
+    time.sleep(0.3)
+    cancelled = time.monotonic()
+    server.notify("$/cancelRequest", {"id": msg_id})
+    answer = server.wait(msg_id, timeout=QUICK)
+    assert answer.get("error", {}).get("code") == -32800, answer
+    # The worker stops at the next page: within a second the process no longer burns CPU.
+    time.sleep(max(0.0, cancelled + 1.0 - time.monotonic()))
+    before = _cpu_seconds(server.proc.pid)
+    time.sleep(1.0)
+    assert _cpu_seconds(server.proc.pid) - before < 0.3
+    assert server.read(path="long.pdf", pages="1", limit=1)["content"]
+
+
 def test_a_read_past_the_deadline_is_stopped_with_an_error(tmp_path):
     huge = tmp_path / "huge.log"
     with open(huge, "wb") as f:
