@@ -134,9 +134,6 @@ def bench_text(table: Table, runs: int, root: Path) -> None:
             cold = worker("text", str(log), str(a), str(a))
             table.row(w, "agentread cold", ours=True).add(cold["ms"][0], cold["rss_mb"])
             table.row(w, "agentread repeat", ours=True).add(cold["ms"][1], cold["rss_mb"])
-            if name == "9M":  # how much of the cold read is numpy's one-time import (a long scan counts with it)
-                warm = worker("text-numpy", str(log), str(a))
-                table.row(w, "agentread cold, numpy already loaded", ours=True).add(warm["ms"][0], warm["rss_mb"])
         # The last window once the total is known: the cold read above counted to it, filling the index
         # on its way, so the window is one jump away (what the repeat row shows). Without a known total
         # the contract has no way to ask for "the last lines": see bench/README.md.

@@ -1,8 +1,6 @@
 """One agentread workload in a fresh process (so "cold" means cold): prints JSON timings and peak memory.
 
     python bench/worker.py text PATH OFFSET [OFFSET...]     each read's ms, in order (repeats are warm)
-    python bench/worker.py text-numpy PATH OFFSET [...]     the same with numpy imported first (as in a server
-                                                            that has scanned a large file before): its import ms
     python bench/worker.py pdf PATH PAGES [PAGES...]         same, for page ranges
     python bench/worker.py pdf-next PATH                     pages "1-20" then `next` to the end: total ms
     python bench/worker.py pdf-extract PATH LAST            pypdf alone: pages 1..LAST in one loop
@@ -50,12 +48,6 @@ def text(path: str, *offsets: str) -> dict:
         times.append(ms)
         notes.append({"start": result.start_line, "end": result.end_line, "total": result.total_lines})
     return {"ms": times, "windows": notes}
-
-
-def text_numpy(path: str, *offsets: str) -> dict:
-    """`text` in a process that has numpy loaded already, so that its one-time import shows on its own."""
-    ms, _ = _timed(lambda: __import__("numpy"))
-    return {**text(path, *offsets), "numpy_import_ms": ms}
 
 
 def pdf(path: str, *ranges: str) -> dict:
@@ -156,7 +148,7 @@ def image_decode(path: str) -> dict:
     return {"ms": [ms]}
 
 
-WORKLOADS = {"text": text, "text-numpy": text_numpy, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium, "image": image, "image-decode": image_decode}
+WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium, "image": image, "image-decode": image_decode}
 
 if __name__ == "__main__":
     out = WORKLOADS[sys.argv[1]](*sys.argv[2:])

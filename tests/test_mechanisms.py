@@ -58,19 +58,16 @@ def test_line_index_is_dropped_when_the_file_changes(tmp_path: Path, engine: Eng
     assert first_row(read(engine, path="log.txt", offset=150_010)) == (150_010, "b0150000")
 
 
-def test_a_window_read_is_remembered_so_its_repeat_does_not_scan(tmp_path: Path, engine: Engine):
+def test_a_window_read_is_remembered_so_its_repeat_does_not_scan(tmp_path: Path, engine: Engine, monkeypatch):
     path = tmp_path / "log.txt"
     path.write_text("".join(f"line {i}\n" for i in range(1, 300_001)))
     read(engine, path="log.txt", offset=123_457)
     index = index_of(path)
     assert 123_457 in index.lines  # the window's first line, exactly
     scans = []
-    original = text._Counter.count
-    text._Counter.count = lambda self, n: scans.append(n) or original(self, n)
-    try:
-        assert first_row(read(engine, path="log.txt", offset=123_457)) == (123_457, "line 123457")
-    finally:
-        text._Counter.count = original
+    original = text.count_line_ends
+    monkeypatch.setattr(text, "count_line_ends", lambda buf, n: scans.append(n) or original(buf, n))
+    assert first_row(read(engine, path="log.txt", offset=123_457)) == (123_457, "line 123457")
     assert scans == []
 
 
@@ -99,57 +96,44 @@ def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: 
     assert 100_000 - line < 4096  # an entry within one chunk of the end
 
 
+def test_the_line_end_counter_is_the_compiled_one():
+    # setup.py builds it; without a C compiler the package falls back to bytes.count, ten times slower.
+    from agentread import _lineends
+
+    assert text.count_line_ends is _lineends.count_line_ends
+
+
+COUNTERS = {"compiled": text.count_line_ends, "python": text._count_in_python}
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_both_line_end_counters_agree_with_the_editor(seed: int):
-    np = pytest.importorskip("numpy")
     rng = random.Random(seed)
-    pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r"]
+    pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r", b"x" * 300]  # 300: past an 8-bit sum
     data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3000))))
     want = len(text.LINE_END.findall(bytes(data)))
-    plain, vector = text._Counter(data), text._Counter(data)
-    plain.np = False
-    vector.vectorize()
-    assert vector.np is np
-    assert plain.count(len(data)) == vector.count(len(data)) == want
+    assert [count(data, len(data)) for count in COUNTERS.values()] == [want, want]
+    cut = rng.randrange(len(data) + 1)  # a prefix: a CR at its end counts as lone
+    assert {count(data, cut) for count in COUNTERS.values()} == {len(text.LINE_END.findall(bytes(data[:cut])))}
 
 
-def test_a_scan_counts_with_numpy_only_when_it_has_far_to_go(tmp_path: Path, engine: Engine, monkeypatch):
-    pytest.importorskip("numpy")
-    monkeypatch.setattr(text, "SCAN_CHUNK", 4096)
-    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", 100_000)
-    monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)  # no count to the end after the window
-    monkeypatch.setattr(text, "_numpy_loaded", lambda: False)  # a fresh process: numpy's import would cost
-    (tmp_path / "log.txt").write_text("".join(f"r{i:06d}\n" for i in range(1, 100_001)))  # 8 bytes a line
-    vectorized = []  # per chunk counted: was numpy on
-    original = text._Counter.count
-    monkeypatch.setattr(text._Counter, "count", lambda self, n: vectorized.append(bool(self.np)) or original(self, n))
-    assert first_row(read(engine, path="log.txt", offset=5_000)) == (5_000, "r005000")  # 40 KB to go
-    assert vectorized and not any(vectorized)
-    vectorized.clear()
-    # 720 KB to go, as the first chunk's line length tells: numpy from the second chunk on.
-    assert first_row(read(engine, path="log.txt", offset=90_000)) == (90_000, "r090000")
-    assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 100
-    vectorized.clear()
-    # Once numpy is loaded, a short scan uses it too, from its second chunk.
-    monkeypatch.setattr(text, "_numpy_loaded", lambda: True)
-    (tmp_path / "other.txt").write_text("".join(f"r{i:06d}\n" for i in range(1, 10_001)))
-    assert first_row(read(engine, path="other.txt", offset=5_000)) == (5_000, "r005000")
-    assert vectorized[0] is False and all(vectorized[1:]) and len(vectorized) > 1
+def test_more_line_ends_in_a_row_than_an_8_bit_sum_holds_are_all_counted():
+    for data in (b"\n" * 100_000, b"\r" * 100_001, b"\r\n" * 70_000, b"\n\r" * 65_537):
+        want = len(text.LINE_END.findall(data))
+        assert [count(bytearray(data), len(data)) for count in COUNTERS.values()] == [want, want]
 
 
-@pytest.mark.parametrize("vector_after", [256, 1 << 40])  # the numpy path after the first chunk, or never
-@pytest.mark.parametrize("hops", [64, 2])  # 2: chunks switch between hopping and a counting pass
-def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch,
-                                                      vector_after: int, hops: int):
+def test_the_compiled_counter_refuses_a_count_past_its_buffer():
+    with pytest.raises(ValueError, match="outside a buffer of 3 bytes"):
+        text.count_line_ends(bytearray(b"a\nb"), 4)
+    with pytest.raises(TypeError):
+        text.count_line_ends("a\nb", 3)
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: Engine, monkeypatch, counter: str):
     monkeypatch.setattr(text, "SCAN_CHUNK", 64)
-    monkeypatch.setattr(text, "VECTOR_SCAN_AFTER_BYTES", vector_after)
-    monkeypatch.setattr(text, "SPARSE_CR_HOPS", hops)
-    never = vector_after == 1 << 40
-    if never:  # numpy imported by an earlier test would switch it on whatever the distance
-        monkeypatch.setattr(text, "_numpy_loaded", lambda: False)
-    vectorized = []  # per chunk counted: was numpy on
-    original = text._Counter.count
-    monkeypatch.setattr(text._Counter, "count", lambda self, n: vectorized.append(bool(self.np)) or original(self, n))
+    monkeypatch.setattr(text, "count_line_ends", COUNTERS[counter])
     rng = random.Random(7)
     # Stretches dense with CRs between stretches with none.
     data = b"".join(rng.choice([b"a", b"bb", b"\r", b"\n", b"\r\n"] if (i // 500) % 2 else [b"a", b"\n"])
@@ -159,8 +143,6 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     total -= data.endswith((b"\n", b"\r"))
     error = read(engine, path="mixed.txt", offset=total + 5)
     assert f"{total:,} line" in error.text()
-    numpy_on = any(vectorized)
-    assert not numpy_on if never else numpy_on == (text._numpy() is not None)
 
 
 # --- PDF: the document cache and the page text cache --------------------------------------------------------

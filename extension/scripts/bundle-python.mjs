@@ -37,6 +37,7 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
   if (!platforms) {
     throw new Error(`unknown target ${target}; one of ${Object.keys(PLATFORMS).join(', ')}`);
   }
+  buildLineCounter(target, python);
   const dependencies = execFileSync(
     python,
     ['-c', 'import json, tomllib; print(json.dumps(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))'],
@@ -74,6 +75,24 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
     fs.writeFileSync(path.join(libs, `cp${version.replace('.', '')}`, 'BUNDLED'), `${wanted}\n`);
   }
   fs.writeFileSync(stamp, `${wanted}\n`);
+}
+
+/**
+ * Compiles the engine's one C module, the line-end counter of text scans (setup.py), into python/agentread
+ * when packaging for this machine's platform: built on the stable ABI, it serves every Python version. A
+ * package for another platform goes without it, and text scans count in Python, several times slower.
+ */
+function buildLineCounter(target, python) {
+  const host = `${process.platform}-${process.arch}`;
+  if (target !== host) {
+    console.warn(`Packaging for ${target} on ${host}: the line-end counter is not compiled for ${target}`);
+    return;
+  }
+  try {
+    execFileSync(python, ['setup.py', '--quiet', 'build_ext', '--inplace'], { cwd: root, stdio: 'inherit' });
+  } catch (error) {
+    console.warn(`The line-end counter was not compiled (${error.message}); text scans will count in Python`);
+  }
 }
 
 /** A digest of a file or directory tree: names and contents. */

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import threading
 from array import array
 from bisect import bisect_right
@@ -26,21 +25,11 @@ from agentread.render import Window, continuation, cut_line, numbered, numbered_
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
-# Read size while counting lines, and the spacing of the line index. The buffer the kernel copies into (and
-# numpy's mask of it) must stay in the CPU's L2 cache: 0.9 GB from the page cache took 0.13 s of system time
-# into a 128 KB buffer, 0.4-0.6 s into buffers of 192 KB to 1 MB, however they were filled (512 KB of L2 a
-# core). Smaller chunks add Python work per chunk.
+# Read size while counting lines, and the spacing of the line index. The buffer the kernel copies into must
+# stay in the CPU's L2 cache: 0.9 GB from the page cache took 0.13 s of system time into a 128 KB buffer,
+# 0.4-0.6 s into buffers of 192 KB to 1 MB, however they were filled (512 KB of L2 a core). Smaller chunks add
+# Python work per chunk.
 SCAN_CHUNK = 1 << 17
-
-# A scan with more than this many bytes still to go counts line ends with numpy: about 0.35 ms of CPU time a MB
-# against 0.95 with bytes.count (whose byte-at-a-time loop caps a scan near 1.3 GB/s), reads included. A shorter
-# scan would spend more on numpy's one-time import (~80 ms) than it saves; once numpy is loaded, every scan
-# past its first chunk counts with it. Without numpy the scan stays correct, only slower.
-VECTOR_SCAN_AFTER_BYTES = 128 << 20
-
-# CRs looked at one by one per scan chunk before the chunk's CRs are counted in a pass instead (a CRLF file;
-# its following chunks are then counted in a pass at once, without hopping first).
-SPARSE_CR_HOPS = 64
 
 # Line index entries kept per file, thinned by half when full: a 10 GB log still costs a few hundred KB.
 MAX_INDEX_ENTRIES = 1 << 14
@@ -128,78 +117,27 @@ class _IndexCache:
 INDEXES = _IndexCache(INDEX_CACHE_FILES)
 
 
-class _Counter:
-    """Counts line ends (LF, CRLF, lone CR) in a scan buffer, with numpy once `vectorize` has switched it on."""
-
-    def __init__(self, buf: bytearray) -> None:
-        self.buf = buf
-        self.np = None  # numpy once switched on, False where it is not installed
-        self.many_crs = False  # the last chunk had too many CRs to hop: count the next one's in a pass at once
-
-    def vectorize(self) -> None:
-        if self.np is None:
-            self.np = _numpy() or False
-            if self.np:
-                self.bytes = self.np.frombuffer(self.buf, self.np.uint8)
-                self.is_lf = self.np.empty(len(self.buf), bool)  # reused: no allocation per chunk
-
-    def count(self, n: int) -> int:
-        """Line ends in buf[:n]; a CR at buf[n-1] counts as a lone CR (callers hold back a possible CRLF)."""
-        buf = self.buf
-        lone_crs = None if self.many_crs else _sparse_lone_crs(buf, n)
-        if not self.np:
-            ends = buf.count(b"\n", 0, n)
-            if lone_crs is None:
-                crs = buf.count(b"\r", 0, n)
-                lone_crs = crs - buf.count(b"\r\n", 0, n)
-                self.many_crs = crs > SPARSE_CR_HOPS
-            return ends + lone_crs
-        np, data = self.np, self.bytes[:n]
-        ends = int(np.count_nonzero(np.equal(data, 10, out=self.is_lf[:n])))
-        if lone_crs is None:
-            after = np.flatnonzero(data[:-1] == 13) + 1
-            lone_crs = int(np.count_nonzero(data[after] != 10)) + int(data[-1] == 13)
-            self.many_crs = len(after) > SPARSE_CR_HOPS
-        return ends + lone_crs
+def _count_in_python(buf: bytearray, n: int) -> int:
+    """Line ends in buf[:n] as _lineends counts them, where it was not built: one pass per byte sought, the
+    CR passes only when there is a CR (memchr finds none at once)."""
+    ends = buf.count(b"\n", 0, n)
+    if buf.find(b"\r", 0, n) < 0:
+        return ends
+    return ends + buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
 
 
-def _sparse_lone_crs(buf: bytearray, n: int) -> int | None:
-    """Lone CRs in buf[:n] found by hopping from CR to CR (memchr), or None when there are too many to hop.
-
-    Most text has no CR or a few (a pasted CRLF line, a progress bar): hops cost next to nothing, where a
-    counting pass over the chunk would cost as much as counting its LFs."""
-    lone, i = 0, buf.find(b"\r", 0, n)
-    for _ in range(SPARSE_CR_HOPS):
-        if i < 0:
-            return lone
-        if i + 1 >= n or buf[i + 1] != 10:
-            lone += 1
-        i = buf.find(b"\r", i + 1, n)
-    return lone if i < 0 else None
+try:  # compiled with the package (setup.py): ~0.1 ms of CPU a MB in one pass; bytes.count takes 0.8 a pass
+    from agentread._lineends import count_line_ends
+except ImportError:
+    count_line_ends = _count_in_python
 
 
-def _numpy_loaded() -> bool:
-    return "numpy" in sys.modules
-
-
-def _numpy():
-    try:
-        import numpy
-
-        return numpy
-    except ImportError:
-        return None
-
-
-def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int, int, bool]:
-    """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only. `size`, the
-    file's size as far as known (0 for /proc files, which cannot seek to their end), only guides the counting.
+def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool]:
+    """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only.
 
     At the end of the file, "line reached" is one past the last terminator: the line that would start there."""
     line, pos = index.nearest(target)
-    first_line, first_pos = line, pos
     buf = bytearray(SCAN_CHUNK)
-    counter = _Counter(buf)
     while line < target:
         checkpoint()
         f.seek(pos)
@@ -208,7 +146,7 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int
             return pos, line, False
         if n == SCAN_CHUNK and buf[n - 1] == 13:
             n -= 1  # its \n may open the next chunk: count the pair once, there
-        ends = counter.count(n)
+        ends = count_line_ends(buf, n)
         if line + ends >= target:
             for match in LINE_END.finditer(bytes(buf[:n])):
                 line += 1
@@ -220,17 +158,7 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int, size: int) -> tuple[int
         if last >= 0:
             index.add(line, pos + last + 1)
         pos += n
-        if counter.np is None and (_numpy_loaded() or VECTOR_SCAN_AFTER_BYTES <
-                                   _still_to_scan(target - line, line - first_line, pos - first_pos, size - pos)):
-            counter.vectorize()
     return pos, line, True
-
-
-def _still_to_scan(lines_to_go: int, lines_seen: int, bytes_seen: int, bytes_left: int) -> int:
-    """Bytes a scan is likely still to read: lines to go at the line length seen so far, at most the rest."""
-    if lines_seen == 0:
-        return bytes_left
-    return min(bytes_left, lines_to_go * bytes_seen // lines_seen)
 
 
 def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
@@ -336,10 +264,10 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     stream, decode_as, transcoded = _open_text(source, encoding, bom, size)
     index = INDEXES.get(None if transcoded else cache_key, 0 if transcoded else bom)
     first = request.first_line
-    start, reached, found = _skip_to(stream, index, first, size)
+    start, reached, found = _skip_to(stream, index, first)
     encoding_label = label or (f"{encoding} with BOM" if bom else encoding)
     if not found or (first > 1 and _at_end(stream, start)):
-        total = index.total if index.total is not None else _count_total(stream, index, size)
+        total = index.total if index.total is not None else _count_total(stream, index)
         if first == 1 and total == 0:
             return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
                               total_lines=0, encoding=encoding_label)
@@ -372,7 +300,7 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         total = last
         index.total = total
     elif total is None and size <= COUNT_REST_BYTES:
-        total = _count_total(stream, index, size)
+        total = _count_total(stream, index)
     truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
                         truncated=truncated, encoding=encoding_label)
@@ -401,9 +329,9 @@ def _at_end(stream: BinaryIO, pos: int) -> bool:
     return not stream.read(1)
 
 
-def _count_total(stream: BinaryIO, index: LineIndex, size: int) -> int:
+def _count_total(stream: BinaryIO, index: LineIndex) -> int:
     """Lines in the file, counted as cat -n does; the scan fills the index on its way to the end."""
-    end, line, _ = _skip_to(stream, index, 1 << 62, size)
+    end, line, _ = _skip_to(stream, index, 1 << 62)
     total = line - 1
     if end > index.start:
         stream.seek(end - 1)
