@@ -176,6 +176,13 @@ def test_custom_sensitive_patterns_from_initialization_options(tmp_path: Path):
         server.close()
 
 
+def test_an_empty_pattern_list_makes_no_file_sensitive(layout):
+    ws, _ = layout
+    (ws / ".env").write_text("PLAIN=1\n")
+    engine = Engine(Workspace([str(ws)], sensitive_patterns=[]))
+    assert "PLAIN=1" in read(engine, path=".env").text()
+
+
 # --- malformed paths --------------------------------------------------------------------------------------
 
 def test_nul_byte_in_path_is_refused(layout, server):
