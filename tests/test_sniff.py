@@ -58,6 +58,47 @@ def test_binary_formats_are_binary(data: bytes, mime: str):
     assert info.kind == "binary" and info.mime == mime
 
 
+def _real_binaries() -> dict[str, bytes]:
+    """Files as real libraries write them, one per family of signature."""
+    import bz2
+    import lzma
+    import sqlite3
+    import tarfile
+    import tempfile
+
+    from PIL import Image
+
+    files = {"bz2": bz2.compress(b"x" * 100), "xz": lzma.compress(b"x" * 100)}
+    for fmt in ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF", "ICO"):
+        out = io.BytesIO()
+        Image.new("RGB", (64, 48), (250, 250, 250)).save(out, fmt)  # a white image: no dark bytes by chance
+        files[fmt] = out.getvalue()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        info = tarfile.TarInfo("notes.txt")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"hello"))
+    files["tar"] = out.getvalue()
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "a.db"
+        with sqlite3.connect(db) as connection:
+            connection.execute("create table t (name text)")
+        files["sqlite"] = db.read_bytes()
+    return files
+
+
+@pytest.mark.parametrize("name", ["bz2", "xz", "PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF", "ICO", "tar", "sqlite"])
+def test_real_binary_files_are_never_text(name: str):
+    # The signature check is skipped for heads without control bytes: every one of these has some.
+    assert sniff(_real_binaries()[name][:SNIFF_BYTES], "notes.txt").kind in ("binary", "image")
+
+
+@pytest.mark.parametrize("head", [b"{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} Hello.}\n",
+                                  b"%!PS-Adobe-3.0\n%%Title: plot\n/Times findfont 12 scalefont setfont\n"])
+def test_text_based_document_formats_are_text(head: bytes):
+    assert sniff(head, "doc.rtf").kind == "text"
+
+
 def test_zip_named_ipynb_is_binary():
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
