@@ -222,3 +222,32 @@ def test_exif_orientation_survives_downscaling(tmp_path: Path, engine: Engine):
     # Upright (portrait), 2:3 kept; the decoder's 1/2 cut may leave it under the cap (image.DRAFT_FLOOR).
     assert part.height > part.width and abs(part.width * 3 - part.height * 2) <= 3
     assert MAX_IMAGE_SIDE * DRAFT_FLOOR <= part.height <= MAX_IMAGE_SIDE
+
+
+def test_heic_is_converted_and_its_reader_loads_only_for_it(tmp_path: Path):
+    pillow_heif = pytest.importorskip("pillow_heif")
+    heic = io.BytesIO()
+    pillow_heif.from_pillow(Image.new("RGB", (640, 480), (10, 200, 30))).save(heic, format="HEIF", quality=90)
+    (tmp_path / "photo.heic").write_bytes(heic.getvalue())
+    (tmp_path / "plot.png").write_bytes(encoded(Image.new("L", (64, 48), 128), "PNG"))
+    # A fresh process: which readers a read imports shows only there.
+    script = """
+import sys
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+engine = Engine(Workspace([sys.argv[1]]))
+assert not engine.read(parse_request({"path": "plot.png"})).is_error
+print("pillow_heif" in sys.modules)
+result = engine.read(parse_request({"path": "photo.heic"}))
+print(result.text())
+print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "mime_type")])
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    after_png, text, parts = done.stdout.strip().splitlines()[0], done.stdout, done.stdout.strip().splitlines()[-1]
+    assert after_png == "False"  # a PNG does not load the HEIF reader
+    assert "Image image/heic" in text and "sent as image/jpeg 640x480" in text
+    assert parts == "[('image/jpeg', 640, 480)]"

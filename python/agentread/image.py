@@ -40,28 +40,34 @@ JPEG_QUALITIES = (85, 70, 50)
 # Pillow's truncated-image switch is process-wide; decoding under one lock keeps a repair from leaking into
 # another thread's decode (and so its "repaired" note from going missing).
 _DECODE_LOCK = threading.Lock()
-_plugins_ready = False
+_heif_ready = False
 
 
 def _pillow():
-    """Import Pillow on first use (cold start stays small) and register the HEIC/AVIF opener where present."""
-    global _plugins_ready
+    """Import Pillow on first use (cold start stays small)."""
     from PIL import Image, ImageFile
 
-    if not _plugins_ready:
-        Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+    return Image, ImageFile
+
+
+def _register_heif(data: bytes) -> None:
+    """HEIC and AVIF are ISO media files ("ftyp" at byte 4): only they need pillow_heif, whose import costs
+    more than Pillow's own PNG and JPEG readers, so it is loaded when one is first read."""
+    global _heif_ready
+    if not _heif_ready and data[4:8] == b"ftyp":
         try:
             import pillow_heif
 
             pillow_heif.register_heif_opener()
-        except ImportError:  # HEIC stays unreadable; the error says which package reads it
+        except ImportError:  # HEIC and AVIF then fail to decode as any unknown format does
             pass
-        _plugins_ready = True
-    return Image, ImageFile
+        _heif_ready = True
 
 
 def _open(data: bytes):
     Image, _ = _pillow()
+    _register_heif(data)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
