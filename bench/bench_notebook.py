@@ -137,6 +137,10 @@ def main() -> None:
     if args.generate:
         generate(Path(args.generate))
         return
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import data
+
+    data.compile_engine()
     folder = Path(args.keep or tempfile.mkdtemp(prefix="agentread-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "big.ipynb"

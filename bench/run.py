@@ -230,6 +230,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
     args = parser.parse_args()
     only = set(args.only.split(","))
+    data.compile_engine()
     table = Table()
     started = time.strftime("%Y-%m-%d %H:%M")
     if "text" in only:
