@@ -7,8 +7,9 @@
     python bench/worker.py pdfium PATH PAGES [PAGES...]      prototype: pypdfium2 text of the same pages
     python bench/worker.py image PATH [PATH...]              each image to an image part
 
-Imports are excluded from the timings (they are the cold start's, measured over the server); peak memory is
-the process's maximum resident size, interpreter included.
+The process first imports what a started server has imported (agentread.server: pygls, logging, asyncio...),
+so "cold" is a fresh server's first read of a format, its library imported on that read; the server's own
+start is timed apart, over stdio. Peak memory is the process's maximum resident size, interpreter included.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
+import agentread.server  # noqa: E402,F401 - see above
 from agentread.engine import Engine  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
