@@ -161,6 +161,22 @@ def test_pdf_cache_is_keyed_by_mtime_and_bounded(tmp_path: Path, engine: Engine)
         assert len(pdf.DOCUMENTS) <= pdf.PDF_CACHE_DOCUMENTS
 
 
+def test_pdf_cache_is_bounded_by_the_bytes_it_holds():
+    docs = [build_pdf([f"document {i} " + "w" * 40 * i]) for i in range(6)]
+    limit = len(docs[4]) + len(docs[5])
+    cache = pdf._DocumentCache(size=8, max_bytes=limit)
+    for i, data in enumerate(docs):
+        cache.get(("/d", i), io.BytesIO(data), f"d{i}.pdf")
+        assert cache.held_bytes <= limit and cache.held_bytes == sum(map(len, docs[i + 1 - len(cache):i + 1]))
+    assert len(cache) == 2  # the two newest fit, a third would not
+    huge = build_pdf(["big " + "w" * 40 * 200])
+    assert len(huge) > limit
+    cache.get(("/huge",), io.BytesIO(huge), "huge.pdf")
+    assert len(cache) == 1 and cache.held_bytes == len(huge)  # the newest stays whatever its size
+    cache.get(("/huge",), io.BytesIO(huge), "huge.pdf")  # a warm read counts nothing twice
+    assert cache.held_bytes == len(huge)
+
+
 def test_page_text_cache_is_bounded(monkeypatch):
     monkeypatch.setattr(pdf, "MAX_CACHED_PAGE_CHARS", 100)
     key = ("/nowhere/pages.pdf", 1, 2)

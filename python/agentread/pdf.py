@@ -26,6 +26,9 @@ from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 # Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
 PDF_CACHE_DOCUMENTS = 8
+# ... holding at most this many bytes of PDF between them: PDFium reads a document from memory for as long as
+# it is cached, so eight 500 MB scans would hold 4 GB. The newest document stays, whatever its size.
+PDF_CACHE_BYTES = 1 << 30
 
 # Extracted page text kept per document: about 4 MB holds a 2,000-page manual whole, so paging back and forth
 # through it extracts each page once.
@@ -172,8 +175,9 @@ class _Pypdf:
 
 
 class _Document:
-    def __init__(self, backend: _Pdfium | _Pypdf):
+    def __init__(self, backend: _Pdfium | _Pypdf, size: int):
         self.backend = backend
+        self.size = size  # bytes of the file held in memory
         # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
         self.lock = PDFIUM_LOCK if isinstance(backend, _Pdfium) else threading.Lock()
         # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
@@ -191,9 +195,10 @@ class _Document:
 
 
 class _DocumentCache:
-    def __init__(self, size: int):
-        self._size = size
+    def __init__(self, size: int, max_bytes: int):
+        self._size, self._max_bytes = size, max_bytes
         self._docs: OrderedDict[tuple, _Document] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple, stream: BinaryIO | Callable[[], BinaryIO], name: str) -> _Document:
@@ -206,16 +211,22 @@ class _DocumentCache:
                 return doc
         doc = _open(stream() if callable(stream) else stream, name)
         with self._lock:
+            old = self._docs.pop(key, None)  # opened by another thread meanwhile
+            self._bytes += doc.size - (old.size if old else 0)
             self._docs[key] = doc
-            while len(self._docs) > self._size:
-                self._docs.popitem(last=False)
+            while len(self._docs) > self._size or (self._bytes > self._max_bytes and len(self._docs) > 1):
+                self._bytes -= self._docs.popitem(last=False)[1].size
         return doc
+
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._docs)
 
 
-DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS)
+DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS, PDF_CACHE_BYTES)
 
 
 def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
@@ -238,12 +249,12 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
 def _open(stream: BinaryIO, name: str) -> _Document:
     data = stream.read()
     try:
-        return _Document(_Pdfium(data))
+        return _Document(_Pdfium(data), len(data))
     except Exception as exc:  # noqa: BLE001 - PdfiumError, or anything its loader raises: pypdf has a go
         log.info("PDFium could not open %s (%s); trying pypdf", name, _short(exc))
     reader = _pypdf_reader(io.BytesIO(data), name)
     try:
-        return _Document(_Pypdf(reader))
+        return _Document(_Pypdf(reader), len(data))
     except Exception as exc:  # noqa: BLE001 - pypdf fails in many ways (even assertions) on a broken page tree
         raise ReadError("damaged_pdf", f"{name} is a damaged PDF whose pages could not be found ({_short(exc)}). "
                         "Try another copy of the document.") from None
