@@ -201,3 +201,17 @@ def test_a_warm_pdf_read_does_not_read_the_file():
     for _ in range(3):
         assert "warm page" in pdf.read_pdf(load, request, "warm.pdf", key).content[0].text
     assert loads == [1]
+
+
+# --- whole-file reads -----------------------------------------------------------------------------------------
+
+def test_a_whole_file_read_takes_what_the_file_holds_when_read(monkeypatch):
+    from agentread import engine
+
+    monkeypatch.setitem(engine.MAX_WHOLE_FILE_BYTES, "pdf", 1000)
+    data = bytes(range(256)) * 3
+    # Read sized to the file as measured; a file that has grown since is read on, up to the limit.
+    assert engine._whole(io.BytesIO(data), "pdf", len(data), "a.pdf") == data
+    assert engine._whole(io.BytesIO(data), "pdf", 10, "a.pdf") == data
+    assert engine._whole(io.BytesIO(data * 2), "pdf", 10, "a.pdf") == (data * 2)[:1000]
+    assert engine._whole(io.BytesIO(data[:5]), "pdf", 700, "a.pdf") == data[:5]  # shrunk since
