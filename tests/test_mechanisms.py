@@ -97,7 +97,7 @@ def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: 
 
 
 def test_the_line_end_counter_is_the_compiled_one():
-    # setup.py builds it; without a C compiler the package falls back to bytes.count, ten times slower.
+    # setup.py builds it; without a C compiler the package falls back to bytes.count, several times slower.
     from agentread import _lineends
 
     assert text.count_line_ends is _lineends.count_line_ends
@@ -109,7 +109,7 @@ COUNTERS = {"compiled": text.count_line_ends, "python": text._count_in_python}
 @pytest.mark.parametrize("seed", range(20))
 def test_both_line_end_counters_agree_with_the_editor(seed: int):
     rng = random.Random(seed)
-    pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r", b"x" * 300]  # 300: past an 8-bit sum
+    pieces = [b"\n", b"\r", b"\r\n", b"x", b"\xff", b"\r\r\n", b"\n\r", b"x" * 300]  # runs longer than a block
     data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3000))))
     want = len(text.LINE_END.findall(bytes(data)))
     assert [count(data, len(data)) for count in COUNTERS.values()] == [want, want]
@@ -175,6 +175,18 @@ def test_pdf_cache_is_bounded_by_the_bytes_it_holds():
     assert len(cache) == 1 and cache.held_bytes == len(huge)  # the newest stays whatever its size
     cache.get(("/huge",), io.BytesIO(huge), "huge.pdf")  # a warm read counts nothing twice
     assert cache.held_bytes == len(huge)
+
+
+def test_a_pdf_opened_twice_at_once_is_counted_once():
+    data = build_pdf(["one document"])
+    cache = pdf._DocumentCache(size=8, max_bytes=1 << 20)
+
+    def racing_open() -> io.BytesIO:  # another thread opens the same file while this one reads it
+        cache.get(("/same",), io.BytesIO(data), "same.pdf")
+        return io.BytesIO(data)
+
+    cache.get(("/same",), racing_open, "same.pdf")
+    assert len(cache) == 1 and cache.held_bytes == len(data)
 
 
 def test_page_text_cache_is_bounded(monkeypatch):

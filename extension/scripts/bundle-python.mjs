@@ -80,18 +80,25 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
 /**
  * Compiles the engine's one C module, the line-end counter of text scans (setup.py), into python/agentread
  * when packaging for this machine's platform: built on the stable ABI, it serves every Python version. A
- * package for another platform goes without it, and text scans count in Python, several times slower.
+ * package for another platform goes without it (a build left from this platform is removed, as it could not
+ * load there), and its text scans count in Python, several times slower.
  */
 function buildLineCounter(target, python) {
   const host = `${process.platform}-${process.arch}`;
+  const engine = path.join(root, 'python', 'agentread');
   if (target !== host) {
-    console.warn(`Packaging for ${target} on ${host}: the line-end counter is not compiled for ${target}`);
+    for (const name of fs.readdirSync(engine).filter((file) => /^_lineends\..*\.(so|pyd)$/.test(file))) {
+      fs.rmSync(path.join(engine, name));
+    }
+    console.warn(`Packaging for ${target} on ${host}: the line-end counter is not compiled for ${target} `
+      + '(pip install -e . builds it again for this machine)');
     return;
   }
   try {
     execFileSync(python, ['setup.py', '--quiet', 'build_ext', '--inplace'], { cwd: root, stdio: 'inherit' });
   } catch (error) {
-    console.warn(`The line-end counter was not compiled (${error.message}); text scans will count in Python`);
+    throw new Error(`compiling the line-end counter failed (${error.message}): install a C compiler and the `
+      + 'Python headers (Debian: build-essential python3-dev), or package for another platform');
   }
 }
 

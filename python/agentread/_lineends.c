@@ -1,12 +1,11 @@
 /* Line-end counting for text scans (text.py): the one loop in the engine that runs over every byte of a file,
  * so the one written in C. Lines end at LF, CRLF or a lone CR, as in the editor. */
-#define PY_SSIZE_T_CLEAN
-#define Py_LIMITED_API 0x030A0000 /* one build serves every CPython from 3.10: the stable ABI (abi3) */
+#define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <stdint.h>
 
 /* Bytes counted into 8-bit sums before they are added up: at most 255 ends fit, and the compiler turns the loop
- * into byte-wide vector compares. A multiple of 16 so that no block ends in a scalar tail. */
+ * into byte-wide vector compares. A multiple of 16, so that every full block splits into 16-byte vectors. */
 #define BLOCK 240
 
 /* Line ends in p[0:n]; a CR in the last byte counts as a lone CR (the caller holds back a CR that may be half
