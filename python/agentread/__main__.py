@@ -1,3 +1,3 @@
-from agentread.cli import main
+from agentread.cli import run
 
-raise SystemExit(main())
+run()

@@ -58,5 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def run() -> None:
+    """The command's entry point. It ends without the interpreter's teardown once its output is flushed:
+    freeing a large notebook's objects one by one took 35 ms of a 0.35 s read, and nothing is left to save."""
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): what it wanted was written
+        pass
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

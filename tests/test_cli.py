@@ -1,0 +1,64 @@
+"""The command line, as a user runs it: `python -m agentread read ...` in a fresh process."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def agentread(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentread", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "log.txt").write_text("".join(f"line {i}\n" for i in range(1, 5001)))
+    return tmp_path
+
+
+def test_read_prints_numbered_lines_and_how_to_go_on(folder: Path):
+    done = agentread("read", "log.txt", "--offset", "10", "--limit", "3", cwd=folder)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.splitlines() == ["    10\tline 10", "    11\tline 11", "    12\tline 12",
+                                        "[Showing lines 10-12 of 5,000 (limit of 3 lines). "
+                                        "Call again with offset=13 to continue.]"]
+
+
+def test_json_prints_the_whole_result(folder: Path):
+    done = agentread("read", "log.txt", "--limit", "2", "--json", cwd=folder)
+    result = json.loads(done.stdout)
+    assert done.returncode == 0
+    assert (result["kind"], result["startLine"], result["endLine"], result["totalLines"]) == ("text", 1, 2, 5000)
+    assert result["next"] == {"offset": 3}
+
+
+def test_exit_codes_tell_an_error_result_from_a_bad_request(folder: Path):
+    missing = agentread("read", "nothing.txt", cwd=folder)
+    assert missing.returncode == 1 and missing.stdout.startswith("Error: nothing.txt does not exist")
+    invalid = agentread("read", "log.txt", "--offset", "0", cwd=folder)
+    assert invalid.returncode == 2 and "invalid request" in invalid.stderr and invalid.stdout == ""
+    outside = agentread("read", str(REPO / "README.md"), cwd=folder)
+    assert outside.returncode == 1 and "outside" in outside.stdout
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(folder: Path):
+    # `agentread read ... | head -1`: the pipe closes while the output (an image's 1 MB of base64 here, more
+    # than a pipe holds) is still being written. No traceback, no "Exception ignored" at exit, status 0.
+    from PIL import Image
+
+    Image.frombytes("L", (1000, 1000), random.Random(1).randbytes(1_000_000)).save(folder / "noise.png")
+    command = [sys.executable, "-m", "agentread", "read", "noise.png", "--json"]
+    with subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0
+    assert first == b"{\n" and stderr == b""
