@@ -27,6 +27,18 @@ def test_svg_the_rasteriser_would_recurse_on_is_refused(svg: str, why: str):
     assert why in unsafe_reason(svg.encode())
 
 
+def test_depth_and_size_limits_are_exact():
+    def nested(levels: int) -> bytes:  # the root, then `levels` groups inside one another
+        return (HEAD + "<g>" * levels + "</g>" * levels + "</svg>").encode()
+
+    assert unsafe_reason(nested(MAX_SVG_DEPTH - 1)) is None  # MAX_SVG_DEPTH levels, the root counted
+    assert "nested over" in unsafe_reason(nested(MAX_SVG_DEPTH))
+    rects = "<rect/><!-- a comment counts too -->"
+    assert unsafe_reason((HEAD + rects * ((MAX_VISITS - 1) // 2) + "</svg>").encode()) is None
+    assert unsafe_reason((HEAD + rects * (MAX_VISITS // 2) + "</svg>").encode()) == \
+        f"it has over {MAX_VISITS:,} elements"
+
+
 def test_references_that_expand_past_the_budget_are_refused_as_such():
     # Each group draws the one below it ten times: a million elements drawn from a document of under 100.
     groups = '<g id="g0"><rect width="1" height="1"/></g>'
