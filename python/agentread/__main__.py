@@ -1,3 +1,3 @@
-from agentread.cli import run
+from agentread.cli import main
 
-run()
+main()

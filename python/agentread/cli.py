@@ -30,7 +30,7 @@ def _read(args: argparse.Namespace) -> int:
     return 1 if result.is_error else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="agentread", description="Read files the way an AI agent needs them.")
     sub = parser.add_subparsers(dest="command", required=True)
     read = sub.add_parser("read", help="print what the model would see for PATH")
@@ -51,24 +51,17 @@ def main(argv: list[str] | None = None) -> int:
         from agentread.server import serve
 
         serve()
-        return 0
+        return
     try:
-        return _read(args)
-    except BrokenPipeError:  # `agentread read big.log | head`
-        return 0
-
-
-def run() -> None:
-    """The command's entry point. It ends without the interpreter's teardown once its output is flushed:
-    freeing a large notebook's objects one by one took 35 ms of a 0.35 s read, and nothing is left to save."""
-    code = main()
-    try:
+        code = _read(args)
         sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): what it wanted was written
-        pass
+    except BrokenPipeError:  # `agentread read big.log | head`: what the reader wanted was written
+        code = 0
     sys.stderr.flush()
+    # Done, and the output flushed: the process ends without the interpreter's teardown, which spent 35 ms of a
+    # 0.35 s notebook read freeing its objects one by one.
     os._exit(code)
 
 
 if __name__ == "__main__":
-    run()
+    main()
