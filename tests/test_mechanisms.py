@@ -227,3 +227,16 @@ def test_a_whole_file_read_takes_what_the_file_holds_when_read(monkeypatch):
     assert engine._whole(io.BytesIO(data), "pdf", 10, "a.pdf") == data
     assert engine._whole(io.BytesIO(data * 2), "pdf", 10, "a.pdf") == (data * 2)[:1000]
     assert engine._whole(io.BytesIO(data[:5]), "pdf", 700, "a.pdf") == data[:5]  # shrunk since
+
+
+def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path: Path, engine: Engine, monkeypatch):
+    (tmp_path / "small.log").write_text("".join(f"s{i}\n" for i in range(1, 30_001)))  # ~200 KB
+    (tmp_path / "large.log").write_text("".join(f"l{i}\n" for i in range(1, 60_001)))  # ~400 KB
+    monkeypatch.setattr(text, "COUNT_REST_BYTES", 300_000)
+    small = read(engine, path="small.log")
+    assert small.total_lines == 30_000 and "of 30,000" in small.text()
+    large = read(engine, path="large.log")
+    assert large.total_lines is None and large.next == {"offset": 2001}
+    # Once a read has scanned to the end, the total is known.
+    read(engine, path="large.log", offset=59_000)
+    assert read(engine, path="large.log").total_lines == 60_000
