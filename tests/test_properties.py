@@ -1,4 +1,5 @@
-"""Properties over generated input (hypothesis): the sniffer, text windows, encodings, notebook rendering.
+"""Properties over generated input (hypothesis): the sniffer, the line-end counter, text windows, encodings,
+notebook rendering.
 
 Each property is bounded (max_examples) so the file runs in well under a minute. Files are written under one
 folder per module with a fresh name per example: the readers' caches key by path, mtime and size, and two
@@ -91,6 +92,23 @@ def test_sniff_survives_magic_numbers_followed_by_junk(prefix: bytes, rest: byte
 
 
 # ---- text windows -----------------------------------------------------------------------------------------
+
+
+# Bytes rich in line ends: runs of CR and LF of every length, so that block and chunk edges fall between a CR and
+# its LF, and plain bytes (a NUL, a high byte) in between.
+_line_end_bytes = st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"\x00", b"\xff", b"\r" * 300,
+                                            b"\n" * 300, b"ab" * 150]), max_size=200).map(b"".join)
+
+
+@BOUNDED
+@given(data=_line_end_bytes, cut=st.floats(0, 1))
+def test_the_compiled_line_end_counter_counts_as_the_editor_splits(data: bytes, cut: float):
+    from agentread import text
+
+    n = int(len(data) * cut)
+    want = len(TERMINATORS.findall(data[:n]))  # a CR at the end of the prefix counts as a line end
+    assert text.count_line_ends(bytearray(data), n) == text._count_in_python(bytearray(data), n) == want
+
 
 _piece = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40).map(lambda s: s.encode("utf-8")),
