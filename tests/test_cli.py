@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -62,3 +63,18 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(folder: Path):
         stderr = proc.stderr.read()
         assert proc.wait(timeout=60) == 0
     assert first == b"{\n" and stderr == b""
+
+
+@pytest.mark.parametrize("path, status", [("log.txt", 0), ("nothing.txt", 1)])
+def test_output_to_a_pipe_already_closed_keeps_the_status_and_says_nothing(folder: Path, path: str, status: int):
+    # `agentread read x | true`: the reader is gone before anything is written. Buffered output, as in a shell
+    # (an unbuffered stdout would fail at the first write instead of at the flush).
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "agentread", "read", path, "--limit", "1"], cwd=folder,
+                              stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.returncode == status and done.stderr == b""

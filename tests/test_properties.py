@@ -102,7 +102,7 @@ _line_end_bytes = st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"\x00"
 
 @BOUNDED
 @given(data=_line_end_bytes, cut=st.floats(0, 1))
-def test_the_compiled_line_end_counter_counts_as_the_editor_splits(data: bytes, cut: float):
+def test_the_line_end_counters_count_as_the_editor_splits(data: bytes, cut: float):
     from agentread import text
 
     n = int(len(data) * cut)

@@ -33,10 +33,12 @@ def test_depth_and_size_limits_are_exact():
 
     assert unsafe_reason(nested(MAX_SVG_DEPTH - 1)) is None  # MAX_SVG_DEPTH levels, the root counted
     assert "nested over" in unsafe_reason(nested(MAX_SVG_DEPTH))
-    rects = "<rect/><!-- a comment counts too -->"
-    assert unsafe_reason((HEAD + rects * ((MAX_VISITS - 1) // 2) + "</svg>").encode()) is None
-    assert unsafe_reason((HEAD + rects * (MAX_VISITS // 2) + "</svg>").encode()) == \
-        f"it has over {MAX_VISITS:,} elements"
+    def nodes(count: int) -> bytes:  # the root and count - 1 more, comments counted as elements are
+        pairs, odd = divmod(count - 1, 2)
+        return (HEAD + "<rect/><!-- counted too -->" * pairs + "<rect/>" * odd + "</svg>").encode()
+
+    assert unsafe_reason(nodes(MAX_VISITS)) is None
+    assert unsafe_reason(nodes(MAX_VISITS + 1)) == f"it has over {MAX_VISITS:,} elements"
 
 
 def test_references_that_expand_past_the_budget_are_refused_as_such():

@@ -1,3 +1,3 @@
 from agentread.cli import main
 
-main()
+raise SystemExit(main())

@@ -46,8 +46,8 @@ MAX_HELD_LINE_BYTES = 1 << 20
 MAX_MEASURED_LINE_BYTES = 64 << 20
 
 # A file up to this size is counted whole for `totalLines`, so that the model can go straight to its end (45 ms
-# for 128 MB of log in the page cache, the index filled on the way); past it the total is reported once a scan
-# has reached the end (a scan of a 2 GB log must not ride on every first read).
+# for 128 MB of log in the page cache, the index filled on the way; 32 MB without the compiled counter, below);
+# past it the total is reported once a scan has reached the end (a 2 GB log must not ride on every first read).
 COUNT_REST_BYTES = 128 << 20
 
 # The common window is rendered a block at a time (see _plain_window): enough bytes for the whole output budget
@@ -131,6 +131,7 @@ try:  # compiled with the package (setup.py): ~0.1 ms of CPU a MB in one pass; b
     from agentread._lineends import count_line_ends
 except ImportError:
     count_line_ends = _count_in_python
+    COUNT_REST_BYTES = 32 << 20  # counting is several times slower: a first read counts as much as it did before
 
 
 def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool]:
