@@ -137,7 +137,7 @@ def bench_text(table: Table, runs: int, root: Path) -> None:
             table.row(w, "agentread repeat", ours=True).add(cold["ms"][1], cold["rss_mb"])
         # The last window once the total is known: the cold read above counted to it, filling the index
         # on its way, so the window is one jump away (what the repeat row shows). Without a known total
-        # the contract has no way to ask for "the last lines": see bench/README.md.
+        # the contract has no way to ask for "the last lines": it numbers lines from the first.
 
 
 def shlex_quote(s: str) -> str:

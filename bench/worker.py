@@ -150,7 +150,8 @@ def image_decode(path: str) -> dict:
     return {"ms": [ms]}
 
 
-WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium, "image": image, "image-decode": image_decode}
+WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium,
+             "image": image, "image-decode": image_decode}
 
 if __name__ == "__main__":
     out = WORKLOADS[sys.argv[1]](*sys.argv[2:])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import gzip
 import io
 import zipfile
@@ -59,6 +60,7 @@ def test_binary_formats_are_binary(data: bytes, mime: str):
     assert info.kind == "binary" and info.mime == mime
 
 
+@functools.cache
 def _real_binaries() -> dict[str, bytes]:
     """Files as real libraries write them, one per family of signature."""
     import bz2

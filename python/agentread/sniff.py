@@ -87,10 +87,11 @@ def sniff(head: bytes, name: str) -> FileInfo:
         return FileInfo("office", OFFICE_MIMES[office])
     if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
+    control_share = _control_share(head)
     # filetype tries some 80 signatures in Python, a third of a small read's time. Every binary signature it
     # knows puts a NUL or another control byte within the first bytes, so a head without any is text for it
     # (PostScript and RTF, text-based formats it names, are then read as the text they are).
-    kind = filetype.guess(head) if head.translate(None, _NOT_CONTROLS) else None
+    kind = filetype.guess(head) if control_share else None
     if kind is not None:
         if kind.mime in IMAGE_MIMES:
             return FileInfo("image", kind.mime)
@@ -101,10 +102,10 @@ def sniff(head: bytes, name: str) -> FileInfo:
         return _text_or_notebook(head, name, utf16, 0)
     if _is_utf8(head):
         if head.count(0) > len(head) * MAX_NUL_SHARE or \
-                (len(head) >= MIN_CONTROL_SAMPLE and _control_share(head) > MAX_CONTROL_SHARE):
+                (len(head) >= MIN_CONTROL_SAMPLE and control_share > MAX_CONTROL_SHARE):
             return FileInfo("binary", "application/octet-stream")
         return _text_or_notebook(head, name, "utf-8", 0)
-    if 0 in head or _control_share(head) > MAX_CONTROL_SHARE:
+    if 0 in head or control_share > MAX_CONTROL_SHARE:
         return FileInfo("binary", "application/octet-stream")
     if _mostly_utf8(head):
         return _text_or_notebook(head, name, "utf-8", 0)

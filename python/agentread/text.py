@@ -154,6 +154,7 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
                 line += 1
                 if line == target:
                     return pos + match.end(), line, True
+            raise AssertionError("the chunk's line ends were miscounted")  # never a silently wrong line number
         last = buf.rfind(b"\n", 0, n)
         last = max(last, buf.rfind(b"\r", last + 1, n))  # a lone CR after it; not a whole-chunk search
         line += ends
