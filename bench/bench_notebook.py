@@ -1,4 +1,5 @@
-"""Benchmark: the notebook reader on a ~100 MB notebook, against json.loads, nbconvert and jupytext.
+"""Benchmark: the notebook reader on a ~100 MB notebook and a real 3.9 MB one, against json.loads, nbconvert and
+jupytext.
 
     python bench/bench_notebook.py [--runs 5] [--keep DIR]
 
@@ -10,7 +11,9 @@ doing the first read. Each operation includes reading the file. Reports, per ope
 (imports excluded but for the whole processes), its ratio to json.loads and the file size over it (MB/s); peak
 RSS, its ratio to the file size, and what the operation added to the interpreter it ran in (peak RSS minus the
 RSS after the imports: the same interpreter, with agentread and Pillow imported, for every row but the whole
-processes, measured whole). One run per process, so a peak is that of one operation. Not part of the test run.
+processes, measured whole). One run per process, so a peak is that of one operation. Then the same for the
+real handson-ml2 notebook of the shared corpus (../shared/corpus, or $AGENTREAD_CORPUS; skipped when absent).
+Not part of the test run.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ WHOLE_PROCESSES = {
     "agentread read (CLI)": ["{python}", "-m", "agentread", "read", "{path}", "--root", "{folder}"],
 }
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
+
+# The real notebook measured after the generated one: 3.9 MB of plots and text from the handson-ml2 book.
+REAL_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+REAL_NOTEBOOK = "notebooks/real/handson-ml2_09_unsupervised_learning.ipynb"
 
 TRACEBACK = [
     "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m",
@@ -147,21 +154,33 @@ def main() -> None:
     # In its own process: Linux carries a process's peak RSS over fork and exec, so a parent that had held the
     # whole notebook would lend that peak to every measured child.
     subprocess.run([sys.executable, __file__, "--generate", str(path)], check=True)
+    print(f"{path}: {path.stat().st_size / 2**20:.1f} MiB, {CELLS} cells; {args.runs} runs each, medians")
+    measure_all(path, args.runs)
+    real = Path(os.environ.get("AGENTREAD_CORPUS", REAL_CORPUS)) / REAL_NOTEBOOK
+    if real.exists():
+        print(f"\n{real.name} (shared corpus): {real.stat().st_size / 2**20:.1f} MiB; {args.runs} runs each, medians")
+        measure_all(real, args.runs)
+    else:
+        print(f"\n{real}: not found, skipped (set AGENTREAD_CORPUS to the shared corpus)")
+    if not args.keep:
+        shutil.rmtree(folder)
+
+
+def measure_all(path: Path, runs: int) -> None:
+    """Every operation on one notebook, then its table."""
     size_mb = path.stat().st_size / 2**20
-    print(f"{path}: {size_mb:.1f} MiB, {CELLS} cells; {args.runs} runs each, medians")
     rows = {}
     for operation in ("json.loads", "outline", "first read", *WHOLE_PROCESSES):
-        runs = min(args.runs, 3) if operation in PEERS else args.runs  # the peers take seconds a run
         if operation in PEERS and not _installed(PEERS[operation]):
             print(f"  {operation}: skipped (not installed; pip install {PEERS[operation]})")
             continue
-        result = measure(operation, path, runs)
+        result = measure(operation, path, min(runs, 3) if operation in PEERS else runs)  # peers take seconds
         if result:
             added = result["added_kb"]
             rows[operation] = (statistics.median(result["times"]), result["peak_kb"] / 1024,
                                None if added is None else added / 1024)
     base = rows["json.loads"][0]
-    print(f"\n| operation | median s | × json.loads | MiB/s | peak RSS MiB | peak ÷ file | added MiB | added ÷ file |")
+    print("\n| operation | median s | × json.loads | MiB/s | peak RSS MiB | peak ÷ file | added MiB | added ÷ file |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for operation, (seconds, peak, added) in rows.items():
         extra = "n/a | n/a" if added is None else f"{added:.0f} | {added / size_mb:.2f}"
@@ -170,8 +189,6 @@ def main() -> None:
     print(f"\n(file {size_mb:.1f} MiB; peak RSS is the whole process; added = peak minus the RSS after the "
           "imports, i.e. what the operation itself held at its peak; the last rows are whole processes, start-up "
           "included, measured whole)")
-    if not args.keep:
-        shutil.rmtree(folder)
 
 
 def _installed(module: str) -> bool:

@@ -102,14 +102,11 @@ def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
         match = _PAYLOAD_KEY.search(data, max(end, start))
         if end - start < PAYLOAD_MIN_CHARS or not _ascii_string(view[start - 1:end + 1]):
             continue  # short, or not a plain string (the parser is left to say what is wrong with it)
-        escapes = 0
-        if data.find(b"\\", start, end) >= 0:
-            escapes = data.count(b"\\", start, end)
-            rest = data[start:end]
-            for escape, _ in _PAYLOAD_ESCAPES:
-                rest = rest.replace(escape, b"")
-            if b"\\" in rest:  # another escape, or the quote found is escaped: left to the parser
-                continue
+        # Every backslash must open one of the escapes a payload may hold (counted, not copied out: an escaped
+        # backslash or an escaped closing quote leaves one over). Anything else is left to the parser.
+        escapes = data.count(b"\\", start, end) if data.find(b"\\", start, end) >= 0 else 0  # find: memchr
+        if escapes and escapes != sum(data.count(escape, start, end) for escape, _ in _PAYLOAD_ESCAPES):
+            continue
         pieces += [view[last:start], b"\\u0000payload:%d" % len(payloads)]
         payloads.append(Payload(data, start, end, escapes))
         set_aside += end - start
