@@ -393,6 +393,8 @@ def _noise_png_b64(side: int, seed: int) -> str:
 def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     from agentread.notebook import model
 
+    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)  # the mechanism of large notebooks, on a small one
+
     image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>"}}
     data = notebook(*[code(f"plot({i})", {**image, "data": {**image["data"], "image/png": _noise_png_b64(160, i)}})
                       for i in range(60)])
@@ -413,8 +415,24 @@ def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     assert peak(cells="outline") [0] > len(data) and peak(cells="outline")[1] == outline and peak()[1] == first
 
 
+def test_payloads_are_set_aside_only_in_large_notebooks(monkeypatch):
+    from agentread.notebook import model
+
+    data = notebook(*[code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)])
+
+    def payload_types() -> set[type]:
+        return {type(output["data"]["image/png"]) for cell in model.parse_notebook(data).cells
+                for output in cell.outputs}
+
+    assert len(data) < model.SET_ASIDE_MIN_BYTES and payload_types() == {str}
+    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", len(data))
+    assert payload_types() == {model.Payload}
+
+
 def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
     from agentread.notebook import model
+
+    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)
 
     b64 = _noise_png_b64(90, 1)
     wrapped = "\n".join(b64[i:i + 76] for i in range(0, len(b64), 76)) + "\n"  # as some writers store it
@@ -435,6 +453,8 @@ def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
 
 def test_odd_image_payloads_are_left_to_the_parser(monkeypatch):
     from agentread.notebook import model
+
+    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)
 
     b64 = _noise_png_b64(90, 2)
     good = notebook(code("p", result({"image/png": b64}))).decode()

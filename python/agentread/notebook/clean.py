@@ -102,15 +102,16 @@ def source_lines(text: str) -> list[str]:
     """A cell's source as lines, one for one (line N of the cell stays line N), encoded payloads hidden."""
     if ";base64," not in text and len(text) < BASE64_RUN_CHARS:
         return split_lines(text)
-    return [cut_line(hide_base64(line)) for line in _lines(text)]
+    return [cut_line(hide_base64(line)) for line in editor_lines(text)]
 
 
 def split_lines(text: str) -> list[str]:
     """Lines as an editor shows them; a final newline ends the last line rather than starting another."""
-    return [cut_line(line) for line in _lines(text)]
+    return [cut_line(line) for line in editor_lines(text)]
 
 
-def _lines(text: str) -> list[str]:
+def editor_lines(text: str) -> list[str]:
+    """Lines as an editor splits them, uncut (where only their count or first few are wanted)."""
     if not text:
         return []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -16,7 +16,7 @@ from typing import Any, Union
 
 import orjson
 
-from agentread.notebook.clean import clean_output, cut_line, source_lines, split_lines
+from agentread.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook, Payload
 from agentread.notebook.svgcheck import unsafe_reason
 
@@ -374,8 +374,8 @@ def _base64_head(payload: Any, chars: int) -> bytes:
 
 def outline_line(cell: Cell) -> str:
     """One line per cell: index, id, type, size of the source, its first line, and what its outputs hold."""
-    lines = split_lines(cell.source)
-    first = next((line.strip() for line in lines if line.strip()), "")
+    lines = editor_lines(cell.source)
+    first = next(filter(None, map(str.strip, lines)), "")
     if len(first) > OUTLINE_FIRST_LINE_CHARS:
         first = first[:OUTLINE_FIRST_LINE_CHARS] + "…"
     text = header(cell)[4:] + f", {len(lines)} line{'s' if len(lines) != 1 else ''}"
@@ -395,7 +395,7 @@ def _output_summary(output: Any) -> str:
     if kind == "stream":
         text = output.get("text", "")
         text = text[-1] if isinstance(text, list) and len(text) == 1 else text
-        count = len(text) if isinstance(text, list) else len(split_lines(str(text)))
+        count = len(text) if isinstance(text, list) else len(editor_lines(str(text)))
         return f"{output.get('name', 'stream')} {count} line{'s' if count != 1 else ''}"
     if kind == "error":
         return f"error {strip_label(str(output.get('ename', '')))}"
