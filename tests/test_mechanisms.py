@@ -85,6 +85,38 @@ def test_line_index_stays_bounded_and_right(tmp_path: Path, engine: Engine, monk
         assert first_row(read(engine, path="log.txt", offset=offset)) == (offset, f"r{offset}")
 
 
+def test_line_index_shared_by_threads_keeps_each_line_with_its_offset(monkeypatch):
+    """Reads of one file in several workers add to its index at once; each line keeps its own offset."""
+    import sys
+    import threading
+
+    monkeypatch.setattr(text, "MAX_INDEX_ENTRIES", 512)  # thinning happens under way too
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    index, errors = text.LineIndex(0), []
+
+    def add(first: int) -> None:  # line n starts at byte 10 (n - 1)
+        try:
+            for n in range(first, 60_000, 4):
+                index.add(n, 10 * (n - 1))
+                line, offset = index.nearest(n)
+                assert offset == 10 * (line - 1), (n, line, offset)
+        except Exception as exc:  # noqa: BLE001 - reported by the test thread
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=add, args=(k,)) for k in (2, 3, 4, 5)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert errors == []
+    assert list(index.lines) == sorted(index.lines)
+    assert all(offset == 10 * (line - 1) for line, offset in zip(index.lines, index.offsets))
+
+
 def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: Path, engine: Engine,
                                                                        monkeypatch):
     monkeypatch.setattr(text, "SCAN_CHUNK", 4096)

@@ -75,27 +75,28 @@ class LineIndex:
     lines: array = field(default_factory=lambda: array("q"))  # machine integers: 16 bytes an entry
     offsets: array = field(default_factory=lambda: array("q"))
     total: int | None = None  # known once a scan reached the end
+    # Reads of one file in several worker threads share its index: the two arrays change together, under this
+    # lock, or a line could be paired with another line's offset.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.lines, self.offsets = array("q", [1]), array("q", [self.start])
 
     def nearest(self, line: int) -> tuple[int, int]:
-        i = bisect_right(self.lines, line) - 1
-        return self.lines[i], self.offsets[i]
+        with self._lock:
+            i = bisect_right(self.lines, line) - 1
+            return self.lines[i], self.offsets[i]
 
     def add(self, line: int, offset: int) -> None:
-        if line > self.lines[-1]:
-            self.lines.append(line)
-            self.offsets.append(offset)
-        else:
+        with self._lock:
             i = bisect_right(self.lines, line)
             if self.lines[i - 1] == line:
                 return
             self.lines.insert(i, line)
             self.offsets.insert(i, offset)
-        if len(self.lines) > MAX_INDEX_ENTRIES:
-            # Keep line 1 and every other entry: the spacing doubles, a jump still lands near its line.
-            self.lines, self.offsets = self.lines[::2], self.offsets[::2]
+            if len(self.lines) > MAX_INDEX_ENTRIES:
+                # Keep line 1 and every other entry: the spacing doubles, a jump still lands near its line.
+                self.lines, self.offsets = self.lines[::2], self.offsets[::2]
 
 
 class _IndexCache:
