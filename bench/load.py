@@ -168,7 +168,7 @@ def make_request(rng: random.Random):
     def check(answer):
         error = answer.get("error") or {}
         return None if error.get("code") == -32602 and str(bad) in error.get("message", "") else f"-32602 {answer}"
-    return {"path": "text0.txt", "offset": bad}, check
+    return {"path": "text0.txt", "limit": bad}, check
 
 
 def rss(pid: int) -> int:

@@ -135,9 +135,16 @@ def bench_text(table: Table, runs: int, root: Path) -> None:
             cold = worker("text", str(log), str(a), str(a))
             table.row(w, "agentread cold", ours=True).add(cold["ms"][0], cold["rss_mb"])
             table.row(w, "agentread repeat", ours=True).add(cold["ms"][1], cold["rss_mb"])
-        # The last window once the total is known: the cold read above counted to it, filling the index
-        # on its way, so the window is one jump away (what the repeat row shows). Without a known total
-        # the contract has no way to ask for "the last lines": it numbers lines from the first.
+        # The "last" window above is asked for by its line number, which needs the lines before it counted (the
+        # cold read scans). Asked for as the last lines, the end is found reading backwards, as tail does; the
+        # wc -l floor stays, to show what a scan would have cost.
+        w = f"text: last {WINDOW:,} lines (offset=-{WINDOW})"
+        table.row(w, "wc -l (floor)", floor=True).add(ms, rss)
+        table.row(w, f"tail -n {WINDOW}").add(*shell(f"tail -n {WINDOW} {q}"))
+        end = worker("text", str(log), str(-WINDOW), str(-WINDOW))
+        assert end["windows"][0] == {"start": -WINDOW, "end": -1, "total": None}, end["windows"]
+        table.row(w, "agentread cold", ours=True).add(end["ms"][0], end["rss_mb"])
+        table.row(w, "agentread repeat", ours=True).add(end["ms"][1], end["rss_mb"])
 
 
 def shlex_quote(s: str) -> str:

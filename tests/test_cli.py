@@ -33,6 +33,11 @@ def test_read_prints_numbered_lines_and_how_to_go_on(folder: Path):
                                         "Call again with offset=13 to continue.]"]
 
 
+def test_a_negative_offset_reads_the_end(folder: Path):
+    done = agentread("read", "log.txt", "--offset", "-2", cwd=folder)
+    assert done.returncode == 0 and done.stdout.splitlines() == ["  4999\tline 4999", "  5000\tline 5000"]
+
+
 def test_json_prints_the_whole_result(folder: Path):
     done = agentread("read", "log.txt", "--limit", "2", "--json", cwd=folder)
     result = json.loads(done.stdout)

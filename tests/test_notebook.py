@@ -488,6 +488,9 @@ def test_offset_and_limit_page_the_rendered_lines():
     with pytest.raises(ReadError) as past:
         read(data, offset=61)
     assert past.value.code == "offset_past_end"
+    end = read(data, offset=-3)  # counted back from the end of the rendered lines
+    assert (end.start_line, end.end_line, end.next) == (58, 60, None)
+    assert end.text() == read(data, offset=58).text()
 
 
 def test_nbformat_3_with_worksheets_and_heading_cells():

@@ -144,6 +144,9 @@ def test_generated_docx_pages_by_offset_and_next(report: Path):
     assert not last.truncated and last.next is None
     past = read(report, path="report.docx", offset=second.total_lines + 5)
     assert past.error.code == "offset_past_end"
+    end = read(report, path="report.docx", offset=-1)  # counted back from the end: the last line
+    assert (end.start_line, end.end_line) == (second.total_lines, second.total_lines)
+    assert end.text() == last.text()
 
 
 # XLSX
@@ -171,6 +174,8 @@ def test_xlsx_pages_pick_sheets_and_offset_picks_rows(real: Path):
     assert '--- Sheet 2 "other"' in text and "| 10 | Antonin Scalia |" in text and "| 11 | Jo Cox |" in text
     assert "| 12 |" not in text
     assert result.next == {"pages": "2", "offset": 12}
+    from_end = read(real, path="deaths.xlsx", pages="2", offset=-2)
+    assert from_end.error.code == "offset_from_end" and "offset=N" in from_end.text()
     assert read(real, path="deaths.xlsx", pages="3").error.code == "page_out_of_range"
     with pytest.raises(InvalidParams):
         read(real, path="deaths.xlsx", pages="no such sheet")

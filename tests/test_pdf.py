@@ -284,6 +284,9 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
     assert [int(n) for n in seen] == list(range(1, 3001))  # every line once, in order
     assert re.search(r"--- Page 3 ---\n\s*\d+\tlast$", result.text())  # then page 3, the rest of the range
     assert result.next is None and not result.truncated
+    end = read(engine, path="long.pdf", pages="2-3", offset=-3)  # counted back from the end of the pages read
+    assert end.end_line == end.total_lines == result.end_line and end.start_line == end.total_lines - 2
+    assert re.findall(r"^\s*\d+\t(.*)$", end.text(), flags=re.M) == ["", "--- Page 3 ---", "last"]
 
 
 def _with_form(page_ops: bytes, form_ops: bytes, depth: int = 1) -> bytes:

@@ -58,15 +58,18 @@ def reference_lines(body: bytes) -> list[bytes]:
 
 
 def shown_lines(result: ReadResult) -> list[tuple[int, str]]:
-    """(number, text) of each numbered line of a text result, the closing line of a cut window left out."""
+    """(number, text) of each numbered line of a text result, the note on lines numbered from the end and the
+    closing line of a cut window left out."""
     lines = result.text().split("\n")
+    if lines[0].startswith("[Lines numbered from the end"):
+        lines.pop(0)
     if result.truncated:
         assert lines[-1].startswith("[Showing lines"), lines[-1]
         lines.pop()
     out = []
     for line in lines:
         number, tab, text = line.partition("\t")
-        assert tab and number.strip().isdigit() and len(number) >= 6, line[:80]
+        assert tab and number.strip().removeprefix("-").isdigit() and len(number) >= 6, line[:80]
         out.append((int(number), text))
     return out
 
@@ -157,6 +160,38 @@ def test_windows_number_lines_like_the_editor_and_next_continues_exactly(folder,
             assert text.startswith(want[:MAX_LINE_CHARS]) and "line cut at" in text
         else:
             assert text == want, number
+
+
+@BOUNDED
+@given(data=text_bytes, share=st.floats(0, 1), limit=st.one_of(st.none(), st.integers(1, 25)),
+       chunk=st.integers(1, 64))
+def test_windows_counted_from_the_end_number_lines_like_the_editor(folder, engine, data, share, limit, chunk):
+    """In a file too large to count, the lines found reading backwards are the editor's last lines."""
+    from agentread import text
+
+    path = write(folder, data)
+    info = sniff(data[:65536], str(path))
+    assume(info.kind == "text" and not info.encoding.startswith(("utf-16", "utf-32")))
+    expected = [line.decode(info.encoding, errors="replace") for line in reference_lines(data[info.bom:])]
+    assume(len(expected) > 1)
+    back = 1 + int(share * (len(expected) - 2))  # reaching back to line 1 counts every line: numbered from it
+    params = {"path": str(path), "offset": -back, **({"limit": limit} if limit else {})}
+    seen: list[tuple[int, str]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "COUNT_REST_BYTES", 0)
+        patch.setattr(text, "SCAN_CHUNK", chunk)
+        result = engine.read(parse_request(params))
+        for _ in range(back + 1):
+            assert not result.is_error and result.total_lines is None, result.text()[:300]
+            assert result.text().startswith("[Lines numbered from the end of the file: -1 is its last line.")
+            seen.extend(shown_lines(result))
+            if not result.truncated:
+                break
+            result = engine.read(parse_request({**params, **result.next}))
+    assert [n for n, _ in seen] == list(range(-back, 0)), "each line once, in order"
+    for number, line in seen:
+        want = expected[number]
+        assert line == want or (len(want) > MAX_LINE_CHARS and line.startswith(want[:MAX_LINE_CHARS]))
 
 
 # ---- encodings --------------------------------------------------------------------------------------------

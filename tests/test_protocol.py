@@ -74,11 +74,19 @@ def test_window_and_next_continue_exactly(server, tmp_path):
     assert seen == [f"line {i}" for i in range(1, 4501)]
 
 
+def test_negative_offset_reads_the_last_lines(server, tmp_path):
+    write_lines(tmp_path / "big.txt", 4500)
+    result = server.read(path="big.txt", offset=-3)
+    assert text_of(result).split("\n") == ["  4498\tline 4498", "  4499\tline 4499", "  4500\tline 4500"]
+    assert (result["startLine"], result["endLine"], result["totalLines"]) == (4498, 4500, 4500)
+
+
 @pytest.mark.parametrize("params, fragment", [
     ({}, "'path' is required"),
     ({"path": 7}, "'path'"),
-    ({"path": "a.txt", "offset": -3}, "'offset'"),
     ({"path": "a.txt", "offset": 0}, "'offset'"),
+    ({"path": "a.txt", "offset": "-3"}, "'offset'"),
+    ({"path": "a.txt", "limit": -3}, "'limit'"),
     ({"path": "a.txt", "limit": "ten"}, "'limit'"),
     ({"path": "a.txt", "pages": ["1"]}, "'pages'"),
     ({"path": "a.txt", "consent": "yes"}, "'consent'"),

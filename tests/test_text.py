@@ -23,7 +23,7 @@ from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 
-_NUMBERED = re.compile(r"^ *(\d+)\t(.*)$", re.S)
+_NUMBERED = re.compile(r"^ *(-?\d+)\t(.*)$", re.S)
 
 
 def vscode_lines(text: str) -> list[str]:
@@ -336,6 +336,69 @@ def test_crlf_numbering_through_the_server(tmp_path: Path, server):
     assert [(int(n), line) for n, line in rows] == list(enumerate(vscode_lines(text), start=1))
 
 
+# --- reading from the end ---------------------------------------------------------------------------------
+
+def test_negative_offset_counts_back_from_the_end(engine: Engine, ten_k: list[str]):
+    last = read(engine, path="10k.txt", offset=-5)
+    assert shown(last) == list(enumerate(ten_k, start=1))[-5:] and not last.truncated
+    assert (last.start_line, last.end_line, last.total_lines) == (9996, 10_000, 10_000)
+    middle = read(engine, path="10k.txt", offset=-50, limit=10)
+    assert [n for n, _ in shown(middle)] == list(range(9951, 9961)) and middle.next == {"offset": 9961}
+    before_the_start = read(engine, path="10k.txt", offset=-20_000, limit=3)  # as tail -n does: from line 1
+    assert [n for n, _ in shown(before_the_start)] == [1, 2, 3]
+
+
+@pytest.fixture
+def uncounted(monkeypatch):
+    """Every file treated as too large to count on a first read; tiny scan chunks, so that line ends straddle
+    their boundaries everywhere."""
+    from agentread import text
+
+    monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)
+    monkeypatch.setattr(text, "SCAN_CHUNK", 3)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_the_end_of_a_file_too_large_to_count_is_numbered_from_the_end(ws: Path, engine: Engine, uncounted,
+                                                                      name: str):
+    text = SAMPLES[name]
+    (ws / "f.txt").write_bytes(text.encode("utf-8"))
+    want = vscode_lines(text)
+    for back in range(1, len(want)):  # found from the end: numbered from it, the total unknown
+        result = read(engine, path="f.txt", offset=-back, limit=1)
+        assert shown(result) == [(-back, want[-back])], back
+        assert result.total_lines is None and "numbered from the end" in result.text()
+    # Reaching back to the first line counts them all: then the editor's numbers, and from then on too.
+    result = read(engine, path="f.txt", offset=-len(want) - 1)
+    assert shown(result) == list(enumerate(want, start=1)) and result.total_lines == len(want)
+    assert read(engine, path="f.txt", offset=-1).start_line == len(want)
+
+
+def test_following_next_from_the_end(engine: Engine, ten_k: list[str], uncounted):
+    lines, results = follow(engine, "10k.txt", offset=-2_500)
+    assert lines == [(n - len(ten_k) - 1, line) for n, line in enumerate(ten_k, start=1)][-2_500:]
+    assert [r.next for r in results] == [{"offset": -500}, None]
+    assert "Showing lines -2,500 to -501 (limit of 2,000 lines). Call again with offset=-500" in results[0].text()
+
+
+def test_the_end_of_a_large_csv_keeps_its_header(ws: Path, engine: Engine, uncounted):
+    (ws / "t.csv").write_text("id,name\n" + "".join(f"{i},n{i}\n" for i in range(100)))
+    result = read(engine, path="t.csv", offset=-2)
+    assert result.text().split("\n")[0] == "[Header row (line 1): id,name]"
+    assert shown(result) == [(-2, "98,n98"), (-1, "99,n99")]
+
+
+def test_the_end_of_an_empty_file(ws: Path, engine: Engine, uncounted):
+    (ws / "empty.txt").write_bytes(b"")
+    assert read(engine, path="empty.txt", offset=-10).total_lines == 0
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through system calls (page cache hits included)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
 # --- big files: streaming and the line index --------------------------------------------------------------
 
 def test_three_hundred_megabyte_file_first_window_is_bounded(tmp_path: Path):
@@ -358,6 +421,11 @@ def test_three_hundred_megabyte_file_first_window_is_bounded(tmp_path: Path):
         assert rows[0] == (1, line.decode().rstrip("\n")) and rows[-1][0] == len(rows)
         assert result.truncated and result.next == {"offset": len(rows) + 1}
         total = os.path.getsize(path) // len(line)
+        before = _bytes_read()
+        end = read(engine, path="big.log", offset=-3)
+        assert _bytes_read() - before < 1 << 20  # found reading backwards from the end, not by a scan
+        assert shown(end) == [(n, line.decode().rstrip("\n")) for n in (-3, -2, -1)]
+        assert (end.start_line, end.end_line, end.total_lines) == (-3, -1, None)
         tracemalloc.start()
         try:
             tail = read(engine, path="big.log", offset=total - 1)

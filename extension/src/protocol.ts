@@ -146,10 +146,26 @@ function count(total: number | undefined, unit: string): string {
   return `${total ?? '?'} ${unit}${total === 1 ? '' : 's'}`;
 }
 
-/** "lines 10–59" or "from line 10"; rows of a sheet rather than lines in a workbook. */
+/** "lines 10–59", "from line 10", "last 200 lines"; rows of a sheet rather than lines in a workbook. */
 function describeSpan(offset: number | undefined, limit: number | undefined, unit: 'line' | 'row'): string {
   const first = offset ?? 1;
+  if (first < 0) {
+    return spanFromEnd(first, limit === undefined ? -1 : Math.min(first + limit - 1, -1), unit);
+  }
   return limit !== undefined ? `${unit}s ${first}–${first + limit - 1}` : `from ${unit} ${first}`;
+}
+
+/** Lines counted from the end (-1 is the last line): "last 200 lines", "lines -400 to -201 from the end". */
+function spanFromEnd(first: number, last: number, unit: 'line' | 'row' = 'line'): string {
+  return last === -1 ? `last ${-first} ${unit}s` : `${unit}s ${first} to ${last} from the end`;
+}
+
+/**
+ * Editor line numbers (1-based) of lines counted from the end of a document: -1 is its last line as `cat -n`
+ * counts, so a final line break, after which the editor shows one more empty line, starts no line of its own.
+ */
+export function fromEnd(line: number, lineCount: number, endsWithLineBreak: boolean): number {
+  return (endsWithLineBreak ? lineCount - 1 : lineCount) + 1 + line;
 }
 
 /** The part of a read the input asks for, in words: "cells 3–7", "lines 10–59", "page 2", "sheet 2". */
@@ -188,10 +204,14 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
     return result.error?.code ?? 'error';
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
-  const lines = () =>
-    result.startLine !== undefined && result.endLine !== undefined
-      ? `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`
-      : undefined;
+  const lines = () => {
+    if (result.startLine === undefined || result.endLine === undefined) {
+      return undefined;
+    }
+    return result.startLine < 0
+      ? spanFromEnd(result.startLine, result.endLine)
+      : `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`;
+  };
   switch (result.kind) {
     case 'pdf': {
       // An offset read may start inside a page its text does not name: then the pages asked for are told.

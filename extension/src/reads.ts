@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
 import type { AgentView } from './agentView';
-import { cellSpan, describeResult, isOutline, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import { cellSpan, describeResult, fromEnd, isOutline, type ReadInput, type ReadResult, type ResultKind } from './protocol';
 import { workspaceFolderPaths } from './settings';
 import { shownCells, toSpans } from './shown';
 
@@ -207,6 +207,13 @@ export class ReadRevealer implements vscode.Disposable {
     const editor = await vscode.window.showTextDocument(document, { preview: true });
     if (startLine === undefined || endLine === undefined || document.lineCount === 0) {
       return;
+    }
+    if (startLine < 0) {
+      // Lines counted from the end of a file too large to count when it was read.
+      const lastLine = document.lineAt(document.lineCount - 1);
+      const endsWithLineBreak = document.lineCount > 1 && lastLine.text === '';
+      startLine = fromEnd(startLine, document.lineCount, endsWithLineBreak);
+      endLine = fromEnd(endLine, document.lineCount, endsWithLineBreak);
     }
     const first = Math.min(Math.max(startLine, 1), document.lineCount) - 1;
     const last = Math.min(Math.max(endLine, startLine), document.lineCount) - 1;

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     read = sub.add_parser("read", help="print what the model would see for PATH")
     read.add_argument("path")
-    read.add_argument("--offset", type=int, help="first line, 1-based")
+    read.add_argument("--offset", type=int, help="first line, 1-based; negative counts back from the end (-1: the last)")
     read.add_argument("--limit", type=int, help="number of lines (at most 2000)")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "10-20"')
     read.add_argument("--cells", help='notebook cells, e.g. "4", "2-7", "1,4-6", a cell id, or "outline"')

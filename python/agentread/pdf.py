@@ -448,13 +448,13 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int
 def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int) -> ReadResult:
     """offset/limit over the numbered lines of the pages read: for citing and paging within long pages."""
     lines = "\n\n".join(pages).split("\n")
-    if request.first_line > len(lines):
-        raise ReadError("offset_past_end", f"offset {request.first_line:,} is past the end of pages {first}-{shown}, "
+    offset = request.line_from(len(lines))
+    if offset > len(lines):
+        raise ReadError("offset_past_end", f"offset {offset:,} is past the end of pages {first}-{shown}, "
                         f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
-    out, last, cut = window(lines, request.first_line, request.line_limit, MAX_OUTPUT_BYTES,
-                            also=f'pages="{first}-{shown}" and ')
+    out, last, cut = window(lines, offset, request.line_limit, MAX_OUTPUT_BYTES, also=f'pages="{first}-{shown}" and ')
     result.content = [TextPart("\n".join(out))]
-    result.start_line, result.end_line, result.total_lines = request.first_line, last, len(lines)
+    result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
     if cut:
         result.truncated = True
         result.next = {"pages": f"{first}-{shown}", "offset": last + 1}

@@ -38,7 +38,8 @@ def cut_line(line: str, total_chars: int | None = None, total_bytes: int | None 
 def continuation(first: int, last: int, total: int | None, reason: str, call: str) -> str:
     """The closing line of a cut window: what was shown, why it stopped, and the exact call to continue."""
     of = f" of {total:,}" if total is not None else ""
-    return f"[Showing lines {first:,}-{last:,}{of} ({reason}). Call again with {call} to continue.]"
+    span = f"{first:,}-{last:,}" if first > 0 else f"{first:,} to {last:,}"  # counted from the end
+    return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
 
 
 class Window:

@@ -15,7 +15,7 @@ class InvalidParams(ValueError):
 @dataclass(frozen=True)
 class ReadRequest:
     path: str
-    offset: int | None = None  # 1-based first line
+    offset: int | None = None  # 1-based first line; negative counts from the end (-1: the last line)
     limit: int | None = None  # number of lines, capped at MAX_LINES
     pages: str | None = None  # PDF page range, "3" or "10-20"
     cells: str | None = None  # notebook cells, "4", "2-7", "1,4-6", a cell id, or "outline"
@@ -27,23 +27,45 @@ class ReadRequest:
         return MAX_LINES if self.limit is None else min(self.limit, MAX_LINES)
 
     @property
+    def from_end(self) -> bool:
+        return self.offset is not None and self.offset < 0
+
+    @property
     def first_line(self) -> int:
+        """The first line asked for by number (a reader that allows counting from the end uses line_from)."""
         return self.offset or 1
+
+    def line_from(self, total: int) -> int:
+        """The first line in a text of `total` lines: a negative offset counts back from its end, and one
+        reaching back past line 1 starts there (as `tail -n` does on a short file)."""
+        return max(1, total + 1 + self.offset) if self.from_end else self.first_line
 
 
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw"}
 
 
-def _positive_int(params: dict[str, Any], name: str) -> int | None:
+def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
     value = params.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InvalidParams(f"'{name}' must be a positive integer, got {value!r}")
-    if value < 1:
+            return int(value)
+        raise InvalidParams(f"'{name}' must be {what}, got {value!r}")
+    return value
+
+
+def _offset(params: dict[str, Any]) -> int | None:
+    value = _integer(params, "offset", "a line number")
+    if value == 0:
+        raise InvalidParams("'offset' must be a 1-based line number, or negative to count from the end "
+                            "(-1 is the last line), got 0")
+    return value
+
+
+def _positive_int(params: dict[str, Any], name: str) -> int | None:
+    value = _integer(params, name, "a positive integer")
+    if value is not None and value < 1:
         raise InvalidParams(f"'{name}' must be a positive integer (1-based), got {value}")
     return value
 
@@ -71,7 +93,7 @@ def parse_request(params: Any) -> ReadRequest:
     path = params.get("path")
     if not isinstance(path, str) or not path:
         raise InvalidParams("'path' is required and must be a non-empty string")
-    return ReadRequest(path=path, offset=_positive_int(params, "offset"), limit=_positive_int(params, "limit"),
+    return ReadRequest(path=path, offset=_offset(params), limit=_positive_int(params, "limit"),
                        pages=_optional_str(params, "pages"), cells=_optional_str(params, "cells"),
                        consent=_flag(params, "consent"), raw=_flag(params, "raw"))
 

@@ -165,6 +165,37 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
     return pos, line, True
 
 
+def _start_from_end(f: BinaryIO, start: int, back: int) -> tuple[int, int | None]:
+    """Byte offset of the start of line -`back` (-1 is the last line), found by reading backwards from the end
+    a chunk at a time, so the end of a large file is reached without counting the lines before it
+    → (offset, None); or, when the file has no more than `back` lines, (offset of line 1, its line count).
+
+    Line -k starts after the k-th line end before the last line (a final terminator ends the last line)."""
+    end = f.seek(0, io.SEEK_END)
+    if end <= start:
+        return start, 0
+    f.seek(max(start, end - 2))
+    tail = f.read(2)
+    end -= 2 if tail == b"\r\n" else 1 if tail.endswith((b"\n", b"\r")) else 0
+    buf = bytearray(SCAN_CHUNK)
+    pos, needed, after = end, back, b""  # after: the byte just past the chunk being read
+    while pos > start:
+        checkpoint()
+        chunk_start = max(start, pos - SCAN_CHUNK)
+        f.seek(chunk_start)
+        n = f.readinto(memoryview(buf)[:pos - chunk_start])
+        # A CR ending this chunk before an LF opening the next is one line end, counted there already.
+        split_pair = after == b"\n" and buf[n - 1] == 13
+        ends = count_line_ends(buf, n) - split_pair
+        if ends >= needed:
+            starts = [match.end() for match in LINE_END.finditer(bytes(buf[:n - split_pair]))]
+            return chunk_start + starts[-needed], None
+        needed -= ends
+        after = bytes(buf[:1])
+        pos = chunk_start
+    return start, back - needed + 1
+
+
 def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
     """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head; a line
     longer than MAX_MEASURED_LINE_BYTES yields length -1 and ends the stream.
@@ -267,9 +298,19 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     """
     stream, decode_as, transcoded = _open_text(source, encoding, bom, size)
     index = INDEXES.get(None if transcoded else cache_key, 0 if transcoded else bom)
-    first = request.first_line
-    start, reached, found = _skip_to(stream, index, first)
     encoding_label = label or (f"{encoding} with BOM" if bom else encoding)
+    first = request.first_line
+    if request.from_end:
+        total = index.total
+        if total is None and size <= COUNT_REST_BYTES:
+            total = _count_total(stream, index)  # a first read counts such a file anyway
+        if total is None:
+            start, total = _start_from_end(stream, index.start, -request.offset)
+            if total is None:
+                return _from_end(stream, start, request, path, decode_as, encoding_label, size)
+            index.total = total
+        first = request.line_from(total)
+    start, reached, found = _skip_to(stream, index, first)
     if not found or (first > 1 and _at_end(stream, start)):
         total = index.total if index.total is not None else _count_total(stream, index)
         if first == 1 and total == 0:
@@ -280,20 +321,7 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
                         f"{max(total, 1):,}.")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
-    limit = request.line_limit
-    fast = _plain_window(stream, start, first, limit, decode_as)
-    if fast is not None:
-        block, number, stop_reason = fast
-        rendered = [block]
-    else:
-        win = Window(first, limit, MAX_OUTPUT_BYTES)
-        for raw, full_len in _lines(stream, start):
-            if not win.add(_line_text(raw, full_len, decode_as)):
-                break
-            if full_len < 0:
-                win.reason = "a line too long to measure"
-                break
-        rendered, number, stop_reason = win.lines, win.next_number, win.reason
+    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, decode_as)
     last = number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
@@ -312,6 +340,40 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         rendered.append(continuation(first, last, total, stop_reason, f"offset={last + 1}"))
         result.next = {"offset": last + 1}
     result.content = [TextPart("\n".join(rendered))]
+    return result
+
+
+def _window(stream: BinaryIO, start: int, first: int, limit: int, encoding: str) -> tuple[list[str], int, str | None]:
+    """Numbered lines from byte `start`, the first numbered `first` → (rendered, next number, stop reason)."""
+    fast = _plain_window(stream, start, first, limit, encoding)
+    if fast is not None:
+        block, number, stop_reason = fast
+        return [block], number, stop_reason
+    win = Window(first, limit, MAX_OUTPUT_BYTES)
+    for raw, full_len in _lines(stream, start):
+        if not win.add(_line_text(raw, full_len, encoding)):
+            break
+        if full_len < 0:
+            win.reason = "a line too long to measure"
+            break
+    return win.lines, win.next_number, win.reason
+
+
+def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, encoding: str, label: str,
+              size: int) -> ReadResult:
+    """A window counted back from the end of a file whose line count is not known: its lines are numbered
+    from the end (-1 is the last line), as counting the lines before them would mean reading the whole file."""
+    first = request.offset
+    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, encoding)
+    last = number - 1
+    note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
+            "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
+    result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=stop_reason is not None,
+                        encoding=label)
+    if stop_reason is not None:
+        rendered.append(continuation(first, last, None, stop_reason, f"offset={last + 1}"))
+        result.next = {"offset": last + 1}
+    result.content = [TextPart("\n".join([note] + rendered))]
     return result
 
 

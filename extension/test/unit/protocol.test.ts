@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { failureText, formatSize, toParts } from '../../src/convert';
-import { cellSpan, describeResult, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
+import { cellSpan, describeResult, fromEnd, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
 
 describe('toReadParams', () => {
   it('forwards the contract fields and adds consent only when given', () => {
@@ -47,6 +47,13 @@ describe('invocationMessage', () => {
     assert.equal(invocationMessage({ path: 'memo.docx', offset: 40, limit: 20 }), 'Reading memo.docx, lines 40–59');
     assert.equal(invocationMessage({ path: 'memo.docx' }), 'Reading memo.docx');
   });
+
+  it('names reads counted from the end of a file', () => {
+    assert.equal(invocationMessage({ path: 'app.log', offset: -200 }), 'Reading app.log, last 200 lines');
+    assert.equal(invocationMessage({ path: 'app.log', offset: -200, limit: 500 }), 'Reading app.log, last 200 lines');
+    assert.equal(invocationMessage({ path: 'app.log', offset: -400, limit: 200 }),
+      'Reading app.log, lines -400 to -201 from the end');
+  });
 });
 
 describe('describeResult', () => {
@@ -57,6 +64,21 @@ describe('describeResult', () => {
     assert.equal(describeResult({ ...base, kind: 'notebook', totalCells: 4 }, { path: 'a' }), '4 cells');
     const error = { ...base, kind: 'error' as const, isError: true, error: { code: 'not_found', message: 'm' } };
     assert.equal(describeResult(error, { path: 'a' }), 'not_found');
+  });
+
+  it('summarises lines numbered from the end of a file too large to count', () => {
+    assert.equal(describeResult({ ...base, startLine: -2000, endLine: -1 }, { path: 'a', offset: -2000 }), 'last 2000 lines');
+    assert.equal(describeResult({ ...base, startLine: -2000, endLine: -1001 }, { path: 'a', offset: -2000 }),
+      'lines -2000 to -1001 from the end');
+  });
+
+  it('turns lines counted from the end into editor lines, a final line break starting none', () => {
+    // "a\nb\nc\n": the editor shows 4 lines (the last empty), cat -n counts 3, so -1 is "c", editor line 3.
+    assert.equal(fromEnd(-1, 4, true), 3);
+    assert.equal(fromEnd(-3, 4, true), 1);
+    // "a\nb\nc": 3 lines either way.
+    assert.equal(fromEnd(-1, 3, false), 3);
+    assert.equal(fromEnd(-2, 3, false), 2);
   });
 
   it('counts sheets and slides, with the rows or lines of an offset read', () => {

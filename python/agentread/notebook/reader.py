@@ -268,7 +268,7 @@ def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
 def _paged(nb: Notebook, lines, context, request: ReadRequest, path: str, what: str,
            cells: str | None = None) -> ReadResult:
     total = len(lines)
-    start = request.first_line
+    start = request.line_from(total)
     if start > max(total, 1):
         raise ReadError("offset_past_end", f"offset {start} is past the end: the notebook has {total} {what}; "
                         "call again with a smaller offset")

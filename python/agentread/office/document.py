@@ -90,7 +90,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     attached after their lines, at most MAX_IMAGES_PER_CALL and MAX_IMAGE_DATA_PER_CALL of them.
     `pages` is repeated in the continuing call when the read was of a slide range."""
     lines = doc.lines
-    offset = request.first_line
+    offset = request.line_from(len(lines))
     if offset > max(len(lines), 1):
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end: the rendered {kind} has "
                         f"{len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")

@@ -54,6 +54,10 @@ CLOSING_RESERVE_BYTES = 400
 
 
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    if request.from_end:  # a sheet's last row is known only by reading all of it (its <dimension> is not trusted)
+        raise ReadError("offset_from_end", f"offset {request.offset} counts rows from the end, which sheets do not "
+                        "support. Call without an offset to read a sheet from its first row (the result says how "
+                        "many rows it has), then offset=N to read from its row N.")
     values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         names = values.sheetnames

@@ -233,6 +233,16 @@ describe('agentread in VS Code', () => {
     5_000);
   });
 
+  it('reads the end of a file with a negative offset and reveals those lines', async () => {
+    const text = textOf(await invoke({ path: 'lines.txt', offset: -5 }));
+    assert.match(text, /^   116\t/m);
+    assert.match(text, /^   120\t/m);
+    const entry = api.reads.all[0];
+    assert.equal(entry.range, 'lines 116–120 of 120');
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    assert.equal(vscode.window.activeTextEditor?.selection.start.line, 115);
+  });
+
   it('reveals the cells of a notebook read', async () => {
     await invoke({ path: 'analysis.ipynb', cells: '2-3' });
     await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
