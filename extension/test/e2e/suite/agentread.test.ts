@@ -131,7 +131,7 @@ describe('agentread in VS Code', () => {
   it('gives the model an error it can act on as text', async () => {
     const result = await invoke({ path: 'no-such-file.txt' });
     assert.match(textOf(result), /^Error: /);
-    const malformed = await invoke({ path: 'lines.txt', offset: -1 });
+    const malformed = await invoke({ path: 'lines.txt', offset: 0 });
     assert.match(textOf(malformed), /^Error: invalid arguments/);
   });
 
