@@ -14,7 +14,7 @@ nesting), or plain random bytes. An Office seed (a zip) is mostly mutated inside
 zip written again with correct checksums, a member dropped, duplicated or given another's content, or a field
 of the central directory corrupted; a plain byte flip of a zip mostly just fails its CRC check. The input is
 written under a name whose extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin/.docx/.xlsx/.pptx (half the
-time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit window, a
+time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit window, one counted from the end, a
 page or sheet range, an outline, cells, raw). Tesseract is on the PATH for one input in ten (OCR_EVERY).
 
 What counts:
@@ -98,6 +98,7 @@ REQUESTS = (
     {"offset": 2, "limit": 3},
     {"offset": 1, "limit": 1},
     {"offset": 50},
+    {"offset": -5}, {"offset": -2, "limit": 1},
     {"pages": "1"}, {"pages": "2-"},
     {"cells": "outline"}, {"cells": "1"}, {"cells": "2-3"}, {"cells": "1,3-"},
     {"raw": True},
