@@ -381,6 +381,25 @@ def test_following_next_from_the_end(engine: Engine, ten_k: list[str], uncounted
     assert "Showing lines -2,500 to -501 (limit of 2,000 lines). Call again with offset=-500" in results[0].text()
 
 
+def test_lines_appended_after_the_end_was_found_are_not_numbered_past_it(ws: Path, engine: Engine, uncounted,
+                                                                          monkeypatch):
+    from agentread import text
+
+    path = ws / "growing.log"
+    path.write_text("".join(f"line {i}\n" for i in range(100)))
+    found = text._start_from_end
+
+    def then_grow(f, start, back):  # the log is written to between finding the end and reading the window
+        result = found(f, start, back)
+        with open(path, "a") as log:
+            log.write("new 1\nnew 2\n")
+        return result
+
+    monkeypatch.setattr(text, "_start_from_end", then_grow)
+    result = read(engine, path="growing.log", offset=-2)
+    assert shown(result) == [(-2, "line 98"), (-1, "line 99")] and result.next is None and not result.truncated
+
+
 def test_the_end_of_a_large_csv_keeps_its_header(ws: Path, engine: Engine, uncounted):
     (ws / "t.csv").write_text("id,name\n" + "".join(f"{i},n{i}\n" for i in range(100)))
     result = read(engine, path="t.csv", offset=-2)

@@ -364,8 +364,11 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     """A window counted back from the end of a file whose line count is not known: its lines are numbered
     from the end (-1 is the last line), as counting the lines before them would mean reading the whole file."""
     first = request.offset
-    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, encoding)
+    # Lines appended since the end was found are not shown: the window stops at line -1 as it was found.
+    rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first), encoding)
     last = number - 1
+    if last >= -1:
+        stop_reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
     note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
             "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
     result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=stop_reason is not None,
