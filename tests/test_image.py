@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
+import random
 import struct
 import zlib
 from pathlib import Path
@@ -14,10 +16,10 @@ import pytest
 from PIL import Image
 
 from agentread.engine import Engine
-from agentread.image import DRAFT_FLOOR, _png
+from agentread.image import DRAFT_FLOOR, _decoded_part, _png, check_png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
-from agentread.result import ImagePart
+from agentread.result import ImagePart, ReadError
 from agentread.workspace import Workspace
 
 PROVIDER_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -251,3 +253,126 @@ print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "m
     assert after_png == "False"  # a PNG does not load the HEIF reader
     assert "Image image/heic" in text and "sent as image/jpeg 640x480" in text
     assert parts == "[('image/jpeg', 640, 480)]"
+
+
+# --- PNGs proven whole without Pillow ---------------------------------------------------------------------
+
+def pillows_part(data: bytes):
+    """What the Pillow path (decode, repair or refuse) makes of these bytes."""
+    try:
+        part, note = _decoded_part(data)
+    except ReadError as exc:
+        return exc.code
+    return part.mime_type, part.data, part.width, part.height, note
+
+
+def notebook_pngs(corpus: Path) -> list[bytes]:
+    found = []
+    for path in sorted((corpus / "notebooks").rglob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_bytes())["cells"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        for output in (o for c in cells if isinstance(c, dict) for o in c.get("outputs") or []):
+            payload = (output.get("data") or {}).get("image/png") if isinstance(output, dict) else None
+            try:
+                found.append(base64.b64decode("".join(payload)))
+            except (TypeError, ValueError):  # the corpus holds damaged payloads too; read_notebook says so
+                continue
+    return found
+
+
+def test_intact_pngs_are_sent_as_pillow_would_send_them(corpus: Path):
+    """Every plot in the corpus notebooks and PNGs of every colour type and depth: those that Pillow decodes
+    whole and would send untouched are proven whole without it, and sent the same; the rest (damaged, too
+    large) are left to Pillow."""
+    made = [encoded(Image.frombytes(mode, (61, 37), random.Random(7).randbytes(61 * 37 * 4)[:61 * 37 * n]), "PNG")
+            for mode, n in (("L", 1), ("LA", 2), ("RGB", 3), ("RGBA", 4))]
+    made += [encoded(Image.new(mode, (61, 37), 1), "PNG") for mode in ("1", "P", "I;16")]
+    plots = notebook_pngs(corpus)
+    assert len(plots) > 100
+    for data in made + plots:
+        untouched = ("image/png", base64.b64encode(data).decode("ascii"))
+        decoded = pillows_part(data)
+        if isinstance(decoded, tuple) and decoded[:2] == untouched and decoded[4] is None:
+            assert check_png(data) == (decoded[2:4], None)
+        else:
+            assert check_png(data)[0] is None
+
+
+def recrc(data: bytes) -> bytes:
+    """The same chunks with their checksums made right again, so that only what is inside them is wrong."""
+    out, pos = [data[:8]], 8
+    while pos + 12 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        out.append(png_chunk(kind, data[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    return b"".join(out) + data[pos:]
+
+
+def test_a_damaged_png_is_never_taken_for_whole():
+    """Bytes flipped, cut, repeated or dropped, with the chunk checksums made right again or not: whatever the
+    check without Pillow accepts, Pillow decodes whole and sends untouched too."""
+    accepted = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        img = Image.radial_gradient("L").resize((90, 60)).convert(rng.choice(["L", "RGB", "RGBA", "P"]))
+        data = bytearray(encoded(img, "PNG"))
+        for _ in range(rng.randint(1, 3)):
+            if len(data) <= 8:
+                break
+            at = rng.randrange(8, len(data))
+            action = rng.choice(["flip", "cut", "repeat", "drop"])
+            if action == "flip":
+                data[at] ^= 1 << rng.randrange(8)
+            elif action == "cut":
+                del data[at:]
+            elif action == "repeat":
+                data[at:at] = data[at:at + rng.randint(1, 40)]
+            else:
+                del data[at:at + rng.randint(1, 40)]
+        damaged = recrc(bytes(data)) if rng.random() < 0.7 else bytes(data)
+        size, _ = check_png(damaged)
+        if size:
+            accepted += 1
+            assert pillows_part(damaged) == ("image/png", base64.b64encode(damaged).decode("ascii"), *size, None), seed
+    assert 0 < accepted < 200  # some damage is harmless (in text chunks, after the end); most is not
+
+
+def test_pixel_data_that_stops_short_is_caught_though_every_checksum_is_right(tmp_path: Path, engine: Engine):
+    """Pillow decodes such a PNG without complaint, the rows after the data's end left blank."""
+    img = Image.frombytes("RGB", (120, 80), random.Random(3).randbytes(120 * 80 * 3))
+    rows = b"".join(b"\0" + img.tobytes()[y * 360:(y + 1) * 360] for y in range(80))
+    short = zlib.compress(rows[: len(rows) // 2])  # a whole zlib stream, of half the rows
+    data = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 120, 80, 8, 2, 0, 0, 0))
+            + png_chunk(b"IDAT", short) + png_chunk(b"IEND", b""))
+    (tmp_path / "short.png").write_bytes(data)
+    result = read(engine, path="short.png")
+    assert "its pixel data ends before its last row; the missing rows are shown blank" in result.text()
+    part = the_part(result)
+    assert base64.b64decode(part.data) != data, "what is sent is the decoded picture, not the file as if whole"
+    with Image.open(io.BytesIO(base64.b64decode(part.data))) as back:
+        assert back.convert("RGB").tobytes()[:360 * 40] == img.tobytes()[:360 * 40]
+
+
+def test_reading_a_notebook_of_plots_does_not_load_pillow(tmp_path: Path):
+    """Pillow's import and format plugins cost more than reading a notebook of plots: PNGs proven whole are
+    sent without it (a fresh process shows which modules a read imports)."""
+    plot = base64.b64encode(encoded(Image.radial_gradient("L").resize((300, 200)), "PNG")).decode()
+    cell = {"cell_type": "code", "id": "a", "metadata": {}, "execution_count": 1, "source": "plot()",
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": plot}}]}
+    (tmp_path / "plots.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                                      "cells": [cell]}))
+    script = """
+import sys
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+result = Engine(Workspace([sys.argv[1]])).read(parse_request({"path": "plots.ipynb"}))
+print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "mime_type")], "PIL" in sys.modules)
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[('image/png', 300, 200)] False"

@@ -34,6 +34,18 @@ RESIZE_REDUCING_GAP = 3.0
 # PNG colour types of the modes written without Pillow's encoder (see _png).
 PNG_COLOR_TYPES = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}
 
+# Channels of each PNG colour type, and the bit depths the standard allows for it.
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+
+# Chunks that make a PNG more than one still picture or that Pillow reads further (an animation, an EXIF
+# orientation, compressed text it may refuse): a PNG holding one goes through Pillow.
+PNG_CHUNKS_FOR_PILLOW = {b"acTL", b"eXIf", b"zTXt", b"iTXt"}
+
+# Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit whole in
+# memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them).
+PNG_INFLATE_PIECE_BYTES = 1 << 20
+
 # JPEG qualities tried in turn when an image is still over MAX_IMAGE_BYTES after downscaling.
 JPEG_QUALITIES = (85, 70, 50)
 
@@ -209,6 +221,64 @@ def image_part(data: bytes) -> tuple[ImagePart, str | None]:
 
 
 def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
+    size, damage = check_png(data) if len(data) <= MAX_IMAGE_BYTES else (None, None)
+    if size:
+        # Most images read (plots in notebooks, screenshots) are such PNGs: proven whole without Pillow,
+        # whose import and decode cost more than the read, and sent as they are.
+        return ImagePart("image/png", base64.b64encode(data).decode("ascii"), *size), None
+    return _decoded_part(data, damage)
+
+
+def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
+    """(size, None) for a PNG of at most MAX_IMAGE_SIDE proven whole: every chunk's checksum right, its pixel
+    data inflating to exactly the rows its header declares, each row with a valid filter, and nothing Pillow
+    would read further. (None, note) when all its chunks are whole but its pixel data ends before the last
+    row, which Pillow decodes without complaint. (None, None) for anything else, left to Pillow to decode,
+    repair or refuse: damage it finds itself, interlaced rows, the chunks above."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR" or len(data) < 33:
+        return None, None
+    width, height, depth, color, *methods = struct.unpack_from(">IIBBBBB", data, 16)
+    if not 0 < width <= MAX_IMAGE_SIDE or not 0 < height <= MAX_IMAGE_SIDE or methods != [0, 0, 0] \
+            or depth not in PNG_DEPTHS.get(color, ()):
+        return None, None  # a larger one is decoded to be downscaled anyway
+    pos, chunks, idat = 8, [], []
+    while pos + 12 <= len(data) and chunks[-1:] != [b"IEND"]:
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        end = pos + 8 + length
+        if end + 4 > len(data) or not kind.isalpha() or kind in PNG_CHUNKS_FOR_PILLOW \
+                or zlib.crc32(data[pos + 4:end]) != struct.unpack_from(">I", data, end)[0] \
+                or (kind == b"IHDR" and (chunks or length != 13)) \
+                or (kind == b"tEXt" and data.startswith(b"Raw profile type exif", pos + 8)) \
+                or (kind == b"IDAT" and idat and chunks[-1] != b"IDAT"):  # pixel data comes in one run
+            return None, None
+        if kind == b"IDAT":
+            idat.append(data[pos + 8:end])
+        chunks.append(kind)
+        pos = end + 4
+    if pos != len(data) or chunks[-1:] != [b"IEND"] or not idat \
+            or (color == 3 and b"PLTE" not in chunks[:chunks.index(b"IDAT")]):
+        return None, None
+    row = 1 + (width * depth * PNG_CHANNELS[color] + 7) // 8  # its filter byte, then its pixels
+    rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
+    inflate, stream = zlib.decompressobj(), b"".join(idat)
+    try:
+        for first in range(0, height, rows_at_once):
+            want = min(rows_at_once, height - first) * row
+            pixels = inflate.decompress(stream, want)
+            stream = inflate.unconsumed_tail
+            if len(pixels) != want and inflate.eof and not inflate.unused_data and not stream:
+                return None, "its pixel data ends before its last row; the missing rows are shown blank"
+            if len(pixels) != want or max(pixels[::row]) > 4:
+                return None, None
+        if inflate.decompress(stream, 1) or not inflate.eof or inflate.unused_data:
+            return None, None
+    except zlib.error:
+        return None, None
+    return (width, height), None
+
+
+def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
+    """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
     img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
@@ -218,7 +288,7 @@ def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
             and not rotated:
         # Still decode once: a truncated or broken file must not reach the model as if it were whole.
         loaded, note = _load(img, data)
-        if note is None:
+        if note is None and damage is None:
             return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
         img = loaded
     else:
@@ -229,7 +299,7 @@ def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
             width, height = _fit(*size)
             img.draft("RGB", (max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))))
         img, note = _load(img, data)
-    notes = [note] if note else []
+    notes = [note or damage] if note or damage else []
     if frames > 1:
         notes.append(f"first of {frames} frames shown")
     if img.mode not in ("RGB", "RGBA", "L", "LA", "P", "1"):
