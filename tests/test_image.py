@@ -13,8 +13,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageChops, ImageStat
 
+from agentread import image as image_module
 from agentread.engine import Engine
 from agentread.image import DRAFT_FLOOR, _decoded_part, _png, check_png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
@@ -122,12 +123,53 @@ def test_a_big_palette_image_is_averaged_in_colour(tmp_path: Path, engine: Engin
         assert part.width == 2000 and back.convert("RGB").getpixel((10, 10)) == (128, 128, 128)
 
 
+@pytest.fixture(params=[1, 3], ids=["one core", "three cores"])
+def cores(request, monkeypatch) -> int:
+    """Large images are resized and compressed in bands on the machine's cores; small ones too, here."""
+    monkeypatch.setattr(image_module.os, "cpu_count", lambda: request.param)
+    monkeypatch.setattr(image_module, "BANDS_MIN_PIXELS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("mode", ["L", "LA", "RGB", "RGBA"])
-def test_the_png_writer_keeps_every_pixel(mode: str):
+def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
     img = Image.frombytes(mode, (37, 23), os.urandom(37 * 23 * len(mode)))
-    with Image.open(io.BytesIO(_png(img))) as back:
+    encoded = _png(img)
+    assert len(image_module._band_cuts(23, 37 * 23)) - 1 == image_module.IMAGE_BANDS
+    with Image.open(io.BytesIO(encoded)) as back:
         back.load()
         assert back.mode == mode and back.size == img.size and back.tobytes() == img.tobytes()
+    [idat] = [encoded[pos + 8:pos + 8 + n] for pos, n in chunks(encoded) if encoded[pos + 4:pos + 8] == b"IDAT"]
+    rows = zlib.decompress(idat)  # one zlib stream, its Adler-32 checked over all the bands
+    assert rows[::37 * len(mode) + 1] == b"\0" * 23
+
+
+def chunks(png: bytes):
+    pos = 8
+    while pos < len(png):
+        (length,) = struct.unpack_from(">I", png, pos)
+        yield pos, length
+        pos += 12 + length
+
+
+@pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 2100)), ("LA", (2500, 900)),
+                                       ("L", (900, 4700)), ("RGB", (12100, 300))])
+def test_resizing_in_bands_is_resizing_whole(mode: str, size: tuple[int, int], cores: int):
+    """Blocks of noise, the hardest case: the bands meet without a seam and the picture is Pillow's resize of
+    the whole image but for rounding (a band's box in the source is a float); it is the same on any number
+    of cores."""
+    rng = random.Random(5)
+    img = Image.frombytes(mode, (60, 40), rng.randbytes(60 * 40 * len(mode))).resize(size, Image.NEAREST)
+    whole = img.resize(image_module._fit(*size), resample=Image.BICUBIC, reducing_gap=image_module.RESIZE_REDUCING_GAP)
+    banded = image_module._downscale(img)
+    assert banded.size == whole.size and banded.mode == mode
+    # Compared as colour times alpha: where a pixel is all but transparent its colour is noise.
+    difference = ImageChops.difference(banded.convert("RGBA").convert("RGBa"), whole.convert("RGBA").convert("RGBa"))
+    assert max(high for _, high in difference.getextrema()) <= 12  # a band out of place differs by up to 255
+    assert sum(ImageStat.Stat(difference).mean) / 4 < 0.01
+    if cores == 3:
+        image_module.os.cpu_count = lambda: 1
+        assert image_module._downscale(img).tobytes() == banded.tobytes()
 
 
 def test_noisy_image_part_stays_under_the_byte_limit(tmp_path: Path, engine: Engine):
@@ -235,6 +277,7 @@ def test_heic_is_converted_and_its_reader_loads_only_for_it(tmp_path: Path):
     # A fresh process: which readers a read imports shows only there.
     script = """
 import sys
+from agentread import image as image_module
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace
@@ -365,6 +408,7 @@ def test_reading_a_notebook_of_plots_does_not_load_pillow(tmp_path: Path):
                                                       "cells": [cell]}))
     script = """
 import sys
+from agentread import image as image_module
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace
