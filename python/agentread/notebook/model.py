@@ -10,9 +10,9 @@ times it. Other payloads (big JSON, text) stay as the parser produced them; noth
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,12 +354,13 @@ def _assign_ids(cells: list[Cell], raw_cells: list[Any], major: int, minor: int 
             cell.id = real
             invalid += not _VALID_ID.match(real)
         else:
-            digest = hashlib.sha1(cell.source.encode("utf-8", "surrogatepass")).hexdigest()
+            # CRC-32: as unlikely to collide as 8 hex digits of any hash, without loading OpenSSL (8 ms).
+            digest = f"{zlib.crc32(cell.source.encode('utf-8', 'surrogatepass')):08x}"
             repeat = seen_sources.get(digest, 0)
             seen_sources[digest] = repeat + 1
             if repeat:
-                digest = hashlib.sha1(f"{digest}#{repeat}".encode()).hexdigest()
-            cell.id = DERIVED_ID_PREFIX + digest[:8]
+                digest = f"{zlib.crc32(f'{digest}#{repeat}'.encode()):08x}"
+            cell.id = DERIVED_ID_PREFIX + digest
             missing += 1
         ids.setdefault(cell.id, []).append(pos)
     requires_ids = major > 4 or (major == 4 and minor is not None and minor >= 5)
