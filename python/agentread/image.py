@@ -38,13 +38,12 @@ BICUBIC = 3  # Pillow's Resampling.BICUBIC, named here so that Pillow is importe
 PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
 
 # Pillow's resampling and zlib's compression let other threads run: a large image is resized and compressed in
-# IMAGE_BANDS horizontal bands, on as many threads as the machine has cores up to BAND_THREADS (more cost
-# more in hand-offs than they save). The count of bands is fixed, so the picture sent is the same on any
-# machine; and more bands than threads keep a band heavier than the rest (a photo inset in a screenshot)
-# from leaving a thread idle. On 2 cores, the bench's 3,000 px screenshot is resized in 78 ms against 122 in
-# one piece and compressed in 52 against 74 (58 in 2 bands). Below BANDS_MIN_PIXELS one band is quicker.
+# IMAGE_BANDS horizontal bands at once, on a machine of more than one core. The count of bands is fixed, so
+# the picture sent is the same on any machine; and with more bands than cores, a band heavier than the rest
+# (a photo inset in a screenshot) leaves no core idle. On 2 cores, the bench's 3,000 px screenshot is resized
+# in 78 ms against 122 in one piece and compressed in 52 against 74 (58 in 2 bands). Below BANDS_MIN_PIXELS
+# one band is quicker.
 IMAGE_BANDS = 4
-BAND_THREADS = 4
 BANDS_MIN_PIXELS = 1_000_000
 
 # PNG colour types of the modes written without Pillow's encoder (see _png).
@@ -72,6 +71,7 @@ JPEG_QUALITIES = (85, 70, 50)
 _DECODE_LOCK = threading.Lock()
 _heif_ready = False
 _band_pool = None
+_BAND_POOL_LOCK = threading.Lock()
 
 
 def _pillow():
@@ -216,13 +216,13 @@ def _band_cuts(rows: int, pixels: int) -> list[int]:
 def _in_bands(work, count: int) -> list:
     """work(0) ... work(count - 1), on the band threads when the machine has more than one core."""
     global _band_pool
-    threads = min(BAND_THREADS, os.cpu_count() or 1)
-    if count == 1 or threads == 1:
+    if count == 1 or (os.cpu_count() or 1) == 1:
         return [work(i) for i in range(count)]
-    if _band_pool is None:
-        from concurrent.futures import ThreadPoolExecutor
+    with _BAND_POOL_LOCK:
+        if _band_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
 
-        _band_pool = ThreadPoolExecutor(threads, thread_name_prefix="image-band")
+            _band_pool = ThreadPoolExecutor(IMAGE_BANDS, thread_name_prefix="image-band")
     return list(_band_pool.map(work, range(count)))
 
 
