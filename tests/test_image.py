@@ -420,3 +420,18 @@ print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "m
 
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[('image/png', 300, 200)] False"
+
+
+def test_reads_at_once_share_the_band_threads_and_agree(monkeypatch):
+    """As the server's read workers do: several large images read at once, each resized and compressed in
+    bands on the one pool, come out as each does read alone."""
+    monkeypatch.setattr(image_module, "_band_pool", None)
+    rng = random.Random(9)
+    images = [encoded(Image.frombytes("RGB", (40, 30), rng.randbytes(40 * 30 * 3)).resize((2600, 1300)), "PNG")
+              for _ in range(4)]
+    alone = [image_module.image_part(data)[0] for data in images]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as readers:
+        together = list(readers.map(lambda data: image_module.image_part(data)[0], images))
+    assert together == alone and all((p.width, p.height) == (2000, 1000) for p in alone)
