@@ -272,3 +272,44 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
     # Once a read has scanned to the end, the total is known.
     read(engine, path="large.log", offset=59_000)
     assert read(engine, path="large.log").total_lines == 60_000
+
+
+# --- the server answers each read once, from whichever of its worker, a cancel or the deadline comes first --
+
+@pytest.mark.parametrize("first", ["worker", "cancel", "deadline"])
+def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str):
+    """The worker answers from its own thread while a cancel or the deadline may answer from the event loop:
+    played here in each order on the server's own protocol, writing to a buffer."""
+    import asyncio
+    import json
+
+    from pygls.io_ import StdoutWriter
+
+    from agentread.server import AgentReadServer, _Read
+
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    server = AgentReadServer()
+    server.engine.workspace.set_roots([str(tmp_path)])
+    out = io.BytesIO()
+    server.protocol.set_writer(StdoutWriter(out))
+
+    async def play() -> None:
+        read = _Read(server.protocol, 7, parse_request({"path": "a.txt"}))
+        steps = {"worker": lambda: read.run(server.engine, {}), "cancel": read.cancel, "deadline": read.expire}
+        steps[first]()
+        for name, step in steps.items():
+            if name != first:
+                step()
+        await asyncio.sleep(0)  # the worker's clean-up, handed to the loop
+
+    asyncio.run(play())
+    written = out.getvalue()
+    assert written.count(b"Content-Length:") == 1, written
+    bodies = [json.loads(written.split(b"\r\n\r\n", 1)[1])]
+    assert bodies[0]["id"] == 7
+    if first == "worker":
+        assert bodies[0]["result"]["kind"] == "text"
+    elif first == "cancel":
+        assert bodies[0]["error"]["code"] == -32800
+    else:
+        assert bodies[0]["result"]["error"]["code"] == "timeout"

@@ -145,6 +145,34 @@ def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
     assert server.read(path="huge.log", limit=1)["endLine"] == 1
 
 
+def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_path):
+    """Reads cancelled right away, a little later or after their answer has gone, through the real process:
+    each is answered once (the orders themselves are played one by one in test_mechanisms)."""
+    (tmp_path / "small.txt").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    ids = []
+    for i in range(150):
+        ids.append(server.send("agentread/read", {"path": "small.txt", "offset": 1 + i % 2000, "limit": 1 + i * 13}))
+        if i % 3:
+            time.sleep(0.0005 * (i % 5))
+            server.notify("$/cancelRequest", {"id": ids[-1]})
+    answers = [server.wait(msg_id) for msg_id in ids]
+    assert all("result" in a or a["error"]["code"] == -32800 for a in answers), answers
+    later = server.read(path="small.txt", limit=1)  # answered after all of them: any second answer came first
+    assert later["endLine"] == 1
+    assert all(server._queue(msg_id).empty() for msg_id in ids), "a read was answered twice"
+
+
+def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_path):
+    huge = tmp_path / "huge.log"  # as above: finding line 2 would scan 64 GB
+    with open(huge, "wb") as f:
+        f.write(b"x" * (1 << 20))
+        f.truncate(64 << 30)
+    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
+    time.sleep(0.3)
+    assert server.request("shutdown", None, timeout=QUICK) == {"jsonrpc": "2.0", "id": msg_id + 1, "result": None}
+    assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
+
+
 def test_cancelling_a_long_pdf_read_frees_its_worker_within_a_second(server, tmp_path):
     from test_pdf import build_pdf
 

@@ -1,13 +1,12 @@
 """The JSON-RPC server on stdio (pygls): protocol handlers only, every read is the engine's.
 
-Reads run in worker threads so the event loop keeps answering (`$/cancelRequest` included); a cancelled read
-is told through its cancel event and stops at its next checkpoint.
+Reads run in worker threads, which answer them, so the event loop keeps reading messages (`$/cancelRequest`
+included); a cancelled read is told through its stop event and stops at its next checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import logging
 import os
@@ -21,7 +20,7 @@ from typing import Any
 
 import orjson
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage,
@@ -77,10 +76,10 @@ class _Protocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         # pygls tells requests from notifications by isinstance against runtime-checkable Protocols, about 0.1 ms
-        # a message on Python 3.11; a read request is known by its class and handed on as pygls would.
+        # a message on Python 3.11; a read request is known by its class and handed to the server's start_read.
         if type(message) is JsonRPCRequestMessage and message.method == READ_METHOD \
                 and message.jsonrpc == self.VERSION and not self._shutdown:
-            contextvars.copy_context().run(self._handle_request, message.id, message.method, message.params)
+            self._server.start_read(message.id, message.params)
         else:
             super().handle_message(message)
 
@@ -140,6 +139,28 @@ class AgentReadServer(LanguageServer):
         reader = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES)
         await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
         await run_async(self._stop_event, _PipeReader(reader), self.protocol, log, self.report_server_error)
+
+    def start_read(self, msg_id: Any, params: Any) -> None:
+        """On the event loop: hand the read to a worker, which answers it (see _Read)."""
+        try:
+            request = parse_request(params)
+            if not self.engine.workspace.roots:
+                self.sync_roots()
+            read = _Read(self.protocol, msg_id, request)
+            self.protocol._request_futures[msg_id] = read  # where pygls looks for it on $/cancelRequest
+            read.deadline = asyncio.get_running_loop().call_later(READ_DEADLINE_SECONDS, read.expire)
+            self.executor.submit(read.run, self.engine, self.live_buffers())
+        except InvalidParams as exc:
+            self.protocol._send_response(msg_id, error=JsonRpcInvalidParams(str(exc)).to_response_error())
+        except Exception:  # noqa: BLE001 - as pygls answers a handler's failure
+            log.exception("a read could not be started")
+            self.protocol._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()).to_response_error())
+
+    def shutdown(self) -> None:
+        """Reads still running when the input ends are told to stop and answered as cancelled."""
+        for read in [r for r in self.protocol._request_futures.values() if isinstance(r, _Read)]:
+            read.cancel()
+        super().shutdown()
 
     def sync_roots(self) -> None:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
@@ -271,29 +292,71 @@ def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
         ls.notebook_changed[path] = time.time()
 
 
-@server.feature(READ_METHOD)
-async def on_read(ls: AgentReadServer, params: Any) -> dict[str, Any]:
-    try:
-        request = parse_request(params)
-    except InvalidParams as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
-    if not ls.engine.workspace.roots:
-        ls.sync_roots()
-    buffers = ls.live_buffers()
-    cancel = threading.Event()
-    loop = asyncio.get_running_loop()
-    work = loop.run_in_executor(ls.executor, run_cancellable, cancel, _read, ls.engine, request, buffers)
-    try:
-        return await asyncio.wait_for(work, READ_DEADLINE_SECONDS)
-    except asyncio.CancelledError:
-        cancel.set()  # the worker stops at its next checkpoint; pygls answers -32800
-        raise
-    except asyncio.TimeoutError:
-        cancel.set()
-        log.warning("read of %s stopped after %.0f s", request.path, READ_DEADLINE_SECONDS)
-        return error_result(request.path, "timeout", f"reading {request.path} took longer than "
-                            f"{READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part of it (offset/limit, "
-                            "pages or cells).").to_json()
+class _Read:
+    """A read in flight, answered once by whichever comes first: its worker, $/cancelRequest (-32800, as pygls
+    answers a cancelled request), its deadline, or the end of the server. The worker answers from its own
+    thread, a whole message in one blocking write as pygls writes: the answer does not wait for the event loop
+    to wake, about a fifth of a small read's round trip."""
+
+    def __init__(self, protocol: _Protocol, msg_id: Any, request) -> None:
+        self.protocol, self.msg_id, self.request = protocol, msg_id, request
+        self.stop = threading.Event()  # the reader stops at its next checkpoint once it is set
+        self.deadline: asyncio.TimerHandle | None = None
+        self._unanswered = threading.Lock()  # taken by whoever answers
+        self._loop = asyncio.get_running_loop()
+
+    def _claim(self) -> bool:
+        return self._unanswered.acquire(blocking=False)
+
+    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook]) -> None:
+        """On a worker thread."""
+        try:
+            answer = {"result": run_cancellable(self.stop, _read, engine, self.request, buffers)}
+        except Cancelled:
+            answer = None  # answered by whoever stopped it
+        except JsonRpcException as exc:
+            answer = {"error": exc.to_response_error()}
+        try:
+            if answer and self._claim():
+                self.protocol._send_response(self.msg_id, **answer)
+        finally:
+            try:
+                self._loop.call_soon_threadsafe(self._forget)
+            except RuntimeError:  # the loop has closed: the server is ending
+                pass
+
+    def done(self) -> bool:
+        return self._unanswered.locked()
+
+    def cancel(self) -> bool:
+        """On the event loop, from $/cancelRequest or the client's shutdown (pygls calls a request's cancel(),
+        the latter while it walks the requests in flight: they are forgotten after) or the server's end."""
+        self.stop.set()
+        if self._claim():
+            self.protocol._send_response(self.msg_id, error=JsonRpcRequestCancelled(
+                f'Request with id "{self.msg_id}" is canceled').to_response_error())
+        try:
+            self._loop.call_soon(self._forget)
+        except RuntimeError:  # the loop has closed: the server is ending
+            pass
+        return True
+
+    def expire(self) -> None:
+        """On the event loop, READ_DEADLINE_SECONDS after the read began."""
+        self.stop.set()
+        if self._claim():
+            log.warning("read of %s stopped after %.0f s", self.request.path, READ_DEADLINE_SECONDS)
+            self.protocol._send_response(self.msg_id, result=error_result(
+                self.request.path, "timeout", f"reading {self.request.path} took longer than "
+                f"{READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part of it (offset/limit, pages or "
+                "cells).").to_json())
+        self._forget()
+
+    def _forget(self) -> None:
+        if self.deadline:
+            self.deadline.cancel()
+        if self.protocol._request_futures.get(self.msg_id) is self:
+            del self.protocol._request_futures[self.msg_id]
 
 
 def _read(engine: Engine, request, buffers: dict[str, str | LiveNotebook]) -> dict[str, Any]:
