@@ -16,6 +16,9 @@ REPO = Path(__file__).resolve().parents[1]
 # How long a test waits for any one answer before it counts as a hang.
 ANSWER_TIMEOUT = 30.0
 
+# As the extension starts the server (extension/src/launch.ts, serverEnv): stdout unbuffered.
+SERVER_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+
 
 def frame(message: dict) -> bytes:
     """One message as it goes over the wire: LSP's Content-Length header, then the JSON body."""
@@ -40,7 +43,7 @@ def read_message(stream) -> dict | None:
 class ServerProcess:
     def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None,
                  env: dict[str, str] | None = None):
-        env = {**os.environ,
+        env = {**os.environ, **SERVER_ENV,
                "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

@@ -283,15 +283,11 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
     import asyncio
     import json
 
-    from pygls.io_ import StdoutWriter
-
-    from agentread.server import AgentReadServer, _Read
+    from agentread.server import _Read
 
     (tmp_path / "a.txt").write_text("one\ntwo\n")
-    server = AgentReadServer()
-    server.engine.workspace.set_roots([str(tmp_path)])
     out = io.BytesIO()
-    server.protocol.set_writer(StdoutWriter(out))
+    server = _server_writing_to(out, tmp_path)
 
     async def play() -> None:
         read = _Read(server.protocol, 7, parse_request({"path": "a.txt"}))
@@ -313,3 +309,58 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
         assert bodies[0]["error"]["code"] == -32800
     else:
         assert bodies[0]["result"]["error"]["code"] == "timeout"
+
+
+def _server_writing_to(buffer: io.BytesIO, root: Path):
+    from pygls.io_ import StdoutWriter
+
+    from agentread.server import AgentReadServer
+
+    server = AgentReadServer()
+    server.engine.workspace.set_roots([str(root)])
+    server.protocol.set_writer(StdoutWriter(buffer))
+    server.live_buffers = dict  # no editor is open: the server was never initialized by a client
+    return server
+
+
+def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
+    """Image and Office readers have no checkpoints: a read cancelled before a worker takes it must leave the
+    queue, not run to its end once a worker is free."""
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    (tmp_path / "a.txt").write_text("one\n")
+    out = io.BytesIO()
+    server = _server_writing_to(out, tmp_path)
+    server.executor = ThreadPoolExecutor(1)
+    busy = threading.Event()
+    server.executor.submit(busy.wait, 30)  # the only worker is taken
+
+    async def play():
+        server.start_read(7, {"path": "a.txt"})
+        read = server.protocol._request_futures[7]
+        server.protocol._handle_cancel_notification(7)  # as pygls handles $/cancelRequest
+        busy.set()
+        server.executor.shutdown(wait=True)
+        await asyncio.sleep(0)
+        return read
+
+    read = asyncio.run(play())
+    assert read.work.cancelled() and 7 not in server.protocol._request_futures
+    assert out.getvalue().count(b"Content-Length:") == 1 and b'"code":-32800' in out.getvalue()
+
+
+def test_a_read_that_cannot_start_is_answered_once_and_not_left_waiting(tmp_path: Path):
+    import asyncio
+
+    out = io.BytesIO()
+    server = _server_writing_to(out, tmp_path)
+    server.executor.shutdown()  # submit now raises
+
+    async def play():
+        server.start_read(8, {"path": "a.txt"})
+
+    asyncio.run(play())
+    assert 8 not in server.protocol._request_futures  # no deadline left to answer it a second time
+    assert out.getvalue().count(b"Content-Length:") == 1 and b'"code":-32603' in out.getvalue()

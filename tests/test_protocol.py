@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc import REPO, ServerProcess, frame, read_message, text_of
+from rpc import REPO, SERVER_ENV, ServerProcess, frame, read_message, text_of
 
 # A read the server must answer well within this (special files are refused from stat alone).
 QUICK = 5.0
@@ -171,6 +171,42 @@ def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_
     time.sleep(0.3)
     assert server.request("shutdown", None, timeout=QUICK) == {"jsonrpc": "2.0", "id": msg_id + 1, "result": None}
     assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
+
+
+def test_answers_written_at_once_into_a_full_pipe_never_mix(tmp_path):
+    """Workers answer from their own threads. With stdout unbuffered, as the extension starts the server, a
+    write(2) into a full pipe lets another writer in midway unless one message is written whole at a time:
+    40 answers of about 50 KB wait in the pipe while the client is not reading, then each must parse."""
+    (tmp_path / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(3000)))
+    env = {**os.environ, **SERVER_ENV, "PYTHONPATH": str(REPO / "python")}
+    proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        messages = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                     "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}},
+                    {"jsonrpc": "2.0", "method": "initialized", "params": {}}]
+        messages += [{"jsonrpc": "2.0", "id": i, "method": "agentread/read", "params": {"path": "big.txt"}}
+                     for i in range(1, 41)]
+        proc.stdin.write(b"".join(frame(m) for m in messages))
+        proc.stdin.flush()
+        time.sleep(2)  # the pipe fills; workers wait in write(2)
+        answered = set()
+        while len(answered) < 41:
+            message = read_message(proc.stdout)  # raises on a broken frame or body
+            if "id" in message:
+                answered.add(message["id"])
+                assert message["id"] == 0 or "result" in message, message
+        assert answered == set(range(41))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_document_whose_uri_names_no_file_does_not_break_reads(server, tmp_path):
+    (tmp_path / "a.txt").write_text("hi\n")
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///tmp/a%00b", "languageId": "plaintext",
+                                                            "version": 1, "text": "x"}})
+    assert server.read(path="a.txt")["endLine"] == 1
 
 
 def test_cancelling_a_long_pdf_read_frees_its_worker_within_a_second(server, tmp_path):

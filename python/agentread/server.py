@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from urllib.parse import unquote
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -83,7 +83,16 @@ class _Protocol(LanguageServerProtocol):
         else:
             super().handle_message(message)
 
+    # Workers answer their reads from their own threads while the event loop sends the rest: one message is
+    # written whole before the next starts. (The extension starts the server unbuffered, and one write(2) to a
+    # full pipe lets another writer's bytes in midway.)
+    _writing = threading.Lock()
+
     def _send_data(self, data: Any) -> None:
+        with self._writing:
+            self._send_whole(data)
+
+    def _send_whole(self, data: Any) -> None:
         if not data or self.writer is None:
             return super()._send_data(data)
         if type(data) is JsonRPCResponseMessage and type(data.result) is dict:
@@ -147,14 +156,16 @@ class AgentReadServer(LanguageServer):
             if not self.engine.workspace.roots:
                 self.sync_roots()
             read = _Read(self.protocol, msg_id, request)
-            self.protocol._request_futures[msg_id] = read  # where pygls looks for it on $/cancelRequest
-            read.deadline = asyncio.get_running_loop().call_later(READ_DEADLINE_SECONDS, read.expire)
-            self.executor.submit(read.run, self.engine, self.live_buffers())
+            read.work = self.executor.submit(read.run, self.engine, self.live_buffers())
         except InvalidParams as exc:
             self.protocol._send_response(msg_id, error=JsonRpcInvalidParams(str(exc)).to_response_error())
         except Exception:  # noqa: BLE001 - as pygls answers a handler's failure
             log.exception("a read could not be started")
             self.protocol._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()).to_response_error())
+            return
+        # Registered once it is sure to run; the worker's clean-up comes through this loop, so after this.
+        self.protocol._request_futures[msg_id] = read  # where pygls looks for it on $/cancelRequest
+        read.deadline = asyncio.get_running_loop().call_later(READ_DEADLINE_SECONDS, read.expire)
 
     def shutdown(self) -> None:
         """Reads still running when the input ends are told to stop and answered as cancelled."""
@@ -238,7 +249,10 @@ def _file_path(uri: str) -> str | None:
     if not uri.startswith("file:"):
         return None
     path = to_fs_path(uri)
-    return os.path.realpath(path) if path else None
+    try:
+        return os.path.realpath(path) if path else None
+    except ValueError:  # a NUL in the URI: no file has that name
+        return None
 
 
 @server.feature(types.INITIALIZE)
@@ -301,6 +315,7 @@ class _Read:
     def __init__(self, protocol: _Protocol, msg_id: Any, request) -> None:
         self.protocol, self.msg_id, self.request = protocol, msg_id, request
         self.stop = threading.Event()  # the reader stops at its next checkpoint once it is set
+        self.work: Future | None = None  # the worker's task, dropped from the queue if stopped before it starts
         self.deadline: asyncio.TimerHandle | None = None
         self._unanswered = threading.Lock()  # taken by whoever answers
         self._loop = asyncio.get_running_loop()
@@ -311,11 +326,16 @@ class _Read:
     def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook]) -> None:
         """On a worker thread."""
         try:
-            answer = {"result": run_cancellable(self.stop, _read, engine, self.request, buffers)}
+            answer = None  # when stopped, it was answered by whoever stopped it
+            if not self.stop.is_set():
+                answer = {"result": run_cancellable(self.stop, _read, engine, self.request, buffers)}
         except Cancelled:
-            answer = None  # answered by whoever stopped it
+            pass
         except JsonRpcException as exc:
             answer = {"error": exc.to_response_error()}
+        except Exception:  # noqa: BLE001 - _read answers a reader's failure; this is anything around it
+            log.exception("a read failed outside its reader")
+            answer = {"error": JsonRpcInternalError.of(sys.exc_info()).to_response_error()}
         try:
             if answer and self._claim():
                 self.protocol._send_response(self.msg_id, **answer)
@@ -332,6 +352,8 @@ class _Read:
         """On the event loop, from $/cancelRequest or the client's shutdown (pygls calls a request's cancel(),
         the latter while it walks the requests in flight: they are forgotten after) or the server's end."""
         self.stop.set()
+        if self.work:
+            self.work.cancel()  # still queued: it will not run
         if self._claim():
             self.protocol._send_response(self.msg_id, error=JsonRpcRequestCancelled(
                 f'Request with id "{self.msg_id}" is canceled').to_response_error())
@@ -344,6 +366,8 @@ class _Read:
     def expire(self) -> None:
         """On the event loop, READ_DEADLINE_SECONDS after the read began."""
         self.stop.set()
+        if self.work:
+            self.work.cancel()
         if self._claim():
             log.warning("read of %s stopped after %.0f s", self.request.path, READ_DEADLINE_SECONDS)
             self.protocol._send_response(self.msg_id, result=error_result(
