@@ -435,3 +435,42 @@ def test_reads_at_once_share_the_band_threads_and_agree(monkeypatch):
     with ThreadPoolExecutor(4) as readers:
         together = list(readers.map(lambda data: image_module.image_part(data)[0], images))
     assert together == alone and all((p.width, p.height) == (2000, 1000) for p in alone)
+
+
+def png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
+    found, pos = [], 8
+    while pos < len(png):
+        (length,) = struct.unpack_from(">I", png, pos)
+        found.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    return found
+
+
+def png_of(chunks: list[tuple[bytes, bytes]]) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + b"".join(png_chunk(kind, body) for kind, body in chunks)
+
+
+@pytest.mark.parametrize("case", ["unknown critical chunk", "palette of a partial entry", "empty palette",
+                                  "two palettes"])
+def test_a_png_readers_refuse_is_sent_re_encoded(tmp_path: Path, engine: Engine, case: str):
+    """Pillow reads these; libpng, as model providers may use, refuses them: never sent as they are."""
+    palette = png_chunks(encoded(Image.new("P", (30, 20), 1), "PNG"))
+    rgb = png_chunks(encoded(Image.new("RGB", (30, 20), (1, 2, 3)), "PNG"))
+    chunks = {"unknown critical chunk": rgb[:1] + [(b"ABCD", b"x")] + rgb[1:],
+              "palette of a partial entry": [(k, b + b"\0" if k == b"PLTE" else b) for k, b in palette],
+              "empty palette": [(k, b"" if k == b"PLTE" else b) for k, b in palette],
+              "two palettes": [c for k, b in palette for c in ([(k, b)] * (2 if k == b"PLTE" else 1))]}[case]
+    data = png_of(chunks)
+    (tmp_path / "odd.png").write_bytes(data)
+    result = read(engine, path="odd.png")
+    part = the_part(result)
+    assert base64.b64decode(part.data) != data and (part.width, part.height) == (30, 20)
+    assert "re-encoded:" in result.text()
+
+
+def test_a_png_of_countless_chunks_is_left_to_pillow_at_once():
+    data = png_of(png_chunks(encoded(Image.new("RGB", (30, 20)), "PNG"))[:1] + [(b"tEXt", b"")] * 20_000
+                  + png_chunks(encoded(Image.new("RGB", (30, 20)), "PNG"))[1:])
+    assert check_png(data) == (None, None)  # the walk stops at MAX_PNG_CHUNKS
+    part, note = image_module.image_part(data)
+    assert (part.width, part.height, note) == (30, 20, None)

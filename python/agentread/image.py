@@ -59,6 +59,12 @@ PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (
 # orientation, compressed text it may refuse): a PNG holding one goes through Pillow.
 PNG_CHUNKS_FOR_PILLOW = {b"acTL", b"eXIf", b"zTXt", b"iTXt"}
 
+# Chunks a PNG reader must understand (the first letter of a chunk's name is upper case when it must), and at
+# most how many chunks a PNG is walked for without Pillow: a real one has a few dozen, or a few hundred IDAT
+# (5 MB in libpng's 8 KB pieces is 640); a hostile one of 400,000 empty chunks would cost a second.
+PNG_CRITICAL_CHUNKS = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
+MAX_PNG_CHUNKS = 10_000
+
 # Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit whole in
 # memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them).
 PNG_INFLATE_PIECE_BYTES = 1 << 20
@@ -304,17 +310,19 @@ def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
 def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
     """(size, None) for a PNG of at most MAX_IMAGE_SIDE proven whole: every chunk's checksum right, its pixel
     data inflating to exactly the rows its header declares, each row with a valid filter, and nothing Pillow
-    would read further. (None, note) when all its chunks are whole but its pixel data ends before the last
-    row, which Pillow decodes without complaint. (None, None) for anything else, left to Pillow to decode,
-    repair or refuse: damage it finds itself, interlaced rows, the chunks above."""
+    would read further. Its other chunks are not parsed: readers skip a malformed one that they need not
+    understand. (None, note) when it is whole but a reader would refuse it or show less than it holds, and
+    Pillow would not notice: pixel data that ends before the last row, a malformed palette, a chunk readers
+    must understand and do not; it is then sent as Pillow decodes it. (None, None) for anything else, left to
+    Pillow to decode, repair or refuse: damage it finds itself, interlaced rows, the chunks above."""
     if not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR" or len(data) < 33:
         return None, None
     width, height, depth, color, *methods = struct.unpack_from(">IIBBBBB", data, 16)
     if not 0 < width <= MAX_IMAGE_SIDE or not 0 < height <= MAX_IMAGE_SIDE or methods != [0, 0, 0] \
             or depth not in PNG_DEPTHS.get(color, ()):
         return None, None  # a larger one is decoded to be downscaled anyway
-    pos, chunks, idat = 8, [], []
-    while pos + 12 <= len(data) and chunks[-1:] != [b"IEND"]:
+    pos, chunks, idat, palettes = 8, [], [], []
+    while pos + 12 <= len(data) and chunks[-1:] != [b"IEND"] and len(chunks) < MAX_PNG_CHUNKS:
         length, kind = struct.unpack_from(">I4s", data, pos)
         end = pos + 8 + length
         if end + 4 > len(data) or not kind.isalpha() or kind in PNG_CHUNKS_FOR_PILLOW \
@@ -325,11 +333,20 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
             return None, None
         if kind == b"IDAT":
             idat.append(data[pos + 8:end])
+        elif kind == b"PLTE":
+            palettes.append(length)
         chunks.append(kind)
         pos = end + 4
     if pos != len(data) or chunks[-1:] != [b"IEND"] or not idat \
             or (color == 3 and b"PLTE" not in chunks[:chunks.index(b"IDAT")]):
         return None, None
+    refused = sorted({k.decode("ascii") for k in chunks if k[:1].isupper() and k not in PNG_CRITICAL_CHUNKS})
+    if refused:
+        return None, f"re-encoded: it holds chunks PNG readers must understand and do not ({', '.join(refused)})"
+    # Whole RGB entries, at least one, at most what a palette image's bit depth can index.
+    most = 3 * (1 << depth if color == 3 and depth < 8 else 256)
+    if len(palettes) > 1 or any(not length or length % 3 or length > most for length in palettes):
+        return None, "re-encoded: its palette chunk is malformed"
     row = 1 + (width * depth * PNG_CHANNELS[color] + 7) // 8  # its filter byte, then its pixels
     rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
     inflate, stream = zlib.decompressobj(), b"".join(idat)
