@@ -59,6 +59,19 @@ def png_chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
 
 
+def png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
+    found, pos = [], 8
+    while pos < len(png):
+        (length,) = struct.unpack_from(">I", png, pos)
+        found.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    return found
+
+
+def png_of(chunks: list[tuple[bytes, bytes]]) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + b"".join(png_chunk(kind, body) for kind, body in chunks)
+
+
 def png_claiming(width: int, height: int) -> bytes:
     """A PNG whose header (with a correct CRC) declares width x height, followed by a token of data."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
@@ -139,17 +152,9 @@ def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
     with Image.open(io.BytesIO(encoded)) as back:
         back.load()
         assert back.mode == mode and back.size == img.size and back.tobytes() == img.tobytes()
-    [idat] = [encoded[pos + 8:pos + 8 + n] for pos, n in chunks(encoded) if encoded[pos + 4:pos + 8] == b"IDAT"]
+    [idat] = [body for kind, body in png_chunks(encoded) if kind == b"IDAT"]
     rows = zlib.decompress(idat)  # one zlib stream, its Adler-32 checked over all the bands
     assert rows[::37 * len(mode) + 1] == b"\0" * 23
-
-
-def chunks(png: bytes):
-    pos = 8
-    while pos < len(png):
-        (length,) = struct.unpack_from(">I", png, pos)
-        yield pos, length
-        pos += 12 + length
 
 
 @pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 2100)), ("LA", (2500, 900)),
@@ -387,8 +392,7 @@ def test_pixel_data_that_stops_short_is_caught_though_every_checksum_is_right(tm
     img = Image.frombytes("RGB", (120, 80), random.Random(3).randbytes(120 * 80 * 3))
     rows = b"".join(b"\0" + img.tobytes()[y * 360:(y + 1) * 360] for y in range(80))
     short = zlib.compress(rows[: len(rows) // 2])  # a whole zlib stream, of half the rows
-    data = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 120, 80, 8, 2, 0, 0, 0))
-            + png_chunk(b"IDAT", short) + png_chunk(b"IEND", b""))
+    data = png_of([(b"IHDR", struct.pack(">IIBBBBB", 120, 80, 8, 2, 0, 0, 0)), (b"IDAT", short), (b"IEND", b"")])
     (tmp_path / "short.png").write_bytes(data)
     result = read(engine, path="short.png")
     assert "its pixel data ends before its last row; the missing rows are shown blank" in result.text()
@@ -435,19 +439,6 @@ def test_reads_at_once_share_the_band_threads_and_agree(monkeypatch):
     with ThreadPoolExecutor(4) as readers:
         together = list(readers.map(lambda data: image_module.image_part(data)[0], images))
     assert together == alone and all((p.width, p.height) == (2000, 1000) for p in alone)
-
-
-def png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
-    found, pos = [], 8
-    while pos < len(png):
-        (length,) = struct.unpack_from(">I", png, pos)
-        found.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]))
-        pos += 12 + length
-    return found
-
-
-def png_of(chunks: list[tuple[bytes, bytes]]) -> bytes:
-    return b"\x89PNG\r\n\x1a\n" + b"".join(png_chunk(kind, body) for kind, body in chunks)
 
 
 @pytest.mark.parametrize("case", ["unknown critical chunk", "palette of a partial entry", "empty palette",

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage,
@@ -83,10 +83,12 @@ class _Protocol(LanguageServerProtocol):
         else:
             super().handle_message(message)
 
-    # Workers answer their reads from their own threads while the event loop sends the rest: one message is
-    # written whole before the next starts. (The extension starts the server unbuffered, and one write(2) to a
-    # full pipe lets another writer's bytes in midway.)
-    _writing = threading.Lock()
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Workers answer their reads from their own threads while the event loop sends the rest: one message is
+        # written whole before the next starts. (The extension starts the server unbuffered, and one write(2)
+        # to a full pipe lets another writer's bytes in midway.)
+        self._writing = threading.Lock()
 
     def _send_data(self, data: Any) -> None:
         with self._writing:
@@ -320,25 +322,24 @@ class _Read:
         self._unanswered = threading.Lock()  # taken by whoever answers
         self._loop = asyncio.get_running_loop()
 
-    def _claim(self) -> bool:
-        return self._unanswered.acquire(blocking=False)
-
     def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook]) -> None:
         """On a worker thread."""
+        answer = None  # when stopped, it was answered by whoever stopped it
         try:
-            answer = None  # when stopped, it was answered by whoever stopped it
             if not self.stop.is_set():
-                answer = {"result": run_cancellable(self.stop, _read, engine, self.request, buffers)}
+                answer = {"result": run_cancellable(self.stop, engine.read, self.request, buffers.get).to_json()}
         except Cancelled:
             pass
-        except JsonRpcException as exc:
-            answer = {"error": exc.to_response_error()}
-        except Exception:  # noqa: BLE001 - _read answers a reader's failure; this is anything around it
-            log.exception("a read failed outside its reader")
-            answer = {"error": JsonRpcInternalError.of(sys.exc_info()).to_response_error()}
+        except InvalidParams as exc:
+            answer = {"error": JsonRpcInvalidParams(str(exc)).to_response_error()}
+        except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
+            log.exception("unexpected failure reading %s", self.request.path)
+            answer = {"result": error_result(self.request.path, "internal", f"reading {self.request.path} failed "
+                                             f"unexpectedly ({type(exc).__name__}: {str(exc)[:200]}). Try a smaller "
+                                             "range, or read another file.").to_json()}
         try:
-            if answer and self._claim():
-                self.protocol._send_response(self.msg_id, **answer)
+            if answer:
+                self._answer(**answer)
         finally:
             try:
                 self._loop.call_soon_threadsafe(self._forget)
@@ -351,12 +352,7 @@ class _Read:
     def cancel(self) -> bool:
         """On the event loop, from $/cancelRequest or the client's shutdown (pygls calls a request's cancel(),
         the latter while it walks the requests in flight: they are forgotten after) or the server's end."""
-        self.stop.set()
-        if self.work:
-            self.work.cancel()  # still queued: it will not run
-        if self._claim():
-            self.protocol._send_response(self.msg_id, error=JsonRpcRequestCancelled(
-                f'Request with id "{self.msg_id}" is canceled').to_response_error())
+        self._stop(error=JsonRpcRequestCancelled(f'Request with id "{self.msg_id}" is canceled').to_response_error())
         try:
             self._loop.call_soon(self._forget)
         except RuntimeError:  # the loop has closed: the server is ending
@@ -365,36 +361,30 @@ class _Read:
 
     def expire(self) -> None:
         """On the event loop, READ_DEADLINE_SECONDS after the read began."""
+        if self._stop(result=error_result(self.request.path, "timeout", f"reading {self.request.path} took longer "
+                                          f"than {READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part "
+                                          "of it (offset/limit, pages or cells).").to_json()):
+            log.warning("read of %s stopped after %.0f s", self.request.path, READ_DEADLINE_SECONDS)
+        self._forget()
+
+    def _stop(self, **answer) -> bool:
+        """Tell the reader to stop (or drop it from the queue) and answer for it, unless it has answered."""
         self.stop.set()
         if self.work:
             self.work.cancel()
-        if self._claim():
-            log.warning("read of %s stopped after %.0f s", self.request.path, READ_DEADLINE_SECONDS)
-            self.protocol._send_response(self.msg_id, result=error_result(
-                self.request.path, "timeout", f"reading {self.request.path} took longer than "
-                f"{READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part of it (offset/limit, pages or "
-                "cells).").to_json())
-        self._forget()
+        return self._answer(**answer)
+
+    def _answer(self, **answer) -> bool:
+        if not self._unanswered.acquire(blocking=False):  # someone else has answered
+            return False
+        self.protocol._send_response(self.msg_id, **answer)
+        return True
 
     def _forget(self) -> None:
         if self.deadline:
             self.deadline.cancel()
         if self.protocol._request_futures.get(self.msg_id) is self:
             del self.protocol._request_futures[self.msg_id]
-
-
-def _read(engine: Engine, request, buffers: dict[str, str | LiveNotebook]) -> dict[str, Any]:
-    try:
-        return engine.read(request, buffers.get).to_json()
-    except InvalidParams as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
-    except Cancelled:
-        raise
-    except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-        log.exception("unexpected failure reading %s", request.path)
-        return error_result(request.path, "internal", f"reading {request.path} failed unexpectedly "
-                            f"({type(exc).__name__}: {str(exc)[:200]}). Try a smaller range, or read "
-                            "another file.").to_json()
 
 
 class _ClientLogHandler(logging.Handler):
