@@ -146,7 +146,6 @@ def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
 
     data = (CORPUS / name).read_bytes()
     outline = ReadRequest(path=name, cells="outline")
-    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)  # corpus notebooks are smaller than the default
     skipped = [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]
     monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)  # parse every payload
     assert skipped == [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]

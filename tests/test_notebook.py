@@ -393,8 +393,6 @@ def _noise_png_b64(side: int, seed: int) -> str:
 def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     from agentread.notebook import model
 
-    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)  # the mechanism of large notebooks, on a small one
-
     image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>"}}
     data = notebook(*[code(f"plot({i})", {**image, "data": {**image["data"], "image/png": _noise_png_b64(160, i)}})
                       for i in range(60)])
@@ -415,24 +413,25 @@ def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     assert peak(cells="outline") [0] > len(data) and peak(cells="outline")[1] == outline and peak()[1] == first
 
 
-def test_payloads_are_set_aside_only_in_large_notebooks(monkeypatch):
+def test_a_string_like_the_payload_mark_keeps_payloads_in_the_parser(monkeypatch):
     from agentread.notebook import model
 
-    data = notebook(*[code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)])
+    plots = [code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)]
+    marked = notebook(*plots, code("x", result({"text/plain": "\u0000payload:0"})))
 
-    def payload_types() -> set[type]:
-        return {type(output["data"]["image/png"]) for cell in model.parse_notebook(data).cells
-                for output in cell.outputs}
+    def payload_types(data: bytes) -> set[type]:
+        return {type(output["data"].get("image/png")) for cell in model.parse_notebook(data).cells
+                for output in cell.outputs} - {type(None)}
 
-    assert len(data) < model.SET_ASIDE_MIN_BYTES and payload_types() == {str}
-    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", len(data))
-    assert payload_types() == {model.Payload}
+    assert payload_types(notebook(*plots)) == {model.Payload}
+    assert payload_types(marked) == {str}  # else the string would be taken for the first plot
+    reads = [read(marked).to_json(), read(marked, cells="outline").to_json()]
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(marked) + 1)
+    assert reads == [read(marked).to_json(), read(marked, cells="outline").to_json()]
 
 
 def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
     from agentread.notebook import model
-
-    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)
 
     b64 = _noise_png_b64(90, 1)
     wrapped = "\n".join(b64[i:i + 76] for i in range(0, len(b64), 76)) + "\n"  # as some writers store it
@@ -444,17 +443,27 @@ def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
     u_escape = text.index(b64[:40], text.index('"u-escape"') - len(b64) - 50)
     text = text[:u_escape] + "\\u0069" + text[u_escape + 1:]  # the payload's first "i" as \u0069
     data = text.encode()
-    assert len(model._set_aside(data)[1]) == 3  # the \u escape is left to the parser
+    assert len(model._set_aside(data)[1]) == 4  # the \u escape too: the parser reads a payload's text
     skipped = [read(data).to_json(), read(data, cells="outline").to_json()]
     assert sum(p["type"] == "image" for p in skipped[0]["content"]) == 4
     monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)
     assert skipped == [read(data).to_json(), read(data, cells="outline").to_json()]
 
 
-def test_odd_image_payloads_are_left_to_the_parser(monkeypatch):
+def test_a_payload_head_is_a_prefix_of_its_text_wherever_the_cut_falls():
     from agentread.notebook import model
 
-    monkeypatch.setattr(model, "SET_ASIDE_MIN_BYTES", 0)
+    quoted = b'"' + b"iVBORw0K\\u0069\\n\\/AB\\r\\n" * 40 + b'"'
+    text = json.loads(quoted)
+    payload = model.Payload(quoted, 1, len(quoted) - 1, len(text))
+    assert len(payload) == len(text) and payload.text() == text
+    for chars in range(1, 120):  # every cut position within an escape of each kind
+        head = payload.head(chars)
+        assert text.startswith(head) and chars // 3 <= len(head) <= chars, (chars, head)
+
+
+def test_odd_image_payloads_are_left_to_the_parser(monkeypatch):
+    from agentread.notebook import model
 
     b64 = _noise_png_b64(90, 2)
     good = notebook(code("p", result({"image/png": b64}))).decode()

@@ -3,9 +3,9 @@
 Everything is normalised to the v4 layout (flat cell list, `source`, `execution_count`, outputs with a
 `data` mime bundle) so the renderer knows one shape. Deviations from the schema are collected as warnings
 for the model instead of refusing the file: a notebook the editor opens should be readable here too.
-In a large notebook, long raster image payloads are not parsed at all: each stays in the file's bytes as a Payload (its length, and
-its text when an image is attached), so a notebook of plots costs about its own size in memory, not three
-times it. Other payloads (big JSON, text) stay as the parser produced them; nothing here decodes them.
+Long raster image payloads are not kept as strings: each stays in the file's bytes as a Payload (its length, and
+its text when an image is attached), so a notebook of plots costs about its own size in memory, not three times
+it. Other payloads (big JSON, text) stay as the parser produced them; nothing here decodes them.
 """
 
 from __future__ import annotations
@@ -41,60 +41,56 @@ _OUTPUT_TYPES = {"stream", "execute_result", "display_data", "error"}
 
 # Raster image payloads (base64 PNG, JPEG, GIF, WebP) at least this long are left in the file's bytes instead of
 # being parsed into strings: a read needs only their length and first bytes (the pixel size), and the text of the
-# few it attaches. The parser then sees a notebook of plots as a small document, and the file is scanned once.
+# few it attaches. The parser then sees a notebook of plots as a small document.
 PAYLOAD_MIN_CHARS = 4096
 # ... and only when they are at least a third of the file: the JSON without them is a copy of the rest, which
-# costs more than parsing them when they are few.
+# costs more than parsing them when they are few. Each payload is still checked by the parser (and dropped): on
+# the real 3.9 MB handson-ml2 notebook of plots, parsing takes 5-6 ms instead of 9-10, in 1.7x the file's size
+# in memory instead of 3x.
 PAYLOAD_SHARE = 3
-# ... and only in files this large. Setting payloads aside saves memory, not time: each is still checked by the
-# parser, and the rest is copied. Below this size the parsed strings cost a few times 8 MB for the length of one
-# read, and parsing them all is about three times faster (a real 3.9 MB notebook of plots: outline 17 -> 5.5 ms).
-SET_ASIDE_MIN_BYTES = 8 * 1024 * 1024
 # Where an image payload starts: after `"image/png": "` (nbformat 4 bundles and attachments, the slash maybe
 # escaped; `"png"`, `"jpeg"` in nbformat 3). The quote after the key is not escaped, so it is no string's
-# content (there every quote is escaped): it ends the key, and the value's quote opens a string. A literal first
-# lets the scan skip through the file at memchr speed.
+# content (there every quote is escaped): it ends the key, and the value's quote opens a string.
 _PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r\n]*:[ \t\r\n]*"')
 # What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000) and its number.
 _PAYLOAD_MARK = "\x00payload:"
-# The JSON escapes a base64 payload may carry (wrapped lines, an escaped slash); any other backslash and the
-# payload is left to the parser.
-_PAYLOAD_ESCAPES = ((b"\\n", b"\n"), (b"\\r", b"\r"), (b"\\/", b"/"))
+_PAYLOAD_MARK_JSON = b"\\u0000payload:"
+# The longest JSON escape (\uXXXX): a cut into a payload's bytes ends at most this far inside one.
+_MAX_ESCAPE_BYTES = 6
 
 
 class Payload:
     """A long base64 image payload left in the notebook's bytes: its length is known without reading it, its
-    text is decoded only when the image is attached, and its head alone when the pixel size is wanted."""
+    text is parsed only when the image is attached, and its head alone when the pixel size is wanted."""
 
     __slots__ = ("_data", "_start", "_end", "_chars")
 
-    def __init__(self, data: bytes, start: int, end: int, escapes: int) -> None:
-        self._data, self._start, self._end = data, start, end
-        self._chars = end - start - escapes  # an escape is two bytes for one character
+    def __init__(self, data: bytes, start: int, end: int, chars: int) -> None:
+        self._data, self._start, self._end, self._chars = data, start, end, chars
 
     def __len__(self) -> int:
         return self._chars
 
     def text(self) -> str:
-        return _unescape(self._data[self._start:self._end])
+        return orjson.loads(self._data[self._start - 1:self._end + 1])  # with its quotes: checked when set aside
 
     def head(self, chars: int) -> str:
-        piece = self._data[self._start:min(self._end, self._start + 2 * chars)]
-        if piece.endswith(b"\\"):  # half an escape
-            piece = piece[:-1]
-        return _unescape(piece)[:chars]
-
-
-def _unescape(raw: bytes) -> str:
-    if b"\\" in raw:
-        for escape, char in _PAYLOAD_ESCAPES:
-            raw = raw.replace(escape, char)
-    return raw.decode("ascii")
+        """About the first `chars` characters (fewer when the head holds escapes)."""
+        raw = self._data[self._start:min(self._end, self._start + 2 * chars)]
+        # The cut may fall inside an escape: step back to where the bytes parse.
+        for cut in range(len(raw), max(-1, len(raw) - _MAX_ESCAPE_BYTES - 1), -1):
+            try:
+                return orjson.loads(b'"' + raw[:cut] + b'"')[:chars]
+            except orjson.JSONDecodeError:
+                continue
+        return ""
 
 
 def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
     """The JSON with each long image payload replaced by a short mark, and the payloads the marks number."""
     payloads: list[Payload] = []
+    if _PAYLOAD_MARK_JSON in data:  # a string of the file's own that _restore would take for a mark
+        return data, payloads
     pieces: list[Any] = []  # memoryview slices: only the joined result is a copy
     view = memoryview(data)
     last = set_aside = 0
@@ -104,15 +100,11 @@ def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
         end = data.find(b'"', start)
         # The next key is looked for after this value: a payload's bytes are not scanned by the pattern.
         match = _PAYLOAD_KEY.search(data, max(end, start))
-        if end - start < PAYLOAD_MIN_CHARS or not _ascii_string(view[start - 1:end + 1]):
+        chars = _ascii_string_length(view[start - 1:end + 1]) if end - start >= PAYLOAD_MIN_CHARS else None
+        if chars is None:
             continue  # short, or not a plain string (the parser is left to say what is wrong with it)
-        # Every backslash must open one of the escapes a payload may hold (counted, not copied out: an escaped
-        # backslash or an escaped closing quote leaves one over). Anything else is left to the parser.
-        escapes = data.count(b"\\", start, end) if data.find(b"\\", start, end) >= 0 else 0  # find: memchr
-        if escapes and escapes != sum(data.count(escape, start, end) for escape, _ in _PAYLOAD_ESCAPES):
-            continue
-        pieces += [view[last:start], b"\\u0000payload:%d" % len(payloads)]
-        payloads.append(Payload(data, start, end, escapes))
+        pieces += [view[last:start], _PAYLOAD_MARK_JSON + b"%d" % len(payloads)]
+        payloads.append(Payload(data, start, end, chars))
         set_aside += end - start
         last = end
     if set_aside * PAYLOAD_SHARE < len(data):
@@ -121,14 +113,15 @@ def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
     return b"".join(pieces), payloads
 
 
-def _ascii_string(quoted: memoryview) -> bool:
-    """Whether a quoted JSON string is valid and all ASCII. Not checked against base64's alphabet: the decoder
-    skips what is not in it, in a parsed string as in a payload. orjson checks at several times the speed of a
-    byte-by-byte check (which cost a quarter of a first read of a notebook of plots)."""
+def _ascii_string_length(quoted: memoryview) -> int | None:
+    """The length of a quoted JSON string if it is valid and all ASCII, else None. Not checked against base64's
+    alphabet: the decoder skips what is not in it, in a parsed string as in a payload. The string parsed here
+    is dropped at once; orjson parses it at several times the speed of a byte-by-byte check."""
     try:
-        return orjson.loads(quoted).isascii()
+        text = orjson.loads(quoted)
     except orjson.JSONDecodeError:
-        return False
+        return None
+    return len(text) if isinstance(text, str) and text.isascii() else None
 
 
 def _restore(value: Any, payloads: list[Payload]) -> Any:
@@ -201,7 +194,7 @@ def join_source(value: Any, old_format: bool) -> str:
 
 
 def parse_notebook(data: bytes) -> Notebook:
-    reduced, payloads = _set_aside(data) if len(data) >= SET_ASIDE_MIN_BYTES else (data, [])
+    reduced, payloads = _set_aside(data)
     try:
         doc = load_json(reduced)
     except ReadError:
