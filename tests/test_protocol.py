@@ -162,6 +162,19 @@ def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_pat
     assert all(server._queue(msg_id).empty() for msg_id in ids), "a read was answered twice"
 
 
+def test_a_client_response_with_the_id_of_a_read_leaves_the_read_cancellable(server, tmp_path):
+    huge = tmp_path / "huge.log"  # as above: finding line 2 would scan 64 GB
+    with open(huge, "wb") as f:
+        f.write(b"x" * (1 << 20))
+        f.truncate(64 << 30)
+    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
+    time.sleep(0.3)
+    server._write({"jsonrpc": "2.0", "id": msg_id, "result": {"not": "a request of the server's"}})
+    server.notify("$/cancelRequest", {"id": msg_id})
+    assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
+    assert server.read(path="huge.log", limit=1)["endLine"] == 1
+
+
 def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_path):
     huge = tmp_path / "huge.log"  # as above: finding line 2 would scan 64 GB
     with open(huge, "wb") as f:

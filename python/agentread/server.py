@@ -83,6 +83,14 @@ class _Protocol(LanguageServerProtocol):
         else:
             super().handle_message(message)
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        # Reads in flight sit among pygls's futures under the client's own ids; a response bearing one of them
+        # answers no request of ours, and must not take the read out of reach of $/cancelRequest.
+        if isinstance(self._request_futures.get(msg_id), _Read):
+            log.warning("a response with the id of a read in flight (%r) answers no request; ignored", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Workers answer their reads from their own threads while the event loop sends the rest: one message is
