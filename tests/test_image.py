@@ -17,7 +17,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from agentread import image as image_module
 from agentread.engine import Engine
-from agentread.image import DRAFT_FLOOR, _decoded_part, _png, check_png
+from agentread.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart, ReadError
@@ -147,7 +147,7 @@ def cores(request, monkeypatch) -> int:
 @pytest.mark.parametrize("mode", ["L", "LA", "RGB", "RGBA"])
 def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
     img = Image.frombytes(mode, (37, 23), os.urandom(37 * 23 * len(mode)))
-    encoded = _png(img)
+    encoded = encode_png(img)
     assert len(image_module._band_cuts(23, 37 * 23)) - 1 == image_module.IMAGE_BANDS
     with Image.open(io.BytesIO(encoded)) as back:
         back.load()

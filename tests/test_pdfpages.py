@@ -35,6 +35,20 @@ def test_a_photo_page_is_sent_as_jpeg_within_the_size_limit(corpus):
     assert part.mime_type == "image/jpeg" and len(part.data) < 1_000_000
 
 
+def test_a_scanned_text_page_is_sent_as_png_with_every_pixel_rendered(corpus):
+    import pypdfium2
+
+    from agentread.pdfpages import MAX_RENDER_SCALE
+
+    data = (corpus / "pdf" / "Seige_of_Vicksburg_Sample_OCR.pdf").read_bytes()
+    part = render_page(data, 2)
+    page = pypdfium2.PdfDocument(data)[1]
+    rendered = page.render(scale=min(2000 / max(page.get_size()), MAX_RENDER_SCALE)).to_pil()
+    assert part.mime_type == "image/png"
+    with Image.open(io.BytesIO(base64.b64decode(part.data))) as sent:
+        assert sent.size == rendered.size and sent.tobytes() == rendered.tobytes()
+
+
 def test_page_out_of_range(corpus):
     with pytest.raises(ReadError) as err:
         render_page((corpus / "pdf" / "cmyk-image.pdf").read_bytes(), 2)

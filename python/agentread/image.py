@@ -50,7 +50,7 @@ PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
 IMAGE_BANDS = 4
 BANDS_MIN_PIXELS = 1_000_000
 
-# PNG colour types of the modes written without Pillow's encoder (see _png).
+# PNG colour types of the modes written without Pillow's encoder (see encode_png).
 PNG_COLOR_TYPES = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}
 # A zlib stream's first two bytes: deflate with a 32 KB window (the level they also name is only a hint).
 ZLIB_HEADER = b"\x78\x01"
@@ -239,7 +239,7 @@ def _in_bands(work, count: int) -> list:
 def _encode(img) -> tuple[bytes, str]:
     """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big."""
     if img.format not in PHOTO_FORMATS:
-        encoded = _png(img)
+        encoded = encode_png(img)
         if encoded is None or len(encoded) > MAX_IMAGE_BYTES:
             out = io.BytesIO()  # Pillow's filtered rows: slower, and smaller on photographs
             img.save(out, "PNG", compress_level=PNG_COMPRESS_LEVEL)
@@ -255,7 +255,7 @@ def _encode(img) -> tuple[bytes, str]:
     return out.getvalue(), "image/jpeg"
 
 
-def _png(img) -> bytes | None:
+def encode_png(img) -> bytes | None:
     """A PNG of an 8-bit grey, grey+alpha, RGB or RGBA image with its rows unfiltered; None for other modes.
 
     Pillow's encoder tries every PNG row filter on every row, which costs as much as compressing: the bench's
