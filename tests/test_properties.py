@@ -323,3 +323,57 @@ def test_notebook_rendering_raises_only_read_errors_and_leaks_no_escapes_or_base
     assert "\x1b" not in text
     assert not re.search(r"[A-Za-z0-9+/]{200,}", text), "base64 shown as text"
     json.dumps(result.to_json())
+
+
+# Pieces written into a notebook's raw bytes inside and around an image payload: JSON escapes of each kind (the
+# \u ones included), what breaks a JSON string (a raw quote, newline, control byte, lone backslash), non-ASCII.
+_PAYLOAD_EDITS = st.sampled_from([b"\\n", b"\\r", b"\\/", b"\\\\", b'\\"', b"\\t", b"\\b", b"\\u0041", b"\\u00e9",
+                                  b"\\ud83d\\ude00", b"\\u00", b"\\", b'"', b"\n", b"\x01", b"\xc3\xa9", b"=", b"%"])
+
+
+def _noise_png_b64(side: int) -> str:
+    import base64
+    import io
+    import random
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.frombytes("L", (side, side), random.Random(side).randbytes(side * side)).save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+_PNG_B64 = _noise_png_b64(96)  # 12 KB of base64: long enough to be set aside
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=st.lists(st.tuples(st.integers(-3, 9000), _PAYLOAD_EDITS), min_size=1, max_size=4),
+       cells=st.sampled_from([None, "outline"]))
+def test_notebook_reads_the_same_with_image_payloads_set_aside_or_parsed(edits, cells):
+    """Long image payloads are left in the file's bytes (notebook/model.py); whatever a payload holds, the read
+    (or the error) is the one the parser gives when it reads every payload itself."""
+    from agentread.notebook import model
+
+    plots = [{"cell_type": "code", "source": f"plot({i})", "metadata": {}, "execution_count": i, "outputs": [
+        {"output_type": "display_data", "metadata": {},
+         "data": {"text/plain": "<Figure>", "image/png": _PNG_B64}}]} for i in range(3)]
+    data = bytearray(json.dumps({"cells": plots, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode())
+    starts = [match.end() for match in model._PAYLOAD_KEY.finditer(bytes(data))]
+    for at, piece in edits:
+        where = min(len(data), max(0, starts[at % 3] + at))
+        data[where:where] = piece
+    request = parse_request({"path": "nb.ipynb", **({"cells": cells} if cells else {})})
+
+    def outcome():
+        try:
+            return read_notebook(bytes(data), request, "/ws/nb.ipynb").to_json()
+        except ReadError as exc:
+            return exc.code, exc.message
+
+    set_aside = outcome()
+    parsed_at = model.PAYLOAD_MIN_CHARS
+    model.PAYLOAD_MIN_CHARS = 10**12
+    try:
+        assert outcome() == set_aside
+    finally:
+        model.PAYLOAD_MIN_CHARS = parsed_at
