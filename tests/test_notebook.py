@@ -413,21 +413,41 @@ def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     assert peak(cells="outline") [0] > len(data) and peak(cells="outline")[1] == outline and peak()[1] == first
 
 
-def test_a_string_like_the_payload_mark_keeps_payloads_in_the_parser(monkeypatch):
+@pytest.mark.parametrize("odd", [
+    '"text/plain": "\\u0000payload:0"',  # what the mark once was, spelt as the file would
+    '"text/plain": "\\u0000\\u0070ayload:\\u00b2"',  # the same with escapes, and a digit int() refuses
+    '"application/json": ' + "[" * 1010 + "1" + "]" * 1010,  # deeper than Python's recursion
+])
+def test_payloads_set_aside_read_as_parsed_whatever_else_the_bundles_hold(monkeypatch, odd):
     from agentread.notebook import model
 
     plots = [code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)]
-    marked = notebook(*plots, code("x", result({"text/plain": "\u0000payload:0"})))
+    data = notebook(*plots, code("x", result({"text/plain": "PLACE"}))).replace(b'"text/plain": "PLACE"', odd.encode())
 
-    def payload_types(data: bytes) -> set[type]:
+    def payload_types() -> set[type]:
         return {type(output["data"].get("image/png")) for cell in model.parse_notebook(data).cells
                 for output in cell.outputs} - {type(None)}
 
-    assert payload_types(notebook(*plots)) == {model.Payload}
-    assert payload_types(marked) == {str}  # else the string would be taken for the first plot
-    reads = [read(marked).to_json(), read(marked, cells="outline").to_json()]
-    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(marked) + 1)
-    assert reads == [read(marked).to_json(), read(marked, cells="outline").to_json()]
+    assert payload_types() == {model.Payload}
+    reads = [read(data).to_json(), read(data, cells="4").to_json(), read(data, cells="outline").to_json()]
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)
+    assert payload_types() == {str}
+    assert reads == [read(data).to_json(), read(data, cells="4").to_json(), read(data, cells="outline").to_json()]
+
+
+def test_a_payload_outside_every_bundle_is_parsed_with_the_rest(monkeypatch):
+    from agentread.notebook import model
+
+    plots = [code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)]
+    doc = json.loads(notebook(*plots))
+    doc["cells"][0]["metadata"] = {"image/png": _noise_png_b64(160, 9)}  # an image kept where no output is
+    data = json.dumps(doc).encode()
+    assert len(model._set_aside(data, "\x00mark:")[1]) == 4
+    cells = model.parse_notebook(data).cells
+    assert {type(output["data"]["image/png"]) for cell in cells for output in cell.outputs} == {str}
+    reads = [read(data).to_json(), read(data, cells="outline").to_json()]
+    monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)
+    assert reads == [read(data).to_json(), read(data, cells="outline").to_json()]
 
 
 def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
@@ -443,7 +463,7 @@ def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
     u_escape = text.index(b64[:40], text.index('"u-escape"') - len(b64) - 50)
     text = text[:u_escape] + "\\u0069" + text[u_escape + 1:]  # the payload's first "i" as \u0069
     data = text.encode()
-    assert len(model._set_aside(data)[1]) == 4  # the \u escape too: the parser reads a payload's text
+    assert len(model._set_aside(data, "\x00mark:")[1]) == 4  # the \u escape too: the parser reads a payload's text
     skipped = [read(data).to_json(), read(data, cells="outline").to_json()]
     assert sum(p["type"] == "image" for p in skipped[0]["content"]) == 4
     monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)

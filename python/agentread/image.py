@@ -24,7 +24,7 @@ PASSTHROUGH_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/g
 # plots, icons, scans) is re-encoded as PNG, which keeps edges and text sharp and transparency intact.
 PHOTO_FORMATS = {"JPEG", "MPO", "HEIF", "AVIF", "WEBP"}
 
-# zlib level for re-encoded PNGs (Pillow's encoder and ours both use zlib-ng). Its level 1 compresses the bench's
+# zlib level for re-encoded PNGs (ours uses zlib-ng, as Pillow's recent wheels do). Its level 1 compresses the bench's
 # 2000x1600 screenshot 1.6x faster than level 2 and 2x faster than the default 6, for 13% and 15% more bytes;
 # the bytes cost no tokens, and the size limit still applies after it.
 PNG_COMPRESS_LEVEL = 1

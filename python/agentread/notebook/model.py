@@ -11,6 +11,7 @@ it. Other payloads (big JSON, text) stay as the parser produced them; nothing he
 from __future__ import annotations
 
 import json
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -52,9 +53,9 @@ PAYLOAD_SHARE = 3
 # escaped; `"png"`, `"jpeg"` in nbformat 3). The quote after the key is not escaped, so it is no string's
 # content (there every quote is escaped): it ends the key, and the value's quote opens a string.
 _PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r\n]*:[ \t\r\n]*"')
-# What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000) and its number.
-_PAYLOAD_MARK = "\x00payload:"
-_PAYLOAD_MARK_JSON = b"\\u0000payload:"
+# What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000), a token drawn for
+# each parse (so that no string of the file, however escaped, can pass for a mark) and the payload's number.
+_PAYLOAD_MARK = "\x00payload:%s:"
 # The longest JSON escape (\uXXXX): a cut into a payload's bytes ends at most this far inside one.
 _MAX_ESCAPE_BYTES = 6
 
@@ -86,11 +87,10 @@ class Payload:
         return ""
 
 
-def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
-    """The JSON with each long image payload replaced by a short mark, and the payloads the marks number."""
+def _set_aside(data: bytes, mark: str) -> tuple[bytes, list[Payload]]:
+    """The JSON with each long image payload replaced by `mark` and its number, and the payloads numbered."""
     payloads: list[Payload] = []
-    if _PAYLOAD_MARK_JSON in data:  # a string of the file's own that _restore would take for a mark
-        return data, payloads
+    mark_json = mark.replace("\x00", "\\u0000").encode("ascii")
     pieces: list[Any] = []  # memoryview slices: only the joined result is a copy
     view = memoryview(data)
     last = set_aside = 0
@@ -103,7 +103,7 @@ def _set_aside(data: bytes) -> tuple[bytes, list[Payload]]:
         chars = _ascii_string_length(view[start - 1:end + 1]) if end - start >= PAYLOAD_MIN_CHARS else None
         if chars is None:
             continue  # short, or not a plain string (the parser is left to say what is wrong with it)
-        pieces += [view[last:start], _PAYLOAD_MARK_JSON + b"%d" % len(payloads)]
+        pieces += [view[last:start], mark_json + b"%d" % len(payloads)]
         payloads.append(Payload(data, start, end, chars))
         set_aside += end - start
         last = end
@@ -124,23 +124,24 @@ def _ascii_string_length(quoted: memoryview) -> int | None:
     return len(text) if isinstance(text, str) and text.isascii() else None
 
 
-def _restore(value: Any, payloads: list[Payload]) -> Any:
-    """Marks back to their Payload, in a mime bundle (and the JSON values nested in it)."""
-    if isinstance(value, str):
-        if value.startswith(_PAYLOAD_MARK):
-            number = value[len(_PAYLOAD_MARK):]
-            if number.isdigit() and int(number) < len(payloads):
-                return payloads[int(number)]
-        return value
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, (str, dict, list)):
-                value[key] = _restore(item, payloads)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, (str, dict, list)):
-                value[i] = _restore(item, payloads)
-    return value
+def _restore(cells: list[Cell], mark: str, payloads: list[Payload]) -> int:
+    """Marks back to their Payload in the cells' mime bundles (and the JSON values nested in them, walked with a
+    stack: the parser takes deeper nesting than Python's recursion); how many were put back."""
+    stack: list[Any] = [output["data"] for cell in cells for output in cell.outputs
+                        if isinstance(output, dict) and isinstance(output.get("data"), dict)]
+    stack += [cell.attachments for cell in cells]
+    restored = 0
+    while stack:
+        node = stack.pop()
+        for key, item in (node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(item, (dict, list)):
+                stack.append(item)
+            elif isinstance(item, str) and item.startswith(mark):
+                number = item[len(mark):]
+                if number.isascii() and number.isdigit() and int(number) < len(payloads):
+                    node[key] = payloads[int(number)]
+                    restored += 1
+    return restored
 
 
 @dataclass
@@ -194,14 +195,23 @@ def join_source(value: Any, old_format: bool) -> str:
 
 
 def parse_notebook(data: bytes) -> Notebook:
-    reduced, payloads = _set_aside(data)
+    mark = _PAYLOAD_MARK % os.urandom(8).hex()
+    reduced, payloads = _set_aside(data, mark)
     try:
         doc = load_json(reduced)
     except ReadError:
         if not payloads:
             raise
         doc = load_json(data)  # the error names the place in the file itself
+        payloads = []
     del reduced
+    notebook = _notebook(doc)
+    if payloads and _restore(notebook.cells, mark, payloads) != len(payloads):
+        notebook = _notebook(load_json(data))  # a payload stood outside every bundle (in metadata, say)
+    return notebook
+
+
+def _notebook(doc: Any) -> Notebook:
     if not isinstance(doc, dict) or not ({"cells", "worksheets", "nbformat"} & doc.keys()):
         what = "an object" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
         raise ReadError("not_a_notebook", f"the file is valid JSON but not a Jupyter notebook ({what} without "
@@ -227,13 +237,6 @@ def parse_notebook(data: bytes) -> Notebook:
                         f"{AS_TEXT_HINT}")
     language = _language(metadata, warnings)
     cells = [_cell(i + 1, raw, old, language, warnings) for i, raw in enumerate(raw_cells)]
-    if payloads:
-        for cell in cells:
-            for output in cell.outputs:
-                if isinstance(output, dict) and isinstance(output.get("data"), dict):
-                    _restore(output["data"], payloads)
-            for bundle in cell.attachments.values():
-                _restore(bundle, payloads)
     if language is None:  # nbformat 3 named the language on each code cell only
         language = next((c.language for c in cells if c.cell_type == "code" and c.language), None)
     ids = _assign_ids(cells, raw_cells, major, minor, warnings)

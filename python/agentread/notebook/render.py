@@ -27,6 +27,9 @@ def _payload_text(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+_TOO_DEEP = "[a JSON value nested too deep to show]"
+
+
 def _dump_json(value: Any) -> str:
     """A JSON value as indented text. orjson writes at most 255 levels deep, json as deep as Python's recursion
     limit lets its indented writer go (about 1,000); the parser accepts 1,024, so a deeper value gets a placeholder."""
@@ -36,7 +39,7 @@ def _dump_json(value: Any) -> str:
         try:
             return json.dumps(value, indent=2, ensure_ascii=False, default=_payload_text)
         except RecursionError:
-            return "[a JSON value nested too deep to show]"
+            return _TOO_DEEP
 
 
 # Image outputs a model can see as they are, in the order we prefer when an output carries several.
@@ -197,7 +200,10 @@ def _text(value: Any) -> str:
     if isinstance(value, Payload):
         return value.text()
     if isinstance(value, list):
-        return "".join(v if isinstance(v, str) else str(v) for v in value)
+        try:
+            return "".join(v if isinstance(v, str) else str(v) for v in value)
+        except RecursionError:  # str() of a list nested past Python's recursion limit
+            return _TOO_DEEP
     return _dump_json(value)
 
 
