@@ -56,6 +56,8 @@ _PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r
 # What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000), a token drawn for
 # each parse (so that no string of the file, however escaped, can pass for a mark) and the payload's number.
 _PAYLOAD_MARK = "\x00payload:%s:"
+# The keys _PAYLOAD_KEY finds, as the parser gives them (nbformat 3's own are renamed with its outputs).
+_IMAGE_KEYS = ("image/png", "image/jpeg", "image/gif", "image/webp", "png", "jpeg")
 # The longest JSON escape (\uXXXX): a cut into a payload's bytes ends at most this far inside one.
 _MAX_ESCAPE_BYTES = 6
 
@@ -125,23 +127,34 @@ def _ascii_string_length(quoted: memoryview) -> int | None:
 
 
 def _restore(cells: list[Cell], mark: str, payloads: list[Payload]) -> int:
-    """Marks back to their Payload in the cells' mime bundles (and the JSON values nested in them, walked with a
-    stack: the parser takes deeper nesting than Python's recursion); how many were put back."""
-    stack: list[Any] = [output["data"] for cell in cells for output in cell.outputs
-                        if isinstance(output, dict) and isinstance(output.get("data"), dict)]
-    stack += [cell.attachments for cell in cells]
-    restored = 0
+    """Marks back to their Payload in the cells' mime bundles; how many were put back. Looked for first under the
+    bundles' image keys, where they nearly always are; only when some are missing, in every JSON value nested in
+    a bundle too (walked with a stack: the parser takes deeper nesting than Python's recursion)."""
+    bundles: list[Any] = [output["data"] for cell in cells for output in cell.outputs
+                          if isinstance(output, dict) and isinstance(output.get("data"), dict)]
+    bundles += [bundle for cell in cells for bundle in cell.attachments.values() if isinstance(bundle, dict)]
+    restored = sum(_put_back(bundle, key, mark, payloads) for bundle in bundles for key in _IMAGE_KEYS
+                   if key in bundle)
+    stack = bundles if restored < len(payloads) else []
     while stack:
         node = stack.pop()
         for key, item in (node.items() if isinstance(node, dict) else enumerate(node)):
             if isinstance(item, (dict, list)):
                 stack.append(item)
-            elif isinstance(item, str) and item.startswith(mark):
-                number = item[len(mark):]
-                if number.isascii() and number.isdigit() and int(number) < len(payloads):
-                    node[key] = payloads[int(number)]
-                    restored += 1
+            else:
+                restored += _put_back(node, key, mark, payloads)
     return restored
+
+
+def _put_back(node: Any, key: Any, mark: str, payloads: list[Payload]) -> bool:
+    item = node[key]
+    if not isinstance(item, str) or not item.startswith(mark):
+        return False
+    number = item[len(mark):]
+    if not (number.isascii() and number.isdigit() and int(number) < len(payloads)):
+        return False
+    node[key] = payloads[int(number)]
+    return True
 
 
 @dataclass
