@@ -126,14 +126,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
-    # A sparse 64 GB file whose second line never starts: finding offset 2 means scanning all of it.
-    huge = tmp_path / "huge.log"
-    with open(huge, "wb") as f:
+def _read_that_never_ends(server, folder: Path) -> int:
+    """A read under way of a sparse 64 GB file whose second line never starts: finding offset 2 means scanning
+    all of it. Its id."""
+    with open(folder / "huge.log", "wb") as f:
         f.write(b"x" * (1 << 20))  # text for as far as the sniffer looks
         f.truncate(64 << 30)
     msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
     time.sleep(0.5)
+    return msg_id
+
+
+def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
+    msg_id = _read_that_never_ends(server, tmp_path)
     server.notify("$/cancelRequest", {"id": msg_id})
     answer = server.wait(msg_id, timeout=QUICK)
     assert answer.get("error", {}).get("code") == -32800, answer
@@ -163,12 +168,7 @@ def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_pat
 
 
 def test_a_client_response_with_the_id_of_a_read_leaves_the_read_cancellable(server, tmp_path):
-    huge = tmp_path / "huge.log"  # as above: finding line 2 would scan 64 GB
-    with open(huge, "wb") as f:
-        f.write(b"x" * (1 << 20))
-        f.truncate(64 << 30)
-    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
-    time.sleep(0.3)
+    msg_id = _read_that_never_ends(server, tmp_path)
     server._write({"jsonrpc": "2.0", "id": msg_id, "result": {"not": "a request of the server's"}})
     server.notify("$/cancelRequest", {"id": msg_id})
     assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
@@ -176,12 +176,7 @@ def test_a_client_response_with_the_id_of_a_read_leaves_the_read_cancellable(ser
 
 
 def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_path):
-    huge = tmp_path / "huge.log"  # as above: finding line 2 would scan 64 GB
-    with open(huge, "wb") as f:
-        f.write(b"x" * (1 << 20))
-        f.truncate(64 << 30)
-    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
-    time.sleep(0.3)
+    msg_id = _read_that_never_ends(server, tmp_path)
     assert server.request("shutdown", None, timeout=QUICK) == {"jsonrpc": "2.0", "id": msg_id + 1, "result": None}
     assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
 
