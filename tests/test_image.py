@@ -278,16 +278,16 @@ def test_heic_is_converted_and_its_reader_loads_only_for_it(tmp_path: Path):
     heic = io.BytesIO()
     pillow_heif.from_pillow(Image.new("RGB", (640, 480), (10, 200, 30))).save(heic, format="HEIF", quality=90)
     (tmp_path / "photo.heic").write_bytes(heic.getvalue())
-    (tmp_path / "plot.png").write_bytes(encoded(Image.new("L", (64, 48), 128), "PNG"))
+    # A JPEG: it goes through Pillow, as a HEIF file does (a small whole PNG is sent without Pillow at all).
+    (tmp_path / "photo.jpg").write_bytes(encoded(Image.new("RGB", (64, 48), (128, 0, 0)), "JPEG"))
     # A fresh process: which readers a read imports shows only there.
     script = """
 import sys
-from agentread import image as image_module
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 engine = Engine(Workspace([sys.argv[1]]))
-assert not engine.read(parse_request({"path": "plot.png"})).is_error
+assert not engine.read(parse_request({"path": "photo.jpg"})).is_error
 print("pillow_heif" in sys.modules)
 result = engine.read(parse_request({"path": "photo.heic"}))
 print(result.text())
@@ -297,8 +297,8 @@ print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "m
     import sys
 
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-    after_png, text, parts = done.stdout.strip().splitlines()[0], done.stdout, done.stdout.strip().splitlines()[-1]
-    assert after_png == "False"  # a PNG does not load the HEIF reader
+    after_jpeg, text, parts = done.stdout.strip().splitlines()[0], done.stdout, done.stdout.strip().splitlines()[-1]
+    assert after_jpeg == "False"  # a JPEG does not load the HEIF reader
     assert "Image image/heic" in text and "sent as image/jpeg 640x480" in text
     assert parts == "[('image/jpeg', 640, 480)]"
 
@@ -412,7 +412,6 @@ def test_reading_a_notebook_of_plots_does_not_load_pillow(tmp_path: Path):
                                                       "cells": [cell]}))
     script = """
 import sys
-from agentread import image as image_module
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace

@@ -301,14 +301,14 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
     asyncio.run(play())
     written = out.getvalue()
     assert written.count(b"Content-Length:") == 1, written
-    bodies = [json.loads(written.split(b"\r\n\r\n", 1)[1])]
-    assert bodies[0]["id"] == 7
+    body = json.loads(written.split(b"\r\n\r\n", 1)[1])
+    assert body["id"] == 7
     if first == "worker":
-        assert bodies[0]["result"]["kind"] == "text"
+        assert body["result"]["kind"] == "text"
     elif first == "cancel":
-        assert bodies[0]["error"]["code"] == -32800
+        assert body["error"]["code"] == -32800
     else:
-        assert bodies[0]["result"]["error"]["code"] == "timeout"
+        assert body["result"]["error"]["code"] == "timeout"
 
 
 def _server_writing_to(buffer: io.BytesIO, root: Path):

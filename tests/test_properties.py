@@ -359,6 +359,7 @@ def test_notebook_reads_the_same_with_image_payloads_set_aside_or_parsed(edits, 
          "data": {"text/plain": "<Figure>", "image/png": _PNG_B64}}]} for i in range(3)]
     data = bytearray(json.dumps({"cells": plots, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode())
     starts = [match.end() for match in model._PAYLOAD_KEY.finditer(bytes(data))]
+    assert len(model._set_aside(bytes(data), "\x00mark:")[1]) == 3  # before the edits, every payload is set aside
     for at, piece in edits:
         where = min(len(data), max(0, starts[at % 3] + at))
         data[where:where] = piece

@@ -74,6 +74,13 @@ class _Protocol(LanguageServerProtocol):
     through pygls's own encoder. A read's request and answer skip two of pygls's general steps (see below).
     These overrides, and _start_io_async below, use pygls's private names; pyproject.toml holds pygls below 3."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Workers answer their reads from their own threads while the event loop sends the rest: one message is
+        # written whole before the next starts. (The extension starts the server unbuffered, and one write(2)
+        # to a full pipe lets another writer's bytes in midway.)
+        self._writing = threading.Lock()
+
     def handle_message(self, message: Any) -> None:
         # pygls tells requests from notifications by isinstance against runtime-checkable Protocols, about 0.1 ms
         # a message on Python 3.11; a read request is known by its class and handed to the server's start_read.
@@ -90,13 +97,6 @@ class _Protocol(LanguageServerProtocol):
             log.warning("a response with the id of a read in flight (%r) answers no request; ignored", msg_id)
             return
         super()._handle_response(msg_id, result, error)
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # Workers answer their reads from their own threads while the event loop sends the rest: one message is
-        # written whole before the next starts. (The extension starts the server unbuffered, and one write(2)
-        # to a full pipe lets another writer's bytes in midway.)
-        self._writing = threading.Lock()
 
     def _send_data(self, data: Any) -> None:
         with self._writing:
