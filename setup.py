@@ -1,7 +1,9 @@
-"""Builds the engine's one compiled part, the line-end counter of text scans; everything else is in pyproject.toml.
+"""Builds the engine's one compiled part, its loops over text bytes (counting line ends, numbering a window's
+lines); everything else is in pyproject.toml.
 
-Optional: where no C compiler is found the package installs without it and text.py counts with bytes.count,
-the same counts several times slower (2.0 against 0.23 s to line 9M of a 0.9 GB log)."""
+Optional: where no C compiler is found the package installs without it and text.py does the same in Python,
+several times slower (2.0 against 0.23 s counting to line 9M of a 0.9 GB log, 0.7 against 0.04 ms numbering a
+2,000-line window)."""
 
 import os
 import sysconfig

@@ -128,11 +128,12 @@ def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: 
     assert 100_000 - line < 4096  # an entry within one chunk of the end
 
 
-def test_the_line_end_counter_is_the_compiled_one():
-    # setup.py builds it; without a C compiler the package falls back to bytes.count, several times slower.
+def test_the_line_end_counter_and_the_window_numbering_are_the_compiled_ones():
+    # setup.py builds them; without a C compiler the package falls back to Python, several times slower.
     from agentread import _lineends
 
     assert text.count_line_ends is _lineends.count_line_ends
+    assert text.number_window is _lineends.number_window
 
 
 COUNTERS = {"compiled": text.count_line_ends, "python": text._count_in_python}
@@ -160,6 +161,41 @@ def test_the_compiled_counter_refuses_a_count_past_its_buffer():
         text.count_line_ends(bytearray(b"a\nb"), 4)
     with pytest.raises(TypeError):
         text.count_line_ends("a\nb", 3)
+
+
+def test_the_compiled_numbering_refuses_what_no_window_is():
+    for first, limit in ((1, 0), (2**63 - 5, 10), (-(2**63) + 5, 10)):
+        with pytest.raises(ValueError, match=f"first={first}, limit={limit}"):
+            text.number_window(b"a\nb", True, first, limit, 100, 10)
+    with pytest.raises(TypeError):
+        text.number_window("a\nb", True, 1, 10, 100, 10)
+
+
+# How a text window is numbered: compiled, in C-level calls on the block (no compiler, or bad bytes), one line
+# at a time (every encoding but UTF-8 and ASCII).
+RENDERERS = {"compiled": {}, "python": {"number_window": None}, "line loop": {"PLAIN_WINDOW_ENCODINGS": ()}}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_window_renderer_gives_the_same_windows(tmp_path: Path, monkeypatch, seed: int):
+    rng = random.Random(seed)
+    lines = [rng.choice([b"", b"x" * rng.randrange(1, 120), "é ✓ 名前".encode(), b"\t tab"] * 20 + [b"bad \xff"])
+             for _ in range(30_000)]  # UTF-8 with a bad byte here and there
+    data = b"".join(line + rng.choice([b"\n", b"\r\n", b"\r"]) for line in lines)
+    (tmp_path / "log.txt").write_bytes(data)
+    windows = [(1, None), (29_000, None), (rng.randrange(1, 30_000), 50), (rng.randrange(1, 30_000), 2000)]
+    answers = {}
+    for name, patches in RENDERERS.items():
+        with monkeypatch.context() as patched:
+            for attribute, value in patches.items():
+                patched.setattr(text, attribute, value)
+            engine = Engine(Workspace([str(tmp_path)]))  # each renderer with its own (empty) line index
+            results = [read(engine, path="log.txt", offset=offset, **({"limit": limit} if limit else {}))
+                       for offset, limit in windows]
+            assert {result.encoding for result in results} == {"utf-8"}
+            answers[name] = [result.text() for result in results]
+    assert answers["compiled"] == answers["python"] == answers["line loop"]
+    assert "output limit" in answers["compiled"][0] and "\ufffd" in answers["compiled"][0]
 
 
 @pytest.mark.parametrize("counter", COUNTERS)

@@ -122,6 +122,40 @@ _piece = st.one_of(
 text_bytes = st.lists(_piece, max_size=60).map(b"".join)
 
 
+@settings(BOUNDED, max_examples=400)  # fast: no file, no engine
+@given(data=st.one_of(text_bytes, _line_end_bytes), cut=st.one_of(st.just(1.0), st.floats(0, 1)),
+       first=st.sampled_from([1, 2, 9_995, 99_990, 999_999, 10**15, -1, -30, -100_010, -(10**15)]),
+       limit=st.integers(1, 40),
+       budget=st.integers(1, 4000))
+def test_a_block_numbered_at_once_reads_as_the_line_loop_numbers_it(data, cut, first, limit, budget):
+    """The two block renderers of a text window (compiled, and in a few C-level calls) against the line loop
+    they stand in for (Window over the editor's lines): the same text, lines and reason to stop, or None where
+    they leave it to the loop. The block may end mid-line, mid-CRLF or mid-character, as a read's block does."""
+    from agentread import text
+    from agentread.render import Window
+
+    block = data[: int(len(data) * cut)]
+    eof = len(block) == len(data)
+    python = text._number_block(block, eof, first, limit, budget, "utf-8")
+    answers = [python]
+    if text.number_window is not None:
+        compiled = text.number_window(block, eof, first, limit, budget, MAX_LINE_CHARS)
+        assert compiled is not None or python is None
+        if compiled is not None:
+            rendered, shown, stop = compiled
+            try:
+                answers.append((rendered.decode("utf-8"), first + shown, text._stop_reason(stop, limit, budget)))
+            except UnicodeDecodeError:
+                pass  # bad bytes: _plain_window hands the block to _number_block, checked here too
+    win = Window(first, limit, budget)
+    for line in reference_lines(data):
+        if not win.add(line.decode("utf-8", errors="replace")):
+            break
+    for answer in answers:
+        if answer is not None:
+            assert answer == ("\n".join(win.lines), win.next_number, win.reason)
+
+
 @BOUNDED
 @given(data=text_bytes, offset=st.integers(1, 80), limit=st.one_of(st.none(), st.integers(1, 25)))
 def test_windows_number_lines_like_the_editor_and_next_continues_exactly(folder, engine, data, offset, limit):

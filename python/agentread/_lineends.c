@@ -1,8 +1,10 @@
-/* Line-end counting for text scans (text.py): the one loop in the engine that runs over every byte of a file,
- * so the one written in C. Lines end at LF, CRLF or a lone CR, as in the editor. */
+/* The engine's two loops over every byte of text (text.py): counting line ends through a file, and numbering
+ * the lines of a window. Lines end at LF, CRLF or a lone CR, as in the editor. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Bytes counted into 8-bit sums before they are added up: at most 255 ends fit, and the compiler turns the loop
  * into byte-wide vector compares. A multiple of 16, so that every full block splits into 16-byte vectors. */
@@ -39,9 +41,129 @@ static PyObject *count_line_ends(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(count((const unsigned char *)PyByteArray_AsString(buffer), n));
 }
 
+/* Decimal digits of n. */
+static int digits(unsigned long long n)
+{
+    int d = 1;
+    while (n >= 10) {
+        n /= 10;
+        d++;
+    }
+    return d;
+}
+
+static unsigned long long magnitude(long long n)
+{
+    return n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+}
+
+/* The width of a line's number, its sign included (lines counted from the end are negative): at least six
+ * columns, as cat -n. */
+static int number_width(long long n)
+{
+    int width = digits(magnitude(n)) + (n < 0);
+    return width < 6 ? 6 : width;
+}
+
+enum { STOP_NONE, STOP_OUTPUT, STOP_LIMIT };
+
+/* The lines of block numbered from `first` as cat -n, within `limit` lines and `budget` bytes (each line's cost
+ * is its number, tab, bytes and newline; the first is shown whatever it costs) -> (numbered bytes, lines shown,
+ * why it stopped: 0 at the end of the file, 1 the budget, 2 the limit). Lines split as bytes.splitlines does;
+ * when the block is not the end of the file its last line may go on past it and is not counted. None when the
+ * caller's line loop must decide: no line, a line over `max_line` bytes (it is cut with a marker), or the
+ * block ran out before the window did. */
+static PyObject *number_window(PyObject *module, PyObject *args)
+{
+    const char *block;
+    Py_ssize_t size, limit, budget, max_line;
+    long long first;
+    int eof;
+    if (!PyArg_ParseTuple(args, "y#pLnnn:number_window", &block, &size, &eof, &first, &limit, &budget, &max_line))
+        return NULL;
+    if (limit < 1 || first > LLONG_MAX - limit - 1 || first < -(LLONG_MAX - limit - 1))
+        return PyErr_Format(PyExc_ValueError, "number_window: first=%lld, limit=%zd", first, limit);
+    /* Line starts and lengths, one past the limit to tell whether more follow, and one more: the block's last
+     * line, which may not be whole. */
+    Py_ssize_t room = (limit < size ? limit : size) + 2, found = 0; /* a line takes a byte at least */
+    Py_ssize_t *starts = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)room);
+    if (starts == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t *lengths = starts + room;
+    const unsigned char *p = (const unsigned char *)block;
+    for (Py_ssize_t i = 0; i < size && found < room; found++) {
+        /* memchr runs a vector at a time: twice per line beats one compare per byte for every line over a
+         * few bytes, and the second search ends at the LF the first found. */
+        const unsigned char *lf = memchr(p + i, '\n', (size_t)(size - i));
+        Py_ssize_t j = lf ? lf - p : size;
+        const unsigned char *cr = memchr(p + i, '\r', (size_t)(j - i));
+        if (cr)
+            j = cr - p;
+        starts[found] = i;
+        lengths[found] = j - i;
+        i = j + (j < size) + (j + 1 < size && p[j] == '\r' && p[j + 1] == '\n');
+    }
+    Py_ssize_t kept = found == room ? limit + 1 : found - !eof;
+    PyObject *answer = Py_None;
+    Py_ssize_t shown = 0, used = 0;
+    int stop = STOP_NONE;
+    for (Py_ssize_t k = 0; k < kept; k++)
+        if (lengths[k] > max_line)
+            goto decided;
+    if (kept <= 0)
+        goto decided;
+    while (shown < kept) {
+        Py_ssize_t cost = number_width(first + shown) + 1 + lengths[shown] + 1;
+        if (shown > 0 && used + cost > budget)
+            break;
+        used += cost;
+        shown++;
+    }
+    stop = shown < kept ? STOP_OUTPUT : STOP_NONE;
+    if (stop == STOP_NONE || shown >= limit) {
+        if (kept > limit) {
+            stop = STOP_LIMIT;
+            for (; shown > limit; shown--)
+                used -= number_width(first + shown - 1) + 1 + lengths[shown - 1] + 1;
+        }
+        else if (!eof)
+            goto decided;
+    }
+    answer = PyBytes_FromStringAndSize(NULL, used - 1);
+    if (answer == NULL)
+        goto decided;
+    char *out = PyBytes_AsString(answer);
+    for (Py_ssize_t k = 0; k < shown; k++) {
+        long long number = first + k;
+        unsigned long long rest = magnitude(number);
+        char *q = out + number_width(number);
+        do {
+            *--q = (char)('0' + rest % 10);
+            rest /= 10;
+        } while (rest);
+        if (number < 0)
+            *--q = '-';
+        memset(out, ' ', (size_t)(q - out));
+        out += number_width(number);
+        *out++ = '\t';
+        memcpy(out, block + starts[k], (size_t)lengths[k]);
+        out += lengths[k];
+        if (k + 1 < shown)
+            *out++ = '\n';
+    }
+    answer = Py_BuildValue("Nni", answer, shown, stop);
+decided:
+    PyMem_Free(starts);
+    if (answer == Py_None)
+        Py_INCREF(Py_None);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
      "count_line_ends(bytearray, n) -> line ends (LF, CRLF, lone CR) in buffer[:n]; a final CR counts as lone."},
+    {"number_window", number_window, METH_VARARGS,
+     "number_window(block, eof, first, limit, budget, max_line) -> (numbered bytes, lines shown, stop) or None."},
     {NULL, NULL, 0, NULL},
 };
 

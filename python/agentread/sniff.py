@@ -136,8 +136,8 @@ def _mostly_utf8(head: bytes) -> bool:
 
 
 def _utf16_without_bom(head: bytes) -> str | None:
-    if len(head) < 4:
-        return None
+    if len(head) < 4 or head.count(0) < UTF16_NUL_SHARE * (len(head) // 2):
+        return None  # too few NULs for either half (counting is a tenth of the time of splitting the halves)
     even, odd = head[0::2], head[1::2]
     even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
     if odd_nul >= UTF16_NUL_SHARE and even_nul < 0.05:

@@ -128,10 +128,13 @@ def _count_in_python(buf: bytearray, n: int) -> int:
     return ends + buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
 
 
+# Why number_window stopped a window: the end of the file, the output budget, the line limit.
+STOP_NONE, STOP_OUTPUT, STOP_LIMIT = 0, 1, 2
+
 try:  # compiled with the package (setup.py): ~0.1 ms of CPU a MB in one pass; bytes.count takes 0.8 a pass
-    from agentread._lineends import count_line_ends
+    from agentread._lineends import count_line_ends, number_window
 except ImportError:
-    count_line_ends = _count_in_python
+    count_line_ends, number_window = _count_in_python, None
     COUNT_REST_BYTES = 32 << 20  # counting is several times slower: a first read counts as much as it did before
 
 
@@ -240,17 +243,40 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
     """The common window (UTF-8, no line to cut) rendered a block at a time → (numbered text, next number,
     stop reason), the same as the line-by-line loop in read_text gives; None when that loop must decide.
 
-    Splitting, decoding, sizing and numbering a block in C-level calls makes a 2,000-line window a few calls
-    instead of a dozen per line. UTF-8 only: its decoder never lets a bad sequence swallow the LF the lines are
-    joined with, so decoding them joined equals decoding each."""
+    The block's lines are numbered in one compiled call (or a few C-level calls, below) instead of a dozen calls
+    per line: 0.04 ms for 2,000 lines (0.7 in those few calls). UTF-8 only: its decoder never lets a bad sequence
+    swallow the bytes between lines, so decoding the numbered lines whole equals decoding each."""
     if encoding not in PLAIN_WINDOW_ENCODINGS:
         return None
     stream.seek(start)
     block = stream.read(PLAIN_WINDOW_BYTES)
     eof = len(block) < PLAIN_WINDOW_BYTES
+    if number_window is not None:
+        window = number_window(block, eof, first, limit, MAX_OUTPUT_BYTES, MAX_LINE_CHARS)
+        if window is None:
+            return None
+        rendered, shown, stop = window
+        try:
+            return rendered.decode(encoding), first + shown, _stop_reason(stop, limit, MAX_OUTPUT_BYTES)
+        except UnicodeDecodeError:
+            pass  # bad bytes, shown replaced: each line is sized as shown, below
+    return _number_block(block, eof, first, limit, MAX_OUTPUT_BYTES, encoding)
+
+
+def _stop_reason(stop: int, limit: int, budget: int) -> str | None:
+    """number_window's stop code as the closing line names it (Window's words)."""
+    if stop == STOP_OUTPUT:
+        return f"output limit of about {budget // 1000} KB"
+    return f"limit of {limit:,} lines" if stop == STOP_LIMIT else None
+
+
+def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
+                  encoding: str) -> tuple[str, int, str | None] | None:
+    """_plain_window's numbering in a few C-level calls on the block, for where number_window was not compiled
+    and for lines with bad bytes (each then costs its replaced text, not its bytes)."""
     pieces = block.splitlines()
     if not eof:
-        pieces.pop()  # may go on past the block
+        del pieces[-1:]  # may go on past the block
     pieces = pieces[: limit + 1]  # one past the limit tells whether more follow
     if not pieces or max(map(len, pieces)) > MAX_LINE_CHARS:
         return None
@@ -266,14 +292,14 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
         return None  # the number column widens within the window (line 1,000,000): the loop sizes each line
     # What the first k lines cost in the output: their bytes, plus a number column and a newline each.
     costs = list(map(add, accumulate(sizes), range(column + 1, (column + 1) * (len(lines) + 1), column + 1)))
-    shown = max(1, bisect_right(costs, MAX_OUTPUT_BYTES))  # the first line is shown whatever it costs
-    stop_reason = f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB" if shown < len(lines) else None
-    if stop_reason is None or shown >= limit:
+    shown = max(1, bisect_right(costs, budget))  # the first line is shown whatever it costs
+    stop = STOP_OUTPUT if shown < len(lines) else STOP_NONE
+    if stop == STOP_NONE or shown >= limit:
         if len(pieces) > limit:
-            shown, stop_reason = limit, f"limit of {limit:,} lines"
+            shown, stop = limit, STOP_LIMIT
         elif not eof:
             return None  # the block ran out before the window did: the loop reads on
-    return numbered_lines(first, lines[:shown]), first + shown, stop_reason
+    return numbered_lines(first, lines[:shown]), first + shown, _stop_reason(stop, limit, budget)
 
 
 def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[BinaryIO, str, bool]:
