@@ -130,10 +130,10 @@ def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: 
 
 def test_the_line_end_counter_and_the_window_numbering_are_the_compiled_ones():
     # setup.py builds them; without a C compiler the package falls back to Python, several times slower.
-    from agentread import _lineends
+    from agentread import _scan
 
-    assert text.count_line_ends is _lineends.count_line_ends
-    assert text.number_window is _lineends.number_window
+    assert text.count_line_ends is _scan.count_line_ends
+    assert text.number_window is _scan.number_window
 
 
 COUNTERS = {"compiled": text.count_line_ends, "python": text._count_in_python}

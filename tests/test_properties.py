@@ -359,6 +359,32 @@ def test_notebook_rendering_raises_only_read_errors_and_leaks_no_escapes_or_base
     json.dumps(result.to_json())
 
 
+@BOUNDED
+@given(data=st.lists(st.tuples(st.integers(0, 300), st.sampled_from([b" ", b"~", b"\x7f", b"\x1f", b"\x00", b"\x80",
+                                                                     b"\xff", b'"', b"\\"])), max_size=6)
+       .map(lambda runs: b"".join((b"iVBOR+/=0z" * 30)[:n] + byte for n, byte in runs)),  # plain runs, then a byte
+       cut=st.floats(0, 1), start=st.integers(0, 900))
+def test_the_compiled_payload_check_stops_where_a_json_string_stops_being_plain(data, cut, start):
+    from agentread.notebook import model
+
+    assume(model.plain_end is not None)
+    start = min(start, len(data))
+    end = start + int((len(data) - start) * cut)
+    plain = start
+    while plain < end and 0x20 <= data[plain] < 0x80 and data[plain] not in b'"\\':
+        plain += 1
+    assert model.plain_end(data, start, end) == plain
+
+
+def test_the_compiled_payload_check_refuses_a_range_outside_its_bytes():
+    from agentread.notebook import model
+
+    assert model.plain_end is not None, "setup.py builds agentread._scan"
+    for start, end in ((-1, 2), (2, 1), (0, 4)):
+        with pytest.raises(ValueError, match=f"\\[{start}:{end}\\] is outside 3 bytes"):
+            model.plain_end(b"abc", start, end)
+
+
 # Pieces written into a notebook's raw bytes inside and around an image payload: JSON escapes of each kind (the
 # \u ones included), what breaks a JSON string (a raw quote, newline, control byte, lone backslash), non-ASCII.
 _PAYLOAD_EDITS = st.sampled_from([b"\\n", b"\\r", b"\\/", b"\\\\", b'\\"', b"\\t", b"\\b", b"\\u0041", b"\\u00e9",
@@ -406,9 +432,11 @@ def test_notebook_reads_the_same_with_image_payloads_set_aside_or_parsed(edits, 
             return exc.code, exc.message
 
     set_aside = outcome()
-    parsed_at = model.PAYLOAD_MIN_CHARS
-    model.PAYLOAD_MIN_CHARS = 10**12
+    compiled, parsed_at = model.plain_end, model.PAYLOAD_MIN_CHARS
     try:
+        model.plain_end = None  # each payload checked by orjson whole, as where _scan is not compiled
+        assert outcome() == set_aside
+        model.PAYLOAD_MIN_CHARS = 10**12
         assert outcome() == set_aside
     finally:
-        model.PAYLOAD_MIN_CHARS = parsed_at
+        model.plain_end, model.PAYLOAD_MIN_CHARS = compiled, parsed_at

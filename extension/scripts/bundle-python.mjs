@@ -37,7 +37,7 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
   if (!platforms) {
     throw new Error(`unknown target ${target}; one of ${Object.keys(PLATFORMS).join(', ')}`);
   }
-  buildLineCounter(target, python);
+  buildScanModule(target, python);
   const dependencies = execFileSync(
     python,
     ['-c', 'import json, tomllib; print(json.dumps(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))'],
@@ -78,26 +78,26 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
 }
 
 /**
- * Compiles the engine's one C module, the line-end counter of text scans (setup.py), into python/agentread
+ * Compiles the engine's one C module, its loops over every byte of a file (setup.py), into python/agentread
  * when packaging for this machine's platform: built on the stable ABI, it serves every Python version. A
  * package for another platform goes without it (a build left from this platform is removed, as it could not
- * load there), and its text scans count in Python, several times slower.
+ * load there), and does the same in Python, several times slower.
  */
-function buildLineCounter(target, python) {
+function buildScanModule(target, python) {
   const host = `${process.platform}-${process.arch}`;
   const engine = path.join(root, 'python', 'agentread');
   if (target !== host) {
-    for (const name of fs.readdirSync(engine).filter((file) => /^_lineends\..*\.(so|pyd)$/.test(file))) {
+    for (const name of fs.readdirSync(engine).filter((file) => /^_scan\..*\.(so|pyd)$/.test(file))) {
       fs.rmSync(path.join(engine, name));
     }
-    console.warn(`Packaging for ${target} on ${host}: the line-end counter is not compiled for ${target} `
+    console.warn(`Packaging for ${target} on ${host}: the engine's C module is not compiled for ${target} `
       + '(pip install -e . builds it again for this machine)');
     return;
   }
   try {
     execFileSync(python, ['setup.py', '--quiet', 'build_ext', '--inplace'], { cwd: root, stdio: 'inherit' });
   } catch (error) {
-    throw new Error(`compiling the line-end counter failed (${error.message}): install a C compiler and the `
+    throw new Error(`compiling the engine's C module failed (${error.message}): install a C compiler and the `
       + 'Python headers (Debian: build-essential python3-dev), or package for another platform');
   }
 }

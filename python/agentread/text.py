@@ -120,7 +120,7 @@ INDEXES = _IndexCache(INDEX_CACHE_FILES)
 
 
 def _count_in_python(buf: bytearray, n: int) -> int:
-    """Line ends in buf[:n] as _lineends counts them, where it was not built: one pass per byte sought, the
+    """Line ends in buf[:n] as _scan counts them, where it was not built: one pass per byte sought, the
     CR passes only when there is a CR (memchr finds none at once)."""
     ends = buf.count(b"\n", 0, n)
     if buf.find(b"\r", 0, n) < 0:
@@ -132,7 +132,7 @@ def _count_in_python(buf: bytearray, n: int) -> int:
 STOP_NONE, STOP_OUTPUT, STOP_LIMIT = 0, 1, 2
 
 try:  # compiled with the package (setup.py): ~0.1 ms of CPU a MB in one pass; bytes.count takes 0.8 a pass
-    from agentread._lineends import count_line_ends, number_window
+    from agentread._scan import count_line_ends, number_window
 except ImportError:
     count_line_ends, number_window = _count_in_python, None
     COUNT_REST_BYTES = 32 << 20  # counting is several times slower: a first read counts as much as it did before
