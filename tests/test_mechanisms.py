@@ -326,7 +326,7 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
     server = _server_writing_to(out, tmp_path)
 
     async def play() -> None:
-        read = _Read(server.protocol, 7, parse_request({"path": "a.txt"}))
+        read = _Read(server.protocol, 7, parse_request({"path": "a.txt"}), server.quick_reads)
         steps = {"worker": lambda: read.run(server.engine, {}), "cancel": read.cancel, "deadline": read.expire}
         steps[first]()
         for name, step in steps.items():

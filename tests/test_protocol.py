@@ -3,7 +3,9 @@ special files, live editor buffers, and logs that never touch the protocol chann
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -129,12 +131,16 @@ def _cpu_seconds(pid: int) -> float:
 def _read_that_never_ends(server, folder: Path) -> int:
     """A read under way of a sparse 64 GB file whose second line never starts: finding offset 2 means scanning
     all of it. Its id."""
+    return _reads_that_never_end(server, folder, 1)[0]
+
+
+def _reads_that_never_end(server, folder: Path, count: int) -> list[int]:
     with open(folder / "huge.log", "wb") as f:
         f.write(b"x" * (1 << 20))  # text for as far as the sniffer looks
         f.truncate(64 << 30)
-    msg_id = server.send("agentread/read", {"path": "huge.log", "offset": 2})
+    ids = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(count)]
     time.sleep(0.5)
-    return msg_id
+    return ids
 
 
 def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
@@ -165,6 +171,45 @@ def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_pat
     later = server.read(path="small.txt", limit=1)  # answered after all of them: any second answer came first
     assert later["endLine"] == 1
     assert all(server._queue(msg_id).empty() for msg_id in ids), "a read was answered twice"
+
+
+def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(server, tmp_path):
+    """A small text file read quickly before, unchanged, is read on the event loop (server.QUICK_READ_BYTES); a
+    file past that size, changed since, open in the editor (whose buffer may be any size) or read raw before
+    (a notebook, now read by cells) waits for a worker like any other read."""
+    from agentread.server import QUICK_READ_BYTES, READ_WORKERS
+
+    write_lines(tmp_path / "small.txt", 3000)
+    write_lines(tmp_path / "open.txt", 3)
+    (tmp_path / "large.txt").write_text("y" * QUICK_READ_BYTES + "\n")
+    first = server.read(path="small.txt", offset=10, limit=5)
+    assert server.read(path="large.txt")["endLine"] == 1
+    assert server.read(path="open.txt")["endLine"] == 3
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert server.read(path="nb.ipynb", raw=True)["kind"] == "text"
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": (tmp_path / "open.txt").as_uri(), "version": 1,
+                                                            "languageId": "plaintext", "text": "a\n" * 5000}})
+    busy = _reads_that_never_end(server, tmp_path, READ_WORKERS)
+    waiting = []
+    try:
+        assert server.read(timeout=QUICK, path="small.txt", offset=10, limit=5) == first
+        assert server.read(timeout=QUICK, path="small.txt", offset=2990)["endLine"] == 3000  # any window of it
+        waiting.append(server.send("agentread/read", {"path": "large.txt"}))
+        with open(tmp_path / "small.txt", "a") as f:
+            f.write("line 3001\n")
+        waiting.append(server.send("agentread/read", {"path": "small.txt", "offset": 3001}))
+        waiting.append(server.send("agentread/read", {"path": "open.txt", "offset": 5000}))
+        waiting.append(server.send("agentread/read", {"path": "nb.ipynb"}))
+        for msg_id in waiting:
+            with pytest.raises(queue.Empty):
+                server.wait(msg_id, timeout=1.0)
+    finally:
+        for msg_id in busy:
+            server.notify("$/cancelRequest", {"id": msg_id})
+    answers = [server.wait(msg_id, timeout=QUICK)["result"] for msg_id in waiting]
+    assert [answer.get("endLine") for answer in answers] == [1, 3001, 5000, None]
+    assert answers[-1]["kind"] == "notebook"
+    assert [server.wait(msg_id, timeout=QUICK)["error"]["code"] for msg_id in busy] == [-32800] * READ_WORKERS
 
 
 def test_a_client_response_with_the_id_of_a_read_leaves_the_read_cancellable(server, tmp_path):
