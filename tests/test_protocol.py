@@ -175,8 +175,9 @@ def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_pat
 
 def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(server, tmp_path):
     """A small text file read quickly before, unchanged, is read on the event loop (server.QUICK_READ_BYTES); a
-    file past that size, changed since, open in the editor (whose buffer may be any size) or read raw before
-    (a notebook, now read by cells) waits for a worker like any other read."""
+    file past that size, changed since, open in the editor (whose buffer may be any size), read raw before (a
+    notebook, now read by cells) or now behind a link that led to a small one waits for a worker like any other
+    read."""
     from agentread.server import QUICK_READ_BYTES, READ_WORKERS
 
     write_lines(tmp_path / "small.txt", 3000)
@@ -187,6 +188,10 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     assert server.read(path="open.txt")["endLine"] == 3
     (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert server.read(path="nb.ipynb", raw=True)["kind"] == "text"
+    (tmp_path / "link.txt").symlink_to(write_lines(tmp_path / "other.txt", 4))
+    assert server.read(path="link.txt")["endLine"] == 4
+    (tmp_path / "link.txt").unlink()
+    (tmp_path / "link.txt").symlink_to(tmp_path / "large.txt")
     server.notify("textDocument/didOpen", {"textDocument": {"uri": (tmp_path / "open.txt").as_uri(), "version": 1,
                                                             "languageId": "plaintext", "text": "a\n" * 5000}})
     busy = _reads_that_never_end(server, tmp_path, READ_WORKERS)
@@ -200,6 +205,7 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
         waiting.append(server.send("agentread/read", {"path": "small.txt", "offset": 3001}))
         waiting.append(server.send("agentread/read", {"path": "open.txt", "offset": 5000}))
         waiting.append(server.send("agentread/read", {"path": "nb.ipynb"}))
+        waiting.append(server.send("agentread/read", {"path": "link.txt"}))
         for msg_id in waiting:
             with pytest.raises(queue.Empty):
                 server.wait(msg_id, timeout=1.0)
@@ -207,8 +213,8 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
         for msg_id in busy:
             server.notify("$/cancelRequest", {"id": msg_id})
     answers = [server.wait(msg_id, timeout=QUICK)["result"] for msg_id in waiting]
-    assert [answer.get("endLine") for answer in answers] == [1, 3001, 5000, None]
-    assert answers[-1]["kind"] == "notebook"
+    assert [answer.get("endLine") for answer in answers] == [1, 3001, 5000, None, 1]
+    assert answers[3]["kind"] == "notebook"
     assert [server.wait(msg_id, timeout=QUICK)["error"]["code"] for msg_id in busy] == [-32800] * READ_WORKERS
 
 

@@ -34,7 +34,7 @@ from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine
 from agentread.live import LiveCell, LiveNotebook
 from agentread.request import InvalidParams, parse_request
-from agentread.result import error_result
+from agentread.result import ReadError, error_result
 from agentread.workspace import Workspace
 
 READ_METHOD = "agentread/read"
@@ -136,12 +136,13 @@ class _Protocol(LanguageServerProtocol):
 
 
 class _QuickReads:
-    """Text files whose last read was quick (QUICK_READ_BYTES), by the path a request names them with and whether
-    it asked for raw text (a notebook read raw is text; read by cells, it may attach images). Only where a read
-    runs is decided here; what it reads is resolved again by the engine, whatever a file became since."""
+    """Text files whose last read was quick (QUICK_READ_BYTES), by real path and whether the read asked for raw
+    text (a notebook read raw is text; read by cells, it may attach images). Only where a read runs is decided
+    here; what it reads is resolved again by the engine."""
 
-    def __init__(self) -> None:
-        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (path, raw) -> real path and its version
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (real path, raw) -> the version read
         self._lock = threading.Lock()  # noted by workers, looked up on the event loop
 
     def note(self, request, result, seconds: float) -> None:
@@ -151,16 +152,21 @@ class _QuickReads:
             return
         version = _version(result.path) if result.kind == "text" else None
         with self._lock:
-            self._files.pop((request.path, request.raw), None)
+            self._files.pop((result.path, request.raw), None)
             if version and version[1] <= QUICK_READ_BYTES:
-                self._files[request.path, request.raw] = (result.path, *version)
+                self._files[result.path, request.raw] = version
                 if len(self._files) > QUICK_FILES:
                     self._files.popitem(last=False)
 
     def known(self, request, buffers: dict) -> bool:
+        """Whether the request's path leads now to a file remembered as quick, as it was then."""
+        try:
+            real = os.path.realpath(self._workspace.absolute(request.path))
+        except (ReadError, OSError, ValueError):
+            return False
         with self._lock:
-            known = self._files.get((request.path, request.raw))
-        return known is not None and known[0] not in buffers and _version(known[0]) == known[1:]
+            version = self._files.get((real, request.raw))
+        return version is not None and real not in buffers and _version(real) == version
 
 
 def _version(path: str) -> tuple | None:
@@ -183,7 +189,7 @@ class AgentReadServer(LanguageServer):
         # Keyed by real path (URIs of one file can be spelt many ways):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
-        self.quick_reads = _QuickReads()
+        self.quick_reads = _QuickReads(self.engine.workspace)
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """As pygls's, except that stdin is read by the event loop itself when it is a pipe or socket of its

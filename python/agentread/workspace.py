@@ -52,12 +52,17 @@ class Workspace:
     def set_roots(self, roots: list[str]) -> None:
         self.roots = [os.path.realpath(r) for r in roots if r]
 
-    def resolve(self, raw: str, consent: bool = False) -> Resolved:
-        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read."""
+    def absolute(self, raw: str) -> str:
+        """`raw` as an absolute path, a relative one taken from the first root; ReadError if it names no file."""
         path = _as_path(raw)
         if not os.path.isabs(path):
             base = self.roots[0] if self.roots else os.getcwd()
             path = os.path.join(base, path)
+        return path
+
+    def resolve(self, raw: str, consent: bool = False) -> Resolved:
+        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read."""
+        path = self.absolute(raw)
         real = os.path.realpath(path)
         inside = self._inside(real)
         if not consent and not inside:
