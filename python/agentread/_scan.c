@@ -92,11 +92,16 @@ static PyObject *number_window(PyObject *module, PyObject *args)
         return PyErr_NoMemory();
     Py_ssize_t *lengths = starts + room;
     const unsigned char *p = (const unsigned char *)block;
+    Py_ssize_t next_lf = -1; /* the first LF at or after i, or size: searched again only once i passes it */
     for (Py_ssize_t i = 0; i < size && found < room; found++) {
-        /* memchr runs a vector at a time: twice per line beats one compare per byte for every line over a
-         * few bytes, and the second search ends at the LF the first found. */
-        const unsigned char *lf = memchr(p + i, '\n', (size_t)(size - i));
-        Py_ssize_t j = lf ? lf - p : size;
+        /* memchr runs a vector at a time: two searches per line beat one compare per byte for every line over
+         * a few bytes. The LF found is kept (a file of lone CRs would otherwise search to its end each line),
+         * and the search for a CR ends at it. */
+        if (next_lf < i) {
+            const unsigned char *lf = memchr(p + i, '\n', (size_t)(size - i));
+            next_lf = lf ? lf - p : size;
+        }
+        Py_ssize_t j = next_lf;
         const unsigned char *cr = memchr(p + i, '\r', (size_t)(j - i));
         if (cr)
             j = cr - p;
