@@ -347,6 +347,30 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
         assert body["result"]["error"]["code"] == "timeout"
 
 
+def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
+    """What the server remembers of reads (the test in test_protocol shows where they then run)."""
+    from agentread.server import QUICK_READ_SECONDS, _QuickReads
+
+    workspace = Workspace([str(tmp_path)])
+    (tmp_path / "a.txt").write_text("one\n")
+    request = parse_request({"path": "a.txt"})
+    quick = _QuickReads(workspace)
+    seen = quick.look(request)
+    result = Engine(workspace).read(request)
+    quick.note(seen, result, 0.001, on_loop=False)
+    assert quick.known(request, {}) and quick.known(parse_request({"path": str(tmp_path / "a.txt")}), {})
+    assert not quick.known(request, {result.path: "an editor's buffer"})
+    assert not quick.known(parse_request({"path": "a.txt", "raw": True}), {})
+    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=False)  # slow on a worker: it may have waited
+    assert quick.known(request, {})
+    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=True)  # slow where nothing else waits for it
+    assert not quick.known(request, {})
+    seen = quick.look(request)
+    (tmp_path / "a.txt").write_text("one\ntwo\n")  # changed after the read began
+    quick.note(seen, Engine(workspace).read(request), 0.001, on_loop=False)
+    assert not quick.known(request, {})
+
+
 def _server_writing_to(buffer: io.BytesIO, root: Path):
     from pygls.io_ import StdoutWriter
 

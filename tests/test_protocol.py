@@ -99,6 +99,9 @@ def test_malformed_request_is_invalid_params(server, params, fragment):
     assert answer["error"]["code"] == -32602, answer
     assert fragment in answer["error"]["message"]
     assert server.read(path=".")["kind"] == "directory"  # still serving
+    failures = [n["params"]["message"] for n in server.notifications
+                if n.get("method") == "window/logMessage" and n["params"]["type"] == 1]  # errors logged
+    assert not failures, failures
 
 
 def test_params_that_are_not_an_object(server):

@@ -136,46 +136,60 @@ class _Protocol(LanguageServerProtocol):
 
 
 class _QuickReads:
-    """Text files whose last read was quick (QUICK_READ_BYTES), by real path and whether the read asked for raw
-    text (a notebook read raw is text; read by cells, it may attach images). Only where a read runs is decided
-    here; what it reads is resolved again by the engine."""
+    """Text files whose last read was quick (QUICK_READ_BYTES), by the absolute path a request named and whether
+    it asked for raw text (a notebook read raw is text; read by cells, it may attach images). Only where a read
+    runs is decided here; what it reads is resolved again by the engine. A path is looked up without touching
+    the file system, so that only a file read quickly before is looked at on the event loop (a hung mount there
+    would stop every message)."""
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
-        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (real path, raw) -> the version read
+        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (absolute path, raw) -> real path, version
         self._lock = threading.Lock()  # noted by workers, looked up on the event loop
 
-    def note(self, request, result, seconds: float) -> None:
-        """After a read: a small text file read in under QUICK_READ_SECONDS is quick (a slower read of one, which
-        may have waited for the interpreter lock behind other reads, changes nothing); anything else is not."""
-        if result.kind == "text" and seconds >= QUICK_READ_SECONDS:
+    def look(self, request) -> tuple | None:
+        """Before a read: (key, version) of what the request's path leads to now; None if it names no file. A
+        change from here on makes another version, so a file changed while it is read is not taken as quick."""
+        key = self._key(request)
+        return (key, _version(key[0])) if key else None
+
+    def note(self, seen: tuple | None, result, seconds: float, on_loop: bool) -> None:
+        """After a read: a small text file read in under QUICK_READ_SECONDS is quick; anything else is not. A
+        slower read on a worker, which may have waited for the interpreter lock behind other reads, changes
+        nothing; on the event loop, it sends the file back to the workers."""
+        if seen is None or (result.kind == "text" and seconds >= QUICK_READ_SECONDS and not on_loop):
             return
-        version = _version(result.path) if result.kind == "text" else None
+        key, version = seen
+        quick = result.kind == "text" and seconds < QUICK_READ_SECONDS and version and version[3] <= QUICK_READ_BYTES
         with self._lock:
-            self._files.pop((result.path, request.raw), None)
-            if version and version[1] <= QUICK_READ_BYTES:
-                self._files[result.path, request.raw] = version
+            self._files.pop(key, None)
+            if quick:
+                self._files[key] = (result.path, version)
                 if len(self._files) > QUICK_FILES:
                     self._files.popitem(last=False)
 
     def known(self, request, buffers: dict) -> bool:
-        """Whether the request's path leads now to a file remembered as quick, as it was then."""
-        try:
-            real = os.path.realpath(self._workspace.absolute(request.path))
-        except (ReadError, OSError, ValueError):
-            return False
+        """Whether the request's path leads, as it did, to a file remembered as quick, unchanged since."""
+        key = self._key(request)
         with self._lock:
-            version = self._files.get((real, request.raw))
-        return version is not None and real not in buffers and _version(real) == version
+            entry = self._files.get(key) if key else None
+        # The path is followed again: a link since pointed at another file finds another inode.
+        return entry is not None and entry[0] not in buffers and _version(key[0]) == entry[1]
+
+    def _key(self, request) -> tuple | None:
+        try:
+            return self._workspace.absolute(request.path), request.raw
+        except ReadError:
+            return None
 
 
 def _version(path: str) -> tuple | None:
-    """What tells one content of a file from another without reading it: mtime, size, inode."""
+    """What tells one content of a file from another without reading it: device, inode, mtime, size."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 class AgentReadServer(LanguageServer):
@@ -222,15 +236,21 @@ class AgentReadServer(LanguageServer):
                 self.sync_roots()
             read = _Read(self.protocol, msg_id, request, self.quick_reads)
             buffers = self.live_buffers()
-            if self.quick_reads.known(request, buffers):
-                read.run(self.engine, buffers)  # answered before the next message is read: nothing to cancel
-                return
-            read.work = self.executor.submit(read.run, self.engine, buffers)
+            quick = self.quick_reads.known(request, buffers)
+            if not quick:
+                read.work = self.executor.submit(read.run, self.engine, buffers)
         except InvalidParams as exc:
             self.protocol._send_response(msg_id, error=JsonRpcInvalidParams(str(exc)).to_response_error())
+            return
         except Exception:  # noqa: BLE001 - as pygls answers a handler's failure
             log.exception("a read could not be started")
             self.protocol._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()).to_response_error())
+            return
+        if quick:  # answered before the next message is read: nothing to cancel, no deadline
+            try:
+                read.run(self.engine, buffers, on_loop=True)
+            except BrokenPipeError:
+                pass  # logged as it was raised; the end of the input ends the server, as after a worker's answer
             return
         # Registered once it is sure to run; the worker's clean-up comes through this loop, so after this.
         self.protocol._request_futures[msg_id] = read  # where pygls looks for it on $/cancelRequest
@@ -389,14 +409,15 @@ class _Read:
         self._unanswered = threading.Lock()  # taken by whoever answers
         self._loop = asyncio.get_running_loop()
 
-    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook]) -> None:
+    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook], on_loop: bool = False) -> None:
         """On a worker thread, or on the event loop for a quick read."""
-        answer = None  # when stopped, it was answered by whoever stopped it
+        answer = result = None  # when stopped, it was answered by whoever stopped it
         try:
             if not self.stop.is_set():
+                seen = self.quick_reads.look(self.request)
                 started = time.perf_counter()
                 result = run_cancellable(self.stop, engine.read, self.request, buffers.get)
-                self.quick_reads.note(self.request, result, time.perf_counter() - started)
+                seconds = time.perf_counter() - started
                 answer = {"result": result.to_json()}
         except Cancelled:
             pass
@@ -411,6 +432,8 @@ class _Read:
             if answer:
                 self._answer(**answer)
         finally:
+            if result is not None:  # after the answer: what it costs is not the client's wait
+                self.quick_reads.note(seen, result, seconds, on_loop)
             try:
                 self._loop.call_soon_threadsafe(self._forget)
             except RuntimeError:  # the loop has closed: the server is ending
