@@ -97,11 +97,12 @@ def sniff(head: bytes, name: str) -> FileInfo:
             return FileInfo("image", kind.mime)
         if kind.mime != "application/x-lzip" or not _is_utf8(head):  # 'LZIP' is also an English word
             return FileInfo("binary", kind.mime)
-    utf16 = _utf16_without_bom(head)
+    nuls = head.count(0) if 0 in head else 0  # memchr finds none in most text at once; counting takes 20 µs
+    utf16 = _utf16_without_bom(head, nuls)
     if utf16:
         return _text_or_notebook(head, name, utf16, 0)
     if _is_utf8(head):
-        if head.count(0) > len(head) * MAX_NUL_SHARE or \
+        if nuls > len(head) * MAX_NUL_SHARE or \
                 (len(head) >= MIN_CONTROL_SAMPLE and control_share > MAX_CONTROL_SHARE):
             return FileInfo("binary", "application/octet-stream")
         return _text_or_notebook(head, name, "utf-8", 0)
@@ -135,9 +136,10 @@ def _mostly_utf8(head: bytes) -> bool:
     return non_ascii > 0 and bad <= max(1, non_ascii * MAX_UTF8_ERROR_SHARE) and bad < non_ascii
 
 
-def _utf16_without_bom(head: bytes) -> str | None:
-    if len(head) < 4 or head.count(0) < UTF16_NUL_SHARE * (len(head) // 2):
-        return None  # too few NULs for either half (counting is a tenth of the time of splitting the halves)
+def _utf16_without_bom(head: bytes, nuls: int) -> str | None:
+    """UTF-16 text without a byte order mark: NULs in every other byte. `nuls` is how many the head holds."""
+    if len(head) < 4 or nuls < UTF16_NUL_SHARE * (len(head) // 2):
+        return None  # too few NULs for either half: no need to split the head in two
     even, odd = head[0::2], head[1::2]
     even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
     if odd_nul >= UTF16_NUL_SHARE and even_nul < 0.05:
