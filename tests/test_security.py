@@ -201,6 +201,7 @@ def test_file_uri_is_confined_like_a_path(layout):
     assert_refused(read(engine, path=(outside / "secret.txt").as_uri()), "outside_workspace")
     assert_refused(read(engine, path="file://" + str(ws) + "/../outside/secret.txt"), "outside_workspace")
     assert_refused(read(engine, path="file://otherhost" + str(ws / "a.txt")), "invalid_path")
+    assert_refused(read(engine, path="file://[" + str(ws / "a.txt")), "invalid_path")  # urlparse's ValueError
 
 
 def test_tilde_expands_and_is_confined(layout, monkeypatch):

@@ -124,7 +124,11 @@ def _as_path(raw: str) -> str:
         raise ReadError("invalid_path", f"the path is {len(raw):,} characters long, over the system limit of "
                         f"{MAX_PATH_CHARS}. Check the path and call again.")
     if raw.startswith("file://"):
-        parsed = urlparse(raw)
+        try:
+            parsed = urlparse(raw)
+        except ValueError:  # a bracket in the host part ("file://[x]/a"), read as a malformed IPv6 address
+            raise ReadError("invalid_path", f"{raw} is not a valid file URI. Give a plain path, or a file:/// "
+                            "URI of a local file.") from None
         if parsed.netloc not in ("", "localhost"):
             raise ReadError("invalid_path", f"{raw} names a file on another host ({parsed.netloc}); only local "
                             "files can be read.")
