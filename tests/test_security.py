@@ -213,6 +213,13 @@ def test_tilde_expands_and_is_confined(layout, monkeypatch):
     assert_refused(read(engine, path="~/secret.txt"), "outside_workspace")
 
 
+def test_paths_with_a_lone_surrogate_are_refused_cleanly(layout):
+    ws, _ = layout
+    engine = Engine(Workspace([str(ws)]))
+    for path in ("\ud800.txt", "~\ud800/x", "file:///\ud800"):  # JSON can carry one; no file name can
+        assert_refused(read(engine, path=path), "invalid_path")
+
+
 def test_very_long_paths_are_refused_cleanly(layout):
     ws, _ = layout
     engine = Engine(Workspace([str(ws)]))

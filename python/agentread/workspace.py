@@ -123,6 +123,11 @@ def _as_path(raw: str) -> str:
     if len(raw) > MAX_PATH_CHARS:
         raise ReadError("invalid_path", f"the path is {len(raw):,} characters long, over the system limit of "
                         f"{MAX_PATH_CHARS}. Check the path and call again.")
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError:  # a lone UTF-16 surrogate, which JSON can carry
+        raise ReadError("invalid_path", "the path holds a character no file name can (a lone surrogate). "
+                        "Check the path and call again.") from None
     if raw.startswith("file://"):
         try:
             parsed = urlparse(raw)
