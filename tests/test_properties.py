@@ -1,5 +1,5 @@
-"""Properties over generated input (hypothesis): the sniffer, the line-end counter, text windows, encodings,
-notebook rendering.
+"""Properties over generated input (hypothesis): the sniffer, request paths, the line-end counter, text windows,
+encodings, notebook rendering.
 
 Each property is bounded (max_examples) so the file runs in well under a minute. Files are written under one
 folder per module with a fresh name per example: the readers' caches key by path, mtime and size, and two
@@ -92,6 +92,33 @@ def test_sniff_never_raises_and_names_a_known_kind(head: bytes, name: str):
        rest=st.binary(max_size=2048))
 def test_sniff_survives_magic_numbers_followed_by_junk(prefix: bytes, rest: bytes):
     assert sniff(prefix + rest, "x.ipynb").kind in KINDS
+
+
+# ---- request paths ----------------------------------------------------------------------------------------
+
+_path_text = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  # NUL: refused by parse_request
+
+
+@BOUNDED
+@given(path=st.one_of(_path_text, _path_text.map("file://".__add__), _path_text.map("~".__add__),
+                      st.tuples(st.sampled_from(["file://", "file:///", "file://localhost/", "/", "~/", "./"]),
+                                _path_text, st.sampled_from(["", "%00", "%ff", "[", "]", ":99", "\ud800"]))
+                      .map("".join)))
+def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, path):
+    """Whatever path a model sends (URIs, ~, brackets, escapes, lone surrogates): a result from the engine, and
+    no exception from the server's lookup of quick reads either."""
+    from agentread.request import InvalidParams
+    from agentread.server import _QuickReads
+
+    try:
+        request = parse_request({"path": path})
+    except InvalidParams:
+        return
+    result = engine.read(request)
+    assert result.kind in ("text", "directory", "error"), result.kind
+    quick = _QuickReads(engine.workspace)
+    quick.note(quick.look(request), result, 0.0, on_loop=True)
+    quick.known(request, {})
 
 
 # ---- text windows -----------------------------------------------------------------------------------------
