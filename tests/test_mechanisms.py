@@ -1,8 +1,9 @@
 """The mechanisms the speed rests on (bench/ times them; these prove they are right, untimed).
 
 Text: the line index is keyed by the file's identity and contents stamp, fills in from scans and window reads,
-stays bounded, and both line-end counters agree. PDF: parsed documents are keyed by mtime and bounded, page
-text is cached within its bound, and a warm read does not read the file.
+stays bounded; both line-end counters agree, and every window renderer gives the same windows. PDF: parsed
+documents are keyed by mtime and bounded, page text is cached within its bound, and a warm read does not read
+the file. Server: each read is answered once; a file is read on the event loop only while its reads are quick.
 """
 
 from __future__ import annotations
