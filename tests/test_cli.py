@@ -46,6 +46,13 @@ def test_json_prints_the_whole_result(folder: Path):
     assert result["next"] == {"offset": 3}
 
 
+def test_a_file_name_that_is_not_utf8_is_printed_with_a_replacement_character(folder: Path):
+    with open(os.fsencode(folder) + b"/caf\xe9.txt", "wb") as f:
+        f.write(b"x\n")
+    done = agentread("read", ".", cwd=folder)
+    assert done.returncode == 0 and "caf\ufffd.txt" in done.stdout, done.stderr
+
+
 def test_exit_codes_tell_an_error_result_from_a_bad_request(folder: Path):
     missing = agentread("read", "nothing.txt", cwd=folder)
     assert missing.returncode == 1 and missing.stdout.startswith("Error: nothing.txt does not exist")

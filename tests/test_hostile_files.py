@@ -279,6 +279,23 @@ def test_invalid_encodings_read_as_text_with_replacements_or_as_binary(server, t
 
 # ---- inputs the fuzzer found (bench/fuzz.py): each should be a clear error, not `internal` ----------------
 
+def test_lone_surrogates_reach_the_model_as_replacement_characters(server, tmp_path):
+    """Half a surrogate pair escaped in a notebook's JSON (a fuzzed notebook came to this, seed 15), and a file
+    name whose bytes are not UTF-8: what the server sends is valid UTF-8, with U+FFFD where they stood."""
+    outputs = [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                "data": {"application/json": {"fruit": ["\ud83c"]}, "text/plain": "{'fruit': ['?']}"}}]
+    notebook = {"cells": [{"cell_type": "code", "id": "c1", "source": "apple = '\udf4e'", "metadata": {},
+                           "execution_count": 1, "outputs": outputs}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))  # json writes the lone halves as \u escapes
+    (tmp_path / "names").mkdir()
+    with open(os.fsencode(tmp_path / "names") + b"/caf\xe9.txt", "wb") as f:  # Latin-1, not UTF-8
+        f.write(b"x\n")
+    for path in ("nb.ipynb", "names"):
+        text = text_of(hostile_read(server, path=path))
+        assert "\ufffd" in text and not any("\ud800" <= ch <= "\udfff" for ch in text), text
+
+
 def _encrypted(filter_and_version: bytes) -> bytes:
     objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                3: PAGE, 4: _stream(CONTENT), 5: FONT,

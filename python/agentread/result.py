@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Union
+
+# A lone UTF-16 surrogate: what Python makes of a file name's undecodable byte, or of a broken \u escape in a
+# notebook's JSON. Text sent as UTF-8 cannot hold one (orjson refuses it, a terminal too), nor can a model use it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(text: str) -> str:
+    """`text` with each lone surrogate shown as U+FFFD, as the text reader shows a byte it cannot decode."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass
@@ -11,7 +27,7 @@ class TextPart:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "text", "text": self.text}
+        return {"type": "text", "text": sendable(self.text)}
 
 
 @dataclass
@@ -59,13 +75,13 @@ class ReadResult:
         out = []
         for part in self.content:
             if isinstance(part, TextPart):
-                out.append(part.text)
+                out.append(sendable(part.text))
             else:
                 out.append(f"[image: {part.mime_type} {part.width}x{part.height}, attached]")
         return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "path": self.path,
+        out: dict[str, Any] = {"kind": self.kind, "path": sendable(self.path),
                                "content": [p.to_json() for p in self.content]}
         for key, value in (("totalLines", self.total_lines), ("startLine", self.start_line),
                            ("endLine", self.end_line), ("totalPages", self.total_pages),
@@ -79,7 +95,7 @@ class ReadResult:
             out["encoding"] = self.encoding
         out["isError"] = self.is_error
         if self.error is not None:
-            out["error"] = {"code": self.error.code, "message": self.error.message}
+            out["error"] = {"code": self.error.code, "message": sendable(self.error.message)}
         return out
 
 
