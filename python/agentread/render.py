@@ -42,6 +42,14 @@ def continuation(first: int, last: int, total: int | None, reason: str, call: st
     return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
 
 
+def line_limit_reason(limit: int) -> str:
+    return f"limit of {limit:,} lines"
+
+
+def output_limit_reason(budget: int) -> str:
+    return f"output limit of about {budget // 1000} KB"
+
+
 class Window:
     """Numbered lines collected from `first` within a line limit and a byte budget, and why it stopped."""
 
@@ -58,12 +66,12 @@ class Window:
     def add(self, line: str) -> bool:
         """Number and keep `line`; False, with the reason, when it does not fit."""
         if len(self.lines) >= self.limit:
-            self.reason = f"limit of {self.limit:,} lines"
+            self.reason = line_limit_reason(self.limit)
             return False
         out = numbered(self.next_number, line)
         cost = len(out.encode("utf-8")) + 1
         if self.lines and self.used + cost > self.budget:
-            self.reason = f"output limit of about {self.budget // 1000} KB"
+            self.reason = output_limit_reason(self.budget)
             return False
         self.lines.append(out)
         self.used += cost

@@ -157,10 +157,11 @@ class _QuickReads:
         """After a read: a small text file read in under QUICK_READ_SECONDS is quick; anything else is not. A
         slower read on a worker, which may have waited for the interpreter lock behind other reads, changes
         nothing; on the event loop, it sends the file back to the workers."""
-        if seen is None or (result.kind == "text" and seconds >= QUICK_READ_SECONDS and not on_loop):
+        slow = seconds >= QUICK_READ_SECONDS
+        if seen is None or (result.kind == "text" and slow and not on_loop):
             return
         key, version = seen
-        quick = result.kind == "text" and seconds < QUICK_READ_SECONDS and version and version[3] <= QUICK_READ_BYTES
+        quick = result.kind == "text" and not slow and version and version[3] <= QUICK_READ_BYTES
         with self._lock:
             self._files.pop(key, None)
             if quick:

@@ -21,7 +21,8 @@ from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
-from agentread.render import Window, continuation, cut_line, numbered, numbered_lines
+from agentread.render import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
+                              output_limit_reason)
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -268,10 +269,10 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
 
 
 def _stop_reason(stop: int, limit: int, budget: int) -> str | None:
-    """number_window's stop code as the closing line names it (Window's words)."""
+    """number_window's stop code as the closing line names it, in Window's words."""
     if stop == STOP_OUTPUT:
-        return f"output limit of about {budget // 1000} KB"
-    return f"limit of {limit:,} lines" if stop == STOP_LIMIT else None
+        return output_limit_reason(budget)
+    return line_limit_reason(limit) if stop == STOP_LIMIT else None
 
 
 def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
