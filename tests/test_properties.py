@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from agentread.engine import Engine
@@ -151,7 +151,17 @@ _piece = st.one_of(
 text_bytes = st.lists(_piece, max_size=60).map(b"".join)
 
 
+def _valid_utf8(block: bytes) -> bool:
+    """Whether a block holds no bad UTF-8 (a character cut at its end is not bad: the block ends there)."""
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.reason == "unexpected end of data"
+    return True
+
+
 @settings(BOUNDED, max_examples=400)  # fast: no file, no engine
+@example(data=b"\n\xed\xa0\x80\n0000000", cut=0.5, first=1, limit=2, budget=19)  # line 2 grows from 3 to 9 bytes
 @given(data=st.one_of(text_bytes, _line_end_bytes), cut=st.one_of(st.just(1.0), st.floats(0, 1)),
        first=st.sampled_from([1, 2, 9_995, 99_990, 999_999, 10**15, -1, -30, -100_010, -(10**15)]),
        limit=st.integers(1, 40),
@@ -169,7 +179,9 @@ def test_a_block_numbered_at_once_reads_as_the_line_loop_numbers_it(data, cut, f
     answers = [python]
     if text.number_window is not None:
         compiled = text.number_window(block, eof, first, limit, budget, MAX_LINE_CHARS)
-        assert compiled is not None or python is None
+        # It sizes lines by their bytes, so where bad bytes grow when replaced it may leave to the loop a window
+        # that _number_block, sizing the replaced text, can end; on valid text it decides whatever that can.
+        assert compiled is not None or python is None or not _valid_utf8(block)
         if compiled is not None:
             rendered, shown, stop = compiled
             try:
