@@ -12,6 +12,7 @@ import zlib
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from agentread.pdf import MAX_FORM_DEPTH
 from agentread.pdfpages import ocr_text, render_page, scanned_page
 from agentread.result import ImagePart, ReadError, TextPart
 
@@ -106,21 +107,28 @@ def test_picture_pages_come_back_as_page_images_through_the_reader(corpus, name,
         assert 'Page 6 is a picture, not shown' in text and 'pages="6"' in text
 
 
-def _stamped_scan_pdf(stamp: str) -> bytes:
-    """A page that is one grey picture with a line of text over it, as scanning apps stamp their pages."""
+def _stamped_scan_pdf(stamp: str, forms: int = 0) -> bytes:
+    """A page that is one grey picture with a line of text over it, as scanning apps stamp their pages; with
+    `forms`, the picture is drawn by the innermost of so many nested form XObjects."""
     width, height = 60, 80
     pixels = zlib.compress(bytes(range(256)) * (width * height * 3 // 256) + bytes(width * height * 3 % 256))
-    draw = f"q 300 0 0 400 0 0 cm /Scan Do Q BT /F1 10 Tf 20 20 Td ({stamp}) Tj ET".encode()
+    picture = b"/Scan 4 0 R" if not forms else b"/Form 7 0 R"
+    draw = f"q 300 0 0 400 0 0 cm /{'Form' if forms else 'Scan'} Do Q BT /F1 10 Tf 20 20 Td ({stamp}) Tj ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents 5 0 R /Resources << /XObject "
-        b"<< /Scan 4 0 R >> /Font << /F1 6 0 R >> >> >>",
+        b"<< %s >> /Font << /F1 6 0 R >> >> >>" % picture,
         b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 "
         b"/Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream" % (width, height, len(pixels), pixels),
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(draw), draw),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    for level in range(forms):  # form 7 draws form 8 ... the last draws the picture; each shrinks what it draws
+        inner = b"/Scan 4 0 R" if level == forms - 1 else b"/Form %d 0 R" % (8 + level)  # and scales it back
+        ops = b"2 0 0 2 0 0 cm /%s Do" % inner.split()[0][1:]
+        objects.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 1 1] /Matrix [0.5 0 0 0.5 0 0] /Resources "
+                       b"<< /XObject << %s >> >> /Length %d >>\nstream\n%s\nendstream" % (inner, len(ops), ops))
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
@@ -132,14 +140,20 @@ def _stamped_scan_pdf(stamp: str) -> bytes:
     return bytes(out)
 
 
-def test_a_scan_with_a_stamp_keeps_its_words_and_comes_back_as_an_image(tmp_path):
+# The picture on the page, or inside nested forms as deep as the reader looks (MAX_FORM_DEPTH levels, the page's
+# own counted), or one form deeper, where it is not looked for and the page is its text alone.
+@pytest.mark.parametrize("forms", [0, 1, MAX_FORM_DEPTH - 1, MAX_FORM_DEPTH])
+def test_a_scan_with_a_stamp_keeps_its_words_and_comes_back_as_an_image(tmp_path, forms):
     from agentread.engine import Engine
     from agentread.request import parse_request
     from agentread.workspace import Workspace
 
-    (tmp_path / "scan.pdf").write_bytes(_stamped_scan_pdf("Scanned by a phone app"))
+    (tmp_path / "scan.pdf").write_bytes(_stamped_scan_pdf("Scanned by a phone app", forms))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "scan.pdf"}))
     assert result.content[0].text == "--- Page 1 ---\nScanned by a phone app"
+    if forms == MAX_FORM_DEPTH:
+        assert len(result.content) == 1
+        return
     assert "has little text and is mostly pictures" in result.content[1].text
     assert isinstance(result.content[2], ImagePart)
 

@@ -1,7 +1,7 @@
 """PDFs page by page: only the pages asked for are parsed, the parsed document is kept warm.
 
-PDFium (pypdfium2) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds, about as
-fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted files
+PDFium (agentread.pdfium) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds,
+about as fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted files
 open with an empty owner password in pypdf only; some broken cross-reference tables it rebuilds), and its
 errors say what is wrong with a file neither can open. pypdf's `reader.pages` flattens the whole page tree on
 first use, so its pages are found by walking the tree with each node's /Count, building only that page.
@@ -73,30 +73,22 @@ log = logging.getLogger(__name__)
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
-# PDFium is not thread-safe, not even across documents: every PDFium call runs under this one lock.
-PDFIUM_LOCK = threading.Lock()
-
-
 class _Pdfium:
     def __init__(self, data: bytes):
-        import pypdfium2  # imported on first use, like every format library
+        from agentread import pdfium
 
-        self.pdf = pypdfium2.PdfDocument(data)
-        self.total = len(self.pdf)
+        self.pdf = pdfium.Document(data)
+        self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
+        self.lock = pdfium.LOCK
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while it is loaded."""
-        page = self.pdf[number - 1]
-        try:
+        with self.pdf.page(number) as page:
             cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
-            textpage = page.get_textpage()
-            try:
-                # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE
-                # in place of the hyphen: the word is given whole, as written.
-                text = textpage.get_text_range().replace("\r\n", "\n").replace("\ufffe", "")
-            finally:
-                textpage.close()
+            # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE in place
+            # of the hyphen: the word is given whole, as written.
+            text = page.text().replace("\r\n", "\n").replace("\ufffe", "")
             if cut:
                 text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
                          f"included): the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the "
@@ -108,8 +100,6 @@ class _Pdfium:
                 except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
                     log.warning("page %d: its pictures could not be measured: %s", number, exc)
             return text
-        finally:
-            page.close()
 
 
 def _keep_first_objects(page, keep: int) -> bool:
@@ -118,12 +108,13 @@ def _keep_first_objects(page, keep: int) -> bool:
     object of no width. Not removed: PDFium finds the object to remove by a search from the start, itself
     quadratic. The walk costs about a quarter of a typical page's text extraction, so that no form, however
     deeply nested, can hide its objects; past the budget a form is shrunk whole, without a walk."""
-    import pypdfium2.raw as pdfium_c
+    from agentread.pdfium import OBJECT_FORM, library
 
-    form, kind, shrink = pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDFPageObj_GetType, pdfium_c.FPDFPageObj_Transform
+    c = library()
+    kind, shrink = c.FPDFPageObj_GetType, c.FPDFPageObj_Transform
     left, cut = keep, False
     # (get, holder, count, next index): the page, then each form being walked, innermost last.
-    stack = [(pdfium_c.FPDFPage_GetObject, page, pdfium_c.FPDFPage_CountObjects(page), 0)]
+    stack = [(c.FPDFPage_GetObject, page.handle, c.FPDFPage_CountObjects(page.handle), 0)]
     while stack:
         get, holder, count, start = stack.pop()
         for index in range(start, count):
@@ -133,27 +124,29 @@ def _keep_first_objects(page, keep: int) -> bool:
                 cut = True
                 continue
             left -= 1
-            if kind(thing) == form:
+            if kind(thing) == OBJECT_FORM:
                 stack.append((get, holder, count, index + 1))  # back here once the form is walked
-                stack.append((pdfium_c.FPDFFormObj_GetObject, thing, pdfium_c.FPDFFormObj_CountObjects(thing), 0))
+                stack.append((c.FPDFFormObj_GetObject, thing, c.FPDFFormObj_CountObjects(thing), 0))
                 break
     return cut
 
 
 def _mostly_picture(page) -> bool:
     """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
-    import pypdfium2.raw as pdfium_c
+    from agentread.pdfium import OBJECT_IMAGE, bounds, library
 
-    if pdfium_c.FPDFPage_CountObjects(page) > MAX_SCAN_OBJECTS:
+    c = library()
+    if c.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
         return False
-    width, height = page.get_size()
+    width, height = page.size
     covered = 0.0
-    for seen, thing in enumerate(page.get_objects(max_depth=MAX_FORM_DEPTH), 1):
+    for seen, (thing, matrix) in enumerate(page.objects(max_depth=MAX_FORM_DEPTH), 1):
         if seen > MAX_SCAN_OBJECTS:
             return False  # objects nested in forms count too: a form can hold millions
-        if thing.type != pdfium_c.FPDF_PAGEOBJ_IMAGE:
+        box = bounds(thing, matrix) if c.FPDFPageObj_GetType(thing) == OBJECT_IMAGE else None
+        if box is None:
             continue
-        left, bottom, right, top = thing.get_bounds()
+        left, bottom, right, top = box
         covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
     return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
 
@@ -179,7 +172,7 @@ class _Document:
         self.backend = backend
         self.size = size  # bytes of the file held in memory
         # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
-        self.lock = PDFIUM_LOCK if isinstance(backend, _Pdfium) else threading.Lock()
+        self.lock = backend.lock if isinstance(backend, _Pdfium) else threading.Lock()
         # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
         # agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across the document.
         self.texts: OrderedDict[int, str] = OrderedDict()
@@ -250,7 +243,7 @@ def _open(stream: BinaryIO, name: str) -> _Document:
     data = stream.read()
     try:
         return _Document(_Pdfium(data), len(data))
-    except Exception as exc:  # noqa: BLE001 - PdfiumError, or anything its loader raises: pypdf has a go
+    except Exception as exc:  # noqa: BLE001 - PdfiumError, or the library failing to load: pypdf has a go
         log.info("PDFium could not open %s (%s); trying pypdf", name, _short(exc))
     reader = _pypdf_reader(io.BytesIO(data), name)
     try:
@@ -428,6 +421,8 @@ def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
 
 def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
     """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
+    if not pictures:
+        return [TextPart("\n\n".join(blocks))]
     from agentread.pdfpages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
 
     ocr_until = time.monotonic() + OCR_BUDGET_SECONDS

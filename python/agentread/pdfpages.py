@@ -1,7 +1,8 @@
 """PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is shown the page.
 
-PDFium (pypdfium2, a normal dependency: no system package) renders the page; where the `tesseract` program is
-installed, its OCR text is added under the picture, marked as OCR so the model weighs it as a guess.
+PDFium (agentread.pdfium, on the library pypdfium2 ships: no system package) renders the page; where the
+`tesseract` program is installed, its OCR text is added under the picture, marked as OCR so the model weighs it
+as a guess.
 """
 
 from __future__ import annotations
@@ -40,42 +41,30 @@ OCR_BUDGET_SECONDS = 20
 
 def render_page(data: bytes, number: int) -> ImagePart:
     """Page `number` (1-based) of the PDF in `data`, rendered as an image part."""
-    import pypdfium2
+    from agentread.pdfium import LOCK, Document, PdfiumError
 
-    from agentread.pdf import PDFIUM_LOCK  # PDFium is not thread-safe: the one lock every PDFium call takes
-
-    with PDFIUM_LOCK:
+    with LOCK:
         try:
-            pdf = pypdfium2.PdfDocument(data)
-        except pypdfium2.PdfiumError as exc:
+            pdf = Document(data)
+        except PdfiumError as exc:
             raise ReadError("damaged_pdf", f"the PDF could not be opened to render page {number} ({exc})") from None
         try:
-            if not 1 <= number <= len(pdf):
-                raise ReadError("page_out_of_range", f"page {number} does not exist: the PDF has {len(pdf)} "
-                                f"pages. Call again with pages from 1 to {len(pdf)}.")
+            if not 1 <= number <= pdf.page_count:
+                raise ReadError("page_out_of_range", f"page {number} does not exist: the PDF has {pdf.page_count} "
+                                f"pages. Call again with pages from 1 to {pdf.page_count}.")
             return render_pdfium_page(pdf, number)
         finally:
             pdf.close()
 
 
 def render_pdfium_page(pdf, number: int) -> ImagePart:
-    """Page `number` of an open pypdfium2 document; the caller holds the PDFium lock."""
-    page = pdf[number - 1]
-    try:
-        width, height = page.get_size()
-        scale = min(MAX_IMAGE_SIDE / max(width, height, 1), MAX_RENDER_SCALE)
-        bitmap = page.render(scale=scale)
-        try:
-            picture = bitmap.to_pil()
-        finally:
-            bitmap.close()
-    finally:
-        page.close()
+    """Page `number` of an open agentread.pdfium Document; the caller holds its LOCK."""
+    with pdf.page(number) as page:
+        width, height = page.size
+        picture = page.render(min(MAX_IMAGE_SIDE / max(width, height, 1), MAX_RENDER_SCALE))
     # Written as PNG by our own encoder (unfiltered rows, on the band threads): a text page at 2000 px takes
     # a quarter of the time of Pillow's, which also tries every row filter (28 against 104 ms here, 624 against
     # 481 KB), and a photo page is found out in a third of the time before it goes to JPEG.
-    if picture.mode not in ("RGB", "RGBA", "L"):
-        picture = picture.convert("RGB")
     encoded, mime = encode_png(picture), "image/png"
     if len(encoded) > MAX_PAGE_PNG_BYTES:
         out = io.BytesIO()

@@ -1,0 +1,68 @@
+"""agentread.pdfium, the engine's few PDFium calls, against pypdfium2's own Python layer on the same library:
+the text of every page of the corpus's PDFs, which documents open, and closing from the garbage collector.
+(Rendering is held to pypdfium2's in test_pdfpages.)"""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from agentread import pdfium
+
+# Pages compared per document: the corpus's PDFs are short, and a few pages cover each one's fonts and layout.
+PAGES_COMPARED = 20
+
+
+def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
+    import pypdfium2
+
+    compared = 0
+    for path in sorted((corpus / "pdf").glob("*.pdf")):
+        data = path.read_bytes()
+        try:
+            theirs = pypdfium2.PdfDocument(data)
+        except pypdfium2.PdfiumError:
+            with pytest.raises(pdfium.PdfiumError):
+                pdfium.Document(data)
+            continue
+        ours = pdfium.Document(data)
+        assert ours.page_count == len(theirs), path.name
+        for number in range(1, min(ours.page_count, PAGES_COMPARED) + 1):
+            with pdfium.LOCK, ours.page(number) as page:
+                text = page.text()
+                assert page.size == pytest.approx(theirs[number - 1].get_size()), (path.name, number)
+            assert text == theirs[number - 1].get_textpage().get_text_range(), (path.name, number)
+            compared += 1
+        ours.close()
+        theirs.close()
+    assert compared > 30
+
+
+def test_what_is_not_a_pdf_is_refused_with_the_reason():
+    with pytest.raises(pdfium.PdfiumError, match="not a PDF, or damaged"):
+        pdfium.Document(b"%PDF-1.4\nnothing here")
+
+
+def test_a_document_dropped_by_a_thread_holding_the_lock_closes_without_deadlock(corpus):
+    """The garbage collector may close a document in a thread in the middle of its own PDFium calls."""
+    data = (corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes()
+
+    closed = []
+
+    def drop_under_lock():
+        with pdfium.LOCK:
+            document = pdfium.Document(data)
+            with document.page(1):
+                pass
+            closer = document._close
+            del document
+            gc.collect()
+            closed.append(not closer.alive)
+
+    worker = threading.Thread(target=drop_under_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "closing a dropped document waited for the lock its own thread held"
+    assert closed == [True]
