@@ -66,3 +66,36 @@ def test_a_document_dropped_by_a_thread_holding_the_lock_closes_without_deadlock
     worker.join(timeout=10)
     assert not worker.is_alive(), "closing a dropped document waited for the lock its own thread held"
     assert closed == [True]
+
+
+def test_a_closed_document_refuses_its_pages(corpus):
+    document = pdfium.Document((corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes())
+    with pdfium.LOCK:
+        document.close()
+        document.close()
+        with pytest.raises(pdfium.PdfiumError, match="closed"):
+            document.page(1)
+
+
+def test_without_the_library_a_pdf_is_read_by_pypdf(corpus, monkeypatch):
+    """No PDFium to load (a pypdfium2 built without its own, none on the system): PDFs are still read."""
+    import ctypes
+    import ctypes.util
+    import importlib.util
+
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    monkeypatch.setattr(pdfium, "_C", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(ctypes, "CDLL", _no_such_library)  # by its name alone it would be found, loaded already
+    with pytest.raises(pdfium.PdfiumError, match="cannot be loaded"):
+        pdfium.Document(b"%PDF-1.4")
+    result = Engine(Workspace([str(corpus)])).read(parse_request({"path": "pdf/pdflatex-4-pages.pdf", "pages": "2"}))
+    assert not result.is_error and result.total_pages == 4 and "--- Page 2 ---\n" in result.text()
+
+
+def _no_such_library(name, *args, **kwargs):
+    raise OSError(f"{name}: cannot open shared object file: No such file or directory")

@@ -207,8 +207,13 @@ class _DocumentCache:
             old = self._docs.pop(key, None)  # opened by another thread meanwhile
             self._bytes += doc.size - (old.size if old else 0)
             self._docs[key] = doc
+            dropped = [old]
             while len(self._docs) > self._size or (self._bytes > self._max_bytes and len(self._docs) > 1):
-                self._bytes -= self._docs.popitem(last=False)[1].size
+                dropped.append(self._docs.popitem(last=False)[1])
+                self._bytes -= dropped[-1].size
+        # Dropped here, not under the cache's lock: a PDFium document closes itself under PDFium's lock, which a
+        # long page layout in another thread may hold for seconds, and every read waits on the cache's.
+        del dropped
         return doc
 
     @property

@@ -11,6 +11,7 @@ document the garbage collector drops closes itself, perhaps in a thread that alr
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import importlib.util
 import math
 import sys
@@ -89,12 +90,17 @@ def library():
     """The PDFium library, loaded and initialised on first use (call under LOCK)."""
     global _C
     if _C is None:
-        # Found, not imported: importing pypdfium2_raw declares the whole API, the cost this module saves.
+        # Found, not imported: importing pypdfium2_raw declares the whole API, the cost this module saves. A
+        # pypdfium2 built on the system's PDFium ships none of its own.
         spec = importlib.util.find_spec("pypdfium2_raw")
-        if spec is None or not spec.submodule_search_locations:
-            raise PdfiumError("the PDFium library (the pypdfium2 package) is not installed")
         name = {"win32": "pdfium.dll", "darwin": "libpdfium.dylib"}.get(sys.platform, "libpdfium.so")
-        lib = ctypes.CDLL(str(Path(spec.submodule_search_locations[0]) / name))
+        folders = (spec.submodule_search_locations if spec else None) or []
+        shipped = [Path(folder) / name for folder in folders]
+        found = next((str(path) for path in shipped if path.is_file()), None) or ctypes.util.find_library("pdfium")
+        try:
+            lib = ctypes.CDLL(found or name)
+        except OSError as exc:
+            raise PdfiumError(f"the PDFium library (the pypdfium2 package) cannot be loaded: {exc}") from None
         for function, (result, arguments) in _SIGNATURES.items():
             getattr(lib, function).restype = result
             getattr(lib, function).argtypes = arguments
@@ -118,23 +124,27 @@ class Document:
                 raise PdfiumError(f"PDFium cannot open it: {_ERRORS.get(code, 'no pages found')}")
         self.handle = handle
         # `data` goes with the handle: PDFium reads from it until the document is closed.
-        self._close = weakref.finalize(self, _close_document, handle, data)
+        self._close = weakref.finalize(self, _close_document, c, handle, data)
         self._close.atexit = False  # the process frees it at exit, perhaps after the library was torn down
 
     def close(self) -> None:
+        """Under LOCK, once its pages are closed."""
         self._close()
+        self.handle = None
 
     def page(self, number: int) -> Page:
         """Page `number` (1-based), loaded; close it (or use `with`) under LOCK."""
+        if self.handle is None:
+            raise PdfiumError("the document is closed")
         handle = library().FPDF_LoadPage(self.handle, number - 1)
         if not handle:
             raise PdfiumError(f"PDFium cannot load page {number}")
         return Page(self, handle)
 
 
-def _close_document(handle: int, data: bytes) -> None:
+def _close_document(c, handle: int, data: bytes) -> None:
     with LOCK:
-        library().FPDF_CloseDocument(handle)
+        c.FPDF_CloseDocument(handle)
 
 
 class Page:
@@ -177,7 +187,7 @@ class Page:
             if first > last:
                 return ""
             buffer = (c_ushort * (index(textpage, last) - index(textpage, first) + 2))()  # and a NUL
-            written = c.FPDFText_GetText(textpage, first, last - first + 1, buffer)
+            written = min(c.FPDFText_GetText(textpage, first, last - first + 1, buffer), len(buffer))
             return ctypes.string_at(buffer, 2 * max(written - 1, 0)).decode("utf-16-le", errors="ignore")
         finally:
             c.FPDFText_ClosePage(textpage)
