@@ -372,6 +372,48 @@ def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     assert not quick.known(request, {})
 
 
+def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(tmp_path: Path):
+    """The event loop finds a file quick; another process puts a large file in its place before the engine
+    opens it. The engine then reads nothing on the loop, and a worker reads the new file, under a deadline."""
+    import asyncio
+    import json
+
+    from agentread.engine import FileChanged
+    from agentread.workspace import file_version
+
+    out = io.BytesIO()
+    server = _server_writing_to(out, tmp_path)
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    request = parse_request({"path": "a.txt"})
+    server.quick_reads.note(server.quick_reads.look(request), server.engine.read(request), 0.001, on_loop=False)
+    known = server.quick_reads.known
+    looked_up = []
+
+    def known_then_replaced(*args):
+        looked_up.append(known(*args))
+        (tmp_path / "new.txt").write_text("two\n" * 300_000)  # 1.2 MB: more than a quick read may be
+        os.replace(tmp_path / "new.txt", path)
+        return looked_up[-1]
+
+    server.quick_reads.known = known_then_replaced
+
+    async def play():
+        server.start_read(7, {"path": "a.txt"})
+        read = server.protocol._request_futures[7]  # registered with a deadline, as every worker's read
+        assert read.work is not None and read.deadline is not None
+        read.work.result(timeout=30)
+        await asyncio.sleep(0)
+
+    asyncio.run(play())
+    assert looked_up[0], "the file was quick when the loop looked"
+    body = json.loads(out.getvalue().split(b"\r\n\r\n", 1)[1])
+    assert body["id"] == 7 and body["result"]["totalLines"] == 300_000
+    with pytest.raises(FileChanged):
+        server.engine.read(request, expect=looked_up[0])
+    assert server.engine.read(request, expect=file_version(path.stat())).total_lines == 300_000
+
+
 def _server_writing_to(buffer: io.BytesIO, root: Path):
     from pygls.io_ import StdoutWriter
 

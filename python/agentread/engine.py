@@ -17,7 +17,7 @@ from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
 from agentread.text import read_text
-from agentread.workspace import Resolved, Workspace, open_verified
+from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +31,20 @@ MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 <<
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
 
 
+class FileChanged(Exception):
+    """The file a read was told to expect (Engine.read's `expect`) has changed since; nothing was read."""
+
+
 class Engine:
     def __init__(self, workspace: Workspace, live: LiveLookup | None = None):
         self.workspace = workspace
         self.live = live or (lambda path: None)
 
-    def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
-        """Never raises for a problem with the file: those become error results. InvalidParams propagates."""
+    def read(self, request: ReadRequest, live: LiveLookup | None = None, expect: tuple | None = None) -> ReadResult:
+        """Never raises for a problem with the file: those become error results. InvalidParams propagates, and
+        FileChanged, raised before anything is read when `expect` (a file_version) is not the file's version."""
         try:
-            return self._read(request, live or self.live)
+            return self._read(request, live or self.live, expect)
         except ReadError as exc:
             return error_result(request.path, exc.code, exc.message)
         except OSError as exc:  # the file system failed mid-read (EIO, a vanished mount, /proc oddities)
@@ -51,8 +56,10 @@ class Engine:
             return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
                                 f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
 
-    def _read(self, request: ReadRequest, live: LiveLookup) -> ReadResult:
+    def _read(self, request: ReadRequest, live: LiveLookup, expect: tuple | None) -> ReadResult:
         resolved = self.workspace.resolve(request.path, request.consent)
+        if expect is not None and (resolved.is_dir or file_version(resolved.st) != expect):
+            raise FileChanged(resolved.path)  # open_verified then holds the read to this inode
         if resolved.is_dir:
             return read_directory(resolved.path)
         buffer = live(resolved.path)

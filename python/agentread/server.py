@@ -31,11 +31,11 @@ from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
-from agentread.engine import Engine
+from agentread.engine import Engine, FileChanged
 from agentread.live import LiveCell, LiveNotebook
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError, error_result
-from agentread.workspace import Workspace
+from agentread.workspace import Workspace, file_version
 
 READ_METHOD = "agentread/read"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
@@ -169,13 +169,17 @@ class _QuickReads:
                 if len(self._files) > QUICK_FILES:
                     self._files.popitem(last=False)
 
-    def known(self, request, buffers: dict) -> bool:
-        """Whether the request's path leads, as it did, to a file remembered as quick, unchanged since."""
+    def known(self, request, buffers: dict) -> tuple | None:
+        """The version of the file the request's path leads to, if that is, as before, a file remembered as
+        quick, unchanged since; else None."""
         key = self._key(request)
         with self._lock:
             entry = self._files.get(key) if key else None
+        if entry is None or entry[0] in buffers:
+            return None
         # The path is followed again: a link since pointed at another file finds another inode.
-        return entry is not None and entry[0] not in buffers and _version(key[0]) == entry[1]
+        version = _version(key[0])
+        return version if version == entry[1] else None
 
     def _key(self, request) -> tuple | None:
         try:
@@ -190,7 +194,7 @@ def _version(path: str) -> tuple | None:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+    return file_version(st) if stat.S_ISREG(st.st_mode) else None
 
 
 class AgentReadServer(LanguageServer):
@@ -237,21 +241,20 @@ class AgentReadServer(LanguageServer):
                 self.sync_roots()
             read = _Read(self.protocol, msg_id, request, self.quick_reads)
             buffers = self.live_buffers()
-            quick = self.quick_reads.known(request, buffers)
-            if not quick:
-                read.work = self.executor.submit(read.run, self.engine, buffers)
+            version = self.quick_reads.known(request, buffers)
+            # A quick read is answered here, before the next message is read: nothing to cancel, no deadline. If
+            # its file changed in the meantime (another file put in its place), a worker reads it instead.
+            if version and read.run(self.engine, buffers, expect=version):
+                return
+            read.work = self.executor.submit(read.run, self.engine, buffers)
+        except BrokenPipeError:
+            return  # logged as it was raised; the end of the input ends the server, as after a worker's answer
         except InvalidParams as exc:
             self.protocol._send_response(msg_id, error=JsonRpcInvalidParams(str(exc)).to_response_error())
             return
         except Exception:  # noqa: BLE001 - as pygls answers a handler's failure
             log.exception("a read could not be started")
             self.protocol._send_response(msg_id, error=JsonRpcInternalError.of(sys.exc_info()).to_response_error())
-            return
-        if quick:  # answered before the next message is read: nothing to cancel, no deadline
-            try:
-                read.run(self.engine, buffers, on_loop=True)
-            except BrokenPipeError:
-                pass  # logged as it was raised; the end of the input ends the server, as after a worker's answer
             return
         # Registered once it is sure to run; the worker's clean-up comes through this loop, so after this.
         self.protocol._request_futures[msg_id] = read  # where pygls looks for it on $/cancelRequest
@@ -410,16 +413,19 @@ class _Read:
         self._unanswered = threading.Lock()  # taken by whoever answers
         self._loop = asyncio.get_running_loop()
 
-    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook], on_loop: bool = False) -> None:
-        """On a worker thread, or on the event loop for a quick read."""
+    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook], expect: tuple | None = None) -> bool:
+        """On a worker thread, or on the event loop for a quick read of the file at version `expect`: then
+        False, unanswered, if the file is no longer at that version (a worker must read it)."""
         answer = result = None  # when stopped, it was answered by whoever stopped it
         try:
             if not self.stop.is_set():
                 seen = self.quick_reads.look(self.request)
                 started = time.perf_counter()
-                result = run_cancellable(self.stop, engine.read, self.request, buffers.get)
+                result = run_cancellable(self.stop, engine.read, self.request, buffers.get, expect)
                 seconds = time.perf_counter() - started
                 answer = {"result": result.to_json()}
+        except FileChanged:
+            return False
         except Cancelled:
             pass
         except InvalidParams as exc:
@@ -434,11 +440,12 @@ class _Read:
                 self._answer(**answer)
         finally:
             if result is not None:  # after the answer: what it costs is not the client's wait
-                self.quick_reads.note(seen, result, seconds, on_loop)
+                self.quick_reads.note(seen, result, seconds, on_loop=expect is not None)
             try:
                 self._loop.call_soon_threadsafe(self._forget)
             except RuntimeError:  # the loop has closed: the server is ending
                 pass
+        return True
 
     def done(self) -> bool:
         return self._unanswered.locked()

@@ -168,6 +168,11 @@ def _file_type(mode: int) -> str:
     return "special file"
 
 
+def file_version(st: os.stat_result) -> tuple:
+    """What tells one content of a file from another without reading it: device, inode, mtime, size."""
+    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def open_verified(resolved: Resolved):
     """Open the resolved file and check it is still the one we vetted (nothing swapped in since the stat).
 
