@@ -8,6 +8,7 @@ import io
 import re
 import shutil
 import zlib
+from math import ceil
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -107,18 +108,20 @@ def test_picture_pages_come_back_as_page_images_through_the_reader(corpus, name,
         assert 'Page 6 is a picture, not shown' in text and 'pages="6"' in text
 
 
-def _stamped_scan_pdf(stamp: str, forms: int = 0) -> bytes:
+def _stamped_scan_pdf(stamp: str, forms: int = 0, origin: int = 0, rotate: int = 0) -> bytes:
     """A page that is one grey picture with a line of text over it, as scanning apps stamp their pages; with
-    `forms`, the picture is drawn by the innermost of so many nested form XObjects."""
+    `forms`, the picture is drawn by the innermost of so many nested form XObjects. The page's box starts at
+    (`origin`, `origin`), and it is shown turned by `rotate` degrees."""
     width, height = 60, 80
     pixels = zlib.compress(bytes(range(256)) * (width * height * 3 // 256) + bytes(width * height * 3 % 256))
     picture = b"/Scan 4 0 R" if not forms else b"/Form 7 0 R"
-    draw = f"q 300 0 0 400 0 0 cm /{'Form' if forms else 'Scan'} Do Q BT /F1 10 Tf 20 20 Td ({stamp}) Tj ET".encode()
+    draw = (f"q 300 0 0 400 {origin} {origin} cm /{'Form' if forms else 'Scan'} Do Q "
+            f"BT /F1 10 Tf {origin + 20} {origin + 20} Td ({stamp}) Tj ET").encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents 5 0 R /Resources << /XObject "
-        b"<< %s >> /Font << /F1 6 0 R >> >> >>" % picture,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [%d %d %d %d] /Rotate %d /Contents 5 0 R /Resources << /XObject "
+        b"<< %s >> /Font << /F1 6 0 R >> >> >>" % (origin, origin, origin + 300, origin + 400, rotate, picture),
         b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 "
         b"/Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream" % (width, height, len(pixels), pixels),
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(draw), draw),
@@ -156,6 +159,21 @@ def test_a_scan_with_a_stamp_keeps_its_words_and_comes_back_as_an_image(tmp_path
         return
     assert "has little text and is mostly pictures" in result.content[1].text
     assert isinstance(result.content[2], ImagePart)
+
+
+@pytest.mark.parametrize("origin, rotate", [(500, 0), (0, 90), (-200, 270)])
+def test_a_scan_is_measured_on_its_page_wherever_the_page_starts_and_however_it_turns(tmp_path, origin, rotate):
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    (tmp_path / "scan.pdf").write_bytes(_stamped_scan_pdf("Scanned", origin=origin, rotate=rotate))
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "scan.pdf"}))
+    assert "has little text and is mostly pictures" in result.content[1].text
+    from agentread.pdfpages import MAX_RENDER_SCALE
+
+    shown = (300, 400) if rotate in (0, 180) else (400, 300)  # drawn turned, at 300 dpi
+    assert (result.content[2].width, result.content[2].height) == tuple(ceil(side * MAX_RENDER_SCALE) for side in shown)
 
 
 def test_a_page_of_ocr_text_over_its_scan_is_text_only(corpus):

@@ -138,7 +138,7 @@ def _mostly_picture(page) -> bool:
     c = library()
     if c.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
         return False
-    width, height = page.size
+    page_left, page_bottom, page_right, page_top = page.box
     covered = 0.0
     for seen, (thing, matrix) in enumerate(page.objects(max_depth=MAX_FORM_DEPTH), 1):
         if seen > MAX_SCAN_OBJECTS:
@@ -147,8 +147,10 @@ def _mostly_picture(page) -> bool:
         if box is None:
             continue
         left, bottom, right, top = box
-        covered += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
-    return covered >= PICTURE_PAGE_COVERAGE * width * height > 0
+        covered += (max(0.0, min(right, page_right) - max(left, page_left))
+                    * max(0.0, min(top, page_top) - max(bottom, page_bottom)))
+    area = (page_right - page_left) * (page_top - page_bottom)
+    return covered >= PICTURE_PAGE_COVERAGE * area > 0
 
 
 class _Pypdf:

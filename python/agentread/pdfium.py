@@ -48,6 +48,7 @@ _SIGNATURES = {  # name: (result, arguments), as fpdfview.h, fpdf_text.h and fpd
     "FPDF_ClosePage": (None, (_HANDLE,)),
     "FPDF_GetPageWidthF": (c_float, (_HANDLE,)),
     "FPDF_GetPageHeightF": (c_float, (_HANDLE,)),
+    "FPDF_GetPageBoundingBox": (c_int, (_HANDLE, c_void_p)),
     "FPDFText_LoadPage": (_HANDLE, (_HANDLE,)),
     "FPDFText_ClosePage": (None, (_HANDLE,)),
     "FPDFText_CountChars": (c_int, (_HANDLE,)),
@@ -81,6 +82,10 @@ class _Config(ctypes.Structure):
 
 class _FSMatrix(ctypes.Structure):
     _fields_ = [(name, c_float) for name in "abcdef"]
+
+
+class _FSRect(ctypes.Structure):
+    _fields_ = [(name, c_float) for name in ("left", "top", "right", "bottom")]
 
 
 _C = None
@@ -168,6 +173,15 @@ class Page:
         """Width and height in points, as the page is shown (its /Rotate applied)."""
         c = library()
         return c.FPDF_GetPageWidthF(self.handle), c.FPDF_GetPageHeightF(self.handle)
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        """What the page shows (its crop box within its media box) as (left, bottom, right, top), in the
+        coordinates of its objects' bounds: not turned by /Rotate, and not necessarily from (0, 0)."""
+        rect = _FSRect()
+        if not library().FPDF_GetPageBoundingBox(self.handle, byref(rect)):
+            return (0.0, 0.0, *self.size)
+        return rect.left, rect.bottom, rect.right, rect.top
 
     def text(self) -> str:
         """The page's text in reading order, lines ended with CRLF, as PDFium lays it out."""
