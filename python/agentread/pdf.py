@@ -1,8 +1,8 @@
 """PDFs page by page: only the pages asked for are parsed, the parsed document is kept warm.
 
 PDFium (agentread.pdfium) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds,
-about as fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted files
-open with an empty owner password in pypdf only; some broken cross-reference tables it rebuilds), and its
+about as fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted
+files open with an empty owner password in pypdf only; some broken cross-reference tables it rebuilds), and its
 errors say what is wrong with a file neither can open. pypdf's `reader.pages` flattens the whole page tree on
 first use, so its pages are found by walking the tree with each node's /Count, building only that page.
 """

@@ -38,6 +38,7 @@ _HANDLE = c_void_p
 
 Matrix = tuple  # (a, b, c, d, e, f), as a PDF's cm operator takes it
 IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
 _SIGNATURES = {  # name: (result, arguments), as fpdfview.h, fpdf_text.h and fpdf_edit.h declare them
     "FPDF_InitLibraryWithConfig": (None, (c_void_p,)),
     "FPDF_LoadMemDocument64": (_HANDLE, (c_void_p, c_size_t, c_char_p)),
@@ -244,7 +245,7 @@ class Page:
         return Image.frombuffer("RGB", (width, height), pixels, "raw", "BGR", stride, 1)
 
 
-def bounds(thing: int, matrix: Matrix = None) -> tuple[float, float, float, float] | None:
+def bounds(thing: int, matrix: Matrix | None = None) -> tuple[float, float, float, float] | None:
     """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken there by
     `matrix` (from objects()); None where PDFium gives none."""
     box = (c_float(), c_float(), c_float(), c_float())
