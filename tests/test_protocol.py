@@ -186,7 +186,9 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     write_lines(tmp_path / "small.txt", 3000)
     write_lines(tmp_path / "open.txt", 3)
     (tmp_path / "large.txt").write_text("y" * QUICK_READ_BYTES + "\n")
-    first = server.read(path="small.txt", offset=10, limit=5)
+    # Remembered as quick by any one read under QUICK_READ_SECONDS: three, so that a pause of a loaded machine
+    # during one of them does not leave it a worker's read.
+    first = [server.read(path="small.txt", offset=10, limit=5) for _ in range(3)][-1]
     assert server.read(path="large.txt")["endLine"] == 1
     assert server.read(path="open.txt")["endLine"] == 3
     (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
