@@ -104,10 +104,10 @@ def make_workspace(folder: Path) -> None:
 FAULT_INJECTION = """
 import agentread.pdf as pdf
 _real = pdf.read_pdf
-def read_pdf(stream, request, path, cache_key):
+def read_pdf(stream, request, path, *args, **kwargs):
     if path.endswith("raises.pdf"):
         raise RuntimeError("injected fault")
-    return _real(stream, request, path, cache_key)
+    return _real(stream, request, path, *args, **kwargs)
 pdf.read_pdf = read_pdf
 """
 

@@ -27,17 +27,43 @@ def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
             with pytest.raises(pdfium.PdfiumError):
                 pdfium.Document(data)
             continue
-        ours = pdfium.Document(data)
-        assert ours.page_count == len(theirs), path.name
-        for number in range(1, min(ours.page_count, PAGES_COMPARED) + 1):
-            with pdfium.LOCK, ours.page(number) as page:
-                text = page.text()
-                assert page.size == pytest.approx(theirs[number - 1].get_size()), (path.name, number)
-            assert text == theirs[number - 1].get_textpage().get_text_range(), (path.name, number)
-            compared += 1
-        ours.close()
+        with open(path, "rb") as f:
+            from_file = pdfium.Document(fd=f.fileno())  # read as its pages need it, from a copy of the descriptor
+        for ours in (pdfium.Document(data), from_file):
+            assert ours.page_count == len(theirs), path.name
+            for number in range(1, min(ours.page_count, PAGES_COMPARED) + 1):
+                with pdfium.LOCK, ours.page(number) as page:
+                    text = page.text()
+                    assert page.size == pytest.approx(theirs[number - 1].get_size()), (path.name, number)
+                assert text == theirs[number - 1].get_textpage().get_text_range(), (path.name, number)
+                compared += 1
+            with pdfium.LOCK:
+                ours.close()
         theirs.close()
     assert compared > 30
+
+
+def test_a_file_cut_short_under_an_open_document_fails_its_pages_cleanly(tmp_path):
+    """PDFium reads a file as its pages need it: one truncated meanwhile (a build rewriting its PDF) makes those
+    reads fail, and PDFium's pages with them, not the process."""
+    from test_pdf import build_pdf
+
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(build_pdf([f"page {n} " + "words " * 20_000 for n in range(1, 5)]))  # 120 KB a page
+    with open(path, "rb") as f:
+        document = pdfium.Document(fd=f.fileno())
+    with open(path, "r+b") as f:
+        f.truncate(path.stat().st_size // 3)
+    outcomes = []
+    with pdfium.LOCK:
+        for number in range(1, document.page_count + 1):
+            try:
+                with document.page(number) as page:
+                    outcomes.append(page.text())
+            except pdfium.PdfiumError as exc:
+                outcomes.append(exc)
+        document.close()
+    assert len(outcomes) == 4 and any(isinstance(o, pdfium.PdfiumError) or not o for o in outcomes)
 
 
 def test_what_is_not_a_pdf_is_refused_with_the_reason():

@@ -21,7 +21,8 @@ from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
 
-# Whole-file reads (PDF, image, notebook, Office) are refused past these sizes: the readers hold the file in memory.
+# Whole-file reads (image, notebook, Office; a PDF only where pypdf must read it, since PDFium reads just what
+# its pages need) are refused past these sizes: the readers hold the file in memory.
 # Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
 # A legacy Office file is read whole only to say what it is.
 MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20, "office": 512 << 20,
@@ -103,12 +104,10 @@ class Engine:
         if kind == "pdf":
             from agentread.pdf import read_pdf
 
-            # The parsed document is cached under cache_key, so the bytes are read only when it is not: a warm
-            # page of a 6 MB manual is then served without reading 6 MB.
-            def load() -> io.BytesIO:
-                return io.BytesIO(_whole(f, kind, size, request.path))
-
-            return read_pdf(load, request, path, cache_key or (path, hash(f.getvalue())))
+            # PDFium reads from the file only what the pages asked for need (a page of a 6 MB manual, 200 KB),
+            # once: the parsed document is cached under cache_key. pypdf, for what PDFium refuses, reads it whole.
+            return read_pdf(f, request, path, cache_key or (path, hash(f.getvalue())),
+                            whole=lambda: _whole(f, kind, size, request.path))
         data = _whole(f, kind, size, request.path)
         if kind == "image":
             from agentread.image import read_image

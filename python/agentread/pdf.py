@@ -26,8 +26,9 @@ from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 # Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
 PDF_CACHE_DOCUMENTS = 8
-# ... holding at most this many bytes of PDF between them: PDFium reads a document from memory for as long as
-# it is cached, so eight 500 MB scans would hold 4 GB. The newest document stays, whatever its size.
+# ... holding at most this many bytes of PDF between them. PDFium reads a file as its pages need it and holds
+# none of it; a document read from memory (an editor's buffer, or pypdf's, which reads the file whole) holds its
+# bytes, and eight 500 MB scans would hold 4 GB. The newest document stays, whatever its size.
 PDF_CACHE_BYTES = 1 << 30
 
 # Extracted page text kept per document: about 4 MB holds a 2,000-page manual whole, so paging back and forth
@@ -74,10 +75,17 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 class _Pdfium:
-    def __init__(self, data: bytes):
+    def __init__(self, stream: BinaryIO):
         from agentread import pdfium
 
-        self.pdf = pdfium.Document(data)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError):  # io.UnsupportedOperation: a buffer in memory
+            stream.seek(0)
+            self.pdf = pdfium.Document(stream.read())
+            self.held = len(self.pdf.source)
+        else:
+            self.pdf, self.held = pdfium.Document(fd=fd), 0
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
         self.lock = pdfium.LOCK
@@ -172,7 +180,7 @@ class _Pypdf:
 class _Document:
     def __init__(self, backend: _Pdfium | _Pypdf, size: int):
         self.backend = backend
-        self.size = size  # bytes of the file held in memory
+        self.size = size  # bytes of the file held in memory (none where PDFium reads the file itself)
         # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
         self.lock = backend.lock if isinstance(backend, _Pdfium) else threading.Lock()
         # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
@@ -196,15 +204,16 @@ class _DocumentCache:
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, stream: BinaryIO | Callable[[], BinaryIO], name: str) -> _Document:
-        """The parsed document for `key`; `stream` may be a function giving the bytes, so that a warm read
-        does not read the file at all (a 6 MB manual costs ~5 ms to read, most of a warm page read)."""
+    def get(self, key: tuple, stream: BinaryIO | Callable[[], BinaryIO], name: str,
+            whole: Callable[[], bytes] | None = None) -> _Document:
+        """The parsed document for `key`, opened from `stream` (or what the function `stream` gives) when it
+        is not cached; `whole` gives the file's bytes where pypdf must read it (the stream's, by default)."""
         with self._lock:
             doc = self._docs.pop(key, None)
             if doc is not None:
                 self._docs[key] = doc
                 return doc
-        doc = _open(stream() if callable(stream) else stream, name)
+        doc = _open(stream() if callable(stream) else stream, name, whole)
         with self._lock:
             old = self._docs.pop(key, None)  # opened by another thread meanwhile
             self._bytes += doc.size - (old.size if old else 0)
@@ -246,12 +255,17 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
     return first, min(last, total)
 
 
-def _open(stream: BinaryIO, name: str) -> _Document:
-    data = stream.read()
+def _open(stream: BinaryIO, name: str, whole: Callable[[], bytes] | None) -> _Document:
     try:
-        return _Document(_Pdfium(data), len(data))
+        backend = _Pdfium(stream)
+        return _Document(backend, backend.held)
     except Exception as exc:  # noqa: BLE001 - PdfiumError, or the library failing to load: pypdf has a go
         log.info("PDFium could not open %s (%s); trying pypdf", name, _short(exc))
+    if whole:
+        data = whole()
+    else:
+        stream.seek(0)
+        data = stream.read()
     reader = _pypdf_reader(io.BytesIO(data), name)
     try:
         return _Document(_Pypdf(reader), len(data))
@@ -361,9 +375,9 @@ def _extract(doc: _Document, number: int) -> str:
     return text
 
 
-def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, path: str,
-             cache_key: tuple) -> ReadResult:
-    doc = DOCUMENTS.get(cache_key, stream, path)
+def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, path: str, cache_key: tuple,
+             whole: Callable[[], bytes] | None = None) -> ReadResult:
+    doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
         stop = min(last, first + MAX_PDF_PAGES - 1)

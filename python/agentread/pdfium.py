@@ -14,6 +14,7 @@ import ctypes
 import ctypes.util
 import importlib.util
 import math
+import os
 import sys
 import threading
 import weakref
@@ -42,6 +43,7 @@ IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 _SIGNATURES = {  # name: (result, arguments), as fpdfview.h, fpdf_text.h and fpdf_edit.h declare them
     "FPDF_InitLibraryWithConfig": (None, (c_void_p,)),
     "FPDF_LoadMemDocument64": (_HANDLE, (c_void_p, c_size_t, c_char_p)),
+    "FPDF_LoadCustomDocument": (_HANDLE, (c_void_p, c_char_p)),
     "FPDF_GetLastError": (c_ulong, ()),
     "FPDF_CloseDocument": (None, (_HANDLE,)),
     "FPDF_GetPageCount": (c_int, (_HANDLE,)),
@@ -81,6 +83,15 @@ class _Config(ctypes.Structure):
                 ("v8_embedder_slot", c_uint)]
 
 
+# int GetBlock(void *param, unsigned long position, unsigned char *buffer, unsigned long size): nonzero if read.
+_GET_BLOCK = ctypes.CFUNCTYPE(c_int, c_void_p, c_ulong, POINTER(ctypes.c_ubyte), c_ulong)
+
+
+class _FileAccess(ctypes.Structure):
+    """FPDF_FILEACCESS: the file's length and how to read a block of it."""
+    _fields_ = [("length", c_ulong), ("get_block", _GET_BLOCK), ("param", c_void_p)]
+
+
 class _FSMatrix(ctypes.Structure):
     _fields_ = [(name, c_float) for name in "abcdef"]
 
@@ -116,21 +127,27 @@ def library():
 
 
 class Document:
-    """An open PDF, read by PDFium from `data` for as long as it is open."""
+    """An open PDF, read by PDFium from `data` in memory, or from the open file `fd` as its pages need it (a
+    page of a 6.5 MB manual reads about 200 KB of it): from a copy of the descriptor, closed with the document.
+    """
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | None = None, fd: int | None = None):
         with LOCK:
             c = library()
-            handle = c.FPDF_LoadMemDocument64(data, len(data), None)
+            source = data if fd is None else _FileReader(fd)
+            if fd is None:
+                handle = c.FPDF_LoadMemDocument64(data, len(data), None)
+            else:
+                handle = c.FPDF_LoadCustomDocument(byref(source.access), None)
             self.page_count = c.FPDF_GetPageCount(handle) if handle else 0
             if self.page_count < 1:  # a page tree it cannot follow opens with none: pypdf may do better
                 code = c.FPDF_GetLastError()
-                if handle:
-                    c.FPDF_CloseDocument(handle)
+                _close_document(c, handle, source)
                 raise PdfiumError(f"PDFium cannot open it: {_ERRORS.get(code, 'no pages found')}")
         self.handle = handle
-        # `data` goes with the handle: PDFium reads from it until the document is closed.
-        self._close = weakref.finalize(self, _close_document, c, handle, data)
+        self.source = source
+        # The source goes with the handle: PDFium reads from it until the document is closed.
+        self._close = weakref.finalize(self, _close_document, c, handle, source)
         self._close.atexit = False  # the process frees it at exit, perhaps after the library was torn down
 
     def close(self) -> None:
@@ -148,9 +165,33 @@ class Document:
         return Page(self, handle)
 
 
-def _close_document(c, handle: int, data: bytes) -> None:
+def _close_document(c, handle: int | None, source: bytes | _FileReader) -> None:
     with LOCK:
-        c.FPDF_CloseDocument(handle)
+        if handle:
+            c.FPDF_CloseDocument(handle)
+        if isinstance(source, _FileReader):
+            os.close(source.fd)
+
+
+class _FileReader:
+    """FPDF_FILEACCESS over a copy of a file descriptor: PDFium asks for blocks at offsets, read with pread."""
+
+    def __init__(self, fd: int):
+        self.fd = os.dup(fd)
+        self.bytes_read = 0
+        self.callback = _GET_BLOCK(self._get_block)  # kept alive here for as long as PDFium may call it
+        self.access = _FileAccess(os.fstat(self.fd).st_size, self.callback, None)
+
+    def _get_block(self, _param, position: int, buffer, size: int) -> int:
+        try:
+            data = os.pread(self.fd, size, position)
+        except Exception:  # noqa: BLE001 - nothing may leave a callback into C: PDFium takes 0 as a read error
+            return 0
+        if len(data) != size:
+            return 0  # the file was cut short since it was opened
+        ctypes.memmove(buffer, data, size)
+        self.bytes_read += size
+        return 1
 
 
 class Page:
