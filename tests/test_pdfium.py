@@ -125,3 +125,18 @@ def test_without_the_library_a_pdf_is_read_by_pypdf(corpus, monkeypatch):
 
 def _no_such_library(name, *args, **kwargs):
     raise OSError(f"{name}: cannot open shared object file: No such file or directory")
+
+
+def test_where_there_is_no_pread_a_file_is_read_by_seek_and_read(corpus, monkeypatch):
+    """Windows has no os.pread: PDFium's blocks are read with a seek and a read there."""
+    monkeypatch.setattr(pdfium, "_pread", pdfium._seek_and_read)
+    data = (corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes()
+    with open(corpus / "pdf" / "pdflatex-4-pages.pdf", "rb") as f:
+        from_file = pdfium.Document(fd=f.fileno())
+    in_memory = pdfium.Document(data)
+    with pdfium.LOCK:
+        for number in (4, 1, 3):  # out of order: each read seeks
+            with from_file.page(number) as ours, in_memory.page(number) as expected:
+                assert ours.text() == expected.text() and ours.text()
+        from_file.close()
+        in_memory.close()

@@ -173,6 +173,16 @@ def _close_document(c, handle: int | None, source: bytes | _FileReader) -> None:
             os.close(source.fd)
 
 
+def _seek_and_read(fd: int, size: int, position: int) -> bytes:
+    """os.pread where the platform has none (Windows): safe, as PDFium reads under LOCK, and from a descriptor
+    no one else reads from."""
+    os.lseek(fd, position, os.SEEK_SET)
+    return os.read(fd, size)
+
+
+_pread = getattr(os, "pread", None) or _seek_and_read
+
+
 class _FileReader:
     """FPDF_FILEACCESS over a copy of a file descriptor: PDFium asks for blocks at offsets, read with pread."""
 
@@ -184,7 +194,7 @@ class _FileReader:
 
     def _get_block(self, _param, position: int, buffer, size: int) -> int:
         try:
-            data = os.pread(self.fd, size, position)
+            data = _pread(self.fd, size, position)
         except Exception:  # noqa: BLE001 - nothing may leave a callback into C: PDFium takes 0 as a read error
             return 0
         if len(data) != size:
