@@ -284,26 +284,28 @@ def test_a_warm_pdf_read_does_not_read_the_file():
     assert loads == [1]
 
 
-def test_a_pdf_past_the_whole_file_limit_is_read_a_page_at_a_time(tmp_path: Path, engine: Engine, monkeypatch):
-    """PDFium reads from the file what the pages asked for need; only pypdf, for a PDF PDFium refuses, is given
-    the whole file, within the limit. The file here is 2 MB of padding the page never refers to."""
+def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_path: Path, engine: Engine,
+                                                                             monkeypatch):
+    """The file here is 2 MB of padding the page never refers to: PDFium reads its end (cross-references) and
+    the page's objects, the cache holds none of it, and a PDF over the size limit is refused all the same."""
     from agentread import engine as engine_module
 
-    monkeypatch.setitem(engine_module.MAX_WHOLE_FILE_BYTES, "pdf", 100_000)
     data = build_pdf(["the first page"])
     xref = data.rindex(b"\nxref\n") + 1
     padding = b"%" + b"x" * 2_000_000 + b"\n"  # a comment between the objects and the cross-reference table
     moved = data[xref:].replace(b"startxref\n%d" % xref, b"startxref\n%d" % (xref + len(padding)))
     padded = data[:xref] + padding + moved
     (tmp_path / "big.pdf").write_bytes(padded)
-    result = read(engine, path="big.pdf")
-    assert not result.is_error and "the first page" in result.text()
-    held_before = pdf.DOCUMENTS.held_bytes
+    held = pdf.DOCUMENTS.held_bytes
+    assert "the first page" in read(engine, path="big.pdf").text()
     doc = next(d for key, d in pdf.DOCUMENTS._docs.items() if key[0] == str((tmp_path / "big.pdf").resolve()))
-    assert doc.size == 0 and doc.backend.pdf.source.bytes_read < len(padded) // 20
-    assert pdf.DOCUMENTS.held_bytes == held_before
-    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4\n" + b"x" * 200_000)  # PDFium refuses it; pypdf may not read it
-    refused = read(engine, path="bad.pdf")
+    first = doc.backend.pdf.source.bytes_read
+    assert 0 < first < len(padded) // 20 and doc.size == 0 and pdf.DOCUMENTS.held_bytes <= held
+    assert "the first page" in read(engine, path="big.pdf").text()
+    assert doc.backend.pdf.source.bytes_read == first, "a warm read reads nothing of the file"
+    monkeypatch.setitem(engine_module.MAX_WHOLE_FILE_BYTES, "pdf", 100_000)
+    (tmp_path / "big.pdf").write_bytes(padded + b"\n")  # changed: not the document cached
+    refused = read(engine, path="big.pdf")
     assert refused.is_error and refused.error.code == "file_too_large", refused.text()
 
 

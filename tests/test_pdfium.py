@@ -5,6 +5,7 @@ the text of every page of the corpus's PDFs, which documents open, and closing f
 from __future__ import annotations
 
 import gc
+import os
 import threading
 
 import pytest
@@ -43,9 +44,9 @@ def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
     assert compared > 30
 
 
-def test_a_file_cut_short_under_an_open_document_fails_its_pages_cleanly(tmp_path):
+def test_a_file_cut_short_under_an_open_document_fails_its_pages_not_the_process(tmp_path):
     """PDFium reads a file as its pages need it: one truncated meanwhile (a build rewriting its PDF) makes those
-    reads fail, and PDFium's pages with them, not the process."""
+    reads fail, and PDFium's pages with them (the block reads themselves: the test above)."""
     from test_pdf import build_pdf
 
     path = tmp_path / "cut.pdf"
@@ -127,16 +128,40 @@ def _no_such_library(name, *args, **kwargs):
     raise OSError(f"{name}: cannot open shared object file: No such file or directory")
 
 
-def test_where_there_is_no_pread_a_file_is_read_by_seek_and_read(corpus, monkeypatch):
-    """Windows has no os.pread: PDFium's blocks are read with a seek and a read there."""
-    monkeypatch.setattr(pdfium, "_pread", pdfium._seek_and_read)
+def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_path):
+    """What PDFium is told when it asks for a block of the file (1: here it is; 0: a read error)."""
+    import ctypes
+    import threading
+
+    from agentread.cancel import run_cancellable
+
+    path = tmp_path / "blocks.bin"
+    path.write_bytes(bytes(range(256)) * 4)
+    with open(path, "rb") as f:
+        reader = pdfium._FileReader(f.fileno())
+    buffer = (ctypes.c_ubyte * 300)()
+    assert reader._get_block(None, 1000, buffer, 24) == 1 and bytes(buffer[:24]) == bytes(range(232, 256))
+    buffer[:] = bytes(300)
+    assert reader._get_block(None, 1000, buffer, 100) == 0, "past the end: the file was cut short"
+    assert bytes(buffer) == bytes(300), "nothing written for a block not read whole"
+    stop = threading.Event()
+    stop.set()
+    assert run_cancellable(stop, reader._get_block, None, 0, buffer, 10) == 0, "the read was cancelled"
+    assert reader.bytes_read == 24
+    os.close(reader.fd)
+
+
+def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_path, monkeypatch):
+    """Without pread (Windows), a document read from its file would hold it open, and there undeletable."""
+    from agentread import pdf
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    monkeypatch.setattr(pdfium, "READS_FROM_FILES", False)
     data = (corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes()
-    with open(corpus / "pdf" / "pdflatex-4-pages.pdf", "rb") as f:
-        from_file = pdfium.Document(fd=f.fileno())
-    in_memory = pdfium.Document(data)
-    with pdfium.LOCK:
-        for number in (4, 1, 3):  # out of order: each read seeks
-            with from_file.page(number) as ours, in_memory.page(number) as expected:
-                assert ours.text() == expected.text() and ours.text()
-        from_file.close()
-        in_memory.close()
+    (tmp_path / "memory.pdf").write_bytes(data)
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "memory.pdf", "pages": "2"}))
+    assert not result.is_error and "--- Page 2 ---\n" in result.text()
+    doc = next(d for key, d in pdf.DOCUMENTS._docs.items() if key[0] == str((tmp_path / "memory.pdf").resolve()))
+    assert doc.backend.pdf.source == data and doc.size == len(data)

@@ -17,9 +17,14 @@ class Cancelled(Exception):
 
 
 def checkpoint() -> None:
-    event = getattr(_current, "event", None)
-    if event is not None and event.is_set():
+    if stopped():
         raise Cancelled()
+
+
+def stopped() -> bool:
+    """Whether this thread's read is cancelled, for code that cannot raise (a callback from C)."""
+    event = getattr(_current, "event", None)
+    return event is not None and event.is_set()
 
 
 def run_cancellable(event: threading.Event, fn: Callable[..., T], *args) -> T:

@@ -21,8 +21,9 @@ from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
 
-# Whole-file reads (image, notebook, Office; a PDF only where pypdf must read it, since PDFium reads just what
-# its pages need) are refused past these sizes: the readers hold the file in memory.
+# Files read whole (image, notebook, Office) are refused past these sizes: the readers hold the file in memory. So
+# is a PDF, though PDFium reads only what its pages need: one of its streams may be most of the file, and is
+# then held whole; a damaged one is scanned whole to rebuild its cross-references; pypdf reads it whole.
 # Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
 # A legacy Office file is read whole only to say what it is.
 MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20, "office": 512 << 20,
@@ -106,6 +107,7 @@ class Engine:
 
             # PDFium reads from the file only what the pages asked for need (a page of a 6 MB manual, 200 KB),
             # once: the parsed document is cached under cache_key. pypdf, for what PDFium refuses, reads it whole.
+            _check_size(kind, size, request.path)
             return read_pdf(f, request, path, cache_key or (path, hash(f.getvalue())),
                             whole=lambda: _whole(f, kind, size, request.path))
         data = _whole(f, kind, size, request.path)
@@ -126,11 +128,16 @@ class Engine:
         return read_notebook(data[info.bom:], request, path)
 
 
-def _whole(f, kind: str, size: int, name: str) -> bytes:
+def _check_size(kind: str, size: int, name: str) -> None:
     limit = MAX_WHOLE_FILE_BYTES[kind]
     if size > limit:
         raise ReadError("file_too_large", f"{name} is a {kind} file of {size:,} bytes, over the {limit:,}-byte "
                         f"limit for {kind} files. It cannot be read whole; ask the user for a smaller export.")
+
+
+def _whole(f, kind: str, size: int, name: str) -> bytes:
+    _check_size(kind, size, name)
+    limit = MAX_WHOLE_FILE_BYTES[kind]
     f.seek(0)
     # Asked for `limit` bytes, read() sets aside that much memory before reading: 6.7 ms for a 6.5 MB PDF
     # against 1.2 sized to the file. A file grown since it was measured is read on, up to the limit.

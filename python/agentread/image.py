@@ -356,17 +356,22 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
         return None, "re-encoded: its palette chunk is malformed"
     row = 1 + (width * depth * PNG_CHANNELS[color] + 7) // 8  # its filter byte, then its pixels
     rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
-    inflate, stream = zlib_ng.decompressobj(), b"".join(idat)
-    try:
+    inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(idat)), 0
+    tail = b""  # fed and not yet inflated: the compressed data is fed a piece at a time too, since zlib copies
+    try:        # what a call leaves unconsumed, which would make the whole stream a copy per piece of rows
         for first in range(0, height, rows_at_once):
             want = min(rows_at_once, height - first) * row
-            pixels = inflate.decompress(stream, want)
-            stream = inflate.unconsumed_tail
-            if len(pixels) != want and inflate.eof and not inflate.unused_data and not stream:
+            pixels = b""
+            while len(pixels) < want and not inflate.eof and (tail or fed < len(stream)):
+                if not tail:
+                    tail, fed = stream[fed:fed + PNG_INFLATE_PIECE_BYTES], fed + PNG_INFLATE_PIECE_BYTES
+                pixels += inflate.decompress(tail, want - len(pixels))
+                tail = inflate.unconsumed_tail
+            if len(pixels) != want and inflate.eof and not inflate.unused_data and fed >= len(stream):
                 return None, "its pixel data ends before its last row; the missing rows are shown blank"
             if len(pixels) != want or max(pixels[::row]) > 4:
                 return None, None
-        if inflate.decompress(stream, 1) or not inflate.eof or inflate.unused_data:
+        if inflate.decompress(bytes(tail) + stream[fed:], 1) or not inflate.eof or inflate.unused_data:
             return None, None
     except zlib_ng.error:
         return None, None

@@ -79,8 +79,10 @@ class _Pdfium:
         from agentread import pdfium
 
         try:
-            fd = stream.fileno()
+            fd = stream.fileno() if pdfium.READS_FROM_FILES else None
         except (AttributeError, OSError):  # io.UnsupportedOperation: a buffer in memory
+            fd = None
+        if fd is None:
             stream.seek(0)
             self.pdf = pdfium.Document(stream.read())
             self.held = len(self.pdf.source)
@@ -358,17 +360,18 @@ def _find_page(reader, index: int):
 def _page_text(doc: _Document, number: int) -> str:
     text = doc.texts.get(number)
     if text is None:
-        text = _extract(doc, number)
+        try:
+            text = _extract(doc, number)
+        except Exception as exc:  # noqa: BLE001 - one broken page must not sink the others
+            log.warning("page %d: text extraction failed: %s", number, exc)
+            # Not remembered: PDFium reads the file as pages need it, and a read that failed may not fail again.
+            return f"[Text could not be extracted from page {number}: {_short(exc)}]"
         doc.remember(number, text)
     return text
 
 
 def _extract(doc: _Document, number: int) -> str:
-    try:
-        text = doc.backend.text(number)
-    except Exception as exc:  # noqa: BLE001 - one broken page must not sink the others
-        log.warning("page %d: text extraction failed: %s", number, exc)
-        return f"[Text could not be extracted from page {number}: {_short(exc)}]"
+    text = doc.backend.text(number)
     text = text.strip("\n")
     if not text.strip():
         return NO_TEXT.format(number)

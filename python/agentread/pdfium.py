@@ -21,6 +21,8 @@ import weakref
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_size_t, c_uint, c_ulong, c_ushort, c_void_p
 from pathlib import Path
 
+from agentread.cancel import stopped
+
 LOCK = threading.RLock()
 
 # Page object types (fpdf_edit.h).
@@ -173,14 +175,10 @@ def _close_document(c, handle: int | None, source: bytes | _FileReader) -> None:
             os.close(source.fd)
 
 
-def _seek_and_read(fd: int, size: int, position: int) -> bytes:
-    """os.pread where the platform has none (Windows): safe, as PDFium reads under LOCK, and from a descriptor
-    no one else reads from."""
-    os.lseek(fd, position, os.SEEK_SET)
-    return os.read(fd, size)
-
-
-_pread = getattr(os, "pread", None) or _seek_and_read
+# Where a document can be read from its file as its pages need it: with pread, which leaves the descriptor's
+# offset (shared with the engine's) alone. Windows has none, and would not let a file held open by the document
+# cache be deleted or renamed: there a PDF is read whole into memory, as an editor's buffer is.
+READS_FROM_FILES = hasattr(os, "pread")
 
 
 class _FileReader:
@@ -188,13 +186,20 @@ class _FileReader:
 
     def __init__(self, fd: int):
         self.fd = os.dup(fd)
+        try:
+            length = os.fstat(self.fd).st_size
+        except BaseException:
+            os.close(self.fd)
+            raise
         self.bytes_read = 0
         self.callback = _GET_BLOCK(self._get_block)  # kept alive here for as long as PDFium may call it
-        self.access = _FileAccess(os.fstat(self.fd).st_size, self.callback, None)
+        self.access = _FileAccess(length, self.callback, None)
 
     def _get_block(self, _param, position: int, buffer, size: int) -> int:
+        if stopped():
+            return 0  # the read was cancelled or ran out of time: PDFium stops at the failed read
         try:
-            data = _pread(self.fd, size, position)
+            data = os.pread(self.fd, size, position)
         except Exception:  # noqa: BLE001 - nothing may leave a callback into C: PDFium takes 0 as a read error
             return 0
         if len(data) != size:
