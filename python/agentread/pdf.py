@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import threading
 import time
@@ -217,10 +218,17 @@ class _DocumentCache:
                 return doc
         doc = _open(stream() if callable(stream) else stream, name, whole)
         with self._lock:
+            stale = [cached for cached in self._docs if cached != key]
+        # Documents of files since changed, replaced or deleted can never be asked for again, and one read from
+        # its file holds it open (and a deleted file's space with it): they go first. Looked at outside the lock,
+        # since a stat may wait on a slow disk.
+        stale = {cached for cached in stale if _changed(cached)}
+        with self._lock:
             old = self._docs.pop(key, None)  # opened by another thread meanwhile
             self._bytes += doc.size - (old.size if old else 0)
             self._docs[key] = doc
-            dropped = [old]
+            dropped = [old, *(self._docs.pop(cached, None) for cached in stale)]
+            self._bytes -= sum(gone.size for gone in dropped[1:] if gone)
             while len(self._docs) > self._size or (self._bytes > self._max_bytes and len(self._docs) > 1):
                 dropped.append(self._docs.popitem(last=False)[1])
                 self._bytes -= dropped[-1].size
@@ -235,6 +243,17 @@ class _DocumentCache:
 
     def __len__(self) -> int:
         return len(self._docs)
+
+
+def _changed(key: tuple) -> bool:
+    """Whether the file of a cache key (path, mtime, size, inode) is no longer what it was read as."""
+    if len(key) != 4:
+        return False  # an editor's buffer, keyed by its text
+    try:
+        st = os.stat(key[0])
+    except OSError:
+        return True
+    return (st.st_mtime_ns, st.st_size, st.st_ino) != key[1:]
 
 
 DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS, PDF_CACHE_BYTES)
