@@ -92,7 +92,7 @@ class Engine:
                   live_buffer: bool) -> ReadResult:
         path = resolved.path
         st = resolved.st
-        cache_key = None if live_buffer else (path, st.st_mtime_ns, st.st_size, st.st_ino)
+        cache_key = None if live_buffer else (path, *file_version(st))
         kind = "text" if request.raw and info.encoding else info.kind
         if kind == "binary":
             raise ReadError("binary", f"{request.path} is a binary file ({info.description}, {size:,} bytes) "

@@ -18,13 +18,15 @@ import time
 from collections import OrderedDict
 from typing import BinaryIO, Callable
 
+from agentread import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
+from agentread.workspace import file_version
 
-# Parsed documents kept between calls, keyed by (path, mtime, size): paging through a big PDF parses it once.
+# Parsed documents kept between calls, keyed by path and file_version: paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
 PDF_CACHE_DOCUMENTS = 8
 # ... holding at most this many bytes of PDF between them. PDFium reads a file as its pages need it and holds
@@ -76,22 +78,10 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 class _Pdfium:
-    def __init__(self, stream: BinaryIO):
-        from agentread import pdfium
-
-        try:
-            fd = stream.fileno() if pdfium.READS_FROM_FILES else None
-        except (AttributeError, OSError):  # io.UnsupportedOperation: a buffer in memory
-            fd = None
-        if fd is None:
-            stream.seek(0)
-            self.pdf = pdfium.Document(stream.read())
-            self.held = len(self.pdf.source)
-        else:
-            self.pdf, self.held = pdfium.Document(fd=fd), 0
+    def __init__(self, data: bytes | None, fd: int | None):
+        self.pdf = pdfium.Document(data, fd)
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
-        self.lock = pdfium.LOCK
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while it is loaded."""
@@ -119,34 +109,21 @@ def _keep_first_objects(page, keep: int) -> bool:
     object of no width. Not removed: PDFium finds the object to remove by a search from the start, itself
     quadratic. The walk costs about a quarter of a typical page's text extraction, so that no form, however
     deeply nested, can hide its objects; past the budget a form is shrunk whole, without a walk."""
-    from agentread.pdfium import OBJECT_FORM, library
-
-    c = library()
-    kind, shrink = c.FPDFPageObj_GetType, c.FPDFPageObj_Transform
-    left, cut = keep, False
-    # (get, holder, count, next index): the page, then each form being walked, innermost last.
-    stack = [(c.FPDFPage_GetObject, page.handle, c.FPDFPage_CountObjects(page.handle), 0)]
-    while stack:
-        get, holder, count, start = stack.pop()
-        for index in range(start, count):
-            thing = get(holder, index)
-            if left <= 0:
-                shrink(thing, 0, 0, 0, 0, 0, 0)
-                cut = True
-                continue
+    shrink = pdfium.library().FPDFPageObj_Transform
+    left, shrunk = keep, None
+    # The walk asks whether to enter a form right after handing it here: only one that was kept.
+    for thing, _ in page.objects(enter=lambda form: form != shrunk):
+        if left > 0:
             left -= 1
-            if kind(thing) == OBJECT_FORM:
-                stack.append((get, holder, count, index + 1))  # back here once the form is walked
-                stack.append((c.FPDFFormObj_GetObject, thing, c.FPDFFormObj_CountObjects(thing), 0))
-                break
-    return cut
+        else:
+            shrink(thing, 0, 0, 0, 0, 0, 0)
+            shrunk = thing
+    return shrunk is not None
 
 
 def _mostly_picture(page) -> bool:
     """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
-    from agentread.pdfium import OBJECT_IMAGE, bounds, library
-
-    c = library()
+    c = pdfium.library()
     if c.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
         return False
     page_left, page_bottom, page_right, page_top = page.box
@@ -154,7 +131,7 @@ def _mostly_picture(page) -> bool:
     for seen, (thing, matrix) in enumerate(page.objects(max_depth=MAX_FORM_DEPTH), 1):
         if seen > MAX_SCAN_OBJECTS:
             return False  # objects nested in forms count too: a form can hold millions
-        box = bounds(thing, matrix) if c.FPDFPageObj_GetType(thing) == OBJECT_IMAGE else None
+        box = pdfium.bounds(thing, matrix) if c.FPDFPageObj_GetType(thing) == pdfium.OBJECT_IMAGE else None
         if box is None:
             continue
         left, bottom, right, top = box
@@ -185,7 +162,7 @@ class _Document:
         self.backend = backend
         self.size = size  # bytes of the file held in memory (none where PDFium reads the file itself)
         # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
-        self.lock = backend.lock if isinstance(backend, _Pdfium) else threading.Lock()
+        self.lock = pdfium.LOCK if isinstance(backend, _Pdfium) else threading.Lock()
         # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
         # agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across the document.
         self.texts: OrderedDict[int, str] = OrderedDict()
@@ -246,14 +223,13 @@ class _DocumentCache:
 
 
 def _changed(key: tuple) -> bool:
-    """Whether the file of a cache key (path, mtime, size, inode) is no longer what it was read as."""
-    if len(key) != 4:
-        return False  # an editor's buffer, keyed by its text
+    """Whether the file of a cache key (its path, then its file_version) is no longer what it was read as."""
+    if len(key) == 2:
+        return False  # an editor's buffer, keyed by (path, hash of its text)
     try:
-        st = os.stat(key[0])
+        return file_version(os.stat(key[0])) != key[1:]
     except OSError:
         return True
-    return (st.st_mtime_ns, st.st_size, st.st_ino) != key[1:]
 
 
 DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS, PDF_CACHE_BYTES)
@@ -277,16 +253,23 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
 
 
 def _open(stream: BinaryIO, name: str, whole: Callable[[], bytes] | None) -> _Document:
+    def read_whole() -> bytes:
+        if whole:
+            return whole()
+        stream.seek(0)
+        return stream.read()
+
     try:
-        backend = _Pdfium(stream)
-        return _Document(backend, backend.held)
+        fd = stream.fileno() if pdfium.READS_FROM_FILES else None
+    except (AttributeError, OSError):  # io.UnsupportedOperation: a buffer in memory
+        fd = None
+    data = read_whole() if fd is None else None
+    try:
+        return _Document(_Pdfium(data, fd), 0 if data is None else len(data))
     except Exception as exc:  # noqa: BLE001 - PdfiumError, or the library failing to load: pypdf has a go
         log.info("PDFium could not open %s (%s); trying pypdf", name, _short(exc))
-    if whole:
-        data = whole()
-    else:
-        stream.seek(0)
-        data = stream.read()
+    if data is None:
+        data = read_whole()
     reader = _pypdf_reader(io.BytesIO(data), name)
     try:
         return _Document(_Pypdf(reader), len(data))

@@ -263,10 +263,11 @@ class Page:
         finally:
             c.FPDFText_ClosePage(textpage)
 
-    def objects(self, max_depth: int):
+    def objects(self, max_depth: float = math.inf, enter=None):
         """(object, matrix) for each of the page's objects in the file's order, those in form XObjects up to
-        `max_depth` levels counted (the page's own is one). The matrix takes the object's coordinates to the
-        page's: an object in a form is placed in the form's own space, which the form object places."""
+        `max_depth` levels counted (the page's own is one), of each form for which enter(form), asked once the
+        form is handed out, is true. The matrix takes the object's coordinates to the page's: an object in a
+        form is placed in the form's own space, which the form object places."""
         c = library()
         stack = [(c.FPDFPage_GetObject, self.handle, c.FPDFPage_CountObjects(self.handle), 0, 1, IDENTITY)]
         while stack:
@@ -274,7 +275,8 @@ class Page:
             for position in range(start, count):
                 thing = get(holder, position)
                 yield thing, matrix
-                if depth < max_depth and c.FPDFPageObj_GetType(thing) == OBJECT_FORM:
+                if depth < max_depth and (enter is None or enter(thing)) \
+                        and c.FPDFPageObj_GetType(thing) == OBJECT_FORM:
                     stack.append((get, holder, count, position + 1, depth, matrix))  # back here after the form
                     stack.append((c.FPDFFormObj_GetObject, thing, c.FPDFFormObj_CountObjects(thing), 0, depth + 1,
                                   _compose(matrix, _matrix(thing))))
@@ -301,14 +303,14 @@ class Page:
         return Image.frombuffer("RGB", (width, height), pixels, "raw", "BGR", stride, 1)
 
 
-def bounds(thing: int, matrix: Matrix | None = None) -> tuple[float, float, float, float] | None:
+def bounds(thing: int, matrix: Matrix) -> tuple[float, float, float, float] | None:
     """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken there by
     `matrix` (from objects()); None where PDFium gives none."""
     box = (c_float(), c_float(), c_float(), c_float())
     if not library().FPDFPageObj_GetBounds(thing, *map(byref, box)):
         return None
     left, bottom, right, top = (side.value for side in box)
-    a, b, c, d, e, f = matrix or IDENTITY
+    a, b, c, d, e, f = matrix
     xs, ys = zip(*((a * x + c * y + e, b * x + d * y + f) for x in (left, right) for y in (bottom, top)))
     return min(xs), min(ys), max(xs), max(ys)
 

@@ -170,8 +170,8 @@ class _QuickReads:
                     self._files.popitem(last=False)
 
     def known(self, request, buffers: dict) -> tuple | None:
-        """The version of the file the request's path leads to, if that is, as before, a file remembered as
-        quick, unchanged since; else None."""
+        """As look(), if the request's path leads, as before, to a file remembered as quick, unchanged since;
+        else None."""
         key = self._key(request)
         with self._lock:
             entry = self._files.get(key) if key else None
@@ -179,7 +179,7 @@ class _QuickReads:
             return None
         # The path is followed again: a link since pointed at another file finds another inode.
         version = _version(key[0])
-        return version if version == entry[1] else None
+        return (key, version) if version == entry[1] else None
 
     def _key(self, request) -> tuple | None:
         try:
@@ -189,7 +189,7 @@ class _QuickReads:
 
 
 def _version(path: str) -> tuple | None:
-    """What tells one content of a file from another without reading it: device, inode, mtime, size."""
+    """The file_version of the regular file `path` leads to; None for anything else."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -241,10 +241,10 @@ class AgentReadServer(LanguageServer):
                 self.sync_roots()
             read = _Read(self.protocol, msg_id, request, self.quick_reads)
             buffers = self.live_buffers()
-            version = self.quick_reads.known(request, buffers)
+            seen = self.quick_reads.known(request, buffers)
             # A quick read is answered here, before the next message is read: nothing to cancel, no deadline. If
             # its file changed in the meantime (another file put in its place), a worker reads it instead.
-            if version and read.run(self.engine, buffers, expect=version):
+            if seen and read.run(self.engine, buffers, quick=seen):
                 return
             read.work = self.executor.submit(read.run, self.engine, buffers)
         except BrokenPipeError:
@@ -413,15 +413,15 @@ class _Read:
         self._unanswered = threading.Lock()  # taken by whoever answers
         self._loop = asyncio.get_running_loop()
 
-    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook], expect: tuple | None = None) -> bool:
-        """On a worker thread, or on the event loop for a quick read of the file at version `expect`: then
-        False, unanswered, if the file is no longer at that version (a worker must read it)."""
+    def run(self, engine: Engine, buffers: dict[str, str | LiveNotebook], quick: tuple | None = None) -> bool:
+        """On a worker thread, or on the event loop for a quick read of what _QuickReads.known found (`quick`):
+        then False, unanswered, if the file is no longer at that version (a worker must read it)."""
         answer = result = None  # when stopped, it was answered by whoever stopped it
         try:
             if not self.stop.is_set():
-                seen = self.quick_reads.look(self.request)
+                seen = quick or self.quick_reads.look(self.request)
                 started = time.perf_counter()
-                result = run_cancellable(self.stop, engine.read, self.request, buffers.get, expect)
+                result = run_cancellable(self.stop, engine.read, self.request, buffers.get, quick and quick[1])
                 seconds = time.perf_counter() - started
                 answer = {"result": result.to_json()}
         except FileChanged:
@@ -440,7 +440,7 @@ class _Read:
                 self._answer(**answer)
         finally:
             if result is not None:  # after the answer: what it costs is not the client's wait
-                self.quick_reads.note(seen, result, seconds, on_loop=expect is not None)
+                self.quick_reads.note(seen, result, seconds, on_loop=quick is not None)
             try:
                 self._loop.call_soon_threadsafe(self._forget)
             except RuntimeError:  # the loop has closed: the server is ending
