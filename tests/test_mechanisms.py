@@ -309,6 +309,28 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
     assert refused.is_error and refused.error.code == "file_too_large", refused.text()
 
 
+def test_a_started_server_holds_no_format_library_and_a_pdf_read_loads_only_pdfium(tmp_path: Path):
+    """Cold start: what a format needs is imported when it is first read. A PDF read loads the PDFium library
+    through agentread.pdfium, not pypdfium2's Python layer (which declares PDFium's whole API, ~20 ms)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.pdf").write_bytes(build_pdf(["a page"]))
+    script = """
+import sys
+import agentread.server
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+libraries = ("pypdf", "pypdfium2", "agentread.pdfium", "PIL", "openpyxl", "docx", "pptx", "cairosvg", "pillow_heif")
+print(sorted(name for name in libraries if name in sys.modules))
+assert "a page" in Engine(Workspace([sys.argv[1]])).read(parse_request({"path": "a.pdf"})).text()
+print(sorted(name for name in libraries if name in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["[]", "['agentread.pdfium']"], done.stdout + done.stderr
+
+
 # --- whole-file reads -----------------------------------------------------------------------------------------
 
 def test_a_whole_file_read_takes_what_the_file_holds_when_read(monkeypatch):
