@@ -229,8 +229,11 @@ def bench_images(table: Table, runs: int, root: Path) -> None:
         for path, label in labels.items():
             r = worker("image-decode", str(path))
             table.row(label, "Pillow decode only (floor)", floor=True).add(r["ms"][0], r["rss_mb"])
-            r = worker("image", str(path))
-            table.row(label, "agentread", ours=True).add(r["ms"][0], r["rss_mb"])
+            # Read three times in one process: the first read is a fresh server's, whose memory the process
+            # has yet to map; the later ones a running server's (nothing of an image is kept between reads).
+            r = worker("image", str(path), str(path), str(path))
+            table.row(label, "agentread, first read", ours=True).add(r["ms"][0], r["rss_mb"])
+            table.row(label, "agentread, later reads", ours=True).add(statistics.median(r["ms"][1:]), r["rss_mb"])
 
 
 def main() -> None:

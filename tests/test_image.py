@@ -9,6 +9,7 @@ import json
 import os
 import random
 import struct
+import threading
 import zlib
 from pathlib import Path
 
@@ -464,3 +465,140 @@ def test_a_png_of_countless_chunks_is_left_to_pillow_at_once():
     assert check_png(data) == (None, None)  # the walk stops at MAX_PNG_CHUNKS
     part, note = image_module.image_part(data)
     assert (part.width, part.height, note) == (30, 20, None)
+
+
+# --- large PNGs decoded here, downscaled as they decode ------------------------------------------------------
+
+needs_unfilter = pytest.mark.skipif(image_module.png_unfilter is None, reason="the C helpers were not built")
+
+
+def paeth(a: int, b: int, c: int) -> int:
+    """As the PNG specification writes it (section 9.4)."""
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    if pa <= pb and pa <= pc:
+        return a
+    return b if pb <= pc else c
+
+
+def filtered_png(mode: str, width: int, height: int, seed: int) -> tuple[bytes, bytes]:
+    """A PNG whose rows take the five filters in turn (Pillow's writer uses few of them), and its pixels: a
+    gradient under noise, so that every predictor is wrong by a different amount."""
+    rng, bpp, stride = random.Random(seed), len(mode), width * len(mode)
+    pixels = bytes((i // 7 + rng.randrange(40)) & 255 for i in range(stride * height))
+    rows, above = [], bytes(stride)
+    for y in range(height):
+        row, kind = pixels[y * stride:(y + 1) * stride], y % 5
+        out = bytearray([kind])
+        for i in range(stride):
+            a, b, c = (row[i - bpp] if i >= bpp else 0), above[i], (above[i - bpp] if i >= bpp else 0)
+            out.append((row[i] - (0, a, b, (a + b) // 2, paeth(a, b, c))[kind]) & 255)
+        rows.append(bytes(out))
+        above = row
+    color = image_module.PNG_COLOR_TYPES[mode]
+    return png_of([(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)),
+                   (b"IDAT", zlib.compress(b"".join(rows))), (b"IEND", b"")]), pixels
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Rows decoded three at a time, so that a band's rows come from several pieces."""
+    monkeypatch.setattr(image_module, "PNG_DECODE_PIECE_BYTES", 3 * (1 + 2100 * 4))
+
+
+@needs_unfilter
+@pytest.mark.parametrize("mode", ["L", "LA", "RGB", "RGBA"])
+def test_a_large_png_is_decoded_here_pixel_for_pixel(mode: str, small_pieces):
+    data, pixels = filtered_png(mode, 2100, 23, seed=len(mode))
+    png = image_module._png_layout(data)
+    decoding = image_module._PngPixels(png)
+    decoding.decode()
+    whole, top = decoding.rows(0, 23, premultiplied=False)
+    assert top == 0 and whole.mode == mode and whole.tobytes() == pixels
+    with Image.open(io.BytesIO(data)) as pillows:
+        assert pillows.tobytes() == pixels
+    stride = 2100 * len(mode)
+    some, top = decoding.rows(4, 17, premultiplied=False)  # across pieces, from within one
+    assert top == 4 and some.tobytes() == pixels[4 * stride:17 * stride]
+
+
+@needs_unfilter
+@pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 700)), ("LA", (2500, 900)),
+                                       ("L", (900, 4700)), ("RGB", (12100, 300))])
+def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: tuple[int, int], cores: int,
+                                                              monkeypatch):
+    """Decoded and resized band by band as its rows arrive, then compressed in the same bands: the picture is
+    the one resized from Pillow's decode but for rounding (a band's box is a float either way), and the PNG
+    the one encode_png makes of it."""
+    rng = random.Random(11)
+    img = Image.frombytes(mode, (60, 40), rng.randbytes(60 * 40 * len(mode))).resize(size, Image.BICUBIC)
+    data = encoded(img, "PNG")
+    here = image_module._png_downscaled(image_module._png_layout(data), size)
+    assert here is not None
+    small, png = here
+    if png is not None:  # None where the image is reduced first, which takes it whole
+        assert png == encode_png(small)
+    part, note = _decoded_part(data)
+    if png is not None and len(png) <= MAX_IMAGE_BYTES:  # else re-encoded smaller, as any image is
+        assert base64.b64decode(part.data) == png
+    monkeypatch.setattr(image_module, "png_unfilter", None)  # as where the C helpers were not built
+    pillows, pillows_note = _decoded_part(data)
+    assert (part.mime_type, part.width, part.height, note) == (pillows.mime_type, pillows.width,
+                                                               pillows.height, pillows_note)
+    with Image.open(io.BytesIO(data)) as whole:
+        theirs = image_module._downscale(whole.convert(mode))
+    # Compared as colour times alpha, as in test_resizing_in_bands_is_resizing_whole: a level of rounding
+    # there is up to 3 once the colour is divided by a small alpha and multiplied again.
+    difference = ImageChops.difference(small.convert("RGBA").convert("RGBa"), theirs.convert("RGBA").convert("RGBa"))
+    assert max(high for _, high in difference.getextrema()) <= 3
+    assert sum(ImageStat.Stat(difference).mean) / 4 < 0.05  # a level, in one pixel of twenty at most
+
+
+@needs_unfilter
+@pytest.mark.parametrize("damage", ["unknown row filter", "rows missing", "rows over", "corrupt stream"])
+def test_a_large_png_the_decoder_refuses_is_left_to_pillow(damage: str, cores: int, small_pieces, monkeypatch):
+    """Found only while decoding, with the bands already waiting for rows: they are let go, and the PNG is
+    read as Pillow reads it (repaired or refused)."""
+    data, pixels = filtered_png("RGB", 2100, 23, seed=5)
+    [(_, idat)] = [chunk for chunk in png_chunks(data) if chunk[0] == b"IDAT"]
+    rows = bytearray(zlib.decompress(idat))
+    if damage == "unknown row filter":
+        rows[12 * (1 + 2100 * 3)] = 5
+    elif damage == "rows missing":
+        del rows[len(rows) // 2:]
+    elif damage == "rows over":
+        rows += rows[:1 + 2100 * 3]
+    stream = zlib.compress(bytes(rows))
+    if damage == "corrupt stream":
+        stream = stream[:len(stream) // 2] + bytes(64) + stream[len(stream) // 2 + 64:]
+    data = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
+    assert image_module._png_downscaled(image_module._png_layout(data), (2100, 23)) is None
+    ours = pillows_part(data)
+    monkeypatch.setattr(image_module, "png_unfilter", None)
+    assert ours == pillows_part(data)
+
+
+@needs_unfilter
+def test_a_band_waits_for_the_rows_it_needs():
+    data, pixels = filtered_png("L", 2100, 12, seed=9)
+    decoding = image_module._PngPixels(image_module._png_layout(data))
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(decoding.rows(3, 9, premultiplied=False)[0].tobytes()))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive() and not got  # nothing decoded yet
+    decoding.decode()
+    waiting.join(5)
+    assert got == [pixels[3 * 2100:9 * 2100]]
+
+
+@needs_unfilter
+def test_the_row_filter_helper_refuses_what_is_not_rows():
+    unfilter = image_module.png_unfilter
+    assert unfilter(b"\x01\x05\x01\x02\x02\x03", None, 2, 1) == bytearray([5, 6, 7, 9])  # Sub, then Up
+    assert unfilter(b"\x02\x01\x01", bytearray([7, 9, 250, 10]), 2, 1) == bytearray([251, 11])  # above: its end
+    for rows, above, row_bytes, bpp in [(b"\x05\x00\x00", None, 2, 1), (b"\x00\x00", None, 2, 1),
+                                        (b"\x00\x00\x00", None, 2, 3), (b"\x00\x00\x00", bytearray(1), 2, 1),
+                                        (b"\x00\x00\x00", b"\x00\x00", 2, 1), (b"", None, 0, 1)]:
+        with pytest.raises(ValueError):
+            unfilter(rows, above, row_bytes, bpp)

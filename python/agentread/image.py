@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import os
 import struct
 import threading
 import warnings
+from typing import Iterator, NamedTuple
 
 # zlib-ng's Python bindings: on PNG rows here they inflate about 5x and deflate about 2x faster than the zlib
 # Python is built against (1.2.13), which is most of proving a notebook's plots whole.
 from zlib_ng import zlib_ng
+
+try:  # compiled with the package (setup.py); without it Pillow decodes every PNG
+    from agentread._scan import png_unfilter
+except ImportError:
+    png_unfilter = None
 
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import ReadRequest
@@ -37,6 +44,7 @@ DRAFT_FLOOR = 0.75
 # (Pillow's reducing_gap, done here before the image is cut in bands).
 RESIZE_REDUCING_GAP = 3.0
 BICUBIC = 3  # Pillow's Resampling.BICUBIC, named here so that Pillow is imported only when an image is read
+BICUBIC_SUPPORT = 2.0  # source pixels either side of a sample that Pillow's bicubic filter reads, unscaled
 
 # Modes Pillow resamples with their colour multiplied by their alpha, so that transparent pixels lend no colour.
 PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
@@ -52,6 +60,7 @@ BANDS_MIN_PIXELS = 1_000_000
 
 # PNG colour types of the modes written without Pillow's encoder (see encode_png).
 PNG_COLOR_TYPES = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}
+PNG_MODES = {color: mode for mode, color in PNG_COLOR_TYPES.items()}
 # A zlib stream's first two bytes: deflate with a 32 KB window (the level they also name is only a hint).
 ZLIB_HEADER = b"\x78\x01"
 
@@ -74,6 +83,9 @@ MAX_PNG_CHUNKS = 10_000
 # fresh pages (128 KB), each piece reuses the memory of the last: with 1 MB pieces, a fresh server's first read
 # of a notebook with ten plots spent 1.2 ms more faulting in pages.
 PNG_INFLATE_PIECE_BYTES = 1 << 16
+# A large PNG is decoded this many bytes of rows at a time, each piece handed on to the bands waiting for it
+# (256 KB pieces inflate 15% faster than 64 KB ones, and a band waits for at most one more than it needs).
+PNG_DECODE_PIECE_BYTES = 1 << 18
 
 # JPEG qualities tried in turn when an image is still over MAX_IMAGE_BYTES after downscaling.
 JPEG_QUALITIES = (85, 70, 50)
@@ -91,6 +103,7 @@ def _pillow():
     from PIL import Image, ImageFile
 
     Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+    Image.preinit()  # its readers of PNG, JPEG, GIF, BMP and PPM, which it would import on the first open
     return Image, ImageFile
 
 
@@ -192,31 +205,50 @@ def _downscale(img):
     if img.mode in ("P", "1"):  # resampling needs real colour values (Pillow would fall back to nearest)
         img = img.convert("RGBA" if img.mode == "P" and "transparency" in img.info else
                           "RGB" if img.mode == "P" else "L")
+    target = _fit(*img.size)
+    factor = _reduction(img.size, target)
+    if factor > 1:  # whole, so that every band resamples the same reduced pixels
+        img = img.reduce(factor)
     mode = img.mode
     if mode in PREMULTIPLIED:  # as Pillow's resize does; here once, not in every band
         img = img.convert(PREMULTIPLIED[mode])
-    width, height = _fit(*img.size)
-    factor = int(min(img.width / width, img.height / height) / RESIZE_REDUCING_GAP)
-    if factor > 1:  # whole, so that every band resamples the same reduced pixels
-        img = img.reduce(factor)
-    scale = img.height / height
+    return _resize(lambda first, last: (img, 0), mode, img.size, target)[0]
+
+
+def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
+    """The whole factor an image is reduced by (box filter) before it is resampled."""
+    return int(min(size[0] / target[0], size[1] / target[1]) / RESIZE_REDUCING_GAP)
+
+
+def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], produce=None, finish=None):
+    """An image of `mode` and `size` resized to `target` in bands, each from the source rows it needs:
+    rows(first, last) gives an image holding them (its colour times its alpha, for a mode in PREMULTIPLIED)
+    and the source row at its top. produce(), when given, runs on this thread while the bands are resized:
+    it makes the rows, and rows() waits for them. -> (the image, finish(band, is the last) of each band)."""
+    width, height = target
+    scale = size[1] / height
+    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces.
+    margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
     cuts = _band_cuts(height, width * height)
 
     def band(i: int):
         # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
         # source rows around the box, so the bands meet without a seam. BICUBIC keeps text in screenshots sharp.
-        top, bottom = cuts[i], cuts[i + 1]
-        return img.resize((width, bottom - top), resample=BICUBIC, box=(0, top * scale, img.width, bottom * scale))
+        top, bottom = cuts[i] * scale, cuts[i + 1] * scale
+        piece, offset = rows(max(0, int(top) - margin), min(size[1], math.ceil(bottom) + margin))
+        out = piece.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC,
+                           box=(0, top - offset, size[0], bottom - offset))
+        out = out.convert(mode) if mode in PREMULTIPLIED else out
+        return out, finish(out, i == len(cuts) - 2) if finish else None
 
-    bands = _in_bands(band, len(cuts) - 1)
+    bands, finished = zip(*_in_bands(band, len(cuts) - 1, produce))
     if len(bands) == 1:
-        out = bands[0]
-    else:
-        Image, _ = _pillow()
-        out = Image.new(bands[0].mode, (width, height), None)  # not filled: the bands cover it
-        for top, piece in zip(cuts, bands):
-            out.paste(piece, (0, top))
-    return out.convert(mode) if mode in PREMULTIPLIED else out
+        return bands[0], finished
+    Image, _ = _pillow()
+    out = Image.new(mode, target, None)  # not filled: the bands cover it
+    for top, piece in zip(cuts, bands):
+        out.paste(piece, (0, top))
+    return out, finished
 
 
 def _band_cuts(rows: int, pixels: int) -> list[int]:
@@ -225,17 +257,23 @@ def _band_cuts(rows: int, pixels: int) -> list[int]:
     return [rows * i // count for i in range(count + 1)]
 
 
-def _in_bands(work, count: int) -> list:
-    """work(0) ... work(count - 1), on the band threads when the machine has more than one core."""
+def _in_bands(work, count: int, produce=None) -> list:
+    """work(0) ... work(count - 1), on the band threads when the machine has more than one core; produce(),
+    when given, first on one core, or on this thread while the bands run (they may wait for what it makes)."""
     global _band_pool
     if count == 1 or (os.cpu_count() or 1) == 1:
+        if produce:
+            produce()
         return [work(i) for i in range(count)]
     with _BAND_POOL_LOCK:
         if _band_pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             _band_pool = ThreadPoolExecutor(IMAGE_BANDS, thread_name_prefix="image-band")
-    return list(_band_pool.map(work, range(count)))
+    bands = [_band_pool.submit(work, i) for i in range(count)]
+    if produce:
+        produce()
+    return [band.result() for band in bands]
 
 
 def _encode(img) -> tuple[bytes, str]:
@@ -268,23 +306,30 @@ def encode_png(img) -> bytes | None:
     if color_type is None:
         return None
     pixels = memoryview(img.tobytes())
-    stride = len(pixels) // img.height
     cuts = _band_cuts(img.height, img.width * img.height)
+    stride = len(pixels) // img.height
+    last = len(cuts) - 2
+    bands = _in_bands(lambda i: _png_band(pixels[cuts[i] * stride:cuts[i + 1] * stride], stride, i == last),
+                      last + 1)
+    return _png_file(img.width, img.height, color_type, bands)
 
-    def band(i: int) -> tuple[bytes, bytes]:
-        # Each row is preceded by its filter type, 0 (none). A band is raw deflate ending on a byte boundary
-        # (a sync flush), so the bands joined under one zlib header are one stream; the last one ends it.
-        rows = b"".join([b"\0" + pixels[y * stride:(y + 1) * stride] for y in range(cuts[i], cuts[i + 1])])
-        deflate = zlib_ng.compressobj(PNG_COMPRESS_LEVEL, zlib_ng.DEFLATED, -zlib_ng.MAX_WBITS)
-        last = i == len(cuts) - 2
-        return rows, deflate.compress(rows) + deflate.flush(zlib_ng.Z_FINISH if last else zlib_ng.Z_SYNC_FLUSH)
 
-    bands = _in_bands(band, len(cuts) - 1)
+def _png_band(pixels: memoryview, stride: int, last: bool) -> tuple[bytes, bytes]:
+    """A band's rows of pixels -> (the rows as PNG stores them, deflated). Each row is preceded by its filter
+    type, 0 (none). A band is raw deflate ending on a byte boundary (a sync flush), so the bands joined under
+    one zlib header are one stream; the last one ends it."""
+    rows = b"".join([b"\0" + pixels[at:at + stride] for at in range(0, len(pixels), stride)])
+    deflate = zlib_ng.compressobj(PNG_COMPRESS_LEVEL, zlib_ng.DEFLATED, -zlib_ng.MAX_WBITS)
+    return rows, deflate.compress(rows) + deflate.flush(zlib_ng.Z_FINISH if last else zlib_ng.Z_SYNC_FLUSH)
+
+
+def _png_file(width: int, height: int, color_type: int, bands: list[tuple[bytes, bytes]]) -> bytes:
+    """A PNG of 8-bit rows from its bands (see _png_band)."""
     checksum = 1  # the zlib stream ends with the Adler-32 of all the rows
     for rows, _ in bands:
         checksum = zlib_ng.adler32(rows, checksum)
     idat = b"".join([ZLIB_HEADER, *(deflated for _, deflated in bands), struct.pack(">I", checksum)])
-    header = struct.pack(">IIBBBBB", img.width, img.height, 8, color_type, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
     return b"".join((b"\x89PNG\r\n\x1a\n", _png_chunk(b"IHDR", header), _png_chunk(b"IDAT", idat),
                      _png_chunk(b"IEND", b"")))
 
@@ -322,12 +367,60 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
     Pillow would not notice: pixel data that ends before the last row, a malformed palette, a chunk readers
     must understand and do not; it is then sent as Pillow decodes it. (None, None) for anything else, left to
     Pillow to decode, repair or refuse: damage it finds itself, interlaced rows, the chunks above."""
-    if not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR" or len(data) < 33:
-        return None, None
-    width, height, depth, color, *methods = struct.unpack_from(">IIBBBBB", data, 16)
-    if not 0 < width <= MAX_IMAGE_SIDE or not 0 < height <= MAX_IMAGE_SIDE or methods != [0, 0, 0] \
-            or depth not in PNG_DEPTHS.get(color, ()):
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 33 \
+            or max(struct.unpack_from(">II", data, 16)) > MAX_IMAGE_SIDE:
         return None, None  # a larger one is decoded to be downscaled anyway
+    png = _png_layout(data)
+    if png is None:
+        return None, None
+    if png.refused:
+        return None, f"re-encoded: it holds chunks PNG readers must understand and do not ({', '.join(png.refused)})"
+    # Whole RGB entries, at least one, at most what a palette image's bit depth can index.
+    most = 3 * (1 << png.depth if png.color == 3 and png.depth < 8 else 256)
+    if len(png.palettes) > 1 or any(not length or length % 3 or length > most for length in png.palettes):
+        return None, "re-encoded: its palette chunk is malformed"
+    try:
+        for rows in _png_rows(png, max(1, PNG_INFLATE_PIECE_BYTES // png.stride)):
+            if max(rows[::png.stride]) > 4:
+                return None, None
+    except _PngEndsEarly:
+        return None, "its pixel data ends before its last row; the missing rows are shown blank"
+    except (_PngBroken, zlib_ng.error):
+        return None, None
+    return (png.width, png.height), None
+
+
+class _Png(NamedTuple):
+    width: int
+    height: int
+    depth: int
+    color: int
+    idat: list[bytes]  # the pixel data's pieces, one per IDAT chunk
+    chunks: list[bytes]  # every chunk's type, in order
+    palettes: list[int]  # the length of each PLTE chunk
+    refused: list[str]  # chunks a reader must understand and does not
+
+    @property
+    def stride(self) -> int:
+        return 1 + (self.width * self.depth * PNG_CHANNELS[self.color] + 7) // 8  # a filter byte, then pixels
+
+
+class _PngEndsEarly(Exception):
+    """The pixel data ends, whole, before the last row."""
+
+
+class _PngBroken(Exception):
+    """The pixel data is not what the header declares."""
+
+
+def _png_layout(data: bytes) -> _Png | None:
+    """The chunks of a non-interlaced PNG whose every checksum is right and that holds nothing Pillow reads
+    further (see check_png); None for anything else."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR" or len(data) < 33:
+        return None
+    width, height, depth, color, *methods = struct.unpack_from(">IIBBBBB", data, 16)
+    if width < 1 or height < 1 or methods != [0, 0, 0] or depth not in PNG_DEPTHS.get(color, ()):
+        return None
     pos, chunks, idat, palettes = 8, [], [], []
     while pos + 12 <= len(data) and chunks[-1:] != [b"IEND"] and len(chunks) < MAX_PNG_CHUNKS:
         length, kind = struct.unpack_from(">I4s", data, pos)
@@ -337,7 +430,7 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
                 or (kind == b"IHDR" and (chunks or length != 13)) \
                 or (kind == b"tEXt" and data.startswith(b"Raw profile type exif", pos + 8)) \
                 or (kind == b"IDAT" and idat and chunks[-1] != b"IDAT"):  # pixel data comes in one run
-            return None, None
+            return None
         if kind == b"IDAT":
             idat.append(data[pos + 8:end])
         elif kind == b"PLTE":
@@ -346,45 +439,106 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
         pos = end + 4
     if pos != len(data) or chunks[-1:] != [b"IEND"] or not idat \
             or (color == 3 and b"PLTE" not in chunks[:chunks.index(b"IDAT")]):
-        return None, None
+        return None
     refused = sorted({k.decode("ascii") for k in chunks if k[:1].isupper() and k not in PNG_CRITICAL_CHUNKS})
-    if refused:
-        return None, f"re-encoded: it holds chunks PNG readers must understand and do not ({', '.join(refused)})"
-    # Whole RGB entries, at least one, at most what a palette image's bit depth can index.
-    most = 3 * (1 << depth if color == 3 and depth < 8 else 256)
-    if len(palettes) > 1 or any(not length or length % 3 or length > most for length in palettes):
-        return None, "re-encoded: its palette chunk is malformed"
-    row = 1 + (width * depth * PNG_CHANNELS[color] + 7) // 8  # its filter byte, then its pixels
-    rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
-    inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(idat)), 0
+    return _Png(width, height, depth, color, idat, chunks, palettes, refused)
+
+
+def _png_rows(png: _Png, rows_at_once: int) -> Iterator[bytes]:
+    """The PNG's rows still filtered, rows_at_once at a time (the last piece may hold fewer), inflated a piece
+    at a time. Raises _PngEndsEarly or _PngBroken (or zlib's error) where its pixel data is not exactly them."""
+    row = png.stride
+    inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(png.idat)), 0
     tail = b""  # fed and not yet inflated: the compressed data is fed a piece at a time too, since zlib copies
-    try:        # what a call leaves unconsumed, which would make the whole stream a copy per piece of rows
-        for first in range(0, height, rows_at_once):
-            want = min(rows_at_once, height - first) * row
-            pixels = b""
-            while len(pixels) < want and not inflate.eof and (tail or fed < len(stream)):
-                if not tail:
-                    tail, fed = stream[fed:fed + PNG_INFLATE_PIECE_BYTES], fed + PNG_INFLATE_PIECE_BYTES
-                pixels += inflate.decompress(tail, want - len(pixels))
-                tail = inflate.unconsumed_tail
-            if len(pixels) != want and inflate.eof and not inflate.unused_data and fed >= len(stream):
-                return None, "its pixel data ends before its last row; the missing rows are shown blank"
-            if len(pixels) != want or max(pixels[::row]) > 4:
-                return None, None
-        if inflate.decompress(bytes(tail) + stream[fed:], 1) or not inflate.eof or inflate.unused_data:
-            return None, None
-    except zlib_ng.error:
-        return None, None
-    return (width, height), None
+    for first in range(0, png.height, rows_at_once):  # what a call leaves unconsumed: a copy of it per piece
+        want = min(rows_at_once, png.height - first) * row
+        pixels = b""
+        while len(pixels) < want and not inflate.eof and (tail or fed < len(stream)):
+            if not tail:
+                tail, fed = stream[fed:fed + PNG_INFLATE_PIECE_BYTES], fed + PNG_INFLATE_PIECE_BYTES
+            pixels += inflate.decompress(tail, want - len(pixels))
+            tail = inflate.unconsumed_tail
+        if len(pixels) != want:
+            raise _PngEndsEarly if inflate.eof and not inflate.unused_data and fed >= len(stream) else _PngBroken
+        yield pixels
+    if inflate.decompress(bytes(tail) + stream[fed:], 1) or not inflate.eof or inflate.unused_data:
+        raise _PngBroken
+
+
+def _png_downscaled(png: _Png, size: tuple[int, int]):
+    """A PNG too large to send, decoded here and downscaled while it decodes -> (the image, its PNG encoding
+    or None); None where it is not an 8-bit grey, RGB or RGBA PNG proven whole, or where the C helpers were
+    not built (Pillow decodes it then).
+
+    Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
+    3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
+    (17 ms), and each band of the output is resized and compressed on the band threads as soon as the rows it
+    needs are decoded. The PNG is the one encode_png would make of the image."""
+    if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused or b"tRNS" in png.chunks:
+        return None  # a transparent colour, a palette: as Pillow reads them
+    pixels = _PngPixels(png)
+    target = _fit(*size)
+    try:
+        if _reduction(size, target) > 1:  # a reduction takes the whole image
+            pixels.decode()
+            return _downscale(pixels.rows(0, png.height, premultiplied=False)[0]), None
+        channels = PNG_CHANNELS[png.color]
+        img, bands = _resize(pixels.rows, pixels.mode, size, target, produce=pixels.decode,
+                             finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
+        return img, _png_file(*target, png.color, bands)
+    except _PngBroken:
+        return None  # Pillow repairs or refuses it
+
+
+class _PngPixels:
+    """The rows of a PNG as they are decoded: decode() on one thread, rows() on others wait for theirs."""
+
+    def __init__(self, png: _Png):
+        self.png, self.mode = png, PNG_MODES[png.color]
+        self.row_bytes = png.stride - 1
+        self.piece_rows = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
+        self.pieces: list[bytearray] = []  # piece k holds rows k * piece_rows onwards, their filters undone
+        self.broken = False
+        self.progress = threading.Condition()
+
+    def decode(self) -> None:
+        above = None
+        try:
+            for rows in _png_rows(self.png, self.piece_rows):
+                above = png_unfilter(rows, above, self.row_bytes, PNG_CHANNELS[self.png.color])
+                with self.progress:
+                    self.pieces.append(above)
+                    self.progress.notify_all()
+        except (_PngBroken, _PngEndsEarly, zlib_ng.error, ValueError):  # ValueError: an unknown row filter
+            with self.progress:
+                self.broken = True
+                self.progress.notify_all()
+
+    def rows(self, first: int, last: int, premultiplied: bool = True):
+        """An image of rows first to last (colour times alpha if `premultiplied`), and the row at its top."""
+        with self.progress:
+            self.progress.wait_for(lambda: len(self.pieces) * self.piece_rows >= last or self.broken)
+        if self.broken:
+            raise _PngBroken
+        Image, _ = _pillow()
+        step, size = self.piece_rows, self.row_bytes
+        pixels = b"".join([memoryview(self.pieces[k])[max(0, first - k * step) * size:(last - k * step) * size]
+                           for k in range(first // step, (last - 1) // step + 1)])
+        piece = Image.frombuffer(self.mode, (self.png.width, last - first), pixels, "raw", self.mode, 0, 1)
+        if premultiplied and self.mode in PREMULTIPLIED:
+            piece = piece.convert(PREMULTIPLIED[self.mode])
+        return piece, first
 
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
     """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
-    img = _open(data)
+    img, encoded = _open(data), None
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
-    # A camera photo stored sideways with an EXIF orientation tag must reach the model upright.
-    rotated = _orientation(img) not in (None, 1)
+    # A camera photo stored sideways with an EXIF orientation tag must reach the model upright. (Pillow
+    # decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)
+    png = _png_layout(data) if fmt == "PNG" else None
+    rotated = png is None and _orientation(img) not in (None, 1)
     if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES \
             and not rotated:
         # Still decode once: a truncated or broken file must not reach the model as if it were whole.
@@ -392,6 +546,8 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
         if note is None and damage is None:
             return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
         img = loaded
+    elif png and max(size) > MAX_IMAGE_SIDE and (small := _png_downscaled(png, size)):
+        (img, encoded), note = small, None
     else:
         if fmt == "JPEG":
             # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than resizing after.
@@ -416,7 +572,7 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
     if img.size not in (size, (size[1], size[0])):
         notes.append(f"downscaled from {size[0]}x{size[1]}")
     img.format = fmt
-    encoded, mime = _encode(img)
+    encoded, mime = (encoded, "image/png") if encoded and len(encoded) <= MAX_IMAGE_BYTES else _encode(img)
     part = ImagePart(mime, base64.b64encode(encoded).decode("ascii"), img.width, img.height)
     return part, "; ".join(notes) or None
 
