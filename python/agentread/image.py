@@ -212,7 +212,7 @@ def _downscale(img):
     mode = img.mode
     if mode in PREMULTIPLIED:  # as Pillow's resize does; here once, not in every band
         img = img.convert(PREMULTIPLIED[mode])
-    return _resize(lambda first, last: (img, 0), mode, img.size, target)[0]
+    return _resize(lambda first, last: (img, 0), mode, img.size, target)[0]()
 
 
 def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
@@ -224,7 +224,8 @@ def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], pro
     """An image of `mode` and `size` resized to `target` in bands, each from the source rows it needs:
     rows(first, last) gives an image holding them (its colour times its alpha, for a mode in PREMULTIPLIED)
     and the source row at its top. produce(), when given, runs on this thread while the bands are resized:
-    it makes the rows, and rows() waits for them. -> (the image, finish(band, is the last) of each band)."""
+    it makes the rows, and rows() waits for them. -> (a function making the image of the bands, only called
+    when it is needed, and finish(band, is the last) of each band)."""
     width, height = target
     scale = size[1] / height
     # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces.
@@ -242,13 +243,17 @@ def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], pro
         return out, finish(out, i == len(cuts) - 2) if finish else None
 
     bands, finished = zip(*_in_bands(band, len(cuts) - 1, produce))
-    if len(bands) == 1:
-        return bands[0], finished
-    Image, _ = _pillow()
-    out = Image.new(mode, target, None)  # not filled: the bands cover it
-    for top, piece in zip(cuts, bands):
-        out.paste(piece, (0, top))
-    return out, finished
+
+    def picture():
+        if len(bands) == 1:
+            return bands[0]
+        Image, _ = _pillow()
+        out = Image.new(mode, target, None)  # not filled: the bands cover it
+        for top, piece in zip(cuts, bands):
+            out.paste(piece, (0, top))
+        return out
+
+    return picture, finished
 
 
 def _band_cuts(rows: int, pixels: int) -> list[int]:
@@ -466,9 +471,9 @@ def _png_rows(png: _Png, rows_at_once: int) -> Iterator[bytes]:
 
 
 def _png_downscaled(png: _Png, size: tuple[int, int]):
-    """A PNG too large to send, decoded here and downscaled while it decodes -> (the image, its PNG encoding
-    or None); None where it is not an 8-bit grey, RGB or RGBA PNG proven whole, or where the C helpers were
-    not built (Pillow decodes it then).
+    """A PNG too large to send, decoded here and downscaled while it decodes -> (a function making the image,
+    its PNG encoding or None); None where it is not an 8-bit grey, RGB or RGBA PNG proven whole, or where the
+    C helpers were not built (Pillow decodes it then).
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
     3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
@@ -481,11 +486,14 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     try:
         if _reduction(size, target) > 1:  # a reduction takes the whole image
             pixels.decode()
-            return _downscale(pixels.rows(0, png.height, premultiplied=False)[0]), None
+            whole = pixels.rows(0, png.height, premultiplied=False)[0]
+            return lambda: _downscale(whole), None
         channels = PNG_CHANNELS[png.color]
-        img, bands = _resize(pixels.rows, pixels.mode, size, target, produce=pixels.decode,
-                             finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
-        return img, _png_file(*target, png.color, bands)
+        picture, bands = _resize(pixels.rows, pixels.mode, size, target, produce=pixels.decode,
+                                 finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
+        if pixels.broken:  # found after the last row (data left over): the bands may have had all theirs
+            return None
+        return picture, _png_file(*target, png.color, bands)
     except _PngBroken:
         return None  # Pillow repairs or refuses it
 
@@ -532,7 +540,7 @@ class _PngPixels:
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
     """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
-    img, encoded = _open(data), None
+    img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
     # A camera photo stored sideways with an EXIF orientation tag must reach the model upright. (Pillow
@@ -547,7 +555,10 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
             return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
         img = loaded
     elif png and max(size) > MAX_IMAGE_SIDE and (small := _png_downscaled(png, size)):
-        (img, encoded), note = small, None
+        picture, encoded = small
+        if encoded and len(encoded) <= MAX_IMAGE_BYTES:  # compressed band by band as it was resized
+            return ImagePart("image/png", base64.b64encode(encoded).decode("ascii"), *_fit(*size)), _smaller(size)
+        img, note = picture(), None
     else:
         if fmt == "JPEG":
             # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than resizing after.
@@ -570,11 +581,15 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
         if _orientation_swaps(size, img.size):
             size = size[1], size[0]
     if img.size not in (size, (size[1], size[0])):
-        notes.append(f"downscaled from {size[0]}x{size[1]}")
+        notes.append(_smaller(size))
     img.format = fmt
-    encoded, mime = (encoded, "image/png") if encoded and len(encoded) <= MAX_IMAGE_BYTES else _encode(img)
+    encoded, mime = _encode(img)
     part = ImagePart(mime, base64.b64encode(encoded).decode("ascii"), img.width, img.height)
     return part, "; ".join(notes) or None
+
+
+def _smaller(size: tuple[int, int]) -> str:
+    return f"downscaled from {size[0]}x{size[1]}"
 
 
 def read_image(data: bytes, request: ReadRequest, path: str, detected: str) -> ReadResult:
