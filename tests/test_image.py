@@ -603,3 +603,30 @@ def test_the_row_filter_helper_refuses_what_is_not_rows():
                                         (b"\x00\x00\x00", b"\x00\x00", 2, 1), (b"", None, 0, 1)]:
         with pytest.raises(ValueError):
             unfilter(rows, above, row_bytes, bpp)
+
+
+@needs_unfilter
+def test_a_decoder_stopped_by_anything_lets_the_waiting_bands_go(cores: int, small_pieces, monkeypatch):
+    """The error goes on to the reader, and no band thread is left waiting for rows: the next image is read."""
+    monkeypatch.setattr(image_module, "_band_pool", None)  # a pool of this test's own
+    data, _ = filtered_png("RGB", 2100, 23, seed=2)
+    unfilter, calls = image_module.png_unfilter, []
+
+    def failing(*args):
+        calls.append(args)
+        if len(calls) == 3:
+            raise MemoryError
+        return unfilter(*args)
+
+    def read_twice():
+        with pytest.raises(MemoryError):
+            image_module._png_downscaled(image_module._png_layout(data), (2100, 23))
+        image_module.png_unfilter = unfilter
+        outcome.append(image_module._png_downscaled(image_module._png_layout(data), (2100, 23))[0]())
+
+    monkeypatch.setattr(image_module, "png_unfilter", failing)
+    outcome = []
+    reading = threading.Thread(target=read_twice, daemon=True)
+    reading.start()
+    reading.join(10)
+    assert not reading.is_alive() and len(outcome) == 1 and outcome[0].size == image_module._fit(2100, 23)

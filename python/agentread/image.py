@@ -510,17 +510,21 @@ class _PngPixels:
         self.progress = threading.Condition()
 
     def decode(self) -> None:
-        above = None
+        above, whole = None, False
         try:
             for rows in _png_rows(self.png, self.piece_rows):
                 above = png_unfilter(rows, above, self.row_bytes, PNG_CHANNELS[self.png.color])
                 with self.progress:
                     self.pieces.append(above)
                     self.progress.notify_all()
+            whole = True
         except (_PngBroken, _PngEndsEarly, zlib_ng.error, ValueError):  # ValueError: an unknown row filter
-            with self.progress:
-                self.broken = True
-                self.progress.notify_all()
+            pass
+        finally:  # whatever stopped it (memory too), the bands waiting for rows are let go
+            if not whole:
+                with self.progress:
+                    self.broken = True
+                    self.progress.notify_all()
 
     def rows(self, first: int, last: int, premultiplied: bool = True):
         """An image of rows first to last (colour times alpha if `premultiplied`), and the row at its top."""
