@@ -630,3 +630,43 @@ def test_a_decoder_stopped_by_anything_lets_the_waiting_bands_go(cores: int, sma
     reading.start()
     reading.join(10)
     assert not reading.is_alive() and len(outcome) == 1 and outcome[0].size == image_module._fit(2100, 23)
+
+
+@needs_unfilter
+def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypatch):
+    """Bytes flipped, cut, repeated or dropped in the rows or in their compressed stream, the checksums made
+    right again: whatever the decoder here accepts, Pillow decodes to the same pixels; the rest is left to it."""
+    monkeypatch.setattr(image_module, "PNG_DECODE_PIECE_BYTES", 5 * (1 + 2100 * 4))  # a few pieces an image
+    intact = {mode: filtered_png(mode, 2100, 16, seed=3)[0] for mode in ("L", "LA", "RGB", "RGBA")}
+    accepted = 0
+    for seed in range(SEEDS_OF_DAMAGE):
+        rng = random.Random(seed)
+        data = intact[rng.choice(sorted(intact))]
+        [(_, idat)] = [chunk for chunk in png_chunks(data) if chunk[0] == b"IDAT"]
+        in_rows = rng.random() < 0.6
+        target = bytearray(zlib.decompress(idat) if in_rows else idat)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(target))
+            action = rng.choice(["flip", "cut", "repeat", "drop"])
+            if action == "flip":
+                target[at] ^= 1 << rng.randrange(8)
+            elif action == "cut":
+                del target[at:]
+            elif action == "repeat":
+                target[at:at] = target[at:at + rng.randint(1, 40)]
+            else:
+                del target[at:at + rng.randint(1, 40)]
+        stream = zlib.compress(target) if in_rows else bytes(target)
+        damaged = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
+        decoding = image_module._PngPixels(image_module._png_layout(damaged))
+        decoding.decode()
+        if decoding.broken:
+            continue
+        accepted += 1
+        with Image.open(io.BytesIO(damaged)) as pillows:
+            pillows.load()
+            assert decoding.rows(0, 16, premultiplied=False)[0].tobytes() == pillows.tobytes(), seed
+    assert 0 < accepted < SEEDS_OF_DAMAGE  # flipped pixels are still pixels; most other damage is not
+
+
+SEEDS_OF_DAMAGE = 150
