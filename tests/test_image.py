@@ -9,6 +9,7 @@ import json
 import os
 import random
 import struct
+import sys
 import threading
 import zlib
 from pathlib import Path
@@ -159,7 +160,7 @@ def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
 
 
 @pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 2100)), ("LA", (2500, 900)),
-                                       ("L", (900, 4700)), ("RGB", (12100, 300))])
+                                       ("L", (900, 4700)), ("RGB", (12100, 300)), ("RGBA", (12500, 400))])
 def test_resizing_in_bands_is_resizing_whole(mode: str, size: tuple[int, int], cores: int):
     """Blocks of noise, the hardest case: the bands meet without a seam and the picture is Pillow's resize of
     the whole image but for rounding (a band's box in the source is a float); it is the same on any number
@@ -513,18 +514,18 @@ def test_a_large_png_is_decoded_here_pixel_for_pixel(mode: str, small_pieces):
     png = image_module._png_layout(data)
     decoding = image_module._PngPixels(png)
     decoding.decode()
-    whole, top = decoding.rows(0, 23, premultiplied=False)
+    whole, top = decoding.rows(0, 23)
     assert top == 0 and whole.mode == mode and whole.tobytes() == pixels
     with Image.open(io.BytesIO(data)) as pillows:
         assert pillows.tobytes() == pixels
     stride = 2100 * len(mode)
-    some, top = decoding.rows(4, 17, premultiplied=False)  # across pieces, from within one
+    some, top = decoding.rows(4, 17)  # across pieces, from within one
     assert top == 4 and some.tobytes() == pixels[4 * stride:17 * stride]
 
 
 @needs_unfilter
 @pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 700)), ("LA", (2500, 900)),
-                                       ("L", (900, 4700)), ("RGB", (12100, 300))])
+                                       ("L", (900, 4700)), ("RGB", (11900, 300))])
 def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: tuple[int, int], cores: int,
                                                               monkeypatch):
     """Decoded and resized band by band as its rows arrive, then compressed in the same bands: the picture is
@@ -533,14 +534,11 @@ def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: t
     rng = random.Random(11)
     img = Image.frombytes(mode, (60, 40), rng.randbytes(60 * 40 * len(mode))).resize(size, Image.BICUBIC)
     data = encoded(img, "PNG")
-    here = image_module._png_downscaled(image_module._png_layout(data), size)
-    assert here is not None
-    picture, png = here
+    picture, png = image_module._png_downscaled(image_module._png_layout(data), size)
     small = picture()
-    if png is not None:  # None where the image is reduced first, which takes it whole
-        assert png == encode_png(small)
+    assert png == encode_png(small)
     part, note = _decoded_part(data)
-    if png is not None and len(png) <= MAX_IMAGE_BYTES:  # else re-encoded smaller, as any image is
+    if len(png) <= MAX_IMAGE_BYTES:  # else re-encoded smaller, as any image is
         assert base64.b64decode(part.data) == png
     monkeypatch.setattr(image_module, "png_unfilter", None)  # as where the C helpers were not built
     pillows, pillows_note = _decoded_part(data)
@@ -584,7 +582,7 @@ def test_a_band_waits_for_the_rows_it_needs():
     data, pixels = filtered_png("L", 2100, 12, seed=9)
     decoding = image_module._PngPixels(image_module._png_layout(data))
     got = []
-    waiting = threading.Thread(target=lambda: got.append(decoding.rows(3, 9, premultiplied=False)[0].tobytes()))
+    waiting = threading.Thread(target=lambda: got.append(decoding.rows(3, 9)[0].tobytes()))
     waiting.start()
     waiting.join(0.2)
     assert waiting.is_alive() and not got  # nothing decoded yet
@@ -598,9 +596,10 @@ def test_the_row_filter_helper_refuses_what_is_not_rows():
     unfilter = image_module.png_unfilter
     assert unfilter(b"\x01\x05\x01\x02\x02\x03", None, 2, 1) == bytearray([5, 6, 7, 9])  # Sub, then Up
     assert unfilter(b"\x02\x01\x01", bytearray([7, 9, 250, 10]), 2, 1) == bytearray([251, 11])  # above: its end
-    for rows, above, row_bytes, bpp in [(b"\x05\x00\x00", None, 2, 1), (b"\x00\x00", None, 2, 1),
-                                        (b"\x00\x00\x00", None, 2, 3), (b"\x00\x00\x00", bytearray(1), 2, 1),
-                                        (b"\x00\x00\x00", b"\x00\x00", 2, 1), (b"", None, 0, 1)]:
+    assert unfilter(b"\x00\x01\x01\x05\x00\x00", None, 2, 1) is None  # a filter type past the five
+    for rows, above, row_bytes, bpp in [(b"\x00\x00", None, 2, 1), (b"\x00\x00\x00", None, 2, 3),
+                                        (b"\x00\x00\x00", bytearray(1), 2, 1), (b"\x00\x00\x00", b"\x00\x00", 2, 1),
+                                        (b"", None, 0, 1), (b"", None, sys.maxsize, 1)]:
         with pytest.raises(ValueError):
             unfilter(rows, above, row_bytes, bpp)
 
@@ -665,8 +664,48 @@ def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypat
         accepted += 1
         with Image.open(io.BytesIO(damaged)) as pillows:
             pillows.load()
-            assert decoding.rows(0, 16, premultiplied=False)[0].tobytes() == pillows.tobytes(), seed
+            assert decoding.rows(0, 16)[0].tobytes() == pillows.tobytes(), seed
     assert 0 < accepted < SEEDS_OF_DAMAGE  # flipped pixels are still pixels; most other damage is not
 
 
 SEEDS_OF_DAMAGE = 150
+
+
+@needs_unfilter
+def test_a_png_reduced_first_is_left_to_pillow():
+    """Six times larger than sent or more, an image is reduced whole before it is resampled in bands."""
+    for width, reduced in ((12100, True), (11900, False)):
+        data = encoded(Image.linear_gradient("L").resize((width, 120)), "PNG")
+        downscaled = image_module._png_downscaled(image_module._png_layout(data), (width, 120))
+        assert (downscaled is None) == reduced
+
+
+@pytest.mark.parametrize("keyword", [b"exif", b"Raw profile type exif", b"XML:com.adobe.xmp"])
+def test_a_large_png_turned_by_a_text_chunk_is_turned_upright(tmp_path: Path, engine: Engine, keyword: bytes):
+    """Pillow reads an orientation from these text chunks too: such a PNG is left to it, and turned."""
+    exif = Image.Exif()
+    exif[0x0112] = 6  # turned 90 degrees: shown upright, 3000 wide becomes 3000 high
+    raw = exif.tobytes()
+    if keyword == b"XML:com.adobe.xmp":
+        text = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">' \
+               b'<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>'
+    elif keyword == b"exif":
+        text = raw
+    else:  # as ImageMagick writes it: hex after a header line
+        text = b"\nexif\n" + str(len(raw) + 6).encode() + b"\n" + (b"Exif\0\0" + raw).hex().encode()
+    data = encoded(Image.new("RGB", (3000, 200), (10, 20, 30)), "PNG")
+    chunks = png_chunks(data)
+    data = png_of(chunks[:1] + [(b"tEXt", keyword + b"\0" + text)] + chunks[1:])
+    (tmp_path / "turned.png").write_bytes(data)
+    result = read(engine, path="turned.png")
+    part = the_part(result)
+    assert (part.width, part.height) == (133, 2000) and "turned upright" in result.text()
+
+
+@needs_unfilter
+def test_a_large_png_too_heavy_once_downscaled_is_not_compressed_the_same_way_twice(monkeypatch):
+    noise = Image.frombytes("RGB", (2100, 1000), random.Random(8).randbytes(2100 * 1000 * 3))
+    made = []
+    monkeypatch.setattr(image_module, "encode_png", lambda img: made.append(img) or encode_png(img))
+    part, note = image_module.image_part(encoded(noise, "PNG", compress_level=1))
+    assert part.mime_type == "image/jpeg" and note == "downscaled from 2100x1000" and made == []

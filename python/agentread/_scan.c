@@ -243,9 +243,9 @@ static inline int unfilter_row(int type, unsigned char *out, const unsigned char
 
 /* PNG rows as stored (each its filter type, then `row_bytes` bytes), `above` the row before the first
  * undone (the last `row_bytes` of a bytearray), or None at the top of the image -> a new bytearray of the
- * rows' pixels, without their filter bytes; `bpp` is the bytes of a whole pixel. The bytearray is not
- * zeroed first: every byte of it is written, and zeroing an image's worth of rows costs as much as
- * inflating them. ValueError for a row of an unknown filter type. */
+ * rows' pixels, without their filter bytes, or None if a row's filter type is unknown; `bpp` is the bytes
+ * of a whole pixel. The bytearray is not zeroed first: every byte of it is written, and zeroing an image's
+ * worth of rows costs as much as inflating them. */
 static PyObject *png_unfilter(PyObject *module, PyObject *args)
 {
     const char *rows;
@@ -253,22 +253,25 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
     Py_ssize_t size, row_bytes, bpp;
     if (!PyArg_ParseTuple(args, "y#Onn:png_unfilter", &rows, &size, &above, &row_bytes, &bpp))
         return NULL;
-    Py_ssize_t stride = row_bytes + 1, count = row_bytes > 0 ? size / stride : 0;
-    if (row_bytes < 1 || bpp < 1 || bpp > 8 || row_bytes % bpp || size % stride
+    if (row_bytes < 1 || row_bytes == PY_SSIZE_T_MAX)
+        return PyErr_Format(PyExc_ValueError, "png_unfilter: rows of %zd bytes", row_bytes);
+    Py_ssize_t stride = row_bytes + 1, count = size / stride;
+    if (bpp < 1 || bpp > 8 || row_bytes % bpp || size % stride
         || (above != Py_None && (!PyByteArray_Check(above) || PyByteArray_Size(above) < row_bytes)))
         return PyErr_Format(PyExc_ValueError, "png_unfilter: %zd bytes are not rows of %zd bytes of %zd-byte "
                             "pixels, or the row above is not a bytearray of a row", size, row_bytes, bpp);
     PyObject *pixels = PyByteArray_FromStringAndSize(NULL, count * row_bytes);
-    unsigned char *zeros = PyMem_Calloc((size_t)row_bytes, 1);
-    if (pixels == NULL || zeros == NULL) {
+    /* The row above, copied: a bytearray's memory is not to be read while the GIL is let go. */
+    unsigned char *up_row = PyMem_Calloc((size_t)row_bytes, 1);
+    if (pixels == NULL || up_row == NULL) {
         Py_XDECREF(pixels);
-        PyMem_Free(zeros);
+        PyMem_Free(up_row);
         return PyErr_NoMemory();
     }
-    const unsigned char *in = (const unsigned char *)rows;
+    if (above != Py_None)
+        memcpy(up_row, PyByteArray_AsString(above) + PyByteArray_Size(above) - row_bytes, (size_t)row_bytes);
+    const unsigned char *in = (const unsigned char *)rows, *up = up_row;
     unsigned char *out = (unsigned char *)PyByteArray_AsString(pixels);
-    const unsigned char *up = above == Py_None ? zeros
-        : (const unsigned char *)PyByteArray_AsString(above) + PyByteArray_Size(above) - row_bytes;
     Py_ssize_t bad = -1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < count && bad < 0; r++, in += stride, up = out, out += row_bytes) {
@@ -284,10 +287,10 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
             bad = r;
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(zeros);
+    PyMem_Free(up_row);
     if (bad >= 0) {
         Py_DECREF(pixels);
-        return PyErr_Format(PyExc_ValueError, "png_unfilter: row %zd has an unknown filter type", bad);
+        Py_RETURN_NONE;
     }
     return pixels;
 }
@@ -300,7 +303,7 @@ static PyMethodDef methods[] = {
     {"plain_end", plain_end, METH_VARARGS,
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
     {"png_unfilter", png_unfilter, METH_VARARGS,
-     "png_unfilter(rows, above, row_bytes, bpp) -> a bytearray of the rows' pixels, their filters undone."},
+     "png_unfilter(rows, above, row_bytes, bpp) -> a bytearray of the rows' pixels, their filters undone, or None."},
     {NULL, NULL, 0, NULL},
 };
 

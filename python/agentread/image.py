@@ -1,4 +1,5 @@
-"""Images: decoded with Pillow, downscaled to what model providers accept, sent as base64 image parts."""
+"""Images: decoded with Pillow (large PNGs here), downscaled to what model providers accept, sent as base64
+image parts."""
 
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (
 # Chunks that make a PNG more than one still picture or that Pillow reads further (an animation, an EXIF
 # orientation, compressed text it may refuse): a PNG holding one goes through Pillow.
 PNG_CHUNKS_FOR_PILLOW = {b"acTL", b"eXIf", b"zTXt", b"iTXt"}
+# Text chunks Pillow reads an EXIF or XMP orientation from, by their keywords.
+PNG_TEXT_FOR_PILLOW = (b"Raw profile type exif", b"exif\0", b"XML:com.adobe.xmp\0")
 
 # Chunks a PNG reader must understand (the first letter of a chunk's name is upper case when it must), and at
 # most how many chunks a PNG is walked for without Pillow: a real one has a few dozen, or a few hundred IDAT
@@ -103,7 +106,7 @@ def _pillow():
     from PIL import Image, ImageFile
 
     Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
-    Image.preinit()  # its readers of PNG, JPEG, GIF, BMP and PPM, which it would import on the first open
+    Image.preinit()  # its readers of PNG, JPEG, GIF, BMP and PPM, imported with it, not in the first open
     return Image, ImageFile
 
 
@@ -205,13 +208,13 @@ def _downscale(img):
     if img.mode in ("P", "1"):  # resampling needs real colour values (Pillow would fall back to nearest)
         img = img.convert("RGBA" if img.mode == "P" and "transparency" in img.info else
                           "RGB" if img.mode == "P" else "L")
+    mode = img.mode
+    if mode in PREMULTIPLIED:  # as Pillow's resize does; here once, not in every band
+        img = img.convert(PREMULTIPLIED[mode])
     target = _fit(*img.size)
     factor = _reduction(img.size, target)
     if factor > 1:  # whole, so that every band resamples the same reduced pixels
         img = img.reduce(factor)
-    mode = img.mode
-    if mode in PREMULTIPLIED:  # as Pillow's resize does; here once, not in every band
-        img = img.convert(PREMULTIPLIED[mode])
     return _resize(lambda first, last: (img, 0), mode, img.size, target)[0]()
 
 
@@ -228,7 +231,8 @@ def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], pro
     when it is needed, and finish(band, is the last) of each band)."""
     width, height = target
     scale = size[1] / height
-    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces.
+    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces, and
+    # one for the rounding of the box's float edges to rows.
     margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
     cuts = _band_cuts(height, width * height)
 
@@ -275,16 +279,20 @@ def _in_bands(work, count: int, produce=None) -> list:
             from concurrent.futures import ThreadPoolExecutor
 
             _band_pool = ThreadPoolExecutor(IMAGE_BANDS, thread_name_prefix="image-band")
-    bands = [_band_pool.submit(work, i) for i in range(count)]
-    if produce:
-        produce()
+    bands = []
+    try:
+        bands += [_band_pool.submit(work, i) for i in range(count)]
+    finally:  # run even where a band could not be queued: those queued may be waiting for what it makes
+        if produce:
+            produce()
     return [band.result() for band in bands]
 
 
-def _encode(img) -> tuple[bytes, str]:
-    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big."""
+def _encode(img, unfiltered: bytes | None = None) -> tuple[bytes, str]:
+    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big.
+    `unfiltered` is what encode_png makes of the image, when it was made already."""
     if img.format not in PHOTO_FORMATS:
-        encoded = encode_png(img)
+        encoded = unfiltered or encode_png(img)
         if encoded is None or len(encoded) > MAX_IMAGE_BYTES:
             out = io.BytesIO()  # Pillow's filtered rows: slower, and smaller on photographs
             img.save(out, "PNG", compress_level=PNG_COMPRESS_LEVEL)
@@ -433,7 +441,7 @@ def _png_layout(data: bytes) -> _Png | None:
         if end + 4 > len(data) or not kind.isalpha() or kind in PNG_CHUNKS_FOR_PILLOW \
                 or zlib_ng.crc32(data[pos + 4:end]) != struct.unpack_from(">I", data, end)[0] \
                 or (kind == b"IHDR" and (chunks or length != 13)) \
-                or (kind == b"tEXt" and data.startswith(b"Raw profile type exif", pos + 8)) \
+                or (kind == b"tEXt" and data.startswith(PNG_TEXT_FOR_PILLOW, pos + 8)) \
                 or (kind == b"IDAT" and idat and chunks[-1] != b"IDAT"):  # pixel data comes in one run
             return None
         if kind == b"IDAT":
@@ -454,42 +462,46 @@ def _png_rows(png: _Png, rows_at_once: int) -> Iterator[bytes]:
     at a time. Raises _PngEndsEarly or _PngBroken (or zlib's error) where its pixel data is not exactly them."""
     row = png.stride
     inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(png.idat)), 0
-    tail = b""  # fed and not yet inflated: the compressed data is fed a piece at a time too, since zlib copies
-    for first in range(0, png.height, rows_at_once):  # what a call leaves unconsumed: a copy of it per piece
-        want = min(rows_at_once, png.height - first) * row
-        pixels = b""
-        while len(pixels) < want and not inflate.eof and (tail or fed < len(stream)):
+    # The compressed data is fed a piece at a time too: zlib copies what a call leaves unconsumed, which would
+    # make a copy of the whole stream per piece of rows. `tail` is what was fed and not yet inflated.
+    tail = b""
+    for first in range(0, png.height, rows_at_once):
+        want, parts, got = min(rows_at_once, png.height - first) * row, [], 0
+        while got < want and not inflate.eof and (tail or fed < len(stream)):
             if not tail:
                 tail, fed = stream[fed:fed + PNG_INFLATE_PIECE_BYTES], fed + PNG_INFLATE_PIECE_BYTES
-            pixels += inflate.decompress(tail, want - len(pixels))
+            parts.append(inflate.decompress(tail, want - got))
+            got += len(parts[-1])
             tail = inflate.unconsumed_tail
-        if len(pixels) != want:
+        if got != want:
             raise _PngEndsEarly if inflate.eof and not inflate.unused_data and fed >= len(stream) else _PngBroken
-        yield pixels
+        yield b"".join(parts)  # one part, most often: joined without a copy
     if inflate.decompress(bytes(tail) + stream[fed:], 1) or not inflate.eof or inflate.unused_data:
         raise _PngBroken
 
 
 def _png_downscaled(png: _Png, size: tuple[int, int]):
     """A PNG too large to send, decoded here and downscaled while it decodes -> (a function making the image,
-    its PNG encoding or None); None where it is not an 8-bit grey, RGB or RGBA PNG proven whole, or where the
-    C helpers were not built (Pillow decodes it then).
+    the PNG encode_png would make of it); None where it is not an 8-bit grey, grey+alpha, RGB or RGBA PNG
+    proven whole, where it is to be reduced first (6 times larger than sent, or more: Pillow reduces the whole
+    image), or where the C helpers were not built (Pillow decodes it then).
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
     3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
     (17 ms), and each band of the output is resized and compressed on the band threads as soon as the rows it
-    needs are decoded. The PNG is the one encode_png would make of the image."""
-    if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused or b"tRNS" in png.chunks:
-        return None  # a transparent colour, a palette: as Pillow reads them
-    pixels = _PngPixels(png)
+    needs are decoded."""
     target = _fit(*size)
+    if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
+            or b"tRNS" in png.chunks or _reduction(size, target) > 1:
+        return None  # a transparent colour, a palette: as Pillow reads them
+    pixels, mode, channels = _PngPixels(png), PNG_MODES[png.color], PNG_CHANNELS[png.color]
+
+    def rows(first: int, last: int):
+        piece, top = pixels.rows(first, last)
+        return (piece.convert(PREMULTIPLIED[mode]) if mode in PREMULTIPLIED else piece), top
+
     try:
-        if _reduction(size, target) > 1:  # a reduction takes the whole image
-            pixels.decode()
-            whole = pixels.rows(0, png.height, premultiplied=False)[0]
-            return lambda: _downscale(whole), None
-        channels = PNG_CHANNELS[png.color]
-        picture, bands = _resize(pixels.rows, pixels.mode, size, target, produce=pixels.decode,
+        picture, bands = _resize(rows, mode, size, target, produce=pixels.decode,
                                  finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
         if pixels.broken:  # found after the last row (data left over): the bands may have had all theirs
             return None
@@ -514,11 +526,13 @@ class _PngPixels:
         try:
             for rows in _png_rows(self.png, self.piece_rows):
                 above = png_unfilter(rows, above, self.row_bytes, PNG_CHANNELS[self.png.color])
+                if above is None:  # a row of an unknown filter type
+                    raise _PngBroken
                 with self.progress:
                     self.pieces.append(above)
                     self.progress.notify_all()
             whole = True
-        except (_PngBroken, _PngEndsEarly, zlib_ng.error, ValueError):  # ValueError: an unknown row filter
+        except (_PngBroken, _PngEndsEarly, zlib_ng.error):
             pass
         finally:  # whatever stopped it (memory too), the bands waiting for rows are let go
             if not whole:
@@ -526,8 +540,8 @@ class _PngPixels:
                     self.broken = True
                     self.progress.notify_all()
 
-    def rows(self, first: int, last: int, premultiplied: bool = True):
-        """An image of rows first to last (colour times alpha if `premultiplied`), and the row at its top."""
+    def rows(self, first: int, last: int):
+        """An image of rows first to last, and the row at its top."""
         with self.progress:
             self.progress.wait_for(lambda: len(self.pieces) * self.piece_rows >= last or self.broken)
         if self.broken:
@@ -536,15 +550,12 @@ class _PngPixels:
         step, size = self.piece_rows, self.row_bytes
         pixels = b"".join([memoryview(self.pieces[k])[max(0, first - k * step) * size:(last - k * step) * size]
                            for k in range(first // step, (last - 1) // step + 1)])
-        piece = Image.frombuffer(self.mode, (self.png.width, last - first), pixels, "raw", self.mode, 0, 1)
-        if premultiplied and self.mode in PREMULTIPLIED:
-            piece = piece.convert(PREMULTIPLIED[self.mode])
-        return piece, first
+        return Image.frombuffer(self.mode, (self.png.width, last - first), pixels, "raw", self.mode, 0, 1), first
 
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
     """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
-    img = _open(data)
+    img, unfiltered = _open(data), None
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
     # A camera photo stored sideways with an EXIF orientation tag must reach the model upright. (Pillow
@@ -559,9 +570,9 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
             return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
         img = loaded
     elif png and max(size) > MAX_IMAGE_SIDE and (small := _png_downscaled(png, size)):
-        picture, encoded = small
-        if encoded and len(encoded) <= MAX_IMAGE_BYTES:  # compressed band by band as it was resized
-            return ImagePart("image/png", base64.b64encode(encoded).decode("ascii"), *_fit(*size)), _smaller(size)
+        picture, unfiltered = small
+        if len(unfiltered) <= MAX_IMAGE_BYTES:  # compressed band by band as it was resized
+            return ImagePart("image/png", base64.b64encode(unfiltered).decode("ascii"), *_fit(*size)), _smaller(size)
         img, note = picture(), None
     else:
         if fmt == "JPEG":
@@ -587,7 +598,7 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
     if img.size not in (size, (size[1], size[0])):
         notes.append(_smaller(size))
     img.format = fmt
-    encoded, mime = _encode(img)
+    encoded, mime = _encode(img, unfiltered)
     part = ImagePart(mime, base64.b64encode(encoded).decode("ascii"), img.width, img.height)
     return part, "; ".join(notes) or None
 
