@@ -74,6 +74,9 @@ PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (
 PNG_CHUNKS_FOR_PILLOW = {b"acTL", b"eXIf", b"zTXt", b"iTXt"}
 # Text chunks Pillow reads an EXIF or XMP orientation from, by their keywords.
 PNG_TEXT_FOR_PILLOW = (b"Raw profile type exif", b"exif\0", b"XML:com.adobe.xmp\0")
+# Said of a PNG whose every checksum is right and whose pixel data is whole but short: Pillow decodes it without
+# a word, the rows it lacks left empty.
+PNG_ENDS_EARLY = "its pixel data ends before its last row; the missing rows are shown blank"
 
 # Chunks a PNG reader must understand (the first letter of a chunk's name is upper case when it must), and at
 # most how many chunks a PNG is walked for without Pillow: a real one has a few dozen, or a few hundred IDAT
@@ -397,7 +400,7 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
             if max(rows[::png.stride]) > 4:
                 return None, None
     except _PngEndsEarly:
-        return None, "its pixel data ends before its last row; the missing rows are shown blank"
+        return None, PNG_ENDS_EARLY
     except (_PngBroken, zlib_ng.error):
         return None, None
     return (png.width, png.height), None
@@ -484,7 +487,8 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     """A PNG too large to send, decoded here and downscaled while it decodes -> (a function making the image,
     the PNG encode_png would make of it); None where it is not an 8-bit grey, grey+alpha, RGB or RGBA PNG
     proven whole, where it is to be reduced first (6 times larger than sent, or more: Pillow reduces the whole
-    image), or where the C helpers were not built (Pillow decodes it then).
+    image), or where the C helpers were not built (Pillow decodes it then). Raises _PngEndsEarly for pixel
+    data that is whole but short, which Pillow decodes without noticing.
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
     3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
@@ -503,11 +507,13 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     try:
         picture, bands = _resize(rows, mode, size, target, produce=pixels.decode,
                                  finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
-        if pixels.broken:  # found after the last row (data left over): the bands may have had all theirs
-            return None
-        return picture, _png_file(*target, png.color, bands)
-    except _PngBroken:
+    except _PngBroken:  # a band found the decoder stopped
+        pass
+    if pixels.ends_early:
+        raise _PngEndsEarly
+    if pixels.broken:  # found after the last row, too (data left over): the bands may have had all theirs
         return None  # Pillow repairs or refuses it
+    return picture, _png_file(*target, png.color, bands)
 
 
 class _PngPixels:
@@ -518,7 +524,7 @@ class _PngPixels:
         self.row_bytes = png.stride - 1
         self.piece_rows = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
         self.pieces: list[bytearray] = []  # piece k holds rows k * piece_rows onwards, their filters undone
-        self.broken = False
+        self.broken = self.ends_early = False
         self.progress = threading.Condition()
 
     def decode(self) -> None:
@@ -532,7 +538,9 @@ class _PngPixels:
                     self.pieces.append(above)
                     self.progress.notify_all()
             whole = True
-        except (_PngBroken, _PngEndsEarly, zlib_ng.error):
+        except _PngEndsEarly:
+            self.ends_early = True
+        except (_PngBroken, zlib_ng.error):
             pass
         finally:  # whatever stopped it (memory too), the bands waiting for rows are let go
             if not whole:
@@ -562,6 +570,12 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
     # decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)
     png = _png_layout(data) if fmt == "PNG" else None
     rotated = png is None and _orientation(img) not in (None, 1)
+    small = None
+    if png and max(size) > MAX_IMAGE_SIDE:
+        try:
+            small = _png_downscaled(png, size)
+        except _PngEndsEarly:
+            damage = PNG_ENDS_EARLY
     if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES \
             and not rotated:
         # Still decode once: a truncated or broken file must not reach the model as if it were whole.
@@ -569,7 +583,7 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
         if note is None and damage is None:
             return ImagePart(PASSTHROUGH_FORMATS[fmt], base64.b64encode(data).decode("ascii"), *size), None
         img = loaded
-    elif png and max(size) > MAX_IMAGE_SIDE and (small := _png_downscaled(png, size)):
+    elif small:
         picture, unfiltered = small
         if len(unfiltered) <= MAX_IMAGE_BYTES:  # compressed band by band as it was resized
             return ImagePart("image/png", base64.b64encode(unfiltered).decode("ascii"), *_fit(*size)), _smaller(size)
