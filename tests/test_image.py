@@ -715,3 +715,14 @@ def test_a_large_png_too_heavy_once_downscaled_is_not_compressed_the_same_way_tw
     monkeypatch.setattr(image_module, "encode_png", lambda img: made.append(img) or encode_png(img))
     part, note = image_module.image_part(encoded(noise, "PNG", compress_level=1))
     assert part.mime_type == "image/jpeg" and note == "downscaled from 2100x1000" and made == []
+
+
+@needs_unfilter
+def test_a_piece_of_rows_is_dropped_once_every_band_holding_it_has_taken_it(small_pieces):
+    data, pixels = filtered_png("RGB", 2100, 12, seed=6)  # pieces of 3 rows: 0-2, 3-5, 6-8, 9-11
+    decoding = image_module._PngPixels(image_module._png_layout(data), [(0, 7), (5, 12)])
+    decoding.decode()
+    assert decoding.rows(5, 12)[0].tobytes() == pixels[5 * 6300:]
+    assert [piece is None for piece in decoding.pieces] == [False, False, False, True]  # 3-8 wait for (0, 7)
+    assert decoding.rows(0, 7)[0].tobytes() == pixels[:7 * 6300]
+    assert decoding.pieces == [None] * 4

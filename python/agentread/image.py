@@ -233,17 +233,13 @@ def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], pro
     it makes the rows, and rows() waits for them. -> (a function making the image of the bands, only called
     when it is needed, and finish(band, is the last) of each band)."""
     width, height = target
-    scale = size[1] / height
-    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces, and
-    # one for the rounding of the box's float edges to rows.
-    margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
-    cuts = _band_cuts(height, width * height)
+    cuts, sources = _band_cuts(height, width * height), _band_sources(size, target)
 
     def band(i: int):
         # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
         # source rows around the box, so the bands meet without a seam. BICUBIC keeps text in screenshots sharp.
-        top, bottom = cuts[i] * scale, cuts[i + 1] * scale
-        piece, offset = rows(max(0, int(top) - margin), min(size[1], math.ceil(bottom) + margin))
+        top, bottom, first, last = sources[i]
+        piece, offset = rows(first, last)
         out = piece.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC,
                            box=(0, top - offset, size[0], bottom - offset))
         out = out.convert(mode) if mode in PREMULTIPLIED else out
@@ -261,6 +257,18 @@ def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], pro
         return out
 
     return picture, finished
+
+
+def _band_sources(size: tuple[int, int], target: tuple[int, int]) -> list[tuple[float, float, int, int]]:
+    """For each band of an image of `size` resized to `target`: the top and bottom of its box in the source,
+    and the source rows the filter reads for it, first to last."""
+    scale = size[1] / target[1]
+    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces, and
+    # one for the rounding of the box's float edges to rows.
+    margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
+    cuts = _band_cuts(target[1], target[0] * target[1])
+    return [(top * scale, bottom * scale, max(0, int(top * scale) - margin),
+             min(size[1], math.ceil(bottom * scale) + margin)) for top, bottom in zip(cuts, cuts[1:])]
 
 
 def _band_cuts(rows: int, pixels: int) -> list[int]:
@@ -498,7 +506,8 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
             or b"tRNS" in png.chunks or _reduction(size, target) > 1:
         return None  # a transparent colour, a palette: as Pillow reads them
-    pixels, mode, channels = _PngPixels(png), PNG_MODES[png.color], PNG_CHANNELS[png.color]
+    pixels = _PngPixels(png, [(first, last) for _, _, first, last in _band_sources(size, target)])
+    mode, channels = PNG_MODES[png.color], PNG_CHANNELS[png.color]
 
     def rows(first: int, last: int):
         piece, top = pixels.rows(first, last)
@@ -517,13 +526,19 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
 
 
 class _PngPixels:
-    """The rows of a PNG as they are decoded: decode() on one thread, rows() on others wait for theirs."""
+    """The rows of a PNG as they are decoded: decode() on one thread, rows() on others wait for theirs. Given
+    the spans of rows that will be asked for (once each), a piece is dropped once every span holding it was."""
 
-    def __init__(self, png: _Png):
+    def __init__(self, png: _Png, spans: list[tuple[int, int]] | None = None):
         self.png, self.mode = png, PNG_MODES[png.color]
         self.row_bytes = png.stride - 1
-        self.piece_rows = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
-        self.pieces: list[bytearray] = []  # piece k holds rows k * piece_rows onwards, their filters undone
+        self.piece_rows = step = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
+        self.pieces: list[bytearray | None] = []  # piece k holds rows k * step onwards, their filters undone
+        self.readers = [0] * (-(-png.height // step))  # spans still to be asked for holding each piece
+        for first, last in spans or []:
+            for k in range(first // step, (last - 1) // step + 1):
+                self.readers[k] += 1
+        self.keep = spans is None
         self.broken = self.ends_early = False
         self.progress = threading.Condition()
 
@@ -550,14 +565,20 @@ class _PngPixels:
 
     def rows(self, first: int, last: int):
         """An image of rows first to last, and the row at its top."""
-        with self.progress:
-            self.progress.wait_for(lambda: len(self.pieces) * self.piece_rows >= last or self.broken)
-        if self.broken:
-            raise _PngBroken
-        Image, _ = _pillow()
         step, size = self.piece_rows, self.row_bytes
-        pixels = b"".join([memoryview(self.pieces[k])[max(0, first - k * step) * size:(last - k * step) * size]
-                           for k in range(first // step, (last - 1) // step + 1)])
+        held = range(first // step, (last - 1) // step + 1)
+        with self.progress:
+            self.progress.wait_for(lambda: len(self.pieces) * step >= last or self.broken)
+            if self.broken:
+                raise _PngBroken
+            pieces = [self.pieces[k] for k in held]
+            for k in held:
+                self.readers[k] -= 1
+                if not self.readers[k] and not self.keep:
+                    self.pieces[k] = None
+        Image, _ = _pillow()
+        pixels = b"".join([memoryview(piece)[max(0, first - k * step) * size:(last - k * step) * size]
+                           for k, piece in zip(held, pieces)])
         return Image.frombuffer(self.mode, (self.png.width, last - first), pixels, "raw", self.mode, 0, 1), first
 
 
