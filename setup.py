@@ -1,9 +1,10 @@
 """Builds the engine's one compiled part, its loops over every byte of a file (counting line ends, numbering a
-window's lines, checking a notebook's image payloads); everything else is in pyproject.toml.
+window's lines, checking a notebook's image payloads, undoing a PNG's row filters); everything else is in
+pyproject.toml.
 
 Optional: where no C compiler is found the package installs without it and does the same in Python, several
 times slower (2.0 against 0.23 s counting to line 9M of a 0.9 GB log, 0.7 against 0.04 ms numbering a 2,000-line
-window)."""
+window), and Pillow decodes large PNGs (about 100 ms more for a 3,000 px screenshot)."""
 
 import os
 import sysconfig
