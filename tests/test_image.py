@@ -360,6 +360,23 @@ def recrc(data: bytes) -> bytes:
     return b"".join(out) + data[pos:]
 
 
+def damage(data: bytearray, rng: random.Random, start: int = 0) -> None:
+    """One to three bytes flipped, or runs cut off, repeated or dropped, at data[start:] or after."""
+    for _ in range(rng.randint(1, 3)):
+        if len(data) <= start:
+            break
+        at = rng.randrange(start, len(data))
+        action = rng.choice(["flip", "cut", "repeat", "drop"])
+        if action == "flip":
+            data[at] ^= 1 << rng.randrange(8)
+        elif action == "cut":
+            del data[at:]
+        elif action == "repeat":
+            data[at:at] = data[at:at + rng.randint(1, 40)]
+        else:
+            del data[at:at + rng.randint(1, 40)]
+
+
 def test_a_damaged_png_is_never_taken_for_whole():
     """Bytes flipped, cut, repeated or dropped, with the chunk checksums made right again or not: whatever the
     check without Pillow accepts, Pillow decodes whole and sends untouched too."""
@@ -368,19 +385,7 @@ def test_a_damaged_png_is_never_taken_for_whole():
         rng = random.Random(seed)
         img = Image.radial_gradient("L").resize((90, 60)).convert(rng.choice(["L", "RGB", "RGBA", "P"]))
         data = bytearray(encoded(img, "PNG"))
-        for _ in range(rng.randint(1, 3)):
-            if len(data) <= 8:
-                break
-            at = rng.randrange(8, len(data))
-            action = rng.choice(["flip", "cut", "repeat", "drop"])
-            if action == "flip":
-                data[at] ^= 1 << rng.randrange(8)
-            elif action == "cut":
-                del data[at:]
-            elif action == "repeat":
-                data[at:at] = data[at:at + rng.randint(1, 40)]
-            else:
-                del data[at:at + rng.randint(1, 40)]
+        damage(data, rng, start=8)  # after the signature
         damaged = recrc(bytes(data)) if rng.random() < 0.7 else bytes(data)
         size, _ = check_png(damaged)
         if size:
@@ -650,17 +655,7 @@ def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypat
         [(_, idat)] = [chunk for chunk in png_chunks(data) if chunk[0] == b"IDAT"]
         in_rows = rng.random() < 0.6
         target = bytearray(zlib.decompress(idat) if in_rows else idat)
-        for _ in range(rng.randint(1, 3)):
-            at = rng.randrange(len(target))
-            action = rng.choice(["flip", "cut", "repeat", "drop"])
-            if action == "flip":
-                target[at] ^= 1 << rng.randrange(8)
-            elif action == "cut":
-                del target[at:]
-            elif action == "repeat":
-                target[at:at] = target[at:at + rng.randint(1, 40)]
-            else:
-                del target[at:at + rng.randint(1, 40)]
+        damage(target, rng)
         stream = zlib.compress(target) if in_rows else bytes(target)
         damaged = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
         decoding = image_module._PngPixels(image_module._png_layout(damaged))
