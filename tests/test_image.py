@@ -685,11 +685,13 @@ def test_a_png_reduced_first_is_left_to_pillow():
 def test_a_large_png_turned_by_a_text_chunk_is_turned_upright(tmp_path: Path, engine: Engine, keyword: bytes):
     """Pillow reads an orientation from these text chunks too: such a PNG is left to it, and turned."""
     exif = Image.Exif()
-    exif[0x0112] = 6  # turned 90 degrees: shown upright, 3000 wide becomes 3000 high
+    exif[0x0112] = 6  # turned 90 degrees: shown upright, 3000 wide becomes 2000 high once downscaled
     raw = exif.tobytes()
     if keyword == b"XML:com.adobe.xmp":
-        text = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">' \
-               b'<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>'
+        text = (b'<x:xmpmeta xmlns:x="adobe:ns:meta/">'
+                b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+                b'<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="6"/>'
+                b'</rdf:RDF></x:xmpmeta>')
     elif keyword == b"exif":
         text = raw
     else:  # as ImageMagick writes it: hex after a header line

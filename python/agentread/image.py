@@ -505,7 +505,7 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     target = _fit(*size)
     if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
             or b"tRNS" in png.chunks or _reduction(size, target) > 1:
-        return None  # a transparent colour, a palette: as Pillow reads them
+        return None  # a transparent colour and a palette are left to Pillow too, as it reads them
     pixels = _PngPixels(png, [(first, last) for _, _, first, last in _band_sources(size, target)])
     mode, channels = PNG_MODES[png.color], PNG_CHANNELS[png.color]
 
@@ -513,9 +513,11 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
         piece, top = pixels.rows(first, last)
         return (piece.convert(PREMULTIPLIED[mode]) if mode in PREMULTIPLIED else piece), top
 
+    def compress(band, last: bool):
+        return _png_band(memoryview(band.tobytes()), band.width * channels, last)
+
     try:
-        picture, bands = _resize(rows, mode, size, target, produce=pixels.decode,
-                                 finish=lambda band, last: _png_band(memoryview(band.tobytes()), band.width * channels, last))
+        picture, bands = _resize(rows, mode, size, target, produce=pixels.decode, finish=compress)
     except _PngBroken:  # a band found the decoder stopped
         pass
     if pixels.ends_early:
@@ -583,7 +585,8 @@ class _PngPixels:
 
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
-    """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
+    """Decoded by Pillow (a large PNG here); `damage` is what is known wrong with the file that Pillow does not
+    notice."""
     img, unfiltered = _open(data), None
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
