@@ -1,7 +1,7 @@
 /* The engine's loops over every byte of a file, written in C: counting line ends through a text file and
  * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), checking
  * a notebook's image payloads are plain JSON strings (notebook/model.py), and undoing a PNG's row filters
- * (image.py). */
+ * (image.py). The JPEG decoder is in _jpeg.c. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <limits.h>
@@ -295,6 +295,8 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
     return pixels;
 }
 
+PyObject *jpeg_scaled(PyObject *module, PyObject *args); /* _jpeg.c */
+
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
      "count_line_ends(bytearray, n) -> line ends (LF, CRLF, lone CR) in buffer[:n]; a final CR counts as lone."},
@@ -304,6 +306,8 @@ static PyMethodDef methods[] = {
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
     {"png_unfilter", png_unfilter, METH_VARARGS,
      "png_unfilter(rows, above, row_bytes, bpp) -> a bytearray of the rows' pixels, their filters undone, or None."},
+    {"jpeg_scaled", jpeg_scaled, METH_VARARGS,
+     "jpeg_scaled(data, tables, components, width, height, n, threads, split) -> RGB or L pixels at n/8, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -21,6 +21,7 @@ try:  # compiled with the package (setup.py); without it Pillow decodes every PN
 except ImportError:
     png_unfilter = None
 
+from agentread import jpeg
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
@@ -613,13 +614,19 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
             return ImagePart("image/png", base64.b64encode(unfiltered).decode("ascii"), *_fit(*size)), _smaller(size)
         img, note = picture(), None
     else:
+        own = None
         if fmt == "JPEG":
             # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than resizing after.
             # Accepting DRAFT_FLOOR of the target lets it pick the deeper cut: a photo may arrive a little
             # under MAX_IMAGE_SIDE (7200 px → 1800, not 3600 → 2000), still more than models look at.
             width, height = _fit(*size)
-            img.draft("RGB", (max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))))
-        img, note = _load(img, data)
+            least = max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))
+            own = jpeg.scaled(data, size, least)  # at 1/4 or 1/8, on two cores
+            if own is None:
+                img.draft("RGB", least)
+            else:
+                own.info.update(img.info)  # its EXIF orientation
+        img, note = (own, None) if own else _load(img, data)
     notes = [note or damage] if note or damage else []
     if frames > 1:
         notes.append(f"first of {frames} frames shown")

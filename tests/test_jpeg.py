@@ -1,0 +1,177 @@
+"""Large baseline JPEGs decoded at 1/4 or 1/8 on two cores (agentread/jpeg.py, _jpeg.c): the picture Pillow's
+scaled decode gives, the same bits however the scan is split between the halves, and every JPEG it does not
+take, damaged or of another kind, left to Pillow."""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageChops, ImageStat
+
+from agentread import image as image_module
+from agentread import jpeg
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+
+pytestmark = pytest.mark.skipif(jpeg.jpeg_scaled is None, reason="the C helpers were not built")
+
+
+def photo(size: tuple[int, int], seed: int = 1) -> Image.Image:
+    """Photo-like: smooth gradients in colour, under some noise, so that every block has detail."""
+    rng = random.Random(seed)
+    w, h = size
+    noise = Image.frombytes("RGB", (w // 4 + 1, h // 4 + 1), rng.randbytes((w // 4 + 1) * (h // 4 + 1) * 3))
+    base = Image.merge("RGB", [Image.linear_gradient("L").resize(size), Image.radial_gradient("L").resize(size),
+                               Image.linear_gradient("L").rotate(90).resize(size)])
+    return Image.blend(base, noise.resize(size, Image.BICUBIC), 0.3)
+
+
+def encoded(img: Image.Image, **kw) -> bytes:
+    out = io.BytesIO()
+    img.save(out, "JPEG", **kw)
+    return out.getvalue()
+
+
+def pillows(data: bytes, n: int) -> Image.Image:
+    """Pillow's decode at n/8 (its draft picks the scale from the size asked for, rounded down)."""
+    img = Image.open(io.BytesIO(data))
+    img.draft(img.mode, (img.width * n // 8, img.height * n // 8))
+    return img.convert("RGB" if img.mode != "L" else "L")
+
+
+def decoded(data: bytes, n: int, threads: int = 2, split: int = 0) -> bytes | None:
+    width, height, components, tables, start = jpeg._frame(data)
+    return jpeg.jpeg_scaled(data, start, tables, components, width, height, n, threads, split)
+
+
+def error(image: Image.Image, source: Image.Image) -> float:
+    """How far a decoded picture is from its source averaged down to the same size, per channel."""
+    reference = source.resize(image.size, Image.BOX)
+    return sum(ImageStat.Stat(ImageChops.difference(image, reference)).mean) / len(image.mode)
+
+
+@pytest.mark.parametrize("mode,subsampling,size", [("RGB", 2, (1603, 1201)), ("RGB", 1, (1280, 961)),
+                                                   ("RGB", 0, (999, 1400)), ("L", 0, (1205, 803))],
+                         ids=["4:2:0", "4:2:2", "4:4:4", "grey"])
+@pytest.mark.parametrize("n", [2, 1], ids=["quarter", "eighth"])
+def test_the_picture_is_as_good_as_pillows_scaled_decode(mode: str, subsampling: int, size: tuple[int, int],
+                                                         n: int):
+    """libjpeg scales a block by an inverse DCT of fewer points, this by averaging the full one over each
+    output: the same picture within a level on average, and no further from the source. Where chroma is
+    halved across only (4:2:2), libjpeg decodes it at the luma's scale and stretches it, and this decodes it
+    to the luma's grid: closer to the source there."""
+    source = photo(size).convert(mode)
+    data = encoded(source, quality=90, subsampling=subsampling)
+    scaled_size = ((size[0] * n + 7) // 8, (size[1] * n + 7) // 8)
+    ours = jpeg.scaled(data, size, scaled_size)
+    assert ours is not None and ours.size == scaled_size and ours.mode == mode
+    theirs = pillows(data, n)
+    assert theirs.size == scaled_size
+    assert error(ours, source) <= error(theirs, source) + 0.05
+    if subsampling != 1:
+        assert sum(ImageStat.Stat(ImageChops.difference(ours, theirs)).mean) / len(mode) < 1.0
+
+
+@pytest.mark.parametrize("subsampling", [2, 0])
+def test_the_halves_give_the_same_bits_wherever_the_scan_is_split(subsampling: int):
+    """However far into the scan the second half starts (a byte in a block, in an MCU, near either end), it
+    falls into step with the first half's codes and the picture is the one decoded in one piece."""
+    data = encoded(photo((1203, 907), seed=subsampling), quality=95, subsampling=subsampling)
+    whole = decoded(data, 2, threads=1)
+    assert whole is not None
+    scan = len(data) - jpeg._frame(data)[4]
+    rng = random.Random(3)
+    for split in [1, 2, 3, 100, scan // 2, scan - 40, scan - 3] + [rng.randrange(1, scan) for _ in range(40)]:
+        assert decoded(data, 2, threads=2, split=split) == whole, split
+    assert decoded(data, 1, threads=2) == decoded(data, 1, threads=1)
+
+
+def test_a_damaged_jpeg_is_decoded_or_left_to_pillow():
+    """Bytes flipped, cut, repeated or dropped anywhere: an image of the size asked for, or None (Pillow then
+    repairs or refuses it); never an error, never a read outside the data."""
+    data = encoded(photo((803, 601)), quality=85)
+    size, left = (803, 601), 0
+    for seed in range(600):
+        rng = random.Random(seed)
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(2, len(damaged))
+            action = rng.choice(["flip", "cut", "repeat", "drop"])
+            if action == "flip":
+                damaged[at] ^= 1 << rng.randrange(8)
+            elif action == "cut":
+                del damaged[at:]
+            elif action == "repeat":
+                damaged[at:at] = damaged[at:at + rng.randint(1, 40)]
+            else:
+                del damaged[at:at + rng.randint(1, 40)]
+        for threads in (1, 2):
+            try:
+                frame = jpeg._frame(bytes(damaged))
+            except struct.error:
+                frame = None
+            ours = jpeg.scaled(bytes(damaged), size, (201, 151)) if frame else None
+            if ours is None:
+                left += 1
+            else:
+                assert ours.size == (201, 151)
+    assert left > 0
+
+
+def cut_out(data: bytes, marker: int) -> bytes:
+    """The JPEG without its segments of this marker."""
+    pos, out = 2, bytearray(data[:2])
+    while data[pos] == 0xFF and data[pos + 1] != 0xDA:
+        (length,) = struct.unpack_from(">H", data, pos + 2)
+        if data[pos + 1] != marker:
+            out += data[pos:pos + 2 + length]
+        pos += 2 + length
+    return bytes(out + data[pos:])
+
+
+def with_segment(data: bytes, marker: int, body: bytes) -> bytes:
+    return data[:2] + bytes((0xFF, marker)) + struct.pack(">H", len(body) + 2) + body + data[2:]
+
+
+@pytest.mark.parametrize("kind", ["progressive", "restart markers", "CMYK", "Adobe marker", "RGB identifiers",
+                                  "truncated", "needs a larger scale"])
+def test_what_this_does_not_decode_is_left_to_pillow(kind: str):
+    source = photo((960, 720))
+    data = {
+        "progressive": lambda: encoded(source, progressive=True),
+        "restart markers": lambda: encoded(source, restart_marker_blocks=4),
+        "CMYK": lambda: encoded(source.convert("CMYK")),
+        "Adobe marker": lambda: with_segment(encoded(source), 0xEE, b"Adobe\0\x64\0\0\0\0\x01"),
+        "RGB identifiers": lambda: encoded(source, keep_rgb=True),
+        "truncated": lambda: encoded(source)[:-5000],
+        "needs a larger scale": lambda: encoded(source),
+    }[kind]()
+    least = (480, 360) if kind == "needs a larger scale" else (120, 90)
+    assert jpeg.scaled(data, (960, 720), least) is None
+
+
+def test_a_large_jpeg_read_is_decoded_here_and_turned_upright(tmp_path: Path, monkeypatch):
+    """Through the engine: a 6,400 px photo comes out at 1,600 px, as Pillow's path sends it; its EXIF
+    orientation is still applied."""
+    source = photo((6400, 2400))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    (tmp_path / "photo.jpg").write_bytes(encoded(source, quality=85, exif=exif.tobytes()))
+    engine = Engine(Workspace([str(tmp_path)]))
+    called = []
+    scaled = jpeg.scaled
+    monkeypatch.setattr(jpeg, "scaled", lambda *args: called.append(1) or scaled(*args))
+    ours = engine.read(parse_request({"path": "photo.jpg"}))
+    monkeypatch.setattr(jpeg, "jpeg_scaled", None)  # as where the C helpers were not built
+    theirs = engine.read(parse_request({"path": "photo.jpg"}))
+    assert called and ours.content[0].text == theirs.content[0].text
+    assert "turned upright" in ours.content[0].text and (ours.content[1].width, ours.content[1].height) == (600, 1600)
+    with Image.open(io.BytesIO(__import__("base64").b64decode(ours.content[1].data))) as a, \
+            Image.open(io.BytesIO(__import__("base64").b64decode(theirs.content[1].data))) as b:
+        assert sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3 < 2.0
+    assert image_module.jpeg is jpeg
