@@ -74,7 +74,7 @@ def _frame(data: bytes):
             at = 0
             while at + 17 <= len(body):
                 count = sum(body[at + 1:at + 17])
-                if at + 17 + count > len(body) or body[at] & 15 > 1 or body[at] >> 4 > 1:
+                if at + 17 + count > len(body) or count > 256 or body[at] & 15 > 1 or body[at] >> 4 > 1:
                     return None
                 huff[body[at] >> 4, body[at] & 15] = body[at + 1:at + 17] + body[at + 17:at + 17 + count].ljust(256, b"\0")
                 at += 17 + count
@@ -87,8 +87,8 @@ def _frame(data: bytes):
             if len(body) < 6 or body[0] != 8:
                 return None
             height, width, count = struct.unpack_from(">HHB", body, 1)
-            if count not in (1, 3) or len(body) != 6 + 3 * count:
-                return None
+            if count not in (1, 3) or len(body) != 6 + 3 * count or not width or not height:
+                return None  # a height of 0 is given later, by a DNL marker
             frame = width, height, [tuple(body[6 + 3 * k:9 + 3 * k]) for k in range(count)]
         elif marker == SOS:
             if frame is None or not body or body[0] != len(frame[2]) or len(body) != 4 + 2 * body[0] \
