@@ -132,12 +132,27 @@ def cut_out(data: bytes, marker: int) -> bytes:
     return bytes(out + data[pos:])
 
 
+def segment(data: bytes, marker: int) -> bytes:
+    """The body of the JPEG's first segment of this marker."""
+    pos = 2
+    while data[pos + 1] != marker:
+        pos += 2 + struct.unpack_from(">H", data, pos + 2)[0]
+    return data[pos + 4:pos + 2 + struct.unpack_from(">H", data, pos + 2)[0]]
+
+
+def resampled(data: bytes, sampling: int) -> bytes:
+    """A one-component JPEG whose frame says this sampling for it."""
+    at = data.index(bytes((0xFF, 0xC0)))
+    return data[:at + 11] + bytes((sampling,)) + data[at + 12:]
+
+
 def with_segment(data: bytes, marker: int, body: bytes) -> bytes:
     return data[:2] + bytes((0xFF, marker)) + struct.pack(">H", len(body) + 2) + body + data[2:]
 
 
 @pytest.mark.parametrize("kind", ["progressive", "restart markers", "CMYK", "Adobe marker", "RGB identifiers",
-                                  "truncated", "needs a larger scale"])
+                                  "truncated", "needs a larger scale", "no end of image", "a second frame",
+                                  "a second scan", "sampling libjpeg refuses"])
 def test_what_this_does_not_decode_is_left_to_pillow(kind: str):
     source = photo((960, 720))
     data = {
@@ -148,6 +163,11 @@ def test_what_this_does_not_decode_is_left_to_pillow(kind: str):
         "RGB identifiers": lambda: encoded(source, keep_rgb=True),
         "truncated": lambda: encoded(source)[:-5000],
         "needs a larger scale": lambda: encoded(source),
+        "no end of image": lambda: encoded(source)[:-2],
+        "a second frame": lambda: with_segment(encoded(source), 0xC0, segment(encoded(source), 0xC0)),
+        "a second scan": lambda: encoded(source)[:-2] + bytes((0xFF, 0xDA)) + segment(encoded(source), 0xDA)
+                                 + b"\x12\x34\xff\xd9",
+        "sampling libjpeg refuses": lambda: resampled(encoded(source.convert("L")), 0x55),
     }[kind]()
     least = (480, 360) if kind == "needs a larger scale" else (120, 90)
     assert jpeg.scaled(data, (960, 720), least) is None
@@ -203,3 +223,17 @@ def test_hostile_tables_and_scan_data_are_decoded_or_left_to_pillow():
 
 
 SEEDS_OF_HOSTILITY = 300
+
+
+def test_components_sharing_their_tables_and_junk_before_the_end_decode_as_in_one_piece():
+    """Components with the same Huffman tables give the second half no way to tell which block of an MCU it is
+    on (here a grey scan read as three components of a third of its width): one thread decodes it. Junk
+    bytes before the end, which libjpeg skips, stop the second half without losing what it decoded."""
+    grey = encoded(photo((2400, 800)).convert("L"), quality=90)
+    _, _, component, tables, start = jpeg._frame(grey)
+    three = bytes((1, 1, 0, 0)) + component[4:]
+    shared = [jpeg.jpeg_scaled(grey, start, tables, three * 3, 800, 800, 2, threads, 0) for threads in (1, 2)]
+    assert shared[0] is not None and shared[0] == shared[1]
+    colour = encoded(photo((1603, 1201)), quality=90)
+    junk = colour[:-2] + bytes(random.Random(4).randrange(255) for _ in range(200)) + colour[-2:]
+    assert decoded(junk, 2, threads=2) == decoded(junk, 2, threads=1) == decoded(colour, 2, threads=1)

@@ -18,11 +18,12 @@
 #endif
 
 #define LOOK 10            /* bits of a Huffman code found by one table lookup; longer ones are searched */
-/* Zero bytes after the data: the data's end is checked after each MCU, and an MCU of zeros decoded past it reads
- * at most 6 blocks of 64 codes of 27 bits (1,296 bytes), then 8 bytes at once. */
+/* Zero bytes after the data: the data's end is checked after each MCU, and an MCU decoded past it reads at
+ * most 6 blocks of 64 codes of 31 bits (1,488 bytes), then 8 bytes at once. */
 #define PAD 2048
 #define SYNC_RECORDS 4096  /* MCUs of the second half whose start is kept: the halves meet within a few */
 #define RESTARTS 32        /* times the second half starts again at the next byte after a code error */
+#define SETTLED 16         /* MCUs after which an error in the second half is the data's, not its being out of step */
 
 typedef struct {
     uint16_t look[1 << LOOK]; /* (length << 8) | symbol, 0 where the code is longer than LOOK */
@@ -66,7 +67,7 @@ typedef struct {
 typedef struct {
     Bits b;
     long m;              /* the next MCU */
-    int32_t pred[3];     /* DC predictions */
+    int32_t pred[3];     /* DC predictions (sums of differences, wrapping: libjpeg keeps 16 bits of them) */
     float *out;          /* the second half's blocks: n * n quarter means but for the DC, MCU after MCU, */
     int32_t *dc;         /* and each DC coefficient as decoded; NULL: blocks go to the planes at once */
     int failed;
@@ -170,7 +171,7 @@ static inline int block(const Comp *c, Bits *b, int32_t *pred, int32_t *dc, floa
     if (s < 0 || s > 11)
         return -1;
     if (s)
-        *pred += take(b, s);
+        *pred = (int32_t)((uint32_t)*pred + (uint32_t)take(b, s)); /* wraps, without undefined behaviour */
     *dc = *pred;
     float acc[16] = {0};
     for (int k = 1; k < 64;) {
@@ -233,7 +234,7 @@ static inline void put(const Scan *s, long m, int k, const float *o, int32_t dc)
     const int c = s->block_comp[k], b = s->block_index[k];
     const Comp *comp = &s->comp[c];
     long bx = m % s->mcux * comp->h + b % comp->h, by = m / s->mcux * comp->v + b / comp->h;
-    float shift = 128.0f + (float)dc * comp->dc_weight;
+    float shift = 128.0f + (float)(int16_t)(uint16_t)(uint32_t)dc * comp->dc_weight; /* libjpeg's 16-bit DC */
     uint8_t *p = s->plane[c] + (size_t)(by * comp->ny) * (size_t)s->plane_width + (size_t)(bx * comp->nx);
     for (int y = 0; y < comp->ny; y++)
         for (int x = 0; x < comp->nx; x++)
@@ -294,8 +295,8 @@ static void second_half(Second *h)
             }
             uint64_t before = position(s, &r->b);
             if (mcu(s, r)) {
-                if (before >= s->nbits - 8 || r->m > SYNC_RECORDS)
-                    return; /* the end of the data, or an error long after it must have been in step */
+                if (before + 8 >= s->nbits || r->m >= SETTLED)
+                    return; /* the end of the data, or an error of the data's: what was decoded stands */
                 h->start = before / 8 + 1;
                 break;
             }
@@ -361,7 +362,8 @@ static void planes_part(Join *t, long from, long to, int thread)
         size_t local = (size_t)(m - t->met + t->j), first = local * (size_t)s->nblocks;
         const float *out = t->out + local * (size_t)s->mcu_outputs;
         for (int k = 0; k < s->nblocks; k++)
-            put(s, m, k, out + s->block_at[k], t->dc[first + k] + t->offset[s->block_comp[k]]);
+            put(s, m, k, out + s->block_at[k],
+                (int32_t)((uint32_t)t->dc[first + k] + (uint32_t)t->offset[s->block_comp[k]]));
     }
     (void)thread;
 }
@@ -428,8 +430,9 @@ static void release(void **buffers, int count)
         PyMem_Free(buffers[i]);
 }
 
-/* jpeg_scaled(data, tables, components, width, height, n, threads, split) -> the image's pixels (RGB, or L
- * for one component) at n/8 of its size, rounded up; None where the data does not decode. tables: DC 0 and 1,
+/* jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> the image's pixels (RGB,
+ * or L for one component) at n/8 of its size, rounded up; None where the data does not decode or does not end
+ * the image. data[start:] is the scan's data. tables: DC 0 and 1,
  * AC 0 and 1, each 16 counts then 256 symbols. components: each h, v, DC table, AC table, then 64 quantisers
  * as little-endian 16-bit, in zigzag order. split: the second half's first byte (0: the middle). */
 PyObject *jpeg_scaled(PyObject *module, PyObject *args)
@@ -517,7 +520,14 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     int outw = (width * n + 7) / 8, outh = (height * n + 7) / 8;
     size_t plane_size = (size_t)s.plane_width * (size_t)(mcuy * vmax * n);
 
-    int halves = threads > 1 ? 2 : 1;
+    /* Components sharing their Huffman tables give the second half no way to tell which block of an MCU it is
+     * on: it may decode in step with the codes and never meet the first. No second thread on Windows either. */
+    int shared = s.ncomp == 3 && s.comp[1].dc == s.comp[0].dc && s.comp[1].ac == s.comp[0].ac
+                 && s.comp[2].dc == s.comp[0].dc && s.comp[2].ac == s.comp[0].ac;
+    int halves = threads > 1 && !shared ? 2 : 1;
+#ifdef _WIN32
+    halves = 1;
+#endif
     enum { DATA, OUT, DC, SECOND, PLANES, BUFFERS };
     void *buffers[BUFFERS] = {
         PyMem_Malloc((size_t)raw_size + PAD), /* the data, its stuffed bytes taken out */
@@ -545,6 +555,7 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     /* The data without its stuffed zero bytes, up to the first marker (the end of the image). */
     size_t size = 0;
+    int ended = 0;
     const uint8_t *at = (const uint8_t *)raw, *end = at + raw_size;
     while (at < end) {
         const uint8_t *ff = memchr(at, 0xFF, (size_t)(end - at));
@@ -552,7 +563,10 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         memcpy(data + size, at, run);
         size += run;
         if (!ff || ff + 1 >= end || ff[1] != 0) {
-            size -= ff != NULL; /* a marker: the data ends before it */
+            size -= ff != NULL; /* a marker: the data ends before it, and it must be the image's end (after */
+            while (ff && ff + 1 < end && ff[1] == 0xFF) /* fill bytes): libjpeg refuses more scans or frames */
+                ff++;
+            ended = ff && ff + 1 < end && ff[1] == 0xD9;
             break;
         }
         at = ff + 2; /* the stuffed zero after a data byte 0xFF */
@@ -567,6 +581,7 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         memset(second, 0, sizeof *second);
         second->s = &s;
         second->start = split ? (uint64_t)split : size / 2;
+        const uint64_t middle = second->start; /* the second thread moves its own start as it restarts */
         second->run.out = buffers[OUT];
         second->run.dc = buffers[DC];
 #ifndef _WIN32
@@ -574,7 +589,7 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         threaded = pthread_create(&thread, NULL, second_thread, second) == 0;
 #endif
         /* The first half up to the second's start, at the same time as the second half. */
-        while (first.m < s.total && position(&s, &first.b) < second->start * 8)
+        while (first.m < s.total && position(&s, &first.b) < middle * 8)
             if (mcu(&s, &first)) {
                 first.failed = 1;
                 break;
@@ -586,13 +601,13 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         if (!threaded)
             second_half(second);
     }
-    if (!first.failed)
+    if (!first.failed && ended)
         met = first_half(&s, &first, second, &j);
     if (met >= 0) {
         Join join = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC], rgb, outw};
         if (met < s.total)
             for (int c = 0; c < s.ncomp; c++)
-                join.offset[c] = first.pred[c] - second->pred[j][c];
+                join.offset[c] = (int32_t)((uint32_t)first.pred[c] - (uint32_t)second->pred[j][c]);
         in_two(planes_part, &join, s.total - met, halves);
         in_two(colour_part, &join, outh, halves);
         ok = 1;

@@ -84,12 +84,15 @@ def _frame(data: bytes):
             if body[:2] != b"\0\0":
                 return None  # restart markers
         elif marker in BASELINE_FRAMES:
-            if len(body) < 6 or body[0] != 8:
-                return None
+            if len(body) < 6 or body[0] != 8 or frame is not None:
+                return None  # 12-bit, or a second frame (libjpeg refuses it)
             height, width, count = struct.unpack_from(">HHB", body, 1)
             if count not in (1, 3) or len(body) != 6 + 3 * count or not width or not height:
                 return None  # a height of 0 is given later, by a DNL marker
             frame = width, height, [tuple(body[6 + 3 * k:9 + 3 * k]) for k in range(count)]
+            if any(not 1 <= sampling >> 4 <= 4 or not 1 <= sampling & 15 <= 4 or table > 3
+                   for _, sampling, table in frame[2]):
+                return None  # what libjpeg refuses; the C helper takes less still
         elif marker == SOS:
             if frame is None or not body or body[0] != len(frame[2]) or len(body) != 4 + 2 * body[0] \
                     or body[-3:] != b"\0\x3f\0" or tuple(c[0] for c in frame[2]) == RGB_IDS:
