@@ -59,8 +59,9 @@ typedef struct {
     int block_at[6];       /* where its outputs start among the MCU's */
     int mcu_outputs;
     long total, mcux;      /* MCUs in the scan, and across it */
-    uint8_t *plane[3];     /* each component's samples, on the luma's grid */
-    long plane_width;
+    int hmax, vmax;        /* an MCU's size in blocks of the luma */
+    uint8_t *pixels;       /* the picture, RGB or grey */
+    int width, height;     /* its size: the image's at n/8, rounded up */
 } Scan;
 
 /* A decoder's state between MCUs. */
@@ -69,7 +70,7 @@ typedef struct {
     long m;              /* the next MCU */
     int32_t pred[3];     /* DC predictions (sums of differences, wrapping: libjpeg keeps 16 bits of them) */
     float *out;          /* the second half's blocks: n * n quarter means but for the DC, MCU after MCU, */
-    int32_t *dc;         /* and each DC coefficient as decoded; NULL: blocks go to the planes at once */
+    int32_t *dc;         /* and each DC coefficient as decoded; NULL: MCUs go to the picture at once */
     int failed;
 } Run;
 
@@ -227,21 +228,49 @@ static inline uint8_t clamp(float x)
     return x <= 0.0f ? 0 : x >= 255.0f ? 255 : (uint8_t)(x + 0.5f);
 }
 
-/* Block k of MCU m into its component's plane: its outputs o, plus its DC coefficient's share. Both halves put
- * their blocks alike, so that where they meet does not change a bit. */
-static inline void put(const Scan *s, long m, int k, const float *o, int32_t dc)
+static inline uint8_t byte(int x)
 {
-    const int c = s->block_comp[k], b = s->block_index[k];
-    const Comp *comp = &s->comp[c];
-    long bx = m % s->mcux * comp->h + b % comp->h, by = m / s->mcux * comp->v + b / comp->h;
-    float shift = 128.0f + (float)(int16_t)(uint16_t)(uint32_t)dc * comp->dc_weight; /* libjpeg's 16-bit DC */
-    uint8_t *p = s->plane[c] + (size_t)(by * comp->ny) * (size_t)s->plane_width + (size_t)(bx * comp->nx);
-    for (int y = 0; y < comp->ny; y++)
-        for (int x = 0; x < comp->nx; x++)
-            p[(size_t)y * (size_t)s->plane_width + (size_t)x] = clamp(o[y * comp->nx + x] + shift);
+    return (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
 }
 
-/* One MCU, to the planes or kept (see Run); 0, or -1 for a bad code or for running past the data. */
+/* MCU m into the picture: each block's outputs plus its DC coefficient's share (libjpeg keeps 16 bits of it),
+ * then JFIF's YCbCr to RGB in 16-bit fixed point. A subsampled chroma block has as many outputs as the MCU's
+ * luma blocks together (see Comp). Both halves put their MCUs alike, so that where they meet does not change
+ * a bit. */
+static inline void put_mcu(const Scan *s, long m, const float *out, const int32_t *dcs)
+{
+    const int mw = s->hmax * s->comp[0].nx, mh = s->vmax * s->comp[0].ny; /* the MCU's size in pixels */
+    const long x0 = m % s->mcux * mw, y0 = m / s->mcux * mh;
+    const int w = (int)(s->width - x0 < mw ? s->width - x0 : mw);
+    const int h = (int)(s->height - y0 < mh ? s->height - y0 : mh);
+    uint8_t samples[3][4 * 4];
+    for (int k = 0; k < s->nblocks; k++) {
+        const int c = s->block_comp[k], b = s->block_index[k];
+        const Comp *comp = &s->comp[c];
+        const float *o = out + s->block_at[k];
+        float shift = 128.0f + (float)(int16_t)(uint16_t)(uint32_t)dcs[k] * comp->dc_weight;
+        int bx = b % comp->h * comp->nx, by = b / comp->h * comp->ny;
+        for (int y = 0; y < comp->ny; y++)
+            for (int x = 0; x < comp->nx; x++)
+                samples[c][(by + y) * mw + bx + x] = clamp(o[y * comp->nx + x] + shift);
+    }
+    for (int y = 0; y < h; y++) {
+        const uint8_t *l = samples[0] + y * mw, *u = samples[1] + y * mw, *v = samples[2] + y * mw;
+        if (s->ncomp == 1) {
+            memcpy(s->pixels + (size_t)(y0 + y) * (size_t)s->width + (size_t)x0, l, (size_t)w);
+            continue;
+        }
+        uint8_t *p = s->pixels + ((size_t)(y0 + y) * (size_t)s->width + (size_t)x0) * 3;
+        for (int x = 0; x < w; x++, p += 3) {
+            int cb = u[x] - 128, cr = v[x] - 128;
+            p[0] = byte(l[x] + ((91881 * cr + 32768) >> 16));
+            p[1] = byte(l[x] + ((-22554 * cb - 46802 * cr + 32768) >> 16));
+            p[2] = byte(l[x] + ((116130 * cb + 32768) >> 16));
+        }
+    }
+}
+
+/* One MCU, to the picture or kept (see Run); 0, or -1 for a bad code or for running past the data. */
 static inline int mcu(const Scan *s, Run *r)
 {
     const size_t first = (size_t)r->m * (size_t)s->nblocks;
@@ -254,11 +283,10 @@ static inline int mcu(const Scan *s, Run *r)
         if (any_block(&s->comp[c], &r->b, &r->pred[c], dcs + k, out + s->block_at[k]))
             return -1;
     }
-    if (!r->dc)
-        for (int k = 0; k < s->nblocks; k++)
-            put(s, r->m, k, out + s->block_at[k], dc[k]);
     if (position(s, &r->b) > s->nbits)
         return -1;
+    if (!r->dc)
+        put_mcu(s, r->m, out, dc);
     r->m++;
     return 0;
 }
@@ -337,57 +365,26 @@ static long first_half(const Scan *s, Run *r, const Second *h, long *j)
     return r->m;
 }
 
-static inline uint8_t byte(int x)
-{
-    return (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
-}
-
-/* The halves joined: the second half's blocks to the component planes, then the planes to RGB, each split
- * between two threads. */
+/* The halves joined: the second half's MCUs to the picture, split between two threads. */
 typedef struct {
     const Scan *s;
     long met, j;               /* the MCU where the halves met, and its index in the second's count */
     int32_t offset[3];         /* what the second half's DC coefficients lack */
     const float *out;          /* the second half's blocks */
     const int32_t *dc;
-    uint8_t *rgb;
-    int outw;
 } Join;
 
-/* MCUs met + from to met + to, decoded by the second half: to the planes, their DC mended. */
-static void planes_part(Join *t, long from, long to, int thread)
+/* MCUs met + from to met + to, decoded by the second half: to the picture, their DC mended. */
+static void join_part(Join *t, long from, long to, int thread)
 {
     const Scan *s = t->s;
     for (long m = t->met + from; m < t->met + to; m++) {
-        size_t local = (size_t)(m - t->met + t->j), first = local * (size_t)s->nblocks;
-        const float *out = t->out + local * (size_t)s->mcu_outputs;
+        size_t local = (size_t)(m - t->met + t->j);
+        int32_t dcs[6];
         for (int k = 0; k < s->nblocks; k++)
-            put(s, m, k, out + s->block_at[k],
-                (int32_t)((uint32_t)t->dc[first + k] + (uint32_t)t->offset[s->block_comp[k]]));
-    }
-    (void)thread;
-}
-
-/* Output rows from to to: JFIF's YCbCr to RGB, in 16-bit fixed point. */
-static void colour_part(Join *t, long from, long to, int thread)
-{
-    const Scan *s = t->s;
-    const int outw = t->outw;
-    for (long y = from; y < to; y++) {
-        size_t row = (size_t)y * (size_t)s->plane_width;
-        const uint8_t *l = s->plane[0] + row;
-        if (s->ncomp == 1) {
-            memcpy(t->rgb + (size_t)y * outw, l, (size_t)outw);
-            continue;
-        }
-        const uint8_t *u = s->plane[1] + row, *v = s->plane[2] + row;
-        uint8_t *p = t->rgb + (size_t)y * outw * 3;
-        for (int x = 0; x < outw; x++, p += 3) {
-            int cb = u[x] - 128, cr = v[x] - 128;
-            p[0] = byte(l[x] + ((91881 * cr + 32768) >> 16));
-            p[1] = byte(l[x] + ((-22554 * cb - 46802 * cr + 32768) >> 16));
-            p[2] = byte(l[x] + ((116130 * cb + 32768) >> 16));
-        }
+            dcs[k] = (int32_t)((uint32_t)t->dc[local * (size_t)s->nblocks + (size_t)k]
+                               + (uint32_t)t->offset[s->block_comp[k]]);
+        put_mcu(s, m, t->out + local * (size_t)s->mcu_outputs, dcs);
     }
     (void)thread;
 }
@@ -516,9 +513,10 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     long mcux = (width + 8 * hmax - 1) / (8 * hmax), mcuy = (height + 8 * vmax - 1) / (8 * vmax);
     s.total = mcux * mcuy;
     s.mcux = mcux;
-    s.plane_width = mcux * hmax * n; /* every component's plane is the luma's size */
-    int outw = (width * n + 7) / 8, outh = (height * n + 7) / 8;
-    size_t plane_size = (size_t)s.plane_width * (size_t)(mcuy * vmax * n);
+    s.hmax = hmax;
+    s.vmax = vmax;
+    s.width = (width * n + 7) / 8;
+    s.height = (height * n + 7) / 8;
 
     /* Components sharing their Huffman tables give the second half no way to tell which block of an MCU it is
      * on: it may decode in step with the codes and never meet the first. No second thread on Windows either. */
@@ -528,17 +526,16 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
 #ifdef _WIN32
     halves = 1;
 #endif
-    enum { DATA, OUT, DC, SECOND, PLANES, BUFFERS };
+    enum { DATA, OUT, DC, SECOND, BUFFERS };
     void *buffers[BUFFERS] = {
         PyMem_Malloc((size_t)raw_size + PAD), /* the data, its stuffed bytes taken out */
         halves > 1 ? PyMem_Malloc((size_t)s.total * (size_t)s.mcu_outputs * sizeof(float)) : NULL, /* the second */
         halves > 1 ? PyMem_Malloc((size_t)s.total * (size_t)s.nblocks * sizeof(int32_t)) : NULL,  /* half's blocks */
         halves > 1 ? PyMem_Malloc(sizeof(Second)) : NULL,
-        PyMem_Malloc(plane_size * (size_t)s.ncomp),
     };
-    PyObject *pixels = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)outw * outh * (s.ncomp == 3 ? 3 : 1));
+    PyObject *pixels = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)s.width * s.height * (s.ncomp == 3 ? 3 : 1));
     for (int i = 0; i < BUFFERS; i++)
-        if (buffers[i] == NULL && (halves > 1 || i == DATA || i == PLANES)) {
+        if (buffers[i] == NULL && (halves > 1 || i == DATA)) {
             release(buffers, BUFFERS);
             Py_XDECREF(pixels);
             return PyErr_NoMemory();
@@ -547,10 +544,9 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         release(buffers, BUFFERS);
         return NULL;
     }
-    uint8_t *data = buffers[DATA], *rgb = (uint8_t *)PyBytes_AsString(pixels);
+    uint8_t *data = buffers[DATA];
     Second *second = buffers[SECOND];
-    for (int c = 0; c < s.ncomp; c++)
-        s.plane[c] = (uint8_t *)buffers[PLANES] + plane_size * (size_t)c;
+    s.pixels = (uint8_t *)PyBytes_AsString(pixels);
     int ok = 0;
     Py_BEGIN_ALLOW_THREADS
     /* The data without its stuffed zero bytes, up to the first marker (the end of the image). */
@@ -604,12 +600,11 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     if (!first.failed && ended)
         met = first_half(&s, &first, second, &j);
     if (met >= 0) {
-        Join join = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC], rgb, outw};
+        Join join = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC]};
         if (met < s.total)
             for (int c = 0; c < s.ncomp; c++)
                 join.offset[c] = (int32_t)((uint32_t)first.pred[c] - (uint32_t)second->pred[j][c]);
-        in_two(planes_part, &join, s.total - met, halves);
-        in_two(colour_part, &join, outh, halves);
+        in_two(join_part, &join, s.total - met, halves);
         ok = 1;
     }
     Py_END_ALLOW_THREADS
