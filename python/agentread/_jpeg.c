@@ -18,11 +18,8 @@
 #endif
 
 #define LOOK 10            /* bits of a Huffman code found by one table lookup; longer ones are searched */
-/* Zero bytes after the data: the data's end is checked after each MCU, and an MCU decoded past it reads at
- * most 6 blocks of 64 codes of 31 bits (1,488 bytes), then 8 bytes at once. */
-#define PAD 2048
 #define SYNC_RECORDS 4096  /* MCUs of the second half whose start is kept: the halves meet within a few */
-#define RESTARTS 32        /* times the second half starts again at the next byte after a code error */
+#define RESTARTS 1024      /* times the second half starts again after a code error; each costs an MCU or so */
 #define SETTLED 16         /* MCUs after which an error in the second half is the data's, not its being out of step */
 
 typedef struct {
@@ -43,15 +40,19 @@ typedef struct {
     float dc_weight;    /* the same for the DC coefficient: added to all outputs alike */
 } Comp;
 
+/* A reader of the scan's data as it is stored: a byte 0xFF is followed by a zero byte that is not data. Past
+ * the data's end (the marker after it) it reads zeros; the data's end is checked after each MCU. */
 typedef struct {
-    const uint8_t *p;   /* the next byte to load */
-    uint64_t buf;       /* bits, first at the top */
-    int bits;           /* how many of them are valid */
+    const uint8_t *p, *end; /* the next byte to load, and the marker after the data */
+    uint64_t buf;           /* bits, first at the top */
+    int bits;               /* how many of them are valid */
+    uint64_t at;            /* the data's bytes (without the zeros after 0xFF) before the first loaded */
+    uint64_t loaded;        /* and how many have been loaded since */
 } Bits;
 
 typedef struct {
-    const uint8_t *data; /* the entropy-coded data, its stuffed zero bytes taken out, then PAD zeros */
-    uint64_t nbits;
+    const uint8_t *data, *end; /* the scan's data as stored, and the marker after it */
+    uint64_t nbits;            /* its length, without the zero bytes after 0xFF */
     Comp comp[3];
     int ncomp, nblocks;    /* blocks in an MCU */
     int block_comp[6];     /* the component of each block of an MCU */
@@ -110,25 +111,66 @@ static int huff_build(Huff *t, const uint8_t *counts, const uint8_t *vals)
     return 0;
 }
 
-/* At least 56 valid bits after it: a symbol and its extra bits take 27 at most. */
-static inline void refill(Bits *b)
+/* Bytes loaded one at a time: where one may be 0xFF (its zero skipped), or at the end (zeros then). */
+static void refill_slowly(Bits *b)
 {
-    uint64_t v;
-    memcpy(&v, b->p, 8);
-#if defined(__GNUC__) || defined(__clang__)
-    v = __builtin_bswap64(v);
-#else
-    v = ((v & 0xFFULL) << 56) | ((v & 0xFF00ULL) << 40) | ((v & 0xFF0000ULL) << 24) | ((v & 0xFF000000ULL) << 8)
-        | ((v >> 8) & 0xFF000000ULL) | ((v >> 24) & 0xFF0000ULL) | ((v >> 40) & 0xFF00ULL) | (v >> 56);
-#endif
-    b->buf |= v >> b->bits;
-    b->p += (63 - b->bits) >> 3;
-    b->bits |= 56;
+    b->buf &= b->bits ? ~0ULL << (64 - b->bits) : 0; /* what the quick way loaded beyond the valid bits */
+    while (b->bits <= 56) {
+        uint64_t byte = 0;
+        if (b->p < b->end) {
+            byte = *b->p++;
+            b->p += byte == 0xFF; /* within the data, every 0xFF is followed by a zero */
+        }
+        b->buf |= byte << (56 - b->bits);
+        b->bits += 8;
+        b->loaded++;
+    }
 }
 
-static inline uint64_t position(const Scan *s, const Bits *b)
+/* At least 56 valid bits after it: a symbol and its extra bits take 31 at most. */
+static inline void refill(Bits *b)
 {
-    return (uint64_t)(b->p - s->data) * 8 - (uint64_t)b->bits;
+    if (b->end - b->p >= 8) {
+        uint64_t v;
+        memcpy(&v, b->p, 8);
+#if defined(__GNUC__) || defined(__clang__)
+        v = __builtin_bswap64(v);
+#else
+        v = ((v & 0xFFULL) << 56) | ((v & 0xFF00ULL) << 40) | ((v & 0xFF0000ULL) << 24) | ((v & 0xFF000000ULL) << 8)
+            | ((v >> 8) & 0xFF000000ULL) | ((v >> 24) & 0xFF0000ULL) | ((v >> 40) & 0xFF00ULL) | (v >> 56);
+#endif
+        uint64_t t = ~v;
+        if (!((t - 0x0101010101010101ULL) & ~t & 0x8080808080808080ULL)) { /* no byte 0xFF among the 8 */
+            int k = (63 - b->bits) >> 3;
+            b->buf |= v >> b->bits;
+            b->p += k;
+            b->loaded += (uint64_t)k;
+            b->bits |= 56;
+            return;
+        }
+    }
+    refill_slowly(b);
+}
+
+static inline uint64_t position(const Bits *b)
+{
+    return (b->at + b->loaded) * 8 - (uint64_t)b->bits;
+}
+
+/* The bytes 0xFF in [from, to): within the data, as many zeros not data. */
+static uint64_t stuffed(const uint8_t *from, const uint8_t *to)
+{
+    uint64_t count = 0;
+    for (const uint8_t *ff; from < to && (ff = memchr(from, 0xFF, (size_t)(to - from))) != NULL; from = ff + 1)
+        count++;
+    return count;
+}
+
+/* A reader from byte `from` of the data as stored, `at` the data's bytes before it. */
+static Bits reader(const Scan *s, const uint8_t *from, uint64_t at)
+{
+    Bits b = {from, s->end, 0, 0, at, 0};
+    return b;
 }
 
 static inline int symbol(const Huff *t, Bits *b)
@@ -283,7 +325,7 @@ static inline int mcu(const Scan *s, Run *r)
         if (any_block(&s->comp[c], &r->b, &r->pred[c], dcs + k, out + s->block_at[k]))
             return -1;
     }
-    if (position(s, &r->b) > s->nbits)
+    if (position(&r->b) > s->nbits)
         return -1;
     if (!r->dc)
         put_mcu(s, r->m, out, dc);
@@ -296,7 +338,8 @@ static inline int mcu(const Scan *s, Run *r)
 typedef struct {
     const Scan *s;
     Run run;
-    uint64_t start;
+    const uint8_t *start;   /* where it starts in the data as stored, */
+    uint64_t origin;        /* and the data's bytes before */
     uint64_t at[SYNC_RECORDS];
     int32_t pred[SYNC_RECORDS][3];
     long recorded;
@@ -305,27 +348,31 @@ typedef struct {
 static void second_half(Second *h)
 {
     const Scan *s = h->s;
-    for (int attempt = 0; attempt < RESTARTS && h->start < s->nbits / 8; attempt++) {
+    for (int attempt = 0; attempt < RESTARTS && h->start < s->end; attempt++) {
         Run *r = &h->run;
-        r->b.p = s->data + h->start;
-        r->b.buf = 0;
-        r->b.bits = 0;
+        r->b = reader(s, h->start, h->origin);
         r->m = 0;
         r->pred[0] = r->pred[1] = r->pred[2] = 0;
         h->recorded = 0;
         for (;;) {
             if (r->m >= s->total)
                 return;
+            uint64_t before = position(&r->b);
             if (r->m < SYNC_RECORDS) {
-                h->at[r->m] = position(s, &r->b);
+                h->at[r->m] = before;
                 memcpy(h->pred[r->m], r->pred, sizeof r->pred);
                 h->recorded = r->m + 1;
             }
-            uint64_t before = position(s, &r->b);
+            const uint8_t *from = r->b.p;
             if (mcu(s, r)) {
                 if (before + 8 >= s->nbits || r->m >= SETTLED)
                     return; /* the end of the data, or an error of the data's: what was decoded stands */
-                h->start = before / 8 + 1;
+                /* Again from a byte after this MCU's first (near enough: the reader runs ahead by up to 8),
+                 * not the zero after a 0xFF. */
+                const uint8_t *next = from > h->start + 8 ? from - 8 : h->start + 1;
+                next += next[-1] == 0xFF;
+                h->origin += (uint64_t)(next - h->start) - stuffed(h->start, next);
+                h->start = next;
                 break;
             }
         }
@@ -348,7 +395,7 @@ static long first_half(const Scan *s, Run *r, const Second *h, long *j)
 {
     long next = 0; /* the second's first recorded start not yet passed */
     while (r->m < s->total) {
-        uint64_t at = position(s, &r->b);
+        uint64_t at = position(&r->b);
         if (h && h->recorded && at >= h->at[0]) {
             while (next < h->recorded && h->at[next] < at)
                 next++;
@@ -427,11 +474,12 @@ static void release(void **buffers, int count)
         PyMem_Free(buffers[i]);
 }
 
-/* jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> the image's pixels (RGB,
- * or L for one component) at n/8 of its size, rounded up; None where the data does not decode or does not end
- * the image. data[start:] is the scan's data. tables: DC 0 and 1,
+/* jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> (the image's pixels (RGB,
+ * or L for one component) at n/8 of its size, rounded up, the MCU from which the second half's were taken: the
+ * count of MCUs if the halves did not meet); None where the data does not decode or does not end the image.
+ * data[start:] is the scan's data. tables: DC 0 and 1,
  * AC 0 and 1, each 16 counts then 256 symbols. components: each h, v, DC table, AC table, then 64 quantisers
- * as little-endian 16-bit, in zigzag order. split: the second half's first byte (0: the middle). */
+ * as little-endian 16-bit, in zigzag order. split: the second half's first byte in it (0: the middle). */
 PyObject *jpeg_scaled(PyObject *module, PyObject *args)
 {
     const char *raw, *tables, *comps;
@@ -526,16 +574,15 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
 #ifdef _WIN32
     halves = 1;
 #endif
-    enum { DATA, OUT, DC, SECOND, BUFFERS };
+    enum { OUT, DC, SECOND, BUFFERS };
     void *buffers[BUFFERS] = {
-        PyMem_Malloc((size_t)raw_size + PAD), /* the data, its stuffed bytes taken out */
         halves > 1 ? PyMem_Malloc((size_t)s.total * (size_t)s.mcu_outputs * sizeof(float)) : NULL, /* the second */
         halves > 1 ? PyMem_Malloc((size_t)s.total * (size_t)s.nblocks * sizeof(int32_t)) : NULL,  /* half's blocks */
         halves > 1 ? PyMem_Malloc(sizeof(Second)) : NULL,
     };
     PyObject *pixels = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)s.width * s.height * (s.ncomp == 3 ? 3 : 1));
     for (int i = 0; i < BUFFERS; i++)
-        if (buffers[i] == NULL && (halves > 1 || i == DATA)) {
+        if (buffers[i] == NULL && halves > 1) {
             release(buffers, BUFFERS);
             Py_XDECREF(pixels);
             return PyErr_NoMemory();
@@ -544,40 +591,43 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         release(buffers, BUFFERS);
         return NULL;
     }
-    uint8_t *data = buffers[DATA];
     Second *second = buffers[SECOND];
     s.pixels = (uint8_t *)PyBytes_AsString(pixels);
     int ok = 0;
-    Py_BEGIN_ALLOW_THREADS
-    /* The data without its stuffed zero bytes, up to the first marker (the end of the image). */
-    size_t size = 0;
-    int ended = 0;
-    const uint8_t *at = (const uint8_t *)raw, *end = at + raw_size;
-    while (at < end) {
-        const uint8_t *ff = memchr(at, 0xFF, (size_t)(end - at));
-        size_t run = (size_t)((ff ? ff + 1 : end) - at);
-        memcpy(data + size, at, run);
-        size += run;
-        if (!ff || ff + 1 >= end || ff[1] != 0) {
-            size -= ff != NULL; /* a marker: the data ends before it, and it must be the image's end (after */
-            while (ff && ff + 1 < end && ff[1] == 0xFF) /* fill bytes): libjpeg refuses more scans or frames */
-                ff++;
-            ended = ff && ff + 1 < end && ff[1] == 0xD9;
-            break;
-        }
-        at = ff + 2; /* the stuffed zero after a data byte 0xFF */
-    }
-    memset(data + size, 0, PAD);
-    s.data = data;
-    s.nbits = (uint64_t)size * 8;
-    Run first = {{data, 0, 0}, 0, {0, 0, 0}, NULL, NULL, 0};
     long met = -1, j = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* Where the data ends (the first 0xFF not followed by a zero: a marker), and whether it ends the image. */
+    const uint8_t *at = (const uint8_t *)raw, *end = at + raw_size, *marker = end;
+    uint64_t zeros = 0;
+    for (;;) {
+        const uint8_t *ff = at < end ? memchr(at, 0xFF, (size_t)(end - at)) : NULL;
+        if (ff == NULL)
+            break;
+        if (ff + 1 < end && ff[1] == 0) {
+            zeros++;
+            at = ff + 2;
+            continue;
+        }
+        marker = ff;
+        break;
+    }
+    s.data = (const uint8_t *)raw;
+    s.end = marker;
+    s.nbits = ((uint64_t)(marker - s.data) - zeros) * 8;
+    while (marker + 2 < end && marker[1] == 0xFF) /* fill bytes before the marker */
+        marker++;
+    int ended = marker + 1 < end && marker[1] == 0xD9; /* libjpeg refuses more scans or frames */
+    Run first = {reader(&s, s.data, 0), 0, {0, 0, 0}, NULL, NULL, 0};
     int threaded = 0;
     if (second) {
         memset(second, 0, sizeof *second);
         second->s = &s;
-        second->start = split ? (uint64_t)split : size / 2;
-        const uint64_t middle = second->start; /* the second thread moves its own start as it restarts */
+        const uint8_t *middle = s.data + (split ? (size_t)split : (size_t)(s.end - s.data) / 2);
+        middle = middle < s.end ? middle : s.end;
+        middle += middle > s.data && middle[-1] == 0xFF; /* not the zero after a 0xFF */
+        second->start = middle;
+        second->origin = (uint64_t)(middle - s.data) - stuffed(s.data, middle);
+        const uint64_t halfway = second->origin; /* the second thread moves its own start as it restarts */
         second->run.out = buffers[OUT];
         second->run.dc = buffers[DC];
 #ifndef _WIN32
@@ -585,7 +635,7 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         threaded = pthread_create(&thread, NULL, second_thread, second) == 0;
 #endif
         /* The first half up to the second's start, at the same time as the second half. */
-        while (first.m < s.total && position(&s, &first.b) < middle * 8)
+        while (first.m < s.total && position(&first.b) < halfway * 8)
             if (mcu(&s, &first)) {
                 first.failed = 1;
                 break;
@@ -613,5 +663,5 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         Py_DECREF(pixels);
         Py_RETURN_NONE;
     }
-    return pixels;
+    return Py_BuildValue("(Nl)", pixels, met);
 }

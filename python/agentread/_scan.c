@@ -307,7 +307,7 @@ static PyMethodDef methods[] = {
     {"png_unfilter", png_unfilter, METH_VARARGS,
      "png_unfilter(rows, above, row_bytes, bpp) -> a bytearray of the rows' pixels, their filters undone, or None."},
     {"jpeg_scaled", jpeg_scaled, METH_VARARGS,
-     "jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> RGB or L pixels at n/8."},
+     "jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> (pixels at n/8, meeting)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,9 +36,10 @@ def scaled(data: bytes, size: tuple[int, int], least: tuple[int, int]):
     if (width, height) != size:
         return None
     threads = 2 if (os.cpu_count() or 1) > 1 else 1
-    pixels = jpeg_scaled(data, start, tables, components, width, height, n, threads, 0)
-    if pixels is None:
+    decoded = jpeg_scaled(data, start, tables, components, width, height, n, threads, 0)
+    if decoded is None:
         return None
+    pixels, _ = decoded
     from PIL import Image
 
     mode = "RGB" if len(components) > COMPONENT_BYTES else "L"
