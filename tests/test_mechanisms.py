@@ -397,7 +397,7 @@ def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str)
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     """What the server remembers of reads (the test in test_protocol shows where they then run)."""
-    from agentread.server import QUICK_READ_SECONDS, _QuickReads
+    from agentread.server import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickReads
 
     workspace = Workspace([str(tmp_path)])
     (tmp_path / "a.txt").write_text("one\n")
@@ -411,7 +411,9 @@ def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     assert not quick.known(parse_request({"path": "a.txt", "raw": True}), {})
     quick.note(seen, result, QUICK_READ_SECONDS, on_loop=False)  # slow on a worker: it may have waited
     assert quick.known(request, {})
-    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=True)  # slow where nothing else waits for it
+    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=True)  # a pause of a loaded machine, maybe
+    assert quick.known(request, {})
+    quick.note(seen, result, QUICK_READ_SLOW_SECONDS, on_loop=True)  # slow where nothing else waits for it
     assert not quick.known(request, {})
     seen = quick.look(request)
     (tmp_path / "a.txt").write_text("one\ntwo\n")  # changed after the read began

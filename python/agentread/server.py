@@ -56,6 +56,9 @@ READ_DEADLINE_SECONDS = float(os.environ.get("AGENTREAD_READ_DEADLINE", "60"))
 # time only keeps out files on storage slow enough to hold up the event loop.
 QUICK_READ_BYTES = 1 << 20
 QUICK_READ_SECONDS = 0.01
+# A read on the event loop slower than this sends the file back to the workers: ten times what made it quick,
+# so that a pause of a loaded machine (a collection, another process) during one read does not.
+QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
 
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
@@ -156,8 +159,8 @@ class _QuickReads:
     def note(self, seen: tuple | None, result, seconds: float, on_loop: bool) -> None:
         """After a read: a small text file read in under QUICK_READ_SECONDS is quick; anything else is not. A
         slower read on a worker, which may have waited for the interpreter lock behind other reads, changes
-        nothing; on the event loop, it sends the file back to the workers."""
-        slow = seconds >= QUICK_READ_SECONDS
+        nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to the workers."""
+        slow = seconds >= (QUICK_READ_SLOW_SECONDS if on_loop else QUICK_READ_SECONDS)
         if seen is None or (result.kind == "text" and slow and not on_loop):
             return
         key, version = seen
