@@ -24,6 +24,7 @@ from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart, ReadError
 from agentread.workspace import Workspace
+from mutate import damage
 
 PROVIDER_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
@@ -358,23 +359,6 @@ def recrc(data: bytes) -> bytes:
         out.append(png_chunk(kind, data[pos + 8:pos + 8 + length]))
         pos += 12 + length
     return b"".join(out) + data[pos:]
-
-
-def damage(data: bytearray, rng: random.Random, start: int = 0) -> None:
-    """One to three bytes flipped, or runs cut off, repeated or dropped, at data[start:] or after."""
-    for _ in range(rng.randint(1, 3)):
-        if len(data) <= start:
-            break
-        at = rng.randrange(start, len(data))
-        action = rng.choice(["flip", "cut", "repeat", "drop"])
-        if action == "flip":
-            data[at] ^= 1 << rng.randrange(8)
-        elif action == "cut":
-            del data[at:]
-        elif action == "repeat":
-            data[at:at] = data[at:at + rng.randint(1, 40)]
-        else:
-            del data[at:at + rng.randint(1, 40)]
 
 
 def test_a_damaged_png_is_never_taken_for_whole():

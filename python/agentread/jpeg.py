@@ -77,7 +77,8 @@ def _frame(data: bytes):
                 count = sum(body[at + 1:at + 17])
                 if at + 17 + count > len(body) or count > 256 or body[at] & 15 > 1 or body[at] >> 4 > 1:
                     return None
-                huff[body[at] >> 4, body[at] & 15] = body[at + 1:at + 17] + body[at + 17:at + 17 + count].ljust(256, b"\0")
+                symbols = body[at + 17:at + 17 + count]
+                huff[body[at] >> 4, body[at] & 15] = body[at + 1:at + 17] + symbols.ljust(256, b"\0")
                 at += 17 + count
             if at != len(body):
                 return None
