@@ -53,7 +53,7 @@ def decoded(data: bytes, n: int, threads: int = 2, split: int = 0) -> tuple[byte
 
 def mcus(data: bytes) -> int:
     width, height, components, _, _ = jpeg._frame(data)
-    wide, high = (2, 2) if len(components) > jpeg.COMPONENT_BYTES and components[0] == 2 else (1, 1)
+    wide, high = components[:2] if len(components) > jpeg.COMPONENT_BYTES else (1, 1)  # the luma's sampling
     return -(-width // (8 * wide)) * -(-height // (8 * high))
 
 

@@ -46,7 +46,7 @@ def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
 
 def test_a_file_cut_short_under_an_open_document_fails_its_pages_not_the_process(tmp_path):
     """PDFium reads a file as its pages need it: one truncated meanwhile (a build rewriting its PDF) makes those
-    reads fail, and PDFium's pages with them (the block reads themselves: the test above)."""
+    reads fail, and PDFium's pages with them (the block reads themselves: the test of whole blocks below)."""
     from test_pdf import build_pdf
 
     path = tmp_path / "cut.pdf"

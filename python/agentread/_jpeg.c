@@ -11,7 +11,6 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #ifndef _WIN32
 #include <pthread.h>
@@ -422,7 +421,7 @@ typedef struct {
 } Join;
 
 /* MCUs met + from to met + to, decoded by the second half: to the picture, their DC mended. */
-static void join_part(Join *t, long from, long to, int thread)
+static void join_part(const Join *t, long from, long to)
 {
     const Scan *s = t->s;
     for (long m = t->met + from; m < t->met + to; m++) {
@@ -433,39 +432,32 @@ static void join_part(Join *t, long from, long to, int thread)
                                + (uint32_t)t->offset[s->block_comp[k]]);
         put_mcu(s, m, t->out + local * (size_t)s->mcu_outputs, dcs);
     }
-    (void)thread;
 }
 
-typedef struct {
-    void (*work)(Join *, long, long, int);
-    Join *join;
-    long from, to;
-} Part;
-
 #ifndef _WIN32
-static void *part_thread(void *arg)
+static void *join_thread(void *arg)
 {
-    Part *p = arg;
-    p->work(p->join, p->from, p->to, 1);
+    const Join *t = arg;
+    long rest = t->s->total - t->met;
+    join_part(t, rest / 2, rest);
     return NULL;
 }
 #endif
 
-/* work over 0 to total, the second half on another thread when there are two. */
-static void in_two(void (*work)(Join *, long, long, int), Join *join, long total, int threads)
+/* The second half's MCUs to the picture, half of them on another thread when there are two. */
+static void join(const Join *t, int threads)
 {
-    Part half = {work, join, total / 2, total};
+    long rest = t->s->total - t->met;
 #ifndef _WIN32
     pthread_t thread;
-    if (threads > 1 && pthread_create(&thread, NULL, part_thread, &half) == 0) {
-        work(join, 0, total / 2, 0);
+    if (threads > 1 && pthread_create(&thread, NULL, join_thread, (void *)t) == 0) {
+        join_part(t, 0, rest / 2);
         pthread_join(thread, NULL);
         return;
     }
 #endif
     (void)threads;
-    work(join, 0, total / 2, 0);
-    work(join, total / 2, total, 0);
+    join_part(t, 0, rest);
 }
 
 static void release(void **buffers, int count)
@@ -650,11 +642,11 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     if (!first.failed && ended)
         met = first_half(&s, &first, second, &j);
     if (met >= 0) {
-        Join join = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC]};
+        Join joined = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC]};
         if (met < s.total)
             for (int c = 0; c < s.ncomp; c++)
-                join.offset[c] = (int32_t)((uint32_t)first.pred[c] - (uint32_t)second->pred[j][c]);
-        in_two(join_part, &join, s.total - met, halves);
+                joined.offset[c] = (int32_t)((uint32_t)first.pred[c] - (uint32_t)second->pred[j][c]);
+        join(&joined, halves);
         ok = 1;
     }
     Py_END_ALLOW_THREADS

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import re
 import threading
 import time
@@ -24,7 +23,7 @@ from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
-from agentread.workspace import file_version
+from agentread.workspace import path_version
 
 # Parsed documents kept between calls, keyed by path and file_version: paging through a big PDF parses it once.
 # Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
@@ -204,14 +203,15 @@ class _DocumentCache:
             old = self._docs.pop(key, None)  # opened by another thread meanwhile
             self._bytes += doc.size - (old.size if old else 0)
             self._docs[key] = doc
-            dropped = [old, *(self._docs.pop(cached, None) for cached in stale)]
-            self._bytes -= sum(gone.size for gone in dropped[1:] if gone)
+            dropped = [old]
+            for cached in stale:
+                dropped.append(self._docs.pop(cached, None))
+                self._bytes -= dropped[-1].size if dropped[-1] else 0
             while len(self._docs) > self._size or (self._bytes > self._max_bytes and len(self._docs) > 1):
                 dropped.append(self._docs.popitem(last=False)[1])
                 self._bytes -= dropped[-1].size
-        # Dropped here, not under the cache's lock: a PDFium document closes itself under PDFium's lock, which a
-        # long page layout in another thread may hold for seconds, and every read waits on the cache's.
-        del dropped
+        # `dropped` goes on return, not under the cache's lock: a PDFium document closes itself under PDFium's
+        # lock, which a long page layout in another thread may hold for seconds, and every read waits on the cache's.
         return doc
 
     @property
@@ -226,10 +226,7 @@ def _changed(key: tuple) -> bool:
     """Whether the file of a cache key (its path, then its file_version) is no longer what it was read as."""
     if len(key) == 2:
         return False  # an editor's buffer, keyed by (path, hash of its text)
-    try:
-        return file_version(os.stat(key[0])) != key[1:]
-    except OSError:
-        return True
+    return path_version(key[0]) != key[1:]
 
 
 DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS, PDF_CACHE_BYTES)

@@ -68,7 +68,7 @@ def render_pdfium_page(pdf, number: int) -> ImagePart:
     encoded, mime = encode_png(picture), "image/png"
     if len(encoded) > MAX_PAGE_PNG_BYTES:
         out = io.BytesIO()
-        picture.convert("RGB").save(out, "JPEG", quality=PHOTO_PAGE_JPEG_QUALITY)
+        picture.save(out, "JPEG", quality=PHOTO_PAGE_JPEG_QUALITY)  # rendered in RGB
         encoded, mime = out.getvalue(), "image/jpeg"
     if len(encoded) > MAX_IMAGE_BYTES:
         return image_part(encoded)[0]  # made smaller, as every image is

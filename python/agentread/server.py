@@ -35,7 +35,7 @@ from agentread.engine import Engine, FileChanged
 from agentread.live import LiveCell, LiveNotebook
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError, error_result
-from agentread.workspace import Workspace, file_version
+from agentread.workspace import Workspace, path_version
 
 READ_METHOD = "agentread/read"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
@@ -154,7 +154,7 @@ class _QuickReads:
         """Before a read: (key, version) of what the request's path leads to now; None if it names no file. A
         change from here on makes another version, so a file changed while it is read is not taken as quick."""
         key = self._key(request)
-        return (key, _version(key[0])) if key else None
+        return (key, path_version(key[0])) if key else None
 
     def note(self, seen: tuple | None, result, seconds: float, on_loop: bool) -> None:
         """After a read: a small text file read in under QUICK_READ_SECONDS is quick; anything else is not. A
@@ -181,7 +181,7 @@ class _QuickReads:
         if entry is None or entry[0] in buffers:
             return None
         # The path is followed again: a link since pointed at another file finds another inode.
-        version = _version(key[0])
+        version = path_version(key[0])
         return (key, version) if version == entry[1] else None
 
     def _key(self, request) -> tuple | None:
@@ -189,15 +189,6 @@ class _QuickReads:
             return self._workspace.absolute(request.path), request.raw
         except ReadError:
             return None
-
-
-def _version(path: str) -> tuple | None:
-    """The file_version of the regular file `path` leads to; None for anything else."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return file_version(st) if stat.S_ISREG(st.st_mode) else None
 
 
 class AgentReadServer(LanguageServer):

@@ -173,6 +173,15 @@ def file_version(st: os.stat_result) -> tuple:
     return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
 
 
+def path_version(path: str) -> tuple | None:
+    """The file_version of the regular file `path` leads to; None for anything else."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return file_version(st) if stat.S_ISREG(st.st_mode) else None
+
+
 def open_verified(resolved: Resolved):
     """Open the resolved file and check it is still the one we vetted (nothing swapped in since the stat).
 
