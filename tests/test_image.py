@@ -19,7 +19,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from agentread import image as image_module
 from agentread.engine import Engine
-from agentread.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
+from agentread.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png, resize_rows
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart, ReadError
@@ -496,6 +496,12 @@ def filtered_png(mode: str, width: int, height: int, seed: int) -> tuple[bytes, 
                    (b"IDAT", zlib.compress(b"".join(rows))), (b"IEND", b"")]), pixels
 
 
+def rows_of(decoding, first: int, last: int) -> bytes:
+    """Rows first to last of a decoded PNG, from the pieces it gives for them."""
+    pieces, top = decoding.pieces(first, last)
+    return b"".join(pieces)[(first - top) * decoding.row_bytes:(last - top) * decoding.row_bytes]
+
+
 @pytest.fixture
 def small_pieces(monkeypatch):
     """Rows decoded three at a time, so that a band's rows come from several pieces."""
@@ -507,15 +513,13 @@ def small_pieces(monkeypatch):
 def test_a_large_png_is_decoded_here_pixel_for_pixel(mode: str, small_pieces):
     data, pixels = filtered_png(mode, 2100, 23, seed=len(mode))
     png = image_module._png_layout(data)
-    decoding = image_module._PngPixels(png)
+    decoding = image_module._PngPixels(png, [(0, 23), (4, 17)])
     decoding.decode()
-    whole, top = decoding.rows(0, 23)
-    assert top == 0 and whole.mode == mode and whole.tobytes() == pixels
+    assert rows_of(decoding, 0, 23) == pixels
     with Image.open(io.BytesIO(data)) as pillows:
         assert pillows.tobytes() == pixels
     stride = 2100 * len(mode)
-    some, top = decoding.rows(4, 17)  # across pieces, from within one
-    assert top == 4 and some.tobytes() == pixels[4 * stride:17 * stride]
+    assert rows_of(decoding, 4, 17) == pixels[4 * stride:17 * stride]  # across pieces, from within one
 
 
 @needs_unfilter
@@ -524,8 +528,8 @@ def test_a_large_png_is_decoded_here_pixel_for_pixel(mode: str, small_pieces):
 def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: tuple[int, int], cores: int,
                                                               monkeypatch):
     """Decoded and resized band by band as its rows arrive, then compressed in the same bands: the picture is
-    the one resized from Pillow's decode but for rounding (a band's box is a float either way), and the PNG
-    the one encode_png makes of it."""
+    the one Pillow resizes from its decode, pixel for pixel, and the PNG the one encode_png makes of it. Where
+    Pillow decodes it, it resizes in bands of float boxes: a level of rounding apart."""
     rng = random.Random(11)
     img = Image.frombytes(mode, (60, 40), rng.randbytes(60 * 40 * len(mode))).resize(size, Image.BICUBIC)
     data = encoded(img, "PNG")
@@ -540,6 +544,7 @@ def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: t
     assert (part.mime_type, part.width, part.height, note) == (pillows.mime_type, pillows.width,
                                                                pillows.height, pillows_note)
     with Image.open(io.BytesIO(data)) as whole:
+        assert small.tobytes() == whole.resize(small.size, Image.BICUBIC).tobytes()
         theirs = image_module._downscale(whole.convert(mode))
     # Compared as colour times alpha, as in test_resizing_in_bands_is_resizing_whole: a level of rounding
     # there is up to 3 once the colour is divided by a small alpha and multiplied again.
@@ -575,9 +580,9 @@ def test_a_large_png_the_decoder_refuses_is_left_to_pillow(damage: str, cores: i
 @needs_unfilter
 def test_a_band_waits_for_the_rows_it_needs():
     data, pixels = filtered_png("L", 2100, 12, seed=9)
-    decoding = image_module._PngPixels(image_module._png_layout(data))
+    decoding = image_module._PngPixels(image_module._png_layout(data), [(3, 9)])
     got = []
-    waiting = threading.Thread(target=lambda: got.append(decoding.rows(3, 9)[0].tobytes()))
+    waiting = threading.Thread(target=lambda: got.append(rows_of(decoding, 3, 9)))
     waiting.start()
     waiting.join(0.2)
     assert waiting.is_alive() and not got  # nothing decoded yet
@@ -587,13 +592,52 @@ def test_a_band_waits_for_the_rows_it_needs():
 
 
 @needs_unfilter
+@pytest.mark.parametrize("mode", ["L", "LA", "RGB", "RGBA"])
+def test_the_resampler_makes_the_picture_pillow_makes(mode: str):
+    """Noise (every sample and alpha level) at sizes from a pixel to a few hundred, reduced by 1 to 5 times,
+    in bands of rows from pieces of rows: the same bytes as Pillow's resize of the whole image. Tall images
+    take the other order of passes, as in Pillow."""
+    rng, channels = random.Random(len(mode)), len(mode)
+    for trial in range(24):
+        width, height = rng.randint(1, 300), rng.randint(1, 300)
+        if trial % 4 == 0:  # down first: loses over twice as many rows as columns
+            width, height = rng.randint(1, 40), rng.randint(120, 400)
+        img = Image.frombytes(mode, (width, height), rng.randbytes(width * height * channels))
+        target = max(1, round(width / rng.uniform(1, 5))), max(1, round(height / rng.uniform(1, 5)))
+        pixels, stride = img.tobytes(), width * channels
+        step = rng.randint(1, height)
+        pieces = [pixels[at:at + step * stride] for at in range(0, len(pixels), step * stride)]
+        cuts = sorted({0, target[1], *(rng.randint(0, target[1]) for _ in range(2))})
+        rows = b"".join(resize_rows(pieces, 0, width, height, channels, "A" in mode, *target, top, bottom)
+                        for top, bottom in zip(cuts, cuts[1:]))
+        assert rows[::1 + target[0] * channels] == bytes(target[1])  # each row's filter type: none
+        ours = b"".join(rows[at + 1:at + 1 + target[0] * channels] for at in range(0, len(rows), 1 + target[0] * channels))
+        assert ours == img.resize(target, Image.BICUBIC).tobytes(), (trial, img.size, target)
+
+
+@needs_unfilter
+def test_the_resampler_refuses_rows_it_was_not_given():
+    pieces = [bytes(30 * 3 * 10), bytes(30 * 3 * 10)]  # rows 10 to 30 of a 30x40 RGB image
+    assert len(resize_rows(pieces, 10, 30, 40, 3, False, 20, 27, 9, 18)) == 9 * (1 + 60)
+    for args in [(pieces, 10, 30, 40, 3, False, 20, 27, 0, 9),  # reads rows above 10
+                 (pieces, 10, 30, 40, 3, False, 20, 27, 18, 27),  # and below 30
+                 ([bytes(30 * 3 * 10), bytearray(30 * 3 * 10)], 10, 30, 40, 3, False, 20, 27, 9, 18),
+                 ([bytes(30 * 3 * 10 + 1)], 10, 30, 40, 3, False, 20, 27, 9, 18),  # not whole rows
+                 (pieces, 10, 30, 40, 5, False, 20, 27, 9, 18), (pieces, 10, 30, 40, 1, True, 20, 27, 9, 18),
+                 (pieces, 10, 30, 40, 3, False, 20, 27, 9, 9), (pieces, 10, 30, 40, 3, False, 20, 27, 9, 28),
+                 (pieces, 10, 30, 40, 3, False, 0, 27, 9, 18), (pieces, -1, 30, 40, 3, False, 20, 27, 9, 18)]:
+        with pytest.raises(ValueError):
+            resize_rows(*args)
+
+
+@needs_unfilter
 def test_the_row_filter_helper_refuses_what_is_not_rows():
     unfilter = image_module.png_unfilter
-    assert unfilter(b"\x01\x05\x01\x02\x02\x03", None, 2, 1) == bytearray([5, 6, 7, 9])  # Sub, then Up
-    assert unfilter(b"\x02\x01\x01", bytearray([7, 9, 250, 10]), 2, 1) == bytearray([251, 11])  # above: its end
+    assert unfilter(b"\x01\x05\x01\x02\x02\x03", None, 2, 1) == bytes([5, 6, 7, 9])  # Sub, then Up
+    assert unfilter(b"\x02\x01\x01", bytes([7, 9, 250, 10]), 2, 1) == bytes([251, 11])  # above: its end
     assert unfilter(b"\x00\x01\x01\x05\x00\x00", None, 2, 1) is None  # a filter type past the five
     for rows, above, row_bytes, bpp in [(b"\x00\x00", None, 2, 1), (b"\x00\x00\x00", None, 2, 3),
-                                        (b"\x00\x00\x00", bytearray(1), 2, 1), (b"\x00\x00\x00", b"\x00\x00", 2, 1),
+                                        (b"\x00\x00\x00", bytes(1), 2, 1), (b"\x00\x00\x00", bytearray(2), 2, 1),
                                         (b"", None, 0, 1), (b"", None, sys.maxsize, 1)]:
         with pytest.raises(ValueError):
             unfilter(rows, above, row_bytes, bpp)
@@ -642,14 +686,14 @@ def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypat
         damage(target, rng)
         stream = zlib.compress(target) if in_rows else bytes(target)
         damaged = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
-        decoding = image_module._PngPixels(image_module._png_layout(damaged))
+        decoding = image_module._PngPixels(image_module._png_layout(damaged), [(0, 16)])
         decoding.decode()
         if decoding.broken:
             continue
         accepted += 1
         with Image.open(io.BytesIO(damaged)) as pillows:
             pillows.load()
-            assert decoding.rows(0, 16)[0].tobytes() == pillows.tobytes(), seed
+            assert rows_of(decoding, 0, 16) == pillows.tobytes(), seed
     assert 0 < accepted < SEEDS_OF_DAMAGE  # flipped pixels are still pixels; most other damage is not
 
 
@@ -703,7 +747,7 @@ def test_a_piece_of_rows_is_dropped_once_every_band_holding_it_has_taken_it(smal
     data, pixels = filtered_png("RGB", 2100, 12, seed=6)  # pieces of 3 rows: 0-2, 3-5, 6-8, 9-11
     decoding = image_module._PngPixels(image_module._png_layout(data), [(0, 7), (5, 12)])
     decoding.decode()
-    assert decoding.rows(5, 12)[0].tobytes() == pixels[5 * 6300:]
-    assert [piece is None for piece in decoding.pieces] == [False, False, False, True]  # 3-8 wait for (0, 7)
-    assert decoding.rows(0, 7)[0].tobytes() == pixels[:7 * 6300]
-    assert decoding.pieces == [None] * 4
+    assert rows_of(decoding, 5, 12) == pixels[5 * 6300:]
+    assert [piece is None for piece in decoding.decoded] == [False, False, False, True]  # 3-8 wait for (0, 7)
+    assert rows_of(decoding, 0, 7) == pixels[:7 * 6300]
+    assert decoding.decoded == [None] * 4

@@ -1,7 +1,7 @@
 /* The engine's loops over every byte of a file, written in C: counting line ends through a text file and
  * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), checking
  * a notebook's image payloads are plain JSON strings (notebook/model.py), and undoing a PNG's row filters
- * (image.py). The JPEG decoder is in _jpeg.c. */
+ * (image.py). The JPEG decoder is in _jpeg.c, the resampler of large PNGs in _resample.c. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <limits.h>
@@ -242,10 +242,11 @@ static inline int unfilter_row(int type, unsigned char *out, const unsigned char
 }
 
 /* PNG rows as stored (each its filter type, then `row_bytes` bytes), `above` the row before the first
- * undone (the last `row_bytes` of a bytearray), or None at the top of the image -> a new bytearray of the
- * rows' pixels, without their filter bytes, or None if a row's filter type is unknown; `bpp` is the bytes
- * of a whole pixel. The bytearray is not zeroed first: every byte of it is written, and zeroing an image's
- * worth of rows costs as much as inflating them. */
+ * undone (the last `row_bytes` of bytes), or None at the top of the image -> new bytes of the rows' pixels,
+ * without their filter bytes, or None if a row's filter type is unknown; `bpp` is the bytes of a whole pixel.
+ * Bytes, not a bytearray: they never change, so they are read with the GIL let go, here and by resize_rows.
+ * They are not zeroed first: every byte is written, and zeroing an image's worth of rows costs as much as
+ * inflating them. */
 static PyObject *png_unfilter(PyObject *module, PyObject *args)
 {
     const char *rows;
@@ -257,21 +258,22 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
         return PyErr_Format(PyExc_ValueError, "png_unfilter: rows of %zd bytes", row_bytes);
     Py_ssize_t stride = row_bytes + 1, count = size / stride;
     if (bpp < 1 || bpp > 8 || row_bytes % bpp || size % stride
-        || (above != Py_None && (!PyByteArray_Check(above) || PyByteArray_Size(above) < row_bytes)))
+        || (above != Py_None && (!PyBytes_Check(above) || PyBytes_Size(above) < row_bytes)))
         return PyErr_Format(PyExc_ValueError, "png_unfilter: %zd bytes are not rows of %zd bytes of %zd-byte "
-                            "pixels, or the row above is not a bytearray of a row", size, row_bytes, bpp);
-    PyObject *pixels = PyByteArray_FromStringAndSize(NULL, count * row_bytes);
-    /* The row above, copied: a bytearray's memory is not to be read while the GIL is let go. */
-    unsigned char *up_row = PyMem_Calloc((size_t)row_bytes, 1);
-    if (pixels == NULL || up_row == NULL) {
-        Py_XDECREF(pixels);
-        PyMem_Free(up_row);
+                            "pixels, or the row above is not bytes of a row", size, row_bytes, bpp);
+    PyObject *pixels = PyBytes_FromStringAndSize(NULL, count * row_bytes);
+    if (pixels == NULL)
+        return NULL;
+    /* Above the image's first row, zeros. */
+    unsigned char *zeros = above == Py_None ? PyMem_Calloc((size_t)row_bytes, 1) : NULL;
+    if (above == Py_None && zeros == NULL) {
+        Py_DECREF(pixels);
         return PyErr_NoMemory();
     }
-    if (above != Py_None)
-        memcpy(up_row, PyByteArray_AsString(above) + PyByteArray_Size(above) - row_bytes, (size_t)row_bytes);
-    const unsigned char *in = (const unsigned char *)rows, *up = up_row;
-    unsigned char *out = (unsigned char *)PyByteArray_AsString(pixels);
+    const unsigned char *in = (const unsigned char *)rows;
+    const unsigned char *up = zeros ? zeros
+        : (const unsigned char *)PyBytes_AsString(above) + PyBytes_Size(above) - row_bytes;
+    unsigned char *out = (unsigned char *)PyBytes_AsString(pixels);
     Py_ssize_t bad = -1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < count && bad < 0; r++, in += stride, up = out, out += row_bytes) {
@@ -287,7 +289,7 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
             bad = r;
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(up_row);
+    PyMem_Free(zeros);
     if (bad >= 0) {
         Py_DECREF(pixels);
         Py_RETURN_NONE;
@@ -296,6 +298,7 @@ static PyObject *png_unfilter(PyObject *module, PyObject *args)
 }
 
 PyObject *jpeg_scaled(PyObject *module, PyObject *args); /* _jpeg.c */
+PyObject *resize_rows(PyObject *module, PyObject *args); /* _resample.c */
 
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
@@ -305,7 +308,9 @@ static PyMethodDef methods[] = {
     {"plain_end", plain_end, METH_VARARGS,
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
     {"png_unfilter", png_unfilter, METH_VARARGS,
-     "png_unfilter(rows, above, row_bytes, bpp) -> a bytearray of the rows' pixels, their filters undone, or None."},
+     "png_unfilter(rows, above, row_bytes, bpp) -> bytes of the rows' pixels, their filters undone, or None."},
+    {"resize_rows", resize_rows, METH_VARARGS,
+     "resize_rows(pieces, top, width, height, channels, alpha, out_width, out_height, from, to) -> PNG rows."},
     {"jpeg_scaled", jpeg_scaled, METH_VARARGS,
      "jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> (pixels at n/8, meeting)."},
     {NULL, NULL, 0, NULL},

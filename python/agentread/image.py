@@ -17,9 +17,9 @@ from typing import Iterator, NamedTuple
 from zlib_ng import zlib_ng
 
 try:  # compiled with the package (setup.py); without it Pillow decodes every PNG
-    from agentread._scan import png_unfilter
+    from agentread._scan import png_unfilter, resize_rows
 except ImportError:
-    png_unfilter = None
+    png_unfilter = resize_rows = None
 
 from agentread import jpeg
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
@@ -219,7 +219,7 @@ def _downscale(img):
     factor = _reduction(img.size, target)
     if factor > 1:  # whole, so that every band resamples the same reduced pixels
         img = img.reduce(factor)
-    return _resize(lambda first, last: (img, 0), mode, img.size, target)[0]()
+    return _resize(img, mode, target)
 
 
 def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
@@ -227,37 +227,26 @@ def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
     return int(min(size[0] / target[0], size[1] / target[1]) / RESIZE_REDUCING_GAP)
 
 
-def _resize(rows, mode: str, size: tuple[int, int], target: tuple[int, int], produce=None, finish=None):
-    """An image of `mode` and `size` resized to `target` in bands, each from the source rows it needs:
-    rows(first, last) gives an image holding them (its colour times its alpha, for a mode in PREMULTIPLIED)
-    and the source row at its top. produce(), when given, runs on this thread while the bands are resized:
-    it makes the rows, and rows() waits for them. -> (a function making the image of the bands, only called
-    when it is needed, and finish(band, is the last) of each band)."""
+def _resize(img, mode: str, target: tuple[int, int]):
+    """An image (its colour times its alpha, for a mode in PREMULTIPLIED) resized to `target` in bands."""
     width, height = target
-    cuts, sources = _band_cuts(height, width * height), _band_sources(size, target)
+    cuts, sources = _band_cuts(height, width * height), _band_sources(img.size, target)
 
     def band(i: int):
         # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
         # source rows around the box, so the bands meet without a seam. BICUBIC keeps text in screenshots sharp.
-        top, bottom, first, last = sources[i]
-        piece, offset = rows(first, last)
-        out = piece.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC,
-                           box=(0, top - offset, size[0], bottom - offset))
-        out = out.convert(mode) if mode in PREMULTIPLIED else out
-        return out, finish(out, i == len(cuts) - 2) if finish else None
+        top, bottom, _, _ = sources[i]
+        out = img.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC, box=(0, top, img.width, bottom))
+        return out.convert(mode) if mode in PREMULTIPLIED else out
 
-    bands, finished = zip(*_in_bands(band, len(cuts) - 1, produce))
-
-    def picture():
-        if len(bands) == 1:
-            return bands[0]
-        Image, _ = _pillow()
-        out = Image.new(mode, target, None)  # not filled: the bands cover it
-        for top, piece in zip(cuts, bands):
-            out.paste(piece, (0, top))
-        return out
-
-    return picture, finished
+    bands = _in_bands(band, len(cuts) - 1)
+    if len(bands) == 1:
+        return bands[0]
+    Image, _ = _pillow()
+    out = Image.new(mode, target, None)  # not filled: the bands cover it
+    for top, piece in zip(cuts, bands):
+        out.paste(piece, (0, top))
+    return out
 
 
 def _band_sources(size: tuple[int, int], target: tuple[int, int]) -> list[tuple[float, float, int, int]]:
@@ -334,22 +323,25 @@ def encode_png(img) -> bytes | None:
     cuts = _band_cuts(img.height, img.width * img.height)
     stride = len(pixels) // img.height
     last = len(cuts) - 2
-    bands = _in_bands(lambda i: _png_band(pixels[cuts[i] * stride:cuts[i + 1] * stride], stride, i == last),
-                      last + 1)
-    return _png_file(img.width, img.height, color_type, bands)
+
+    def band(i: int) -> tuple[bytes, bytes]:
+        # Each row preceded by its filter type, 0 (none).
+        rows = b"".join([b"\0" + pixels[at:at + stride] for at in range(cuts[i] * stride, cuts[i + 1] * stride,
+                                                                          stride)])
+        return rows, _deflated(rows, i == last)
+
+    return _png_file(img.width, img.height, color_type, _in_bands(band, last + 1))
 
 
-def _png_band(pixels: memoryview, stride: int, last: bool) -> tuple[bytes, bytes]:
-    """A band's rows of pixels -> (the rows as PNG stores them, deflated). Each row is preceded by its filter
-    type, 0 (none). A band is raw deflate ending on a byte boundary (a sync flush), so the bands joined under
-    one zlib header are one stream; the last one ends it."""
-    rows = b"".join([b"\0" + pixels[at:at + stride] for at in range(0, len(pixels), stride)])
+def _deflated(rows: bytes, last: bool) -> bytes:
+    """A band's rows as PNG stores them, deflated: raw deflate ending on a byte boundary (a sync flush), so the
+    bands joined under one zlib header are one stream; the last one ends it."""
     deflate = zlib_ng.compressobj(PNG_COMPRESS_LEVEL, zlib_ng.DEFLATED, -zlib_ng.MAX_WBITS)
-    return rows, deflate.compress(rows) + deflate.flush(zlib_ng.Z_FINISH if last else zlib_ng.Z_SYNC_FLUSH)
+    return deflate.compress(rows) + deflate.flush(zlib_ng.Z_FINISH if last else zlib_ng.Z_SYNC_FLUSH)
 
 
 def _png_file(width: int, height: int, color_type: int, bands: list[tuple[bytes, bytes]]) -> bytes:
-    """A PNG of 8-bit rows from its bands (see _png_band)."""
+    """A PNG of 8-bit rows from its bands: each (its rows as PNG stores them, those deflated by _deflated)."""
     checksum = 1  # the zlib stream ends with the Adler-32 of all the rows
     for rows, _ in bands:
         checksum = zlib_ng.adler32(rows, checksum)
@@ -501,24 +493,30 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
     3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
-    (17 ms), and each band of the output is resized and compressed on the band threads as soon as the rows it
-    needs are decoded."""
+    (17 ms), and each band of the output is resized (resize_rows, the picture Pillow's resize makes) and
+    compressed on the band threads as soon as the rows it needs are decoded."""
     target = _fit(*size)
     if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
             or b"tRNS" in png.chunks or _reduction(size, target) > 1:
         return None  # a transparent colour and a palette are left to Pillow too, as it reads them
-    pixels = _PngPixels(png, [(first, last) for _, _, first, last in _band_sources(size, target)])
+    spans = [(first, last) for _, _, first, last in _band_sources(size, target)]
+    cuts = _band_cuts(target[1], target[0] * target[1])
+    pixels = _PngPixels(png, spans)
     mode, channels = PNG_MODES[png.color], PNG_CHANNELS[png.color]
 
-    def rows(first: int, last: int):
-        piece, top = pixels.rows(first, last)
-        return (piece.convert(PREMULTIPLIED[mode]) if mode in PREMULTIPLIED else piece), top
+    def band(i: int) -> tuple[bytes, bytes]:
+        pieces, top = pixels.pieces(*spans[i])
+        rows = resize_rows(pieces, top, *size, channels, mode in PREMULTIPLIED, *target, cuts[i], cuts[i + 1])
+        return rows, _deflated(rows, i == len(spans) - 1)
 
-    def compress(band, last: bool):
-        return _png_band(memoryview(band.tobytes()), band.width * channels, last)
+    def picture():
+        Image, _ = _pillow()
+        rows = b"".join([rows for rows, _ in bands])
+        # Each row after its filter byte.
+        return Image.frombytes(mode, target, memoryview(rows)[1:], "raw", mode, 1 + target[0] * channels, 1)
 
     try:
-        picture, bands = _resize(rows, mode, size, target, produce=pixels.decode, finish=compress)
+        bands = _in_bands(band, len(spans), produce=pixels.decode)
     except _PngBroken:  # a band found the decoder stopped
         pass
     if pixels.ends_early:
@@ -529,19 +527,18 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
 
 
 class _PngPixels:
-    """The rows of a PNG as they are decoded: decode() on one thread, rows() on others wait for theirs. Given
+    """The rows of a PNG as they are decoded: decode() on one thread, pieces() on others wait for theirs. Given
     the spans of rows that will be asked for (once each), a piece is dropped once every span holding it was."""
 
-    def __init__(self, png: _Png, spans: list[tuple[int, int]] | None = None):
-        self.png, self.mode = png, PNG_MODES[png.color]
+    def __init__(self, png: _Png, spans: list[tuple[int, int]]):
+        self.png = png
         self.row_bytes = png.stride - 1
         self.piece_rows = step = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
-        self.pieces: list[bytearray | None] = []  # piece k holds rows k * step onwards, their filters undone
+        self.decoded: list[bytes | None] = []  # piece k holds rows k * step onwards, their filters undone
         self.readers = [0] * (-(-png.height // step))  # spans still to be asked for holding each piece
-        for first, last in spans or []:
+        for first, last in spans:
             for k in range(first // step, (last - 1) // step + 1):
                 self.readers[k] += 1
-        self.keep = spans is None
         self.broken = self.ends_early = False
         self.progress = threading.Condition()
 
@@ -553,7 +550,7 @@ class _PngPixels:
                 if above is None:  # a row of an unknown filter type
                     raise _PngBroken
                 with self.progress:
-                    self.pieces.append(above)
+                    self.decoded.append(above)
                     self.progress.notify_all()
             whole = True
         except _PngEndsEarly:
@@ -566,23 +563,20 @@ class _PngPixels:
                     self.broken = True
                     self.progress.notify_all()
 
-    def rows(self, first: int, last: int):
-        """An image of rows first to last, and the row at its top."""
-        step, size = self.piece_rows, self.row_bytes
+    def pieces(self, first: int, last: int) -> tuple[list[bytes], int]:
+        """The pieces holding rows first to last, once decoded, and the row at the top of the first."""
+        step = self.piece_rows
         held = range(first // step, (last - 1) // step + 1)
         with self.progress:
-            self.progress.wait_for(lambda: len(self.pieces) * step >= last or self.broken)
+            self.progress.wait_for(lambda: len(self.decoded) * step >= last or self.broken)
             if self.broken:
                 raise _PngBroken
-            pieces = [self.pieces[k] for k in held]
+            pieces = [self.decoded[k] for k in held]
             for k in held:
                 self.readers[k] -= 1
-                if not self.readers[k] and not self.keep:
-                    self.pieces[k] = None
-        Image, _ = _pillow()
-        pixels = b"".join([memoryview(piece)[max(0, first - k * step) * size:(last - k * step) * size]
-                           for k, piece in zip(held, pieces)])
-        return Image.frombuffer(self.mode, (self.png.width, last - first), pixels, "raw", self.mode, 0, 1), first
+                if not self.readers[k]:
+                    self.decoded[k] = None
+        return pieces, held[0] * step
 
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
