@@ -17,6 +17,9 @@
 #define HALF (1 << (PRECISION_BITS - 1))
 /* Source samples either side of an output sample that the cubic reads, before it is widened to reduce. */
 #define SUPPORT 2.0
+/* The most an image is reduced here: 64 times widens the cubic to 257 samples. image.py reduces an image by
+ * whole factors first from 6 times (as Pillow does), so that more is only a caller's error. */
+#define MAX_REDUCTION 64
 
 /* The cubic convolution kernel with a = -0.5 (Keys), evaluated in Pillow's order of operations. */
 static double cubic(double x)
@@ -171,7 +174,8 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
                           &out_width, &out_height, &from, &to))
         return NULL;
     if (width < 1 || height < 1 || out_width < 1 || out_height < 1 || ch < 1 || ch > 4 || (alpha && ch < 2)
-        || from < 0 || to > out_height || from >= to || top < 0 || (size_t)width * ch > INT32_MAX)
+        || from < 0 || to > out_height || from >= to || top < 0 || (size_t)width * ch > INT32_MAX
+        || width / out_width >= MAX_REDUCTION || height / out_height >= MAX_REDUCTION)
         return PyErr_Format(PyExc_ValueError, "resize_rows: no rows %d to %d of %dx%d from %dx%d of %d channels",
                             from, to, out_width, out_height, width, height, ch);
     /* A tuple of the pieces is held while the GIL is let go: bytes never change, and none is freed. */
