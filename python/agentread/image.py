@@ -51,12 +51,12 @@ BICUBIC_SUPPORT = 2.0  # source pixels either side of a sample that Pillow's bic
 # Modes Pillow resamples with their colour multiplied by their alpha, so that transparent pixels lend no colour.
 PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
 
-# Pillow's resampling and zlib's compression let other threads run: a large image is resized and compressed in
-# IMAGE_BANDS horizontal bands at once, on a machine of more than one core. The count of bands is fixed, so
-# the picture sent is the same on any machine; and with more bands than cores, a band heavier than the rest
-# (a photo inset in a screenshot) leaves no core idle. On 2 cores, the bench's 3,000 px screenshot is resized
-# in 78 ms against 122 in one piece and compressed in 52 against 74 (58 in 2 bands). Below BANDS_MIN_PIXELS
-# one band is quicker.
+# Resampling (Pillow's, and the engine's own for large PNGs) and zlib's compression let other threads run: a
+# large image is resized and compressed in IMAGE_BANDS horizontal bands at once, on a machine of more than one
+# core. The count of bands is fixed, so the picture sent is the same on any machine; and with more bands than
+# cores, a band heavier than the rest (a photo inset in a screenshot) leaves no core idle. On 2 cores, the
+# bench's 3,000 px screenshot is resized in 34 ms against 69 in one piece and compressed in 10 against 19 (16 in
+# 2 bands). Below BANDS_MIN_PIXELS one band is quicker.
 IMAGE_BANDS = 4
 BANDS_MIN_PIXELS = 1_000_000
 
