@@ -511,7 +511,7 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
 
     def picture():
         Image, _ = _pillow()
-        rows = b"".join([rows for rows, _ in bands])
+        rows = b"".join([band_rows for band_rows, _ in bands])
         # Each row after its filter byte.
         return Image.frombytes(mode, target, memoryview(rows)[1:], "raw", mode, 1 + target[0] * channels, 1)
 
