@@ -241,6 +241,16 @@ def test_images_are_attached_where_they_occur():
     assert "<Figure" not in out.text().split("attached]")[0]
 
 
+def test_image_base64_split_in_lines_is_read_and_damaged_base64_is_named():
+    """Writers may wrap base64 in lines; base64 cut short is named as damaged."""
+    wrapped = base64.encodebytes(base64.b64decode(png_b64())).decode()
+    out = read(notebook(code("plot()", result({"image/png": wrapped})),
+                        code("plot()", result({"image/png": png_b64()[:-4] + "A"}))))
+    assert sum(isinstance(p, ImagePart) for p in out.content) == 1
+    assert "[image 1: output 1, image/png 64x48, attached]" in out.text()
+    assert "[image output 1: image/png 64x48, could not be decoded: its base64 data is damaged" in out.text()
+
+
 def test_image_budget_stops_at_a_cell_and_notes_extras_within_one_cell():
     image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": png_b64()}}
     data = notebook(*[code(f"plot({i})", image) for i in range(MAX_IMAGES_PER_CALL + 3)])

@@ -7,12 +7,13 @@ as a guess.
 
 from __future__ import annotations
 
-import base64
 import io
 import logging
 import os
 import shutil
 import subprocess
+
+import pybase64
 
 from agentread.image import encode_png, image_part
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE
@@ -73,7 +74,7 @@ def render_pdfium_page(pdf, number: int) -> ImagePart:
     if len(encoded) > MAX_IMAGE_BYTES:
         return image_part(encoded)[0]  # made smaller, as every image is
     # Made here from a bitmap: sent without the check of a file from elsewhere.
-    return ImagePart(mime, base64.b64encode(encoded).decode("ascii"), picture.width, picture.height)
+    return ImagePart(mime, pybase64.b64encode_as_string(encoded), picture.width, picture.height)
 
 
 def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | None:
@@ -83,7 +84,7 @@ def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | No
         return None
     try:
         # One thread: Tesseract's OpenMP threads contend with the server's own work and make its time unpredictable.
-        done = subprocess.run([program, "stdin", "stdout"], input=base64.b64decode(image.data),
+        done = subprocess.run([program, "stdin", "stdout"], input=pybase64.b64decode(image.data),
                               capture_output=True, timeout=timeout, check=False,
                               env={**os.environ, "OMP_THREAD_LIMIT": "1"})
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -8,13 +8,13 @@ line also carries its number in the cell's *uncut* rendering, so a cut can say e
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 from dataclasses import dataclass
 from typing import Any, Union
 
 import orjson
+import pybase64
 
 from agentread.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
 from agentread.notebook.model import Cell, Notebook, Payload
@@ -85,7 +85,7 @@ class ImageRef:
         text = _text(self.payload)
         if self.mime == SVG_MIME:
             return text.encode("utf-8")
-        return base64.b64decode(text)  # non-alphabet characters (line breaks) are skipped
+        return pybase64.b64decode(text)  # non-alphabet characters (line breaks) are skipped
 
     def describe(self) -> str:
         dims = image_dims(self.mime, self.payload)
@@ -373,7 +373,7 @@ def _base64_head(payload: Any, chars: int) -> bytes:
         return b""
     head = "".join(payload[:chars + _HEAD_LINE_BREAK_CHARS].split())[:chars]
     try:
-        return base64.b64decode(head[:len(head) // 4 * 4])
+        return pybase64.b64decode(head[:len(head) // 4 * 4])
     except ValueError:  # binascii.Error: damaged data has no size to show
         return b""
 
