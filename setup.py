@@ -17,9 +17,11 @@ LIMITED_API = not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 setup(
     ext_modules=[Extension(
-        "agentread._scan", ["python/agentread/_scan.c", "python/agentread/_jpeg.c",
-                                     "python/agentread/_resample.c"], optional=True,
-        extra_compile_args=[] if os.name == "nt" else ["-O3", "-pthread"],  # MSVC optimises already, rejects -O3
+        "agentread._scan", ["python/agentread/_scan.c", "python/agentread/_jpeg.c", "python/agentread/_resample.c"],
+        optional=True,
+        # MSVC optimises already and rejects -O3. No fused multiply-adds where the target has them (ARM): the
+        # resampler's float arithmetic is to be the one Pillow's C does, rounding each step.
+        extra_compile_args=[] if os.name == "nt" else ["-O3", "-pthread", "-ffp-contract=off"],
         extra_link_args=[] if os.name == "nt" else ["-pthread"],  # the JPEG decoder's second thread (_jpeg.c)
         define_macros=[("Py_LIMITED_API", "0x030A0000")] if LIMITED_API else [],
         py_limited_api=LIMITED_API,

@@ -710,6 +710,16 @@ def test_a_png_reduced_first_is_left_to_pillow():
         assert (downscaled is None) == reduced
 
 
+@needs_unfilter
+def test_a_thin_strip_reduced_past_what_the_resampler_takes_is_left_to_pillow():
+    """128,000x2 to 2,000x1: 64 times along, under 6 times across, so not reduced first."""
+    strip = Image.linear_gradient("L").resize((128_000, 2))
+    data = encoded(strip, "PNG")
+    assert image_module._png_downscaled(image_module._png_layout(data), strip.size) is None
+    part, note = image_module.image_part(data)
+    assert (part.width, part.height, note) == (2000, 1, "downscaled from 128000x2")
+
+
 @pytest.mark.parametrize("keyword", [b"exif", b"Raw profile type exif", b"XML:com.adobe.xmp"])
 def test_a_large_png_turned_by_a_text_chunk_is_turned_upright(tmp_path: Path, engine: Engine, keyword: bytes):
     """Pillow reads an orientation from these text chunks too: such a PNG is left to it, and turned."""

@@ -126,8 +126,9 @@ static void refill_slowly(Bits *b)
     }
 }
 
-/* At least 32 valid bits after it: a symbol and its extra bits take 27 at most (a 16-bit code, 11 bits of a DC
- * difference). Loads up to 56 when it loads, so that most calls load nothing. */
+/* At least 32 valid bits after it: a symbol and its extra bits take 31 at most (a code of up to 16 bits, then
+ * up to 15 bits of an AC value in damaged data; 11 of a DC difference). Loads up to 56 when it loads, so that
+ * most calls load nothing. */
 static inline void refill(Bits *b)
 {
     if (b->bits >= 32)

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Fixed-point bits of a coefficient, as Pillow's for 8-bit samples: of 32 bits, 8 for the sample and 2 of
  * headroom for a sum whose negative lobes let it run past the sample's range. */
@@ -17,8 +16,9 @@
 #define HALF (1 << (PRECISION_BITS - 1))
 /* Source samples either side of an output sample that the cubic reads, before it is widened to reduce. */
 #define SUPPORT 2.0
-/* The most an image is reduced here: 64 times widens the cubic to 257 samples. image.py reduces an image by
- * whole factors first from 6 times (as Pillow does), so that more is only a caller's error. */
+/* The most an image is reduced here, across or down: the cubic then reads 257 samples. Its weights take memory
+ * in proportion (a row of 100 million pixels to 2,000 would take 1.6 GB); image.py leaves an image reduced
+ * more (a thin strip, reduced far more along its length) to Pillow. */
 #define MAX_REDUCTION 64
 
 /* The cubic convolution kernel with a = -0.5 (Keys), evaluated in Pillow's order of operations. */

@@ -88,6 +88,9 @@ PNG_ENDS_EARLY = "its pixel data ends before its last row; the missing rows are 
 PNG_CRITICAL_CHUNKS = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
 MAX_PNG_CHUNKS = 10_000
 
+# The most resize_rows (_resample.c) reduces a side by: more is a thin strip, left to Pillow.
+RESAMPLE_MAX_REDUCTION = 64
+
 # Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit whole in
 # memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them). Under the C allocator's threshold for mapping
 # fresh pages (128 KB), each piece reuses the memory of the last: with 1 MB pieces, a fresh server's first read
@@ -233,7 +236,8 @@ def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
 def _resize(img, mode: str, target: tuple[int, int]):
     """An image (its colour times its alpha, for a mode in PREMULTIPLIED) resized to `target` in bands."""
     width, height = target
-    cuts, sources = _band_cuts(height, width * height), _band_sources(img.size, target)
+    cuts = _band_cuts(height, width * height)
+    sources = _band_sources(img.size, target, cuts)
 
     def band(i: int):
         # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
@@ -252,14 +256,14 @@ def _resize(img, mode: str, target: tuple[int, int]):
     return out
 
 
-def _band_sources(size: tuple[int, int], target: tuple[int, int]) -> list[tuple[float, float, int, int]]:
-    """For each band of an image of `size` resized to `target`: the top and bottom of its box in the source,
-    and the source rows the filter reads for it, first to last."""
+def _band_sources(size: tuple[int, int], target: tuple[int, int],
+                  cuts: list[int]) -> list[tuple[float, float, int, int]]:
+    """For each band of an image of `size` resized to `target`, cut at `cuts`: the top and bottom of its box in
+    the source, and the source rows the filter reads for it, first to last."""
     scale = size[1] / target[1]
     # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces, and
     # one for the rounding of the box's float edges to rows.
     margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
-    cuts = _band_cuts(target[1], target[0] * target[1])
     return [(top * scale, bottom * scale, max(0, int(top * scale) - margin),
              min(size[1], math.ceil(bottom * scale) + margin)) for top, bottom in zip(cuts, cuts[1:])]
 
@@ -491,7 +495,8 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     """A PNG too large to send, decoded here and downscaled while it decodes -> (a function making the image,
     the PNG encode_png would make of it); None where it is not an 8-bit grey, grey+alpha, RGB or RGBA PNG
     proven whole, where it is to be reduced first (6 times larger than sent, or more: Pillow reduces the whole
-    image), or where the C helpers were not built (Pillow decodes it then). Raises _PngEndsEarly for pixel
+    image), where one side is reduced more than resize_rows does (a thin strip), or where the C helpers were
+    not built (Pillow decodes it then). Raises _PngEndsEarly for pixel
     data that is whole but short, which Pillow decodes without noticing.
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
@@ -500,10 +505,11 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     compressed on the band threads as soon as the rows it needs are decoded."""
     target = _fit(*size)
     if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
-            or b"tRNS" in png.chunks or _reduction(size, target) > 1:
+            or b"tRNS" in png.chunks or _reduction(size, target) > 1 \
+            or max(size[0] / target[0], size[1] / target[1]) >= RESAMPLE_MAX_REDUCTION:
         return None  # a transparent colour and a palette are left to Pillow too, as it reads them
-    spans = [(first, last) for _, _, first, last in _band_sources(size, target)]
     cuts = _band_cuts(target[1], target[0] * target[1])
+    spans = [(first, last) for _, _, first, last in _band_sources(size, target, cuts)]
     pixels = _PngPixels(png, spans)
     mode, channels = PNG_MODES[png.color], PNG_CHANNELS[png.color]
 
@@ -520,8 +526,8 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
 
     try:
         bands = _in_bands(band, len(spans), produce=pixels.decode)
-    except _PngBroken:  # a band found the decoder stopped
-        pass
+    except _PngBroken:  # a band found the decoder stopped, which pixels.broken says below
+        bands = []
     if pixels.ends_early:
         raise _PngEndsEarly
     if pixels.broken:  # found after the last row, too (data left over): the bands may have had all theirs
