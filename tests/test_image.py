@@ -596,13 +596,19 @@ def test_a_band_waits_for_the_rows_it_needs():
 def test_the_resampler_makes_the_picture_pillow_makes(mode: str):
     """Noise (every sample and alpha level) at sizes from a pixel to a few hundred, reduced by 1 to 5 times,
     in bands of rows from pieces of rows: the same bytes as Pillow's resize of the whole image. Tall images
-    take the other order of passes, as in Pillow."""
+    take the other order of passes, as in Pillow; with alpha, some images are opaque (their colour alone is
+    resampled) or opaque but for one pixel."""
     rng, channels = random.Random(len(mode)), len(mode)
     for trial in range(24):
         width, height = rng.randint(1, 300), rng.randint(1, 300)
         if trial % 4 == 0:  # down first: loses over twice as many rows as columns
             width, height = rng.randint(1, 40), rng.randint(120, 400)
-        img = Image.frombytes(mode, (width, height), rng.randbytes(width * height * channels))
+        pixels = bytearray(rng.randbytes(width * height * channels))
+        if "A" in mode and trial % 3:
+            pixels[channels - 1::channels] = b"\xff" * (width * height)
+            if trial % 3 == 2:
+                pixels[rng.randrange(width * height) * channels + channels - 1] = rng.randrange(255)
+        img = Image.frombytes(mode, (width, height), bytes(pixels))
         target = max(1, round(width / rng.uniform(1, 5))), max(1, round(height / rng.uniform(1, 5)))
         pixels, stride = img.tobytes(), width * channels
         step = rng.randint(1, height)

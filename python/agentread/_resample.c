@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Fixed-point bits of a coefficient, as Pillow's for 8-bit samples: of 32 bits, 8 for the sample and 2 of
  * headroom for a sum whose negative lobes let it run past the sample's range. */
@@ -93,15 +94,15 @@ static inline uint8_t clip(int32_t sum)
     return (uint8_t)(sum < 0 ? 0 : sum > 255 ? 255 : sum);
 }
 
-/* One row resized across: n output pixels of `ch` channels from `in`. Inlined with ch a constant, a pixel's
- * channels are summed side by side. */
-static inline void across(uint8_t *out, const uint8_t *in, const Taps *t, int n, const int ch)
+/* One row resized across: n output pixels of `ch` channels from the first `ch` channels of pixels `step`
+ * bytes apart in `in`. Inlined with ch and step constants, a pixel's channels are summed side by side. */
+static inline void across(uint8_t *out, const uint8_t *in, const Taps *t, int n, const int ch, const int step)
 {
     for (int o = 0; o < n; o++) {
-        const uint8_t *p = in + (size_t)t->first[o] * ch;
+        const uint8_t *p = in + (size_t)t->first[o] * step;
         const int32_t *k = t->k + (size_t)o * t->size;
         int32_t sum[4] = {HALF, HALF, HALF, HALF};
-        for (int i = 0; i < t->count[o]; i++, p += ch)
+        for (int i = 0; i < t->count[o]; i++, p += step)
             for (int c = 0; c < ch; c++)
                 sum[c] += p[c] * k[i];
         for (int c = 0; c < ch; c++)
@@ -109,13 +110,16 @@ static inline void across(uint8_t *out, const uint8_t *in, const Taps *t, int n,
     }
 }
 
-static void across_any(uint8_t *out, const uint8_t *in, const Taps *t, int n, int ch)
+/* The pixels of every mode, and the colour of opaque grey+alpha and RGBA. */
+static void across_any(uint8_t *out, const uint8_t *in, const Taps *t, int n, int ch, int step)
 {
-    switch (ch) {
-    case 1: across(out, in, t, n, 1); break;
-    case 2: across(out, in, t, n, 2); break;
-    case 3: across(out, in, t, n, 3); break;
-    default: across(out, in, t, n, 4);
+    switch (ch * 8 + step) {
+    case 1 * 8 + 1: across(out, in, t, n, 1, 1); break;
+    case 2 * 8 + 2: across(out, in, t, n, 2, 2); break;
+    case 3 * 8 + 3: across(out, in, t, n, 3, 3); break;
+    case 4 * 8 + 4: across(out, in, t, n, 4, 4); break;
+    case 1 * 8 + 2: across(out, in, t, n, 1, 2); break;
+    default: across(out, in, t, n, 3, 4);
     }
 }
 
@@ -146,6 +150,27 @@ static void premultiply(uint8_t *out, const uint8_t *in, size_t pixels, int ch)
             out[c] = (uint8_t)(((v >> 8) + v) >> 8);
         }
         out[ch - 1] = (uint8_t)alpha;
+    }
+}
+
+/* Whether every pixel of `count` rows is opaque: its colour times its alpha is its colour then, and Pillow's
+ * sums of the alpha come to 255 again (the weights sum to one within their rounding, which is far under half
+ * a level), so the colour alone is resampled. Most screenshots with an alpha channel are so. */
+static int opaque(const uint8_t *const *rows, int count, size_t pixels, int ch)
+{
+    for (int r = 0; r < count; r++)
+        for (size_t p = 0; p < pixels; p++)
+            if (rows[r][p * ch + ch - 1] != 255)
+                return 0;
+    return 1;
+}
+
+/* Opaque pixels of `ch` channels from their colour. */
+static void with_alpha(uint8_t *out, const uint8_t *colour, size_t pixels, int ch)
+{
+    for (size_t p = 0; p < pixels; p++, out += ch, colour += ch - 1) {
+        memcpy(out, colour, (size_t)ch - 1);
+        out[ch - 1] = 255;
     }
 }
 
@@ -224,10 +249,15 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
     int across_first = !(height - out_height > 0 && height - out_height > 2 * (width - out_width));
     int span = last - first;
     size_t widest = row_bytes > out_bytes ? row_bytes : out_bytes;
-    /* Across first: every source row read, resized across (premultiplied first, in `scratch`). Down first:
-     * the source rows premultiplied when there is alpha, then one output row at a time down into `scratch`. */
-    work = malloc(across_first ? (size_t)span * out_bytes : alpha ? (size_t)span * row_bytes : 1);
-    scratch = malloc(across_first ? (alpha ? row_bytes : 1) : row_bytes);
+    /* Colour alone, for rows all opaque (resized across first: down first is for rare shapes). */
+    int solid = alpha && across_first && opaque(rows, span, (size_t)width, ch);
+    int kept_ch = solid ? ch - 1 : ch;
+    size_t kept_bytes = (size_t)out_width * kept_ch;
+    /* Across first: every source row read, resized across (premultiplied first, in `scratch`); for solid rows,
+     * each output row's colour is made in `scratch`. Down first: the source rows premultiplied when there is
+     * alpha, then one output row at a time down into `scratch`. */
+    work = malloc(across_first ? (size_t)span * kept_bytes : alpha ? (size_t)span * row_bytes : 1);
+    scratch = malloc(widest);
     sum = malloc(sizeof(int32_t) * widest);
     if (work == NULL || scratch == NULL || sum == NULL)
         goto no_memory;
@@ -236,13 +266,13 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
     if (across_first || alpha) {
         for (int r = 0; r < span; r++) {
             const uint8_t *row = rows[r];
-            uint8_t *kept = work + (size_t)r * (across_first ? out_bytes : row_bytes);
-            if (alpha) {
+            uint8_t *kept = work + (size_t)r * (across_first ? kept_bytes : row_bytes);
+            if (alpha && !solid) {
                 premultiply(across_first ? scratch : kept, row, (size_t)width, ch);
                 row = across_first ? scratch : kept;
             }
             if (across_first)
-                across_any(kept, row, &across_taps, out_width, ch);
+                across_any(kept, row, &across_taps, out_width, kept_ch, ch);
             rows[r] = kept;
         }
     }
@@ -250,13 +280,16 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
         const uint8_t *const *read = rows + (down_taps.first[o] - first);
         const int32_t *k = down_taps.k + (size_t)o * down_taps.size;
         out[0] = 0;
-        if (across_first) {
+        if (solid) {
+            down(scratch, read, down_taps.count[o], k, sum, kept_bytes);
+            with_alpha(out + 1, scratch, (size_t)out_width, ch);
+        } else if (across_first) {
             down(out + 1, read, down_taps.count[o], k, sum, out_bytes);
         } else {
             down(scratch, read, down_taps.count[o], k, sum, row_bytes);
-            across_any(out + 1, scratch, &across_taps, out_width, ch);
+            across_any(out + 1, scratch, &across_taps, out_width, ch, ch);
         }
-        if (alpha)
+        if (alpha && !solid)
             unpremultiply(out + 1, (size_t)out_width, ch);
     }
     Py_END_ALLOW_THREADS
