@@ -630,6 +630,7 @@ def test_the_resampler_refuses_rows_it_was_not_given():
                  ([bytes(30 * 3 * 10), bytearray(30 * 3 * 10)], 10, 30, 40, 3, False, 20, 27, 9, 18),
                  ([bytes(30 * 3 * 10 + 1)], 10, 30, 40, 3, False, 20, 27, 9, 18),  # not whole rows
                  (pieces, 10, 30, 40, 5, False, 20, 27, 9, 18), (pieces, 10, 30, 40, 1, True, 20, 27, 9, 18),
+                 (pieces, 10, 30, 40, 3, True, 20, 27, 9, 18),  # alpha is grey+alpha's or RGBA's
                  (pieces, 10, 30, 40, 3, False, 20, 27, 9, 9), (pieces, 10, 30, 40, 3, False, 20, 27, 9, 28),
                  (pieces, 10, 30, 40, 3, False, 0, 27, 9, 18), (pieces, -1, 30, 40, 3, False, 20, 27, 9, 18),
                  ([bytes(6400 * 64)], 0, 6400, 64, 1, False, 100, 64, 0, 64)]:  # reduced 64 times

@@ -110,7 +110,7 @@ static inline void across(uint8_t *out, const uint8_t *in, const Taps *t, int n,
     }
 }
 
-/* The pixels of every mode, and the colour of opaque grey+alpha and RGBA. */
+/* The pixels of every mode (step = ch), and the colour of opaque grey+alpha and RGBA (ch = step - 1). */
 static void across_any(uint8_t *out, const uint8_t *in, const Taps *t, int n, int ch, int step)
 {
     switch (ch * 8 + step) {
@@ -198,7 +198,8 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "Oiiiipiiii:resize_rows", &list, &top, &width, &height, &ch, &alpha,
                           &out_width, &out_height, &from, &to))
         return NULL;
-    if (width < 1 || height < 1 || out_width < 1 || out_height < 1 || ch < 1 || ch > 4 || (alpha && ch < 2)
+    if (width < 1 || height < 1 || out_width < 1 || out_height < 1 || ch < 1 || ch > 4
+        || (alpha && ch != 2 && ch != 4) /* grey+alpha or RGBA */
         || from < 0 || to > out_height || from >= to || top < 0 || (size_t)width * ch > INT32_MAX
         || width / out_width >= MAX_REDUCTION || height / out_height >= MAX_REDUCTION)
         return PyErr_Format(PyExc_ValueError, "resize_rows: no rows %d to %d of %dx%d from %dx%d of %d channels",
