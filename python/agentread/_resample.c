@@ -250,20 +250,20 @@ PyObject *resize_rows(PyObject *module, PyObject *args)
     int across_first = !(height - out_height > 0 && height - out_height > 2 * (width - out_width));
     int span = last - first;
     size_t widest = row_bytes > out_bytes ? row_bytes : out_bytes;
-    /* Colour alone, for rows all opaque (resized across first: down first is for rare shapes). */
-    int solid = alpha && across_first && opaque(rows, span, (size_t)width, ch);
-    int kept_ch = solid ? ch - 1 : ch;
-    size_t kept_bytes = (size_t)out_width * kept_ch;
     /* Across first: every source row read, resized across (premultiplied first, in `scratch`); for solid rows,
      * each output row's colour is made in `scratch`. Down first: the source rows premultiplied when there is
      * alpha, then one output row at a time down into `scratch`. */
-    work = malloc(across_first ? (size_t)span * kept_bytes : alpha ? (size_t)span * row_bytes : 1);
+    work = malloc(across_first ? (size_t)span * out_bytes : alpha ? (size_t)span * row_bytes : 1);
     scratch = malloc(widest);
     sum = malloc(sizeof(int32_t) * widest);
     if (work == NULL || scratch == NULL || sum == NULL)
         goto no_memory;
     uint8_t *out = (uint8_t *)PyBytes_AsString(result);
     Py_BEGIN_ALLOW_THREADS
+    /* Colour alone, for rows all opaque (resized across first: down first is for rare shapes). */
+    int solid = alpha && across_first && opaque(rows, span, (size_t)width, ch);
+    int kept_ch = solid ? ch - 1 : ch;
+    size_t kept_bytes = (size_t)out_width * kept_ch;
     if (across_first || alpha) {
         for (int r = 0; r < span; r++) {
             const uint8_t *row = rows[r];
