@@ -496,8 +496,8 @@ def _png_downscaled(png: _Png, size: tuple[int, int]):
     the PNG encode_png would make of it); None where it is not an 8-bit grey, grey+alpha, RGB or RGBA PNG
     proven whole, where it is to be reduced first (6 times larger than sent, or more: Pillow reduces the whole
     image), where one side is reduced more than resize_rows does (a thin strip), or where the C helpers were
-    not built (Pillow decodes it then). Raises _PngEndsEarly for pixel
-    data that is whole but short, which Pillow decodes without noticing.
+    not built (Pillow decodes it then). Raises _PngEndsEarly for pixel data that is whole but short, which
+    Pillow decodes without noticing.
 
     Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
     3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
