@@ -106,7 +106,7 @@ def test_the_halves_give_the_same_bits_wherever_the_scan_is_split(subsampling: i
 
 def test_a_damaged_jpeg_is_decoded_or_left_to_pillow():
     """Bytes flipped, cut, repeated or dropped anywhere: an image of the size asked for, or None (Pillow then
-    repairs or refuses it); never an error, never a read outside the data."""
+    repairs or refuses it); never an error. A read outside the data shows under the sanitizers (bench/README)."""
     data = encoded(photo((803, 601)), quality=85)
     size, left = (803, 601), 0  # one core or two: the halves' joining is covered above
     for seed in range(SEEDS_OF_DAMAGE):
@@ -199,7 +199,8 @@ def test_a_large_jpeg_read_is_decoded_here_and_turned_upright(tmp_path: Path, mo
 
 def test_hostile_tables_and_scan_data_are_decoded_or_left_to_pillow():
     """Huffman tables of random code counts and symbols, quantisers of any value, scan data of random bytes:
-    never an error, never a read outside the data (the decoder's pad of zeros bounds an MCU read past its end)."""
+    never an error. A read outside the data shows under the sanitizers (bench/README): the decoder reads zeros
+    past the data's end, and checks after each MCU whether it ran past it."""
     data = encoded(photo((803, 601)), quality=85)
     width, height, components, tables, start = jpeg._frame(data)
     decoded_any = 0

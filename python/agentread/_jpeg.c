@@ -1,4 +1,4 @@
-/* A baseline JPEG decoded at 1/8 or 1/4 of its size on two cores (image.py): libjpeg decodes a scan's Huffman
+/* A baseline JPEG decoded at 1/8 or 1/4 of its size on two cores (jpeg.py): libjpeg decodes a scan's Huffman
  * codes one after another, and a JPEG without restart markers (most) gives it no place to split them. Here the
  * second half is decoded from its middle byte at once, as if an MCU started there: Huffman codes fall into
  * step with the true ones within a few blocks, and wherever the first half's decoder, going on past the
@@ -35,7 +35,7 @@ typedef struct {
     int h, v;           /* blocks in an MCU, across and down */
     const Huff *dc, *ac;
     int nx, ny;         /* outputs a block, across and down: 1, 2 or 4 */
-    float w[64][16];    /* a coefficient's weight (quantisation included) in each output's mean, by zigzag index */
+    float w[64][16];    /* an AC coefficient's weight (quantisation included) in each output's mean, by zigzag index */
     float dc_weight;    /* the same for the DC coefficient: added to all outputs alike */
 } Comp;
 
@@ -71,7 +71,6 @@ typedef struct {
     int32_t pred[3];     /* DC predictions (sums of differences, wrapping: libjpeg keeps 16 bits of them) */
     float *out;          /* the second half's blocks: n * n quarter means but for the DC, MCU after MCU, */
     int32_t *dc;         /* and each DC coefficient as decoded; NULL: MCUs go to the picture at once */
-    int failed;
 } Run;
 
 static int huff_build(Huff *t, const uint8_t *counts, const uint8_t *vals)
@@ -348,6 +347,7 @@ typedef struct {
     long recorded;
 } Second;
 
+#ifndef _WIN32 /* one thread there (see jpeg_scaled) */
 static void second_half(Second *h)
 {
     const Scan *s = h->s;
@@ -384,7 +384,6 @@ static void second_half(Second *h)
     h->recorded = 0;
 }
 
-#ifndef _WIN32
 static void *second_thread(void *arg)
 {
     second_half(arg);
@@ -475,7 +474,8 @@ static void release(void **buffers, int count)
  * count of MCUs if the halves did not meet); None where the data does not decode or does not end the image.
  * data[start:] is the scan's data. tables: DC 0 and 1,
  * AC 0 and 1, each 16 counts then 256 symbols. components: each h, v, DC table, AC table, then 64 quantisers
- * as little-endian 16-bit, in zigzag order. split: the second half's first byte in it (0: the middle). */
+ * as little-endian 16-bit, in zigzag order. split: the second half's first byte in it (0: the middle). The
+ * tests choose split and read where the halves met; jpeg.py takes the middle and the pixels. */
 PyObject *jpeg_scaled(PyObject *module, PyObject *args)
 {
     const char *raw, *tables, *comps;
@@ -538,7 +538,7 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
                 across[u][i] = scale * sum_x * k->nx / 8;
                 down[u][i] = scale * sum_y * k->ny / 8;
             }
-        for (int z = 0; z < 64; z++) {
+        for (int z = 1; z < 64; z++) { /* the DC's is dc_weight: added when the MCU goes to the picture */
             int u = zigzag[z] % 8, v = zigzag[z] / 8;
             double q = (double)(d[4 + 2 * z] | (d[5 + 2 * z] << 8));
             for (int i = 0; i < k->ny; i++)
@@ -613,9 +613,9 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
     while (marker + 2 < end && marker[1] == 0xFF) /* fill bytes before the marker */
         marker++;
     int ended = marker + 1 < end && marker[1] == 0xD9; /* libjpeg refuses more scans or frames */
-    Run first = {reader(&s, s.data, 0), 0, {0, 0, 0}, NULL, NULL, 0};
-    int threaded = 0;
-    if (second) {
+    Run first = {reader(&s, s.data, 0), 0, {0, 0, 0}, NULL, NULL};
+    int failed = 0;
+    if (second && ended) { /* one that does not end the image is Pillow's to repair: not decoded here at all */
         memset(second, 0, sizeof *second);
         second->s = &s;
         const uint8_t *middle = s.data + (split ? (size_t)split : (size_t)(s.end - s.data) / 2);
@@ -626,24 +626,20 @@ PyObject *jpeg_scaled(PyObject *module, PyObject *args)
         const uint64_t halfway = second->origin; /* the second thread moves its own start as it restarts */
         second->run.out = buffers[OUT];
         second->run.dc = buffers[DC];
+        /* Where no second thread starts, nothing of the second half is recorded: the first decodes it all. */
 #ifndef _WIN32
         pthread_t thread;
-        threaded = pthread_create(&thread, NULL, second_thread, second) == 0;
+        int threaded = pthread_create(&thread, NULL, second_thread, second) == 0;
 #endif
         /* The first half up to the second's start, at the same time as the second half. */
-        while (first.m < s.total && position(&first.b) < halfway * 8)
-            if (mcu(&s, &first)) {
-                first.failed = 1;
-                break;
-            }
+        while (first.m < s.total && position(&first.b) < halfway * 8 && !failed)
+            failed = mcu(&s, &first) != 0;
 #ifndef _WIN32
         if (threaded)
             pthread_join(thread, NULL);
 #endif
-        if (!threaded)
-            second_half(second);
     }
-    if (!first.failed && ended)
+    if (!failed && ended)
         met = first_half(&s, &first, second, &j);
     if (met >= 0) {
         Join joined = {&s, met, j, {0, 0, 0}, buffers[OUT], buffers[DC]};
