@@ -250,11 +250,12 @@ def test_a_pdf_opened_twice_at_once_is_counted_once():
     data = build_pdf(["one document"])
     cache = pdf._DocumentCache(size=8, max_bytes=1 << 20)
 
-    def racing_open() -> io.BytesIO:  # another thread opens the same file while this one reads it
-        cache.get(("/same",), io.BytesIO(data), "same.pdf")
-        return io.BytesIO(data)
+    class Racing(io.BytesIO):  # another thread opens the same file while this one reads it
+        def read(self, *args):
+            cache.get(("/same",), io.BytesIO(data), "same.pdf")
+            return super().read(*args)
 
-    cache.get(("/same",), racing_open, "same.pdf")
+    cache.get(("/same",), Racing(data), "same.pdf")
     assert len(cache) == 1 and cache.held_bytes == len(data)
 
 
@@ -274,13 +275,14 @@ def test_a_warm_pdf_read_does_not_read_the_file():
     data = build_pdf(["warm page"])
     loads = []
 
-    def load():
-        loads.append(1)
-        return io.BytesIO(data)
+    class Counted(io.BytesIO):
+        def read(self, *args):
+            loads.append(1)
+            return super().read(*args)
 
     request = parse_request({"path": "warm.pdf"})
     for _ in range(3):
-        assert "warm page" in pdf.read_pdf(load, request, "warm.pdf", key).content[0].text
+        assert "warm page" in pdf.read_pdf(Counted(data), request, "warm.pdf", key).content[0].text
     assert loads == [1]
 
 
@@ -309,9 +311,10 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
     assert refused.is_error and refused.error.code == "file_too_large", refused.text()
 
 
-def test_a_started_server_holds_no_format_library_and_a_pdf_read_loads_only_pdfium(tmp_path: Path):
-    """Cold start: what a format needs is imported when it is first read. A PDF read loads the PDFium library
-    through agentread.pdfium, not pypdfium2's Python layer (which declares PDFium's whole API, ~20 ms)."""
+def test_the_servers_imports_hold_no_format_library_and_a_pdf_read_loads_only_pdfium(tmp_path: Path):
+    """Cold start: the server's module imports no format library; what a format needs is imported when it is
+    first read. A PDF read loads the PDFium library through agentread.pdfium, not pypdfium2's Python layer
+    (which declares PDFium's whole API, ~20 ms)."""
     import subprocess
     import sys
 

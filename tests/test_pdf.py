@@ -3,6 +3,7 @@ tests write byte by byte (so every page's text is known)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ from agentread.engine import Engine
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError
-from agentread.workspace import Workspace
+from agentread.workspace import Workspace, path_version
 
 
 def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker") -> bytes:
@@ -229,7 +230,9 @@ def _keys_for(path: Path) -> list[tuple]:
     return [key for key in list(pdf.DOCUMENTS._docs) if key[0] == real]
 
 
-def test_cache_is_keyed_by_path_mtime_and_size(ws: Path, engine: Engine):
+def test_cache_is_keyed_by_path_and_file_version(ws: Path, engine: Engine):
+    """One parse serves every page; a file touched since is parsed anew, and the parse of it as it was, which
+    can never be asked for again, is dropped."""
     path = ws / "doc.pdf"
     read(engine, path="doc.pdf", pages="1")
     before = _keys_for(path)
@@ -252,6 +255,15 @@ def test_documents_of_deleted_files_are_dropped_and_closed_at_the_next_open(ws: 
     (ws / "gone.pdf").unlink()
     read(engine, path="doc.pdf", pages="1")
     assert key not in pdf.DOCUMENTS._docs and not closer.alive
+
+
+def test_a_document_read_from_an_editor_buffer_stays_cached_when_another_is_opened(ws: Path):
+    """Keyed by its path and the hash of its text, it has no file version to go stale."""
+    cache = pdf._DocumentCache(size=8, max_bytes=1 << 20)
+    cache.get(("/editor/buffer.pdf", 7), io.BytesIO(build_pdf(["in the editor"])), "buffer.pdf")
+    path = os.path.realpath(ws / "doc.pdf")
+    cache.get((path, *path_version(path)), io.BytesIO((ws / "doc.pdf").read_bytes()), "doc.pdf")
+    assert ("/editor/buffer.pdf", 7) in cache._docs and len(cache) == 2
 
 
 def test_rewritten_file_is_read_anew(ws: Path, engine: Engine):

@@ -183,16 +183,15 @@ class _DocumentCache:
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, stream: BinaryIO | Callable[[], BinaryIO], name: str,
-            whole: Callable[[], bytes] | None = None) -> _Document:
-        """The parsed document for `key`, opened from `stream` (or what the function `stream` gives) when it
-        is not cached; `whole` gives the file's bytes where pypdf must read it (the stream's, by default)."""
+    def get(self, key: tuple, stream: BinaryIO, name: str, whole: Callable[[], bytes] | None = None) -> _Document:
+        """The parsed document for `key`, opened from `stream` when it is not cached; `whole` gives the file's
+        bytes where pypdf must read it (the stream's, by default)."""
         with self._lock:
             doc = self._docs.pop(key, None)
             if doc is not None:
                 self._docs[key] = doc
                 return doc
-        doc = _open(stream() if callable(stream) else stream, name, whole)
+        doc = _open(stream, name, whole)
         with self._lock:
             stale = [cached for cached in self._docs if cached != key]
         # Documents of files since changed, replaced or deleted can never be asked for again, and one read from
@@ -377,7 +376,7 @@ def _extract(doc: _Document, number: int) -> str:
     return text
 
 
-def read_pdf(stream: BinaryIO | Callable[[], BinaryIO], request: ReadRequest, path: str, cache_key: tuple,
+def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple,
              whole: Callable[[], bytes] | None = None) -> ReadResult:
     doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
