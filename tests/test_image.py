@@ -29,6 +29,9 @@ from mutate import damage
 PROVIDER_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
+needs_unfilter = pytest.mark.skipif(image_module.png_unfilter is None, reason="the C helpers were not built")
+
+
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
     return Engine(Workspace([str(tmp_path)]))
@@ -73,6 +76,21 @@ def png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
 
 def png_of(chunks: list[tuple[bytes, bytes]]) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + b"".join(png_chunk(kind, body) for kind, body in chunks)
+
+
+def with_pixel_data(png: bytes, stream: bytes) -> bytes:
+    """The PNG with its one IDAT chunk's data replaced (the checksum made right)."""
+    return png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(png)])
+
+
+def pixel_data(png: bytes) -> bytes:
+    [idat] = [body for kind, body in png_chunks(png) if kind == b"IDAT"]
+    return idat
+
+
+def colour_times_alpha_difference(a: Image.Image, b: Image.Image) -> Image.Image:
+    """Where a pixel is all but transparent its colour is noise: images are compared as colour times alpha."""
+    return ImageChops.difference(a.convert("RGBA").convert("RGBa"), b.convert("RGBA").convert("RGBa"))
 
 
 def png_claiming(width: int, height: int) -> bytes:
@@ -155,8 +173,7 @@ def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
     with Image.open(io.BytesIO(encoded)) as back:
         back.load()
         assert back.mode == mode and back.size == img.size and back.tobytes() == img.tobytes()
-    [idat] = [body for kind, body in png_chunks(encoded) if kind == b"IDAT"]
-    rows = zlib.decompress(idat)  # one zlib stream, its Adler-32 checked over all the bands
+    rows = zlib.decompress(pixel_data(encoded))  # one zlib stream, its Adler-32 checked over all the bands
     assert rows[::37 * len(mode) + 1] == b"\0" * 23
 
 
@@ -171,8 +188,7 @@ def test_resizing_in_bands_is_resizing_whole(mode: str, size: tuple[int, int], c
     whole = img.resize(image_module._fit(*size), resample=Image.BICUBIC, reducing_gap=image_module.RESIZE_REDUCING_GAP)
     banded = image_module._downscale(img)
     assert banded.size == whole.size and banded.mode == mode
-    # Compared as colour times alpha: where a pixel is all but transparent its colour is noise.
-    difference = ImageChops.difference(banded.convert("RGBA").convert("RGBa"), whole.convert("RGBA").convert("RGBa"))
+    difference = colour_times_alpha_difference(banded, whole)
     assert max(high for _, high in difference.getextrema()) <= 12  # a band out of place differs by up to 255
     assert sum(ImageStat.Stat(difference).mean) / 4 < 0.01
     if cores == 3:
@@ -378,7 +394,7 @@ def test_a_damaged_png_is_never_taken_for_whole():
     assert 0 < accepted < 200  # some damage is harmless (in text chunks, after the end); most is not
 
 
-@pytest.mark.parametrize("width", [120, 2100], ids=["sent as it is", "downscaled"])
+@pytest.mark.parametrize("width", [120, pytest.param(2100, marks=needs_unfilter)], ids=["full size", "downscaled"])
 def test_pixel_data_that_stops_short_is_caught_though_every_checksum_is_right(tmp_path: Path, engine: Engine,
                                                                               width: int):
     """Pillow decodes such a PNG without complaint, the rows after the data's end left blank."""
@@ -465,9 +481,6 @@ def test_a_png_of_countless_chunks_is_left_to_pillow_at_once():
 
 # --- large PNGs decoded here, downscaled as they decode ------------------------------------------------------
 
-needs_unfilter = pytest.mark.skipif(image_module.png_unfilter is None, reason="the C helpers were not built")
-
-
 def paeth(a: int, b: int, c: int) -> int:
     """As the PNG specification writes it (section 9.4)."""
     p = a + b - c
@@ -504,7 +517,8 @@ def rows_of(decoding, first: int, last: int) -> bytes:
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    """Rows decoded three at a time, so that a band's rows come from several pieces."""
+    """Rows decoded a few at a time (three of RGBA, eleven of grey), so that a band's rows come from several
+    pieces."""
     monkeypatch.setattr(image_module, "PNG_DECODE_PIECE_BYTES", 3 * (1 + 2100 * 4))
 
 
@@ -546,31 +560,34 @@ def test_a_large_png_is_sent_as_the_pillow_path_would_send_it(mode: str, size: t
     with Image.open(io.BytesIO(data)) as whole:
         assert small.tobytes() == whole.resize(small.size, Image.BICUBIC).tobytes()
         theirs = image_module._downscale(whole.convert(mode))
-    # Compared as colour times alpha, as in test_resizing_in_bands_is_resizing_whole: a level of rounding
-    # there is up to 3 once the colour is divided by a small alpha and multiplied again.
-    difference = ImageChops.difference(small.convert("RGBA").convert("RGBa"), theirs.convert("RGBA").convert("RGBa"))
+    # A level of rounding is up to 3 once the colour is divided by a small alpha and multiplied again.
+    difference = colour_times_alpha_difference(small, theirs)
     assert max(high for _, high in difference.getextrema()) <= 3
     assert sum(ImageStat.Stat(difference).mean) / 4 < 0.05  # a level, in one pixel of twenty at most
 
 
 @needs_unfilter
-@pytest.mark.parametrize("damage", ["unknown row filter", "rows missing", "rows over", "corrupt stream"])
-def test_a_large_png_the_decoder_refuses_is_left_to_pillow(damage: str, cores: int, small_pieces, monkeypatch):
+@pytest.mark.parametrize("harm", ["unknown row filter", "rows missing", "rows over", "corrupt stream"])
+def test_a_large_png_the_decoder_refuses_is_left_to_pillow(harm: str, cores: int, small_pieces, monkeypatch):
     """Found only while decoding, with the bands already waiting for rows: they are let go, and the PNG is
     read as Pillow reads it (repaired or refused)."""
     data, pixels = filtered_png("RGB", 2100, 23, seed=5)
-    [(_, idat)] = [chunk for chunk in png_chunks(data) if chunk[0] == b"IDAT"]
-    rows = bytearray(zlib.decompress(idat))
-    if damage == "unknown row filter":
+    rows = bytearray(zlib.decompress(pixel_data(data)))
+    if harm == "unknown row filter":
         rows[12 * (1 + 2100 * 3)] = 5
-    elif damage == "rows missing":
+    elif harm == "rows missing":
         del rows[len(rows) // 2:]
-    elif damage == "rows over":
+    elif harm == "rows over":
         rows += rows[:1 + 2100 * 3]
     stream = zlib.compress(bytes(rows))
-    if damage == "corrupt stream":
+    if harm == "corrupt stream":
         stream = stream[:len(stream) // 2] + bytes(64) + stream[len(stream) // 2 + 64:]
-    data = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
+    data = with_pixel_data(data, stream)
+    if harm == "rows missing":  # whole but short: said so, as Pillow does not
+        with pytest.raises(image_module._PngEndsEarly):
+            image_module._png_downscaled(image_module._png_layout(data), (2100, 23))
+    else:
+        assert image_module._png_downscaled(image_module._png_layout(data), (2100, 23)) is None
     ours = pillows_part(data)
     monkeypatch.setattr(image_module, "png_unfilter", None)
     assert ours == pillows_part(data)  # short rows here Pillow finds itself; for those it does not, see
@@ -678,6 +695,9 @@ def test_a_decoder_stopped_by_anything_lets_the_waiting_bands_go(cores: int, sma
     assert not reading.is_alive() and len(outcome) == 1 and outcome[0].size == image_module._fit(2100, 23)
 
 
+SEEDS_OF_DAMAGE = 150
+
+
 @needs_unfilter
 def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypatch):
     """Bytes flipped, cut, repeated or dropped in the rows or in their compressed stream, the checksums made
@@ -688,12 +708,10 @@ def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypat
     for seed in range(SEEDS_OF_DAMAGE):
         rng = random.Random(seed)
         data = intact[rng.choice(sorted(intact))]
-        [(_, idat)] = [chunk for chunk in png_chunks(data) if chunk[0] == b"IDAT"]
         in_rows = rng.random() < 0.6
-        target = bytearray(zlib.decompress(idat) if in_rows else idat)
+        target = bytearray(zlib.decompress(pixel_data(data)) if in_rows else pixel_data(data))
         damage(target, rng)
-        stream = zlib.compress(target) if in_rows else bytes(target)
-        damaged = png_of([(kind, stream if kind == b"IDAT" else body) for kind, body in png_chunks(data)])
+        damaged = with_pixel_data(data, zlib.compress(target) if in_rows else bytes(target))
         decoding = image_module._PngPixels(image_module._png_layout(damaged), [(0, 16)])
         decoding.decode()
         if decoding.broken:
@@ -704,8 +722,6 @@ def test_a_damaged_large_png_is_decoded_here_only_as_pillow_decodes_it(monkeypat
             assert rows_of(decoding, 0, 16) == pillows.tobytes(), seed
     assert 0 < accepted < SEEDS_OF_DAMAGE  # flipped pixels are still pixels; most other damage is not
 
-
-SEEDS_OF_DAMAGE = 150
 
 
 @needs_unfilter
