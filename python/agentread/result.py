@@ -63,6 +63,8 @@ class ReadResult:
     total_cells: int | None = None
     truncated: bool = False
     next: dict[str, Any] | None = None
+    # What this reply holds, so that clients need not parse the text (docs/CONTRACT.md, "shown").
+    shown: dict[str, Any] | None = None
     encoding: str | None = None
     error: ErrorInfo | None = None
 
@@ -91,6 +93,8 @@ class ReadResult:
         out["truncated"] = self.truncated
         if self.next is not None:
             out["next"] = self.next
+        if self.shown is not None:
+            out["shown"] = self.shown
         if self.encoding is not None:
             out["encoding"] = self.encoding
         out["isError"] = self.is_error
