@@ -1,4 +1,5 @@
-"""`agentread read PATH ...` prints what the model would see; `agentread serve` runs the JSON-RPC server."""
+"""`agentread read PATH ...` prints what the model would see; `agentread serve` runs the JSON-RPC server;
+`agentread mcp` the Model Context Protocol server."""
 
 from __future__ import annotations
 
@@ -37,6 +38,19 @@ def _emit(stream, text: str, code: int) -> int:
     return code
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """The MCP server, whose SDK is an optional extra: without it, one line saying how to install it."""
+    try:
+        from agentread import mcp_server
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith(("mcp", "anyio", "pydantic")):
+            raise
+        return _emit(sys.stderr, "agentread: the MCP server needs the MCP SDK: pip install 'agentread[mcp]' "
+                     "(or pip install mcp)\n", 1)
+    mcp_server.serve(args)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line; its exit status. Run as the `agentread` command (no `argv`), a read ends the process
     itself once its output is flushed, without the interpreter's teardown: freeing a large notebook's objects
@@ -56,7 +70,18 @@ def main(argv: list[str] | None = None) -> int:
                       help="show a notebook's JSON source as numbered text lines")
     read.add_argument("--json", action="store_true", help="print the whole result object")
     sub.add_parser("serve", help="run the JSON-RPC server on stdio")
+    mcp = sub.add_parser("mcp", help="run the Model Context Protocol server on stdio (needs agentread[mcp])")
+    mcp.add_argument("--root", action="append", default=[],
+                     help="a folder the agent may read (repeatable); the client's MCP roots replace these when it "
+                          "offers them (default: the current directory)")
+    mcp.add_argument("--allow-outside-roots", action="store_true", help="read outside the roots without asking")
+    mcp.add_argument("--allow-sensitive", action="store_true",
+                     help="read sensitive files (.env, keys, credentials) without asking")
+    mcp.add_argument("--unchanged-stub", action="store_true",
+                     help="answer a repeated read of an unchanged file with one line saying so")
     args = parser.parse_args(argv)
+    if args.command == "mcp":
+        return _mcp(args)
     if args.command == "serve":
         # The protocol's libraries make some 50,000 objects at import that live as long as the server. The
         # collector walking them cost 70 ms of start-up, and then 30 ms each time a read set off a full

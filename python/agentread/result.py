@@ -67,6 +67,8 @@ class ReadResult:
     shown: dict[str, Any] | None = None
     encoding: str | None = None
     error: ErrorInfo | None = None
+    # A session's repeated read of an unchanged file, answered with one line (session.py; docs/CONTRACT.md).
+    unchanged: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -97,6 +99,8 @@ class ReadResult:
             out["shown"] = self.shown
         if self.encoding is not None:
             out["encoding"] = self.encoding
+        if self.unchanged:
+            out["unchanged"] = True
         out["isError"] = self.is_error
         if self.error is not None:
             out["error"] = {"code": self.error.code, "message": sendable(self.error.message)}

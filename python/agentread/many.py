@@ -1,0 +1,350 @@
+"""Many files in one reply: paths and globs → one read each → the reply's budget shared → one reply and its `next`.
+
+The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of text, MAX_MANY_IMAGES images),
+shared so that no file starves the rest: each file asks for what its read gives alone; the budget goes first to
+the files that need least (each gets all it asks for while that is under an equal share of what is left), and
+the rest is split evenly among the larger ones. A file over its share is read again by lines, as many as fit;
+one that cannot be cut by lines (an image, a listing) and does not fit is not shown. `next` continues exactly
+where the reply stopped: the `next` of each file cut, then the files not shown, in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from agentread.cancel import checkpoint
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
+from agentread.request import InvalidParams, ReadRequest, parse_request
+from agentread.result import ImagePart, ReadResult, TextPart, sendable
+
+# Files a call. With more, a file's share of the reply falls under 20 lines, too little to be worth a header.
+MAX_MANY_FILES = 100
+
+# Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past this the reply
+# says the listing stopped.
+MAX_GLOB_MATCHES = 10_000
+
+# Images a reply attaches, and their encoded bytes: what a single Word read attaches at most (ten, about 10 MB).
+MAX_MANY_IMAGES = 10
+MAX_MANY_IMAGE_BYTES = 10 << 20
+
+# Kept back from the budget for the closing lines that say what was cut and how to continue: a few lines, and
+# per file room to name it twice (where it was cut, and in `next`) with its window.
+SUMMARY_RESERVE_LINES = 6
+SUMMARY_RESERVE_BYTES = 500
+SUMMARY_RESERVE_PER_FILE = 100
+
+# Reads of a file over its share, each by fewer lines than the last, before it is left for `next`.
+MAX_FIT_TRIES = 4
+
+# Kinds whose reads can be cut by offset/limit (lines; a spreadsheet's rows).
+_BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet"}
+
+# A request's window: the fields of one entry besides its path.
+_WINDOW = ("offset", "limit", "pages", "cells", "raw")
+
+Read = Callable[[ReadRequest], ReadResult]
+
+
+@dataclass(frozen=True)
+class ManyRequest:
+    entries: tuple[ReadRequest, ...]  # as given: a path may be a glob
+
+
+@dataclass
+class FileRead:
+    request: ReadRequest  # the file as listed (a glob's match, by its path from the root)
+    result: ReadResult | None = None  # None: not shown, no room left
+    images_dropped: int = 0  # image parts left out once the reply's images were spent
+
+    @property
+    def state(self) -> str:
+        """whole | cut | error | not_shown."""
+        if self.result is None:
+            return "not_shown"
+        if self.result.is_error:
+            return "error"
+        return "cut" if self.result.next is not None else "whole"
+
+
+@dataclass
+class ManyResult:
+    files: list[FileRead]
+    content: list[TextPart | ImagePart] = field(default_factory=list)
+    next: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)  # what the listing left out (caps, matches outside the roots)
+
+    @property
+    def truncated(self) -> bool:
+        return self.next is not None or bool(self.notes) or any(f.images_dropped for f in self.files)
+
+    def text(self) -> str:
+        return ReadResult(kind="many", path="", content=self.content).text()
+
+    def to_json(self) -> dict[str, Any]:
+        files = []
+        for f in self.files:
+            entry: dict[str, Any] = {"path": sendable(f.request.path), "state": f.state}
+            if f.result is not None:
+                whole = f.result.to_json()
+                entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "error") if k in whole})
+            if f.images_dropped:
+                entry["imagesLeftOut"] = f.images_dropped
+            files.append(entry)
+        out: dict[str, Any] = {"kind": "many", "content": [p.to_json() for p in self.content], "files": files,
+                               "truncated": self.truncated}
+        if self.next is not None:
+            out["next"] = self.next
+        out["isError"] = False
+        return out
+
+
+def parse_many_request(params: Any) -> ManyRequest:
+    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or InvalidParams."""
+    if not isinstance(params, dict) or set(params) != {"paths"}:
+        raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
+    paths = params["paths"]
+    if not isinstance(paths, list) or not paths:
+        raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
+    if len(paths) > MAX_MANY_FILES:
+        raise InvalidParams(f"'paths' lists {len(paths)} entries; at most {MAX_MANY_FILES} a call. Split them "
+                            "over several calls, or use a glob.")
+    entries = []
+    for item in paths:
+        if isinstance(item, str):
+            item = {"path": item}
+        if not isinstance(item, dict) or "consent" in item:
+            raise InvalidParams(f"each entry of 'paths' must be a string or an object {{path, offset?, limit?, "
+                                f"pages?, cells?, raw?}}, got {item!r}")
+        entries.append(parse_request(item))
+    return ManyRequest(tuple(entries))
+
+
+def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyResult:
+    """Read every file `request` lists into one reply. `read` reads one file (default: engine.read; a server may
+    pass one that applies its own consent). Never raises for a file's problem: each is reported in its place."""
+    read = read or engine.read
+    listed, notes = expand(engine.workspace, request.entries)
+    files = []
+    for req in listed:
+        checkpoint()
+        files.append(FileRead(req, read(req)))
+    _share(files, read)
+    _attach_images(files)
+    return _reply(files, notes)
+
+
+def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[str]]:
+    """The files `entries` name, globs expanded (sorted, regular files inside the roots only), duplicates
+    dropped, at most MAX_MANY_FILES; and a note for each thing left out."""
+    listed: list[ReadRequest] = []
+    seen: set = set()
+    notes: list[str] = []
+    dropped: list[str] = []
+    for entry in entries:
+        if _is_glob(entry.path, workspace):
+            names = _glob(workspace, entry.path, notes)
+            if not names:
+                notes.append(f"`{entry.path}` matched no file inside the workspace.")
+            requests = [dataclasses.replace(entry, path=name) for name in names]
+        else:
+            requests = [entry]
+        for req in requests:
+            key = (_real(workspace, req.path), *(getattr(req, k) for k in _WINDOW))
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(listed) < MAX_MANY_FILES:
+                listed.append(req)
+            else:
+                dropped.append(req.path)
+    if dropped:
+        notes.append(f"{len(dropped):,} more files were left out: a call reads at most {MAX_MANY_FILES} "
+                     f"(from {dropped[0]} to {dropped[-1]}). Narrow the globs, or list those files in another call.")
+    return listed, notes
+
+
+def _is_glob(path: str, workspace) -> bool:
+    if not any(c in path for c in "*?["):
+        return False
+    try:
+        return not os.path.lexists(workspace.absolute(path))  # a file may hold "[" in its name
+    except Exception:  # noqa: BLE001 - a path the workspace refuses is read, and refused, as a path
+        return False
+
+
+def _glob(workspace, pattern: str, notes: list[str]) -> list[str]:
+    """The regular files `pattern` matches inside the roots, sorted, by the path as the pattern spells it (from the
+    first root when relative). Matches that lead outside the roots (through a link) are left out and counted."""
+    base = None if os.path.isabs(os.path.expanduser(pattern)) else workspace.absolute(".")
+    matches = glob.iglob(os.path.expanduser(pattern), root_dir=base, recursive=True)
+    names = list(itertools.islice(matches, MAX_GLOB_MATCHES + 1))
+    if len(names) > MAX_GLOB_MATCHES:
+        names = names[:MAX_GLOB_MATCHES]
+        notes.append(f"`{pattern}` matched more than {MAX_GLOB_MATCHES:,} paths; only the first {MAX_GLOB_MATCHES:,} "
+                     "found were looked at. Narrow the glob.")
+    files, outside = [], 0
+    for name in names:
+        real = _real(workspace, name)
+        if not os.path.isfile(real):
+            continue
+        if workspace.relative(real) is None:
+            outside += 1
+        else:
+            files.append(name)
+    if outside:
+        notes.append(f"`{pattern}` matched {outside:,} files that lead outside the workspace (through links); they "
+                     "were not read. Name one as a path to ask the user for it.")
+    return sorted(files)
+
+
+def _real(workspace, path: str) -> str:
+    try:
+        return os.path.realpath(workspace.absolute(path))
+    except Exception:  # noqa: BLE001 - an invalid path: the read reports it
+        return path
+
+
+def _measure(f: FileRead) -> tuple[int, int]:
+    """Bytes and lines of text the file takes in the reply, its header included."""
+    text = _header(f) + "\n" + (f.result.text() if f.result is not None else "")
+    return len(text.encode("utf-8", "surrogatepass")), text.count("\n") + 1
+
+
+def _fair(needs: list[int], total: int) -> list[int]:
+    """Max-min fair shares of `total`: the smallest needs are met in full while they are under an equal share of
+    what is left; the rest is split evenly."""
+    shares = [0] * len(needs)
+    left = total
+    order = sorted(range(len(needs)), key=needs.__getitem__)
+    for done, i in enumerate(order):
+        shares[i] = min(needs[i], left // (len(needs) - done))
+        left -= shares[i]
+    return shares
+
+
+def _share(files: list[FileRead], read: Read) -> None:
+    """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot is not shown."""
+    if not files:
+        return
+    needs = [_measure(f) for f in files]
+    reserve = SUMMARY_RESERVE_BYTES + sum(SUMMARY_RESERVE_PER_FILE + 2 * len(f.request.path.encode("utf-8", "replace"))
+                                          for f in files)
+    byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - reserve)
+    line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
+    for f, (nbytes, nlines), room_b, room_l in zip(files, needs, byte_shares, line_shares):
+        if nbytes <= room_b and nlines <= room_l:
+            continue
+        checkpoint()
+        f.result = _fit(f, read, room_b, room_l)
+
+
+def _fit(f: FileRead, read: Read, room_b: int, room_l: int) -> ReadResult | None:
+    """The file read by as many lines as fit in (room_b bytes, room_l lines); None if not even one line does."""
+    result = f.result
+    if result.is_error:
+        return result  # an error is always shown in its place; it is a few hundred bytes
+    if result.kind not in _BY_LINES:
+        return None
+    shown = (result.end_line - result.start_line + 1) if result.start_line and result.end_line \
+        else result.text().count("\n") + 1
+    limit = min(shown, f.request.line_limit)
+    for _ in range(MAX_FIT_TRIES):
+        nbytes, nlines = _measure(f)
+        ratio = min(room_b / nbytes, room_l / nlines)
+        limit = min(limit - 1, int(limit * ratio * 0.95))
+        if limit < 1:
+            return None
+        f.result = read(dataclasses.replace(f.request, limit=limit))
+        if f.result.is_error:
+            return f.result
+        nbytes, nlines = _measure(f)
+        if nbytes <= room_b and nlines <= room_l:
+            return f.result
+    return None
+
+
+def _attach_images(files: list[FileRead]) -> None:
+    """Images in order while the reply's image budget lasts; past it, each is named with what shows it. An image
+    file whose image does not fit is not shown (it is in `next`)."""
+    count = size = 0
+    for f in files:
+        if f.result is None:
+            continue
+        kept: list[TextPart | ImagePart] = []
+        for part in f.result.content:
+            if isinstance(part, ImagePart):
+                if count < MAX_MANY_IMAGES and size + len(part.data) <= MAX_MANY_IMAGE_BYTES:
+                    count += 1
+                    size += len(part.data)
+                else:
+                    f.images_dropped += 1
+                    part = TextPart(f"[image not attached ({part.mime_type} {part.width}x{part.height}): this "
+                                    f"reply's {MAX_MANY_IMAGES} images are spent. Read {f.request.path} alone to "
+                                    "see it.]")
+            kept.append(part)
+        if f.images_dropped and f.result.kind == "image":
+            f.result, f.images_dropped = None, 0
+        else:
+            f.result.content = kept
+
+
+def _header(f: FileRead) -> str:
+    window = ", ".join(f"{k}={getattr(f.request, k)}" for k in _WINDOW if getattr(f.request, k) not in (None, False))
+    return f"==> {f.request.path}{f' ({window})' if window else ''} <=="
+
+
+def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | dict[str, Any]:
+    """One entry of `paths`: the bare path when it has no window."""
+    fields = window if window is not None else {k: getattr(request, k) for k in _WINDOW}
+    fields = {k: v for k, v in fields.items() if v not in (None, False)}
+    return {"path": request.path, **fields} if fields else request.path
+
+
+def _continuation(f: FileRead) -> str | dict[str, Any]:
+    """The entry that reads the rest of a cut file: its `next`, within the limit it was asked for."""
+    window = {"raw": f.request.raw or None, **f.result.next}
+    asked, result = f.request.limit, f.result
+    if asked is not None and result.start_line and result.end_line and "offset" in window \
+            and set(result.next) == {"offset"}:
+        window["limit"] = asked - (result.end_line - result.start_line + 1)
+    return _entry(f.request, window)
+
+
+def _reply(files: list[FileRead], notes: list[str]) -> ManyResult:
+    reply = ManyResult(files, notes=list(notes))
+    rest: list[str | dict[str, Any]] = []
+    cut, not_shown = [], []
+    for f in files:
+        reply.content.append(TextPart(_header(f)))
+        if f.result is None:
+            reply.content.append(TextPart("[Not shown: no room left in this reply. It is in the `next` paths.]"))
+            rest.append(_entry(f.request))
+            not_shown.append(f.request.path)
+            continue
+        reply.content.extend(f.result.content)
+        if f.result.next is not None and not f.result.is_error:
+            entry = _continuation(f)
+            if not (isinstance(entry, dict) and entry.get("limit", 1) < 1):
+                rest.append(entry)
+                cut.append(f"{f.request.path} (continues at {json.dumps(f.result.next)})")
+    errors = sum(f.state == "error" for f in files)
+    summary = [f"[{len(files)} files: {sum(f.state == 'whole' for f in files)} shown whole, {len(cut)} cut, "
+               f"{errors} errors, {len(not_shown)} not shown.]"]
+    if cut:
+        summary.append("[Cut: " + "; ".join(cut) + ".]")
+    if not_shown:
+        summary.append("[Not shown: " + ", ".join(not_shown) + ".]")
+    summary.extend(f"[{note}]" for note in notes)
+    if rest:
+        reply.next = {"paths": rest}
+        summary.append("[To continue, call read_many again with paths: " + json.dumps(rest, ensure_ascii=False)
+                       + "]")
+    reply.content.append(TextPart("\n".join(summary)))
+    return reply

@@ -1,0 +1,93 @@
+"""Opt-in: a session's repeated read of an unchanged file answers one line saying so, not the same text again.
+
+A session (one MCP connection, one editor window) that turned it on remembers, for each file and window it read
+(path, offset, limit, pages, cells, raw), what the file was: size, mtime, ctime, inode and a hash of its bytes
+(of the text, for an editor buffer). The same window of the same file, still the same, is answered with a stub
+of the same kind and fields, `unchanged: true`, and its text saying so. A changed file, another window, another
+session, or a read refused now is read as ever.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import stat
+from collections import OrderedDict
+from typing import Callable
+
+from agentread.live import LiveNotebook
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# Files larger than this are never stubbed: telling them unchanged would mean hashing them whole on every read.
+MAX_STUB_FILE_BYTES = 16 << 20
+
+# Windows remembered per session, the least recently read dropped first.
+MAX_SESSION_READS = 1024
+
+_HASH_CHUNK = 1 << 20
+
+
+class ReadSession:
+    """The reads of one session. `read` is Engine.read, with the stub."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[tuple, tuple[tuple, ReadResult]] = OrderedDict()
+
+    def read(self, engine, request: ReadRequest, live: Callable | None = None) -> ReadResult:
+        """engine.read(request, live), or the stub when this session read this window of this file, unchanged."""
+        lookup = live or engine.live
+        try:
+            real = engine.workspace.resolve(request.path, request.consent).path  # refused now: refused again
+        except ReadError:
+            return engine.read(request, live)
+        key = (real, request.offset, request.limit, request.pages, request.cells, request.raw)
+        before = _fingerprint(real, lookup(real))
+        seen = self._seen.get(key)
+        if before is not None and seen is not None and seen[0] == before:
+            self._seen.move_to_end(key)
+            return _stub(seen[1])
+        result = engine.read(request, live)
+        after = _fingerprint(real, lookup(real)) if before is not None else None
+        if result.is_error or after is None or after != before:  # changed while read: what was shown is unknown
+            self._seen.pop(key, None)
+            return result
+        self._seen[key] = (before, dataclasses.replace(result, content=[]))
+        self._seen.move_to_end(key)
+        if len(self._seen) > MAX_SESSION_READS:
+            self._seen.popitem(last=False)
+        return result
+
+
+def _fingerprint(real: str, buffer) -> tuple | None:
+    """What tells this content of the file from any other; None where no stub is given (a directory, a large
+    file, an open notebook)."""
+    if isinstance(buffer, LiveNotebook):
+        return None
+    if isinstance(buffer, str):
+        return "buffer", hashlib.blake2b(buffer.encode("utf-8", "surrogatepass")).digest()
+    try:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STUB_FILE_BYTES:
+            return None
+        digest = hashlib.blake2b()
+        with open(real, "rb") as f:
+            while chunk := f.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest.digest()
+
+
+def _stub(seen: ReadResult) -> ReadResult:
+    where = _window(seen)
+    text = (f"[Unchanged: {seen.path}{where} is as it was when it was read earlier in this session; that reply "
+            "still holds, and is not repeated. Read another range to see more.]")
+    return dataclasses.replace(seen, content=[TextPart(text)], unchanged=True)
+
+
+def _window(seen: ReadResult) -> str:
+    if seen.start_line and seen.end_line:
+        return f" (lines {seen.start_line}-{seen.end_line})"
+    return ""
