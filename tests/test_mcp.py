@@ -1,0 +1,226 @@
+"""The MCP server through real clients: the SDK's stdio client starting `python -m agentread mcp`, and the MCP
+Inspector's CLI. Every call crosses the process boundary as a client in use would make it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+
+import anyio  # noqa: E402  (installed with the SDK)
+from mcp import Client, StdioServerParameters, types  # noqa: E402
+
+from agentread.mcp_server import tool_specs  # noqa: E402
+from test_notebook import code, notebook, png_b64, result  # noqa: E402
+from test_pdf import build_pdf  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
+
+
+def server_params(*args: str) -> StdioServerParameters:
+    # The SDK starts servers with a bare environment; this one needs PYTHONPATH to find the package under test.
+    return StdioServerParameters(command=sys.executable, args=["-m", "agentread", "mcp", *args], env=dict(os.environ))
+
+
+def run(client_args: dict, *server_args: str, calls):
+    """Start the server, connect as a client speaking today's protocol (as Claude Code, Cursor and VS Code do),
+    and run `calls(client)`; its answer."""
+    async def main():
+        async with Client(server_params(*server_args), mode="legacy", **client_args) as client:
+            return await calls(client)
+    return anyio.run(main)
+
+
+def texts(answer: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in answer.content if c.type == "text")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 31)))
+    (root / "doc.pdf").write_bytes(build_pdf(["first page", "second page", "third page"]))
+    (root / "plot.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64(), "text/plain": "<Figure>"}))))
+    (root / "blob.bin").write_bytes(bytes(range(256)) * 20)
+    (root / ".env").write_text("TOKEN=secret\n")
+    (tmp_path / "outside.txt").write_text("not yours\n")
+    return root
+
+
+def test_tools_are_listed_with_the_shared_descriptions_and_read_only_annotations(ws: Path):
+    async def calls(client):
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run({}, "--root", str(ws), calls=calls)}
+    specs = tool_specs()
+    assert set(tools) == {"read", "read_many"}
+    for name, tool in tools.items():
+        assert tool.description == specs[name]["description"]
+        assert tool.input_schema == specs[name]["inputSchema"]
+        assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint
+        assert tool.annotations.destructive_hint is False
+
+
+def test_tools_json_is_what_package_json_gives_vs_code():
+    tools = {t["name"]: t for t in json.loads((REPO / "package.json").read_text())["contributes"]["languageModelTools"]}
+    specs = tool_specs()
+    for vscode_name, name in (("agentread_read", "read"), ("agentread_read_many", "read_many")):
+        if vscode_name not in tools:
+            assert vscode_name != "agentread_read", "package.json lost its read tool"
+            continue
+        assert tools[vscode_name]["modelDescription"] == specs[name]["description"]
+        assert tools[vscode_name]["inputSchema"] == specs[name]["inputSchema"]
+
+
+def test_text_pdf_notebook_image_and_error(ws: Path):
+    async def calls(client):
+        return [await client.call_tool("read", args) for args in (
+            {"path": "notes.txt", "offset": 5, "limit": 3}, {"path": "doc.pdf", "pages": "2"},
+            {"path": "plot.ipynb"}, {"path": "blob.bin"}, {"path": "missing.txt"}, {"path": "notes.txt", "limit": "x"})]
+
+    text, pdf, nb, binary, missing, invalid = run({}, "--root", str(ws), calls=calls)
+    assert not text.is_error and texts(text).startswith("     5\tline 5\n     6\tline 6\n     7\tline 7\n[")
+    assert "offset=8" in texts(text).splitlines()[-1]
+    assert "--- Page 2 ---" in texts(pdf) and "second page" in texts(pdf) and "third page" not in texts(pdf)
+    images = [c for c in nb.content if c.type == "image"]
+    assert len(images) == 1 and images[0].mime_type == "image/png" and "plot()" in texts(nb)
+    for answer in (binary, missing, invalid):
+        assert answer.is_error and texts(answer).startswith("Error:")
+    assert "binary" in texts(binary) and "does not exist" in texts(missing) and "limit" in texts(invalid)
+
+
+def test_outside_the_root_and_secrets_are_refused_without_a_flag(ws: Path):
+    async def calls(client):
+        return [await client.call_tool("read", {"path": p}) for p in (str(ws.parent / "outside.txt"), ".env")] + \
+            [await client.call_tool("read", {"path": "notes.txt", "consent": True})]
+
+    outside, secret, smuggled = run({}, "--root", str(ws), calls=calls)
+    assert outside.is_error and "outside the workspace" in texts(outside)
+    assert secret.is_error and "secrets" in texts(secret)
+    assert smuggled.is_error and "consent" in texts(smuggled)
+
+
+def test_allow_flags_lift_each_refusal_and_only_that_one(ws: Path):
+    (ws.parent / ".env").write_text("OUTSIDE=secret\n")
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": p}) for p in
+                (str(ws.parent / "outside.txt"), str(ws.parent / ".env"), ".env")]
+
+    outside, outside_secret, secret = run({}, "--root", str(ws), "--allow-outside-roots", calls=calls)
+    assert not outside.is_error and "not yours" in texts(outside)
+    assert outside_secret.is_error and "secrets" in texts(outside_secret)
+    assert secret.is_error and "secrets" in texts(secret)
+    outside, outside_secret, secret = run({}, "--root", str(ws), "--allow-outside-roots", "--allow-sensitive",
+                                          calls=calls)
+    assert "not yours" in texts(outside) and "OUTSIDE=secret" in texts(outside_secret) and "TOKEN" in texts(secret)
+
+
+def test_sixteen_calls_in_flight_at_once(ws: Path):
+    for i in range(16):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n" * (i + 1))
+
+    async def calls(client):
+        answers: dict[int, types.CallToolResult] = {}
+
+        async def one(i: int) -> None:
+            answers[i] = await client.call_tool("read", {"path": f"f{i}.txt"})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(16):
+                tg.start_soon(one, i)
+        return answers
+
+    answers = run({}, "--root", str(ws), calls=calls)
+    for i in range(16):
+        assert not answers[i].is_error and texts(answers[i]).count(f"file {i}") == i + 1
+
+
+def test_a_client_offering_roots_confines_reads_to_them(ws: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mine.txt").write_text("from the client's root\n")
+
+    async def roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=other.as_uri(), name="other")])
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": p}) for p in ("mine.txt", str(ws / "notes.txt"))]
+
+    mine, flagged_root = run({"list_roots_callback": roots}, "--root", str(ws), calls=calls)
+    assert "from the client's root" in texts(mine)
+    assert flagged_root.is_error and "outside the workspace" in texts(flagged_root)
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+def test_the_user_is_asked_where_the_client_can_ask(ws: Path, action: str):
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": str(ws.parent / "outside.txt")}),
+                await client.call_tool("read_many", {"paths": ["notes.txt", ".env"]})]
+
+    single, many = run({"elicitation_callback": elicit}, "--root", str(ws), calls=calls)
+    assert len(asked) == 2 and "outside.txt" in asked[0] and ".env" in asked[1] and "secrets" in asked[1]
+    if action == "accept":
+        assert not single.is_error and "not yours" in texts(single)
+        assert "TOKEN=secret" in texts(many)
+    else:
+        assert single.is_error and "outside the workspace" in texts(single)
+        assert "TOKEN" not in texts(many) and "secrets" in texts(many) and "line 30" in texts(many)
+
+
+def test_read_many_through_the_client(ws: Path):
+    async def calls(client):
+        return await client.call_tool("read_many", {"paths": ["*.txt", "doc.pdf", "plot.ipynb", "missing.md"]})
+
+    answer = run({}, "--root", str(ws), calls=calls)
+    body = texts(answer)
+    assert not answer.is_error
+    assert body.index("==> notes.txt <==") < body.index("==> doc.pdf <==") < body.index("==> plot.ipynb <==")
+    assert "line 30" in body and "third page" in body and "missing.md does not exist" in body
+    assert [c.type for c in answer.content].count("image") == 1
+
+
+def test_the_deadline_answers_a_timeout(ws: Path, monkeypatch):
+    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", "0")
+
+    async def calls(client):
+        return await client.call_tool("read", {"path": "notes.txt"})
+
+    answer = run({}, "--root", str(ws), calls=calls)
+    assert answer.is_error and "took longer than" in texts(answer)
+
+
+def test_without_the_sdk_the_command_says_how_to_install_it(tmp_path: Path):
+    # A copy of the package's import path in which `mcp` cannot be imported.
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "mcp.py").write_text("raise ImportError('no mcp here', name='mcp')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "agentread", "mcp"], env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "pip install 'agentread[mcp]'" in done.stderr
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="node_modules is absent: run `npm ci` for the MCP Inspector")
+def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
+    command = [str(INSPECTOR), "--cli", sys.executable, "-m", "agentread", "mcp", "--root", str(ws)]
+    listed = subprocess.run(command + ["--method", "tools/list"], capture_output=True, text=True, timeout=120)
+    assert [t["name"] for t in json.loads(listed.stdout)["tools"]] == ["read", "read_many"]
+    called = subprocess.run(command + ["--method", "tools/call", "--tool-name", "read", "--tool-arg", "path=notes.txt",
+                                       "--tool-arg", "offset=29"], capture_output=True, text=True, timeout=120)
+    answer = json.loads(called.stdout)
+    assert answer["isError"] is False and answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
