@@ -1,0 +1,170 @@
+"""read_many on real files: one reply within one read's budget, every file answered in its place, and `next`
+reaching every line exactly once."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentread import many
+from agentread.engine import Engine
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
+from agentread.many import MAX_MANY_IMAGES, parse_many_request, read_many
+from agentread.request import InvalidParams
+from agentread.result import ImagePart
+from agentread.workspace import Workspace
+from test_notebook import code, notebook, png_b64, result, stream
+from test_pdf import build_pdf
+
+NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+
+
+def call(engine: Engine, paths: list) -> many.ManyResult:
+    return read_many(engine, parse_many_request({"paths": paths}))
+
+
+def within_budget(reply: many.ManyResult) -> None:
+    text = reply.text()
+    assert len(text.encode()) <= MAX_OUTPUT_BYTES and text.count("\n") + 1 <= MAX_LINES
+    assert sum(isinstance(p, ImagePart) for p in reply.content) <= MAX_MANY_IMAGES
+
+
+def numbered(text: str) -> list[tuple[int, str]]:
+    return [(int(m[1]), m[2]) for m in map(NUMBERED.match, text.splitlines()) if m]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def make_mixed(ws: Path) -> tuple[list, dict[str, list[str]]]:
+    """50 entries of every kind; the text files' lines by name."""
+    texts: dict[str, list[str]] = {}
+    paths: list = []
+    for i in range(30):
+        size = [3, 40, 400, 3000, 9000][i % 5]  # some whole, some far over any share
+        lines = [f"file {i} line {n} " + "x" * (n % 50) for n in range(1, size + 1)]
+        (ws / f"t{i:02}.txt").write_text("\n".join(lines) + "\n")
+        texts[f"t{i:02}.txt"] = lines
+        paths.append(f"t{i:02}.txt")
+    for i in range(3):
+        (ws / f"d{i}.pdf").write_bytes(build_pdf([f"pdf {i} page {p}" for p in range(1, 31)]))
+        (ws / f"n{i}.ipynb").write_bytes(notebook(
+            code("x = 1", stream("out\n" * 50)), code("plot()", result({"image/png": png_b64()}))))
+        (ws / f"i{i}.png").write_bytes(__import__("base64").b64decode(png_b64(300, 200)))
+        (ws / f"b{i}.bin").write_bytes(bytes(range(256)) * 40)
+        (ws.parent / f"o{i}.txt").write_text("outside\n")
+        paths += [f"d{i}.pdf", f"n{i}.ipynb", f"i{i}.png", f"b{i}.bin", f"m{i}.txt", str(ws.parent / f"o{i}.txt")]
+    paths += ["t00.txt", "t01.txt"]  # named twice: read once
+    return paths, texts
+
+
+def test_fifty_mixed_files_in_one_reply_and_next_reaches_every_line_once(ws: Path):
+    paths, texts = make_mixed(ws)
+    engine = Engine(Workspace([str(ws)]))
+    reply = call(engine, paths)
+    within_budget(reply)
+    assert len(reply.files) == 48  # two duplicates dropped
+    text = reply.text()
+    for f in reply.files:
+        assert f"==> {f.request.path} <==" in text  # every file answered in its place
+    states = {f.request.path: f.state for f in reply.files}
+    for i in range(3):
+        assert states[f"b{i}.bin"] == states[f"m{i}.txt"] == states[str(ws.parent / f"o{i}.txt")] == "error"
+    assert states["t00.txt"] == "whole" and states["t03.txt"] == "cut"
+    assert reply.next is not None and text.splitlines()[-1].startswith("[To continue, call read_many again")
+
+    seen: dict[str, list[int]] = {name: [] for name in texts}
+    pdf_pages: set[str] = set()
+    rounds = 0
+    while True:
+        for f in reply.files:
+            if f.result is None or f.result.is_error:
+                continue
+            if f.request.path in texts:
+                for number, line in numbered(f.result.text()):
+                    assert texts[f.request.path][number - 1] == line
+                    seen[f.request.path].append(number)
+            pdf_pages.update(re.findall(r"pdf \d page \d+", f.result.text()))
+        if reply.next is None:
+            break
+        rounds += 1
+        assert rounds < 200
+        reply = read_many(engine, parse_many_request(reply.next))
+        within_budget(reply)
+    for name, lines in texts.items():
+        assert seen[name] == list(range(1, len(lines) + 1)), name  # each line once, in order
+    assert len(pdf_pages) == 90
+
+
+def test_small_files_whole_and_the_large_one_takes_what_they_leave(ws: Path):
+    (ws / "big.log").write_text("".join(f"entry {n}\n" for n in range(1, 100_001)))
+    for name in "abc":
+        (ws / f"{name}.cfg").write_text(f"{name} = 1\n" * 5)
+    reply = call(Engine(Workspace([str(ws)])), ["a.cfg", "big.log", "b.cfg", "c.cfg"])
+    within_budget(reply)
+    states = {f.request.path: f.state for f in reply.files}
+    assert states == {"a.cfg": "whole", "big.log": "cut", "b.cfg": "whole", "c.cfg": "whole"}
+    big = next(f for f in reply.files if f.request.path == "big.log").result
+    assert big.end_line > MAX_LINES * 0.9  # nearly all the lines the small files left
+    assert reply.next == {"paths": [{"path": "big.log", "offset": big.end_line + 1}]}
+    assert f"big.log (continues at {{\"offset\": {big.end_line + 1}}})" in reply.text()
+
+
+def test_a_window_is_kept_and_its_limit_carried_into_next(ws: Path):
+    (ws / "a.txt").write_text("".join(f"a{n}\n" for n in range(1, 5001)))
+    (ws / "b.txt").write_text("".join(f"b{n}\n" for n in range(1, 5001)))
+    reply = call(Engine(Workspace([str(ws)])), [{"path": "a.txt", "offset": 100, "limit": 1500}, "b.txt"])
+    a = reply.files[0].result
+    assert a.start_line == 100 and a.end_line < 1599
+    assert reply.next["paths"][0] == {"path": "a.txt", "offset": a.end_line + 1, "limit": 1599 - a.end_line}
+
+
+def test_globs_sorted_inside_the_root_hidden_left_out_and_capped(ws: Path, tmp_path: Path, monkeypatch):
+    (ws / "src" / "pkg").mkdir(parents=True)
+    for name in ("src/b.py", "src/a.py", "src/pkg/c.py", "src/.hidden.py", "src/notes.md"):
+        (ws / name).write_text("pass\n")
+    (tmp_path / "elsewhere.py").write_text("pass\n")
+    os.symlink(tmp_path / "elsewhere.py", ws / "src" / "link.py")
+    engine = Engine(Workspace([str(ws)]))
+    reply = call(engine, ["src/**/*.py", "src/*.md", "nothing/*.rs"])
+    assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py", "src/pkg/c.py", "src/notes.md"]
+    text = reply.text()
+    assert "`src/**/*.py` matched 1 files that lead outside the workspace" in text
+    assert "`nothing/*.rs` matched no file" in text and reply.truncated
+    monkeypatch.setattr(many, "MAX_MANY_FILES", 2)
+    reply = call(engine, ["src/**/*.py", "src/*.md"])
+    assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py"]
+    assert "2 more files were left out: a call reads at most 2 (from src/pkg/c.py to src/notes.md)" in reply.text()
+
+
+def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
+    image = __import__("base64").b64decode(png_b64(40, 30))
+    for i in range(MAX_MANY_IMAGES + 2):
+        (ws / f"p{i:02}.png").write_bytes(image)
+    reply = call(Engine(Workspace([str(ws)])), ["*.png"])
+    assert sum(isinstance(p, ImagePart) for p in reply.content) == MAX_MANY_IMAGES
+    assert reply.next == {"paths": [f"p{MAX_MANY_IMAGES:02}.png", f"p{MAX_MANY_IMAGES + 1:02}.png"]}
+    assert [f.state for f in reply.files][-2:] == ["not_shown", "not_shown"]
+
+
+@pytest.mark.parametrize("params", [{}, {"paths": []}, {"paths": "a.txt"}, {"paths": [1]},
+                                    {"paths": [{"path": "a", "consent": True}]}, {"paths": ["a"], "x": 1},
+                                    {"paths": ["a"] * 101}])
+def test_malformed_requests_are_invalid_params(params):
+    with pytest.raises(InvalidParams):
+        parse_many_request(params)
+
+
+def test_json_form_lists_each_file_state(ws: Path):
+    (ws / "a.txt").write_text("a\n")
+    out = call(Engine(Workspace([str(ws)])), ["a.txt", "gone.txt"]).to_json()
+    assert out["kind"] == "many" and out["isError"] is False and "next" not in out
+    assert [(f["path"], f["state"]) for f in out["files"]] == [("a.txt", "whole"), ("gone.txt", "error")]
+    assert out["files"][1]["error"]["code"] == "not_found"
