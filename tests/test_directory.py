@@ -107,3 +107,13 @@ def test_listing_does_not_follow_symlinks_out(tmp_path: Path):
     assert "private-name" not in top.text()
     inner = engine.read(parse_request({"path": "escape"}))
     assert inner.is_error and inner.error.code == "outside_workspace"
+
+
+def test_shown_names_the_entries_listed(tmp_path: Path, engine: Engine):
+    root = tmp_path / "some"
+    root.mkdir()
+    for i in range(MAX_DIR_ENTRIES + 3):
+        (root / f"f{i:04d}").write_bytes(b"")
+    assert read(engine, path="some").shown == {"entries": [1, MAX_DIR_ENTRIES]}
+    (tmp_path / "empty").mkdir()
+    assert read(engine, path="empty").shown is None

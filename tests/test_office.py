@@ -357,3 +357,31 @@ def test_a_bloated_workbook_part_is_loaded_once(tmp_path: Path, monkeypatch):
     assert len(loads) == 1
     assert "Antonin Scalia" in text_of(read(tmp_path, path="bloated.xlsx", pages="2-3"))
     assert len(loads) == 2
+
+
+# `shown`: what a reply holds, without parsing its text.
+
+def test_shown_docx_lines(report: Path):
+    first = read(report, path="report.docx", limit=50)
+    assert first.shown == {"lines": [1, 50]}
+    assert read(report, path="report.docx", offset=100, limit=7).shown == {"lines": [100, 106]}
+
+
+def test_shown_pptx_slides_and_lines(deck: Path):
+    one = read(deck, path="deck.pptx", pages="5")
+    assert one.shown["pages"] == [5] and one.shown["lines"] == [1, one.end_line]
+    window = read(deck, path="deck.pptx", pages="2-9", offset=4, limit=12)
+    text = text_of(window)
+    slides = [int(n) for n in re.findall(r"--- Slide (\d+) ---", text)]
+    # The window starts inside slide 2 (after its header) and ends in a slide whose header it shows.
+    assert window.shown["lines"] == [4, 15] and window.shown["pages"] == [2, *slides]
+    assert window.shown["pages"] == list(range(2, window.shown["pages"][-1] + 1))
+
+
+def test_shown_xlsx_sheets_and_rows(real: Path, big: Path):
+    both = read(real, path="deaths.xlsx")
+    assert both.shown == {"pages": [1, 2], "rows": [1, 19]}  # the rows of sheet 2, the last listed
+    rows = read(real, path="deaths.xlsx", pages="2", offset=10, limit=2)
+    assert rows.shown == {"pages": [2], "rows": [10, 11]}
+    first = read(big, path="big.xlsx")
+    assert first.shown == {"pages": [1], "rows": [1, first.next["offset"] - 1]}

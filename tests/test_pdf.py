@@ -395,3 +395,13 @@ def test_a_page_tree_pypdf_trips_over_is_a_damaged_pdf(tmp_path: Path, monkeypat
     (tmp_path / "tree.pdf").write_bytes(build_pdf(["words"]))
     result = read(Engine(Workspace([str(tmp_path)])), path="tree.pdf")
     assert result.is_error and result.error.code == "damaged_pdf", result.text()
+
+
+def test_shown_pages_and_lines(engine: Engine, ws: Path):
+    first = read(engine, path="doc.pdf")
+    assert first.shown == {"pages": list(range(1, MAX_PDF_PAGES + 1))}
+    assert read(engine, path="doc.pdf", pages="7-9").shown == {"pages": [7, 8, 9]}
+    # By lines: each page is "--- Page N ---" and one line of text, pages apart by a blank line (3 lines each).
+    window = read(engine, path="doc.pdf", pages="3-8", offset=5, limit=4)
+    assert window.shown == {"pages": [4, 5], "lines": [5, 8]}
+    assert re.findall(r"--- Page (\d+) ---", window.text()) == ["5"]

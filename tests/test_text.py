@@ -504,3 +504,62 @@ def test_short_western_text_in_cp1252(ws: Path, engine: Engine, text: str):
     (ws / "short.txt").write_bytes(text.encode("cp1252"))
     result = read(engine, path="short.txt")
     assert shown(result) == [(1, text.rstrip("\n"))]
+
+
+def test_shown_lines_of_a_window_and_of_a_tail(ws: Path, engine: Engine):
+    (ws / "t.txt").write_text("".join(f"row {n}\n" for n in range(1, 101)))
+    assert read(engine, path="t.txt").shown == {"lines": [1, 100]}
+    assert read(engine, path="t.txt", offset=10, limit=5).shown == {"lines": [10, 14]}
+    assert read(engine, path="t.txt", offset=-3).shown == {"lines": [98, 100]}
+    (ws / "empty.txt").write_text("")
+    assert read(engine, path="empty.txt").shown is None
+
+
+def test_shown_names_the_csv_header_row_put_before_a_window(ws: Path, engine: Engine):
+    (ws / "t.csv").write_text("id,name\n" + "".join(f"{n},n{n}\n" for n in range(1, 50)))
+    assert read(engine, path="t.csv", offset=20, limit=3).shown == {"lines": [20, 22], "headerLine": 1}
+    assert read(engine, path="t.csv").shown == {"lines": [1, 50]}
+
+
+@pytest.mark.parametrize("name", ["long.txt", "wide.txt", "doc.pdf", "report.docx", "deck.pptx", "sheet.xlsx"])
+def test_truncated_always_comes_with_next_and_following_it_ends(ws: Path, engine: Engine, name: str):
+    """Across the readers: a reply cut short names the call that continues it, and that call moves on."""
+    import docx
+    import openpyxl
+    from pptx import Presentation
+
+    from test_pdf import build_pdf
+
+    if name == "long.txt":
+        (ws / name).write_text("".join(f"line {n}\n" for n in range(1, 5001)))
+    elif name == "wide.txt":
+        (ws / name).write_text("".join("w" * 3000 + "\n" for _ in range(100)))
+    elif name == "doc.pdf":
+        (ws / name).write_bytes(build_pdf([f"page {n}" for n in range(1, 50)]))
+    elif name == "report.docx":
+        d = docx.Document()
+        for n in range(4000):
+            d.add_paragraph(f"para {n}")
+        d.save(ws / name)
+    elif name == "deck.pptx":
+        prs = Presentation()
+        for n in range(300):
+            prs.slides.add_slide(prs.slide_layouts[1]).shapes.title.text = f"slide {n} " + "t" * 200
+        prs.save(ws / name)
+    else:
+        wb = openpyxl.Workbook()
+        for n in range(1, 5001):
+            wb.active.append([n, "x" * 30])
+        wb.create_sheet("second").append(["end"])
+        wb.save(ws / name)
+    params: dict = {"path": name}
+    for _ in range(100):
+        result = read(engine, **params)
+        assert not result.is_error, result.text()
+        assert result.truncated == (result.next is not None)
+        if result.next is None:
+            break
+        assert {"path": name, **result.next} != params
+        params = {"path": name, **result.next}
+    else:
+        pytest.fail("next never ended")

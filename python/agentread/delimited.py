@@ -38,4 +38,5 @@ def add_header(result: ReadResult, source: BinaryIO, path: str, encoding: str, b
     if len(line) > MAX_HEADER_CHARS or (len(head) == HEADER_BYTES and not LINE_END.search(head)):
         line = line[:MAX_HEADER_CHARS] + " […]"
     result.content.insert(0, TextPart(f"[Header row (line 1): {line}]"))
+    result.shown = {**(result.shown or {}), "headerLine": 1}
     return result

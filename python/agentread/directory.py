@@ -55,4 +55,4 @@ def read_directory(path: str) -> ReadResult:
     if not entries:
         lines.append("[The directory is empty.]")
     return ReadResult(kind="directory", path=path, content=[TextPart("\n".join(lines))],
-                      truncated=left > 0 or not complete)
+                      truncated=left > 0 or not complete, shown={"entries": [1, len(shown)]} if shown else None)

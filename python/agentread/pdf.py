@@ -431,6 +431,8 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         parts.append(f"[Showing pages {first}-{shown} of {doc.total}. Call again with pages=\"{following}\" "
                      "to continue.]")
     result.content = _with_pictures(parts, pictures, first)
+    if not by_lines:
+        result.shown = {"pages": list(range(first, shown + 1))}
     return result
 
 
@@ -472,7 +474,19 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     out, last, cut = window(lines, offset, request.line_limit, MAX_OUTPUT_BYTES, also=f'pages="{first}-{shown}" and ')
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
+    result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}
     if cut:
         result.truncated = True
         result.next = {"pages": f"{first}-{shown}", "offset": last + 1}
     return result
+
+
+def _pages_of_lines(pages: list[str], first: int, offset: int, last: int) -> list[int]:
+    """The pages whose lines (page blocks joined by a blank line, numbered from 1) meet lines offset..last."""
+    out, start = [], 1
+    for number, block in enumerate(pages, first):
+        end = start + block.count("\n")
+        if start <= last and end >= offset:
+            out.append(number)
+        start = end + 2
+    return out

@@ -366,7 +366,7 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         total = _count_total(stream, index)
     truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
-                        truncated=truncated, encoding=encoding_label)
+                        truncated=truncated, shown={"lines": [first, last]}, encoding=encoding_label)
     if truncated:
         rendered.append(continuation(first, last, total, stop_reason, f"offset={last + 1}"))
         result.next = {"offset": last + 1}
@@ -403,7 +403,7 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
             "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
     result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=stop_reason is not None,
-                        encoding=label)
+                        shown={"lines": [first, last]}, encoding=label)
     if stop_reason is not None:
         rendered.append(continuation(first, last, None, stop_reason, f"offset={last + 1}"))
         result.next = {"offset": last + 1}

@@ -35,6 +35,15 @@ class Rendered:
 
     lines: list[str] = field(default_factory=list)
     images: dict[int, Image] = field(default_factory=dict)
+    # Numbered parts (slides) and their lines, as (number, first line, last line).
+    sections: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def open_section(self, number: int) -> None:
+        """Lines added from here on are section `number`'s (until the next opens)."""
+        self.sections.append((number, len(self.lines) + 1, 1 << 62))
+        if len(self.sections) > 1:
+            previous, first, _ = self.sections[-2]
+            self.sections[-2] = (previous, first, len(self.lines))
 
     def add(self, line: str = "") -> None:
         self.lines.extend(line.split("\n"))
@@ -130,7 +139,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     if text:
         content.append(TextPart("\n".join(text)))
     result = ReadResult(kind=kind, path=path, content=content, start_line=offset, end_line=last,
-                        total_lines=len(lines), truncated=cut)
+                        total_lines=len(lines), truncated=cut, shown={"lines": [offset, last]} if lines else None)
     if cut:
         result.next = {**({"pages": pages} if pages else {}), "offset": last + 1}
     return result

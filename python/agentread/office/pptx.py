@@ -40,12 +40,16 @@ def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     pages = None if request.pages is None else f"{first}-{last}" if last > first else str(first)
     result = show(out, request, path, "presentation", pages=pages)
     result.total_pages = len(slides)
+    if result.shown:  # the slides the lines shown fall in
+        lines = result.shown["lines"]
+        result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
     return result
 
 
 def _slide(out: Rendered, number: int, slide) -> None:
     if out.lines:
         out.add("")
+    out.open_section(number)
     out.add(f"--- Slide {number}{' (hidden)' if slide.element.get('show') == '0' else ''} ---")
     title = slide.shapes.title
     if title is not None and title.has_text_frame and title.text_frame.text.strip():

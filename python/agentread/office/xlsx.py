@@ -93,6 +93,8 @@ class _Reader:
         self.rows_left = request.line_limit
         self.next: dict | None = None
         self.closing: str | None = None
+        self.shown_sheets: list[int] = []
+        self.shown_rows: list[int] | None = None  # of the last sheet listed, [first, last]
 
     def _add(self, line: str) -> None:
         line = cut_line(line) if len(line) > MAX_LINE_CHARS else line
@@ -141,6 +143,8 @@ class _Reader:
             extent = f"more than {stop - 1:,} rows"
         width = max([declared_cols, *(len(cells) for _, cells in rows)])
         self._header(number, values, extent, width)
+        self.shown_sheets.append(number)
+        self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
         if rows:
             columns = min(width, MAX_COLUMNS)
             self._add(pipe_row(["row", *(_letters(c) for c in range(1, columns + 1))]))
@@ -181,8 +185,9 @@ class _Reader:
     def result(self) -> ReadResult:
         if self.closing:
             self.lines.append(self.closing)
+        shown = {"pages": self.shown_sheets, **({"rows": self.shown_rows} if self.shown_rows else {})}
         return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
-                          total_pages=self.sheets, truncated=self.next is not None, next=self.next)
+                          total_pages=self.sheets, truncated=self.next is not None, next=self.next, shown=shown)
 
 
 def _declared_size(sheet) -> None:
