@@ -1,0 +1,100 @@
+"""The opt-in unchanged-read stub: only for the same window of the same, unchanged file in the same session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.session import ReadSession
+from agentread.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    return tmp_path
+
+
+@pytest.fixture
+def engine(ws: Path) -> Engine:
+    return Engine(Workspace([str(ws)]))
+
+
+def read(session: ReadSession, engine: Engine, **params):
+    return session.read(engine, parse_request(params))
+
+
+def test_an_unchanged_reread_is_one_line_of_the_same_kind_and_fields(engine: Engine):
+    session = ReadSession()
+    full = read(session, engine, path="a.txt", offset=10, limit=5)
+    stub = read(session, engine, path="a.txt", offset=10, limit=5)
+    assert not full.unchanged and "line 12" in full.text()
+    assert stub.unchanged and stub.to_json()["unchanged"] is True
+    assert stub.text().count("\n") == 0 and "Unchanged" in stub.text() and "lines 10-14" in stub.text()
+    assert "line 12" not in stub.text()
+    whole, short = full.to_json(), stub.to_json()
+    for key in ("kind", "path", "totalLines", "startLine", "endLine", "truncated", "next", "shown", "encoding"):
+        assert short.get(key) == whole.get(key), key
+
+
+def test_a_changed_file_is_read_again_even_at_the_same_size_and_mtime(ws: Path, engine: Engine):
+    session = ReadSession()
+    read(session, engine, path="a.txt")
+    st = os.stat(ws / "a.txt")
+    (ws / "a.txt").write_text((ws / "a.txt").read_text().replace("line 50", "LINE 50"))
+    os.utime(ws / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(ws / "a.txt").st_size == st.st_size
+    again = read(session, engine, path="a.txt")
+    assert not again.unchanged and "LINE 50" in again.text()
+    (ws / "a.txt").write_text("new\n")
+    assert read(session, engine, path="a.txt").text() == "     1\tnew"
+
+
+def test_another_window_another_session_and_by_default_read_in_full(ws: Path, engine: Engine):
+    session = ReadSession()
+    read(session, engine, path="a.txt", offset=1, limit=10)
+    assert not read(session, engine, path="a.txt", offset=1, limit=11).unchanged
+    assert not read(ReadSession(), engine, path="a.txt", offset=1, limit=10).unchanged
+    assert read(session, engine, path="a.txt", offset=1, limit=10).unchanged
+    assert not engine.read(parse_request({"path": "a.txt", "offset": 1, "limit": 10})).unchanged
+    cli = [sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), "--json"]
+    for _ in range(2):  # the command line has no session: each read is whole
+        out = subprocess.run(cli, capture_output=True, text=True, timeout=60).stdout
+        assert '"unchanged"' not in out and "line 100" in out
+
+
+def test_a_read_refused_now_is_refused_though_it_was_read_with_consent(ws: Path, engine: Engine):
+    (ws / ".env").write_text("KEY=1\n")
+    session = ReadSession()
+    assert "KEY=1" in read(session, engine, path=".env", consent=True).text()
+    again = read(session, engine, path=".env")
+    assert again.is_error and again.error.code == "sensitive_file"
+
+
+def test_an_editor_buffer_is_told_by_its_text(ws: Path, engine: Engine):
+    session = ReadSession()
+    buffers = {str(ws / "a.txt"): "edited\n"}
+    first = session.read(engine, parse_request({"path": "a.txt"}), buffers.get)
+    assert first.text() == "     1\tedited"
+    assert session.read(engine, parse_request({"path": "a.txt"}), buffers.get).unchanged
+    buffers[str(ws / "a.txt")] = "edited again\n"
+    assert "edited again" in session.read(engine, parse_request({"path": "a.txt"}), buffers.get).text()
+
+
+def test_the_mcp_server_stubs_only_with_its_flag(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from test_mcp import run, texts
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": "a.txt", "limit": 3}) for _ in range(2)]
+
+    first, second = run({}, "--root", str(ws), "--unchanged-stub", calls=calls)
+    assert "line 3" in texts(first) and "Unchanged" in texts(second) and "line 3" not in texts(second)
+    first, second = run({}, "--root", str(ws), calls=calls)
+    assert texts(first) == texts(second)
