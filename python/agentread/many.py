@@ -21,7 +21,7 @@ from typing import Any, Callable
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadResult, TextPart, sendable
+from agentread.result import ImagePart, ReadError, ReadResult, TextPart, sendable
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be worth a header.
 MAX_MANY_FILES = 100
@@ -175,7 +175,7 @@ def _is_glob(path: str, workspace) -> bool:
         return False
     try:
         return not os.path.lexists(workspace.absolute(path))  # a file may hold "[" in its name
-    except Exception:  # noqa: BLE001 - a path the workspace refuses is read, and refused, as a path
+    except ReadError:  # an invalid path is read, and refused, as a path
         return False
 
 
@@ -207,7 +207,7 @@ def _glob(workspace, pattern: str, notes: list[str]) -> list[str]:
 def _real(workspace, path: str) -> str:
     try:
         return os.path.realpath(workspace.absolute(path))
-    except Exception:  # noqa: BLE001 - an invalid path: the read reports it
+    except (ReadError, ValueError):  # an invalid path: its read reports it
         return path
 
 

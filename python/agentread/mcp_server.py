@@ -29,7 +29,7 @@ from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine
 from agentread.many import ManyResult, parse_many_request, read_many
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadResult, error_result
+from agentread.result import ImagePart, ReadError, ReadResult, error_result
 from agentread.session import ReadSession
 from agentread.workspace import Workspace
 
@@ -68,6 +68,7 @@ class McpReads:
         self.flag_grants = {code for code, on in zip(CONSENT_CODES, (allow_outside, allow_sensitive)) if on}
         self.session = ReadSession() if unchanged_stub else None
         self.roots_stale = True  # the client's roots are asked for before the next read
+        self.roots_lock = anyio.Lock()  # reads wait while they are asked for
         self.limiter = anyio.CapacityLimiter(READ_WORKERS)
         self.specs = tool_specs()
 
@@ -95,8 +96,9 @@ class McpReads:
                 raise InvalidParams(f"unknown tool {params.name!r}; the tools are: {', '.join(self.specs)}")
         except InvalidParams as exc:
             return _error(f"Error: invalid arguments: {exc}. Call again with arguments matching the tool's schema.")
-        if self.roots_stale:
-            await self._sync_roots(ctx)
+        async with self.roots_lock:
+            if self.roots_stale:
+                await self._sync_roots(ctx)
         if params.name == "read":
             return _content(await self._read_one(ctx, request))
         return _many_content(await self._read_many(ctx, request))
@@ -133,10 +135,7 @@ class McpReads:
         """One read, in a worker: refused outside the roots or of a sensitive file unless `granted` (by the user)
         or the flags allow each reason it was refused for."""
         engine = self.engine
-        if self.session is not None:
-            result = self.session.read(engine, request)
-        else:
-            result = engine.read(request)
+        result = self._engine_read(engine, request)
         if not (result.is_error and result.error.code in CONSENT_CODES):
             return result
         reasons = self._reasons(request.path)
@@ -150,6 +149,9 @@ class McpReads:
             engine = Engine(Workspace(engine.workspace.roots + [folder], list(engine.workspace.sensitive_patterns)))
         else:
             return result
+        return self._engine_read(engine, request)
+
+    def _engine_read(self, engine: Engine, request: ReadRequest) -> ReadResult:
         return self.session.read(engine, request) if self.session is not None else engine.read(request)
 
     def _reasons(self, raw: str) -> set[str]:
@@ -157,7 +159,7 @@ class McpReads:
         workspace = self.engine.workspace
         try:
             path = workspace.absolute(raw)
-        except Exception:  # noqa: BLE001 - an invalid path is refused for that, not for consent
+        except ReadError:  # an invalid path is refused for that, not for consent
             return set()
         real = os.path.realpath(path)
         reasons = set()
@@ -170,17 +172,20 @@ class McpReads:
     async def _in_thread(self, what: str, fn, *args):
         """fn(*args) in a worker thread, stopped at READ_DEADLINE_SECONDS with a `timeout` error result."""
         stop = threading.Event()
-        with anyio.move_on_after(READ_DEADLINE_SECONDS):
-            try:
-                return await anyio.to_thread.run_sync(run_cancellable, stop, fn, *args, abandon_on_cancel=True,
-                                                      limiter=self.limiter)
-            except Cancelled:  # stopped by the deadline just as it ended
-                pass
-            except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-                log.exception("unexpected failure reading %s", what)
-                return error_result(what, "internal", f"reading {what} failed unexpectedly ({type(exc).__name__}: "
-                                    f"{str(exc)[:200]}). Try a smaller range, or read another file.")
-        stop.set()  # the reader stops at its next checkpoint
+        try:
+            with anyio.move_on_after(READ_DEADLINE_SECONDS):
+                try:
+                    return await anyio.to_thread.run_sync(run_cancellable, stop, fn, *args, abandon_on_cancel=True,
+                                                          limiter=self.limiter)
+                except Cancelled:  # stopped by the deadline just as it ended
+                    pass
+                except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
+                    log.exception("unexpected failure reading %s", what)
+                    return error_result(what, "internal", f"reading {what} failed unexpectedly "
+                                        f"({type(exc).__name__}: {str(exc)[:200]}). Try a smaller range, or read "
+                                        "another file.")
+        finally:
+            stop.set()  # past the deadline, or the client cancelled the call: the reader stops at its next checkpoint
         return error_result(what, "timeout", f"reading {what} took longer than {READ_DEADLINE_SECONDS:.0f} s and "
                             "was stopped. Read a smaller part of it (offset/limit, pages or cells), or fewer files.")
 
