@@ -20,6 +20,9 @@ from agentread.mcp_server import tool_specs  # noqa: E402
 from test_notebook import code, notebook, png_b64, result  # noqa: E402
 from test_pdf import build_pdf  # noqa: E402
 
+# Roots are deprecated in the protocol's next version; every client in use speaks the current one.
+pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+
 REPO = Path(__file__).resolve().parents[1]
 INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 
@@ -158,6 +161,52 @@ def test_a_client_offering_roots_confines_reads_to_them(ws: Path, tmp_path: Path
     mine, flagged_root = run({"list_roots_callback": roots}, "--root", str(ws), calls=calls)
     assert "from the client's root" in texts(mine)
     assert flagged_root.is_error and "outside the workspace" in texts(flagged_root)
+
+
+def test_roots_are_asked_again_when_the_client_says_they_changed(ws: Path, tmp_path: Path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "here.txt").write_text(f"in {folder.name}\n")
+    offered = [first]
+
+    async def roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=f.as_uri()) for f in offered])
+
+    async def calls(client):
+        before = await client.call_tool("read", {"path": "here.txt"})
+        offered[:] = [second]
+        await client.send_roots_list_changed()
+        await anyio.sleep(0.5)  # a notification has no answer to wait for
+        return before, await client.call_tool("read", {"path": "here.txt"}), \
+            await client.call_tool("read", {"path": str(first / "here.txt")})
+
+    before, after, old_root = run({"list_roots_callback": roots}, "--root", str(ws), calls=calls)
+    assert "in first" in texts(before) and "in second" in texts(after)
+    assert old_root.is_error and "outside the workspace" in texts(old_root)
+
+
+def test_calls_in_flight_before_the_roots_arrive_are_confined_to_them(ws: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    other.mkdir()
+
+    async def roots(context):
+        await anyio.sleep(0.5)  # a slow client: every call below is sent before this answers
+        return types.ListRootsResult(roots=[types.Root(uri=other.as_uri())])
+
+    async def calls(client):
+        answers = []
+
+        async def one() -> None:
+            answers.append(await client.call_tool("read", {"path": str(ws / "notes.txt")}))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+        return answers
+
+    answers = run({"list_roots_callback": roots}, "--root", str(ws), calls=calls)
+    assert len(answers) == 8 and all(a.is_error and "outside the workspace" in texts(a) for a in answers)
 
 
 @pytest.mark.parametrize("action", ["accept", "decline"])
