@@ -114,7 +114,7 @@ def test_small_files_whole_and_the_large_one_takes_what_they_leave(ws: Path):
     big = next(f for f in reply.files if f.request.path == "big.log").result
     assert big.end_line > MAX_LINES * 0.9  # nearly all the lines the small files left
     assert reply.next == {"paths": [{"path": "big.log", "offset": big.end_line + 1}]}
-    assert f"big.log (continues at {{\"offset\": {big.end_line + 1}}})" in reply.text()
+    assert f"big.log at {{\"offset\": {big.end_line + 1}}}" in reply.text()
 
 
 def test_a_window_is_kept_and_its_limit_carried_into_next(ws: Path):

@@ -35,10 +35,10 @@ MAX_MANY_IMAGES = 10
 MAX_MANY_IMAGE_BYTES = 10 << 20
 
 # Kept back from the budget for the closing lines that say what was cut and how to continue: a few lines, and
-# per file room to name it twice (where it was cut, and in `next`) with its window.
+# for each file cut or not shown, room to name it twice (where it stops, and in `next`) with its window.
 SUMMARY_RESERVE_LINES = 6
 SUMMARY_RESERVE_BYTES = 500
-SUMMARY_RESERVE_PER_FILE = 100
+SUMMARY_RESERVE_PER_FILE = 80
 
 # Reads of a file over its share, each by fewer lines than the last, before it is left for `next`.
 MAX_FIT_TRIES = 4
@@ -107,8 +107,10 @@ class ManyResult:
 
 def parse_many_request(params: Any) -> ManyRequest:
     """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or InvalidParams."""
-    if not isinstance(params, dict) or set(params) != {"paths"}:
+    if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
+    if set(params) != {"paths"}:
+        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - {'paths'}))}; known: paths")
     paths = params["paths"]
     if not isinstance(paths, list) or not paths:
         raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
@@ -234,15 +236,20 @@ def _share(files: list[FileRead], read: Read) -> None:
     if not files:
         return
     needs = [_measure(f) for f in files]
-    reserve = SUMMARY_RESERVE_BYTES + sum(SUMMARY_RESERVE_PER_FILE + 2 * len(f.request.path.encode("utf-8", "replace"))
-                                          for f in files)
-    byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - reserve)
     line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
-    for f, (nbytes, nlines), room_b, room_l in zip(files, needs, byte_shares, line_shares):
-        if nbytes <= room_b and nlines <= room_l:
-            continue
-        checkpoint()
-        f.result = _fit(f, read, room_b, room_l)
+    # The closing lines name only the files cut or not shown: room is kept for every file at first, then for
+    # those over that first share. The shares only grow, so no other file joins them.
+    named = files
+    for _ in range(2):
+        reserve = SUMMARY_RESERVE_BYTES + sum(SUMMARY_RESERVE_PER_FILE + 2 * len(f.request.path.encode("utf-8",
+                                              "replace")) for f in named)
+        byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - reserve)
+        over = [b > room_b or n > room_l for (b, n), room_b, room_l in zip(needs, byte_shares, line_shares)]
+        named = [f for f, cut in zip(files, over) if cut or (f.result is not None and f.result.next is not None)]
+    for f, cut, (room_b, room_l) in zip(files, over, zip(byte_shares, line_shares)):
+        if cut:
+            checkpoint()
+            f.result = _fit(f, read, room_b, room_l)
 
 
 def _fit(f: FileRead, read: Read, room_b: int, room_l: int) -> ReadResult | None:
@@ -333,12 +340,12 @@ def _reply(files: list[FileRead], notes: list[str]) -> ManyResult:
             entry = _continuation(f)
             if not (isinstance(entry, dict) and entry.get("limit", 1) < 1):
                 rest.append(entry)
-                cut.append(f"{f.request.path} (continues at {json.dumps(f.result.next)})")
+                cut.append(f"{f.request.path} at {json.dumps(f.result.next)}")
     errors = sum(f.state == "error" for f in files)
     summary = [f"[{len(files)} files: {sum(f.state == 'whole' for f in files)} shown whole, {len(cut)} cut, "
                f"{errors} errors, {len(not_shown)} not shown.]"]
     if cut:
-        summary.append("[Cut: " + "; ".join(cut) + ".]")
+        summary.append("[Cut, and where each continues: " + "; ".join(cut) + ".]")
     if not_shown:
         summary.append("[Not shown: " + ", ".join(not_shown) + ".]")
     summary.extend(f"[{note}]" for note in notes)
