@@ -168,3 +168,15 @@ def test_json_form_lists_each_file_state(ws: Path):
     assert out["kind"] == "many" and out["isError"] is False and "next" not in out
     assert [(f["path"], f["state"]) for f in out["files"]] == [("a.txt", "whole"), ("gone.txt", "error")]
     assert out["files"][1]["error"]["code"] == "not_found"
+
+
+def test_a_notebook_past_the_image_budget_keeps_its_text_and_names_its_images(ws: Path):
+    image = __import__("base64").b64decode(png_b64(40, 30))
+    for i in range(MAX_MANY_IMAGES):
+        (ws / f"p{i:02}.png").write_bytes(image)
+    (ws / "z.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64()}))))
+    reply = call(Engine(Workspace([str(ws)])), ["*.png", "z.ipynb"])
+    nb = reply.files[-1]
+    assert nb.state == "whole" and nb.images_dropped == 1 and "plot()" in nb.result.text()
+    assert "Read z.ipynb alone to see it" in reply.text() and "z.ipynb (1)" in reply.text()
+    assert reply.truncated and reply.next is None and reply.to_json()["files"][-1]["imagesLeftOut"] == 1

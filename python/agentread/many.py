@@ -42,6 +42,8 @@ SUMMARY_RESERVE_PER_FILE = 80
 
 # Reads of a file over its share, each by fewer lines than the last, before it is left for `next`.
 MAX_FIT_TRIES = 4
+# Lines differ in length: a re-read aims this far under the share, so that one more is rarely needed.
+FIT_MARGIN = 0.95
 
 # Kinds whose reads can be cut by offset/limit (lines; a spreadsheet's rows).
 _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet"}
@@ -265,7 +267,7 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int) -> ReadResult | None
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
-        limit = min(limit - 1, int(limit * ratio * 0.95))
+        limit = min(limit - 1, int(limit * ratio * FIT_MARGIN))
         if limit < 1:
             return None
         f.result = read(dataclasses.replace(f.request, limit=limit))
@@ -348,6 +350,10 @@ def _reply(files: list[FileRead], notes: list[str]) -> ManyResult:
         summary.append("[Cut, and where each continues: " + "; ".join(cut) + ".]")
     if not_shown:
         summary.append("[Not shown: " + ", ".join(not_shown) + ".]")
+    pictures = [f"{f.request.path} ({f.images_dropped})" for f in files if f.images_dropped]
+    if pictures:
+        summary.append("[Images not attached, the reply's images spent (read each file alone to see them): "
+                       + ", ".join(pictures) + ".]")
     summary.extend(f"[{note}]" for note in notes)
     if rest:
         reply.next = {"paths": rest}
