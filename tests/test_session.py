@@ -98,3 +98,22 @@ def test_the_mcp_server_stubs_only_with_its_flag(ws: Path):
     assert "line 3" in texts(first) and "Unchanged" in texts(second) and "line 3" not in texts(second)
     first, second = run({}, "--root", str(ws), calls=calls)
     assert texts(first) == texts(second)
+
+
+def test_asking_the_user_during_read_many_does_not_count_as_a_read(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from mcp import types
+
+    from test_mcp import run, texts
+
+    (ws / ".env").write_text("KEY=1\n")
+
+    async def elicit(context, params):
+        return types.ElicitResult(action="accept", content={})
+
+    async def calls(client):
+        return [await client.call_tool("read_many", {"paths": ["a.txt", ".env"]}) for _ in range(2)]
+
+    first, second = run({"elicitation_callback": elicit}, "--root", str(ws), "--unchanged-stub", calls=calls)
+    assert "line 100" in texts(first) and "KEY=1" in texts(first) and "Unchanged" not in texts(first)
+    assert "line 100" not in texts(second) and texts(second).count("Unchanged") == 2

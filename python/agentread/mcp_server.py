@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine
-from agentread.many import ManyResult, parse_many_request, read_many
+from agentread.many import ManyResult, expand, parse_many_request, read_many
 from agentread.request import InvalidParams, ReadRequest, parse_request
 from agentread.result import ImagePart, ReadError, ReadResult, error_result
 from agentread.session import ReadSession
@@ -114,22 +114,25 @@ class McpReads:
         return result
 
     async def _read_many(self, ctx, request) -> ManyResult | ReadResult:
+        # The user is asked once, before anything is read, about every file listed that needs approval: a reply
+        # read first and dropped would count, for the unchanged stub, as read.
+        pending = await self._in_thread("the files listed", self._pending, request)
+        if isinstance(pending, ReadResult):
+            return pending
         granted: dict[str, frozenset] = {}
+        if pending and await self._ask(ctx, list(pending), set().union(*pending.values())):
+            granted = pending
 
         def read(req: ReadRequest) -> ReadResult:
             return self._read(req, granted.get(req.path, frozenset()))
 
-        reply = await self._in_thread("the files listed", read_many, self.engine, request, read)
-        if isinstance(reply, ReadResult):
-            return reply
-        refused = [f.request.path for f in reply.files
-                   if f.result is not None and f.result.is_error and f.result.error.code in CONSENT_CODES]
-        pending = {path: self._reasons(path) - self.flag_grants for path in refused}
-        pending = {path: reasons for path, reasons in pending.items() if reasons}
-        if pending and await self._ask(ctx, list(pending), set().union(*pending.values())):
-            granted.update((path, frozenset(reasons)) for path, reasons in pending.items())
-            reply = await self._in_thread("the files listed", read_many, self.engine, request, read)
-        return reply
+        return await self._in_thread("the files listed", read_many, self.engine, request, read)
+
+    def _pending(self, request) -> dict[str, frozenset]:
+        """The files `request` lists that need the user's approval, by path, with why (past what flags allow)."""
+        listed, _ = expand(self.engine.workspace, request.entries)
+        pending = {req.path: frozenset(self._reasons(req.path) - self.flag_grants) for req in listed}
+        return {path: reasons for path, reasons in pending.items() if reasons}
 
     def _read(self, request: ReadRequest, granted: frozenset) -> ReadResult:
         """One read, in a worker: refused outside the roots or of a sensitive file unless `granted` (by the user)
