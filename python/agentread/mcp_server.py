@@ -108,30 +108,29 @@ class McpReads:
     async def _read_one(self, ctx, request: ReadRequest) -> ReadResult:
         result = await self._in_thread(request.path, self._read, request, frozenset())
         if result.is_error and result.error.code in CONSENT_CODES:
-            pending = self._reasons(request.path) - self.flag_grants
-            if pending and await self._ask(ctx, [request.path], pending):
-                result = await self._in_thread(request.path, self._read, request, frozenset(pending))
+            pending = await self._in_thread(request.path, self._pending, [request.path])
+            if pending and not isinstance(pending, ReadResult) and await self._ask(ctx, pending):
+                result = await self._in_thread(request.path, self._read, request, pending[request.path])
         return result
 
     async def _read_many(self, ctx, request) -> ManyResult | ReadResult:
         # The user is asked once, before anything is read, about every file listed that needs approval: a reply
         # read first and dropped would count, for the unchanged stub, as read.
-        pending = await self._in_thread("the files listed", self._pending, request)
+        pending = await self._in_thread("the files listed", lambda: self._pending(
+            [req.path for req in expand(self.engine.workspace, request.entries)[0]]))
         if isinstance(pending, ReadResult):
             return pending
-        granted: dict[str, frozenset] = {}
-        if pending and await self._ask(ctx, list(pending), set().union(*pending.values())):
-            granted = pending
+        granted = pending if pending and await self._ask(ctx, pending) else {}
 
         def read(req: ReadRequest) -> ReadResult:
             return self._read(req, granted.get(req.path, frozenset()))
 
         return await self._in_thread("the files listed", read_many, self.engine, request, read)
 
-    def _pending(self, request) -> dict[str, frozenset]:
-        """The files `request` lists that need the user's approval, by path, with why (past what flags allow)."""
-        listed, _ = expand(self.engine.workspace, request.entries)
-        pending = {req.path: frozenset(self._reasons(req.path) - self.flag_grants) for req in listed}
+    def _pending(self, paths: list[str]) -> dict[str, frozenset]:
+        """The paths that need the user's approval (past what the flags allow), with why. In a worker: it looks
+        at the file system."""
+        pending = {path: frozenset(self._reasons(path) - self.flag_grants) for path in paths}
         return {path: reasons for path, reasons in pending.items() if reasons}
 
     def _read(self, request: ReadRequest, granted: frozenset) -> ReadResult:
@@ -209,12 +208,13 @@ class McpReads:
                             self.fallback_roots, exc_info=True)
         self.engine.workspace.set_roots(roots or self.fallback_roots)
 
-    async def _ask(self, ctx, paths: list[str], reasons: set[str]) -> bool:
-        """Whether the user, asked through the client (elicitation), approves reading `paths`. False where the
-        client cannot ask."""
+    async def _ask(self, ctx, pending: dict[str, frozenset]) -> bool:
+        """Whether the user, asked through the client (elicitation), approves reading the `pending` paths, for
+        the reasons given. False where the client cannot ask."""
         caps = ctx.session.client_capabilities
         if caps is None or caps.elicitation is None:
             return False
+        paths, reasons = list(pending), set().union(*pending.values())
         why = " and ".join(sorted({"outside_workspace": "outside the workspace folders",
                                    "sensitive_file": "may hold secrets (credentials, keys or environment settings)"}[r]
                                   for r in reasons))
