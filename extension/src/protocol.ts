@@ -1,7 +1,7 @@
 // The contract with the Python server (DESIGN.md, "The contract"): the request the tool forwards and the
 // result it gets back. No `vscode` import here, so the unit tests can use it against the real server.
 
-import { formatNumbers, shownCells, shownPages } from './shown';
+import { formatNumbers, shownCells, shownLines, shownPages } from './shown';
 
 /** The JSON-RPC method the server answers. */
 export const READ_METHOD = 'agentread/read';
@@ -50,6 +50,30 @@ export type ResultKind =
   | 'presentation'
   | 'error';
 
+/** A range `[first, last]`, 1-based and inclusive. */
+export type Span = [number, number];
+
+/**
+ * What a reply holds (docs/CONTRACT.md, "shown"), so that a client never parses the text for it. Each field
+ * is present only where it applies.
+ */
+export interface Shown {
+  /** The numbered lines shown (text, DOCX, PPTX, notebook or PDF reads by line). */
+  lines?: Span;
+  /** The PDF pages, PPTX slides or XLSX sheets shown, whole or in part. */
+  pages?: number[];
+  /** The XLSX rows shown of the last sheet listed. */
+  rows?: Span;
+  /** The notebook cells shown, whole or in part. */
+  cells?: number[];
+  /** The lines of a cell a read by lines starts or ends inside. */
+  cellLines?: Array<{ cell: number; lines: Span }>;
+  /** Outputs cut to their head and tail: the output's own lines shown. */
+  outputs?: Array<{ cell: number; output: number; shown: Span[]; totalLines: number }>;
+  /** A directory's entries listed, in the sorted listing. */
+  entries?: Span;
+}
+
 export interface ReadResult {
   kind: ResultKind;
   path: string;
@@ -61,6 +85,7 @@ export interface ReadResult {
   totalCells?: number;
   truncated: boolean;
   next?: Record<string, unknown>;
+  shown?: Shown;
   encoding?: string;
   isError: boolean;
   error?: { code: string; message: string };
@@ -205,17 +230,15 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
   const lines = () => {
-    if (result.startLine === undefined || result.endLine === undefined) {
+    const [first, last] = shownLines(result) ?? [result.startLine, result.endLine];
+    if (first === undefined || last === undefined) {
       return undefined;
     }
-    return result.startLine < 0
-      ? spanFromEnd(result.startLine, result.endLine)
-      : `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`;
+    return first < 0 ? spanFromEnd(first, last) : `lines ${first}–${last}${of(result.totalLines)}`;
   };
   switch (result.kind) {
     case 'pdf': {
-      // An offset read may start inside a page its text does not name: then the pages asked for are told.
-      const pages = input.offset === undefined && input.limit === undefined ? shownPages(result) : [];
+      const pages = shownPages(result);
       if (pages.length > 0 && !(pages.length === result.totalPages && !input.pages)) {
         return `${pages.length === 1 ? 'page' : 'pages'} ${formatNumbers(pages)}${of(result.totalPages)}`;
       }
@@ -225,7 +248,7 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
     }
     case 'notebook': {
       const outline = isOutline(input.cells);
-      const cells = shownCells(result, outline);
+      const cells = shownCells(result);
       const what = outline ? 'outline, ' : '';
       if (cells.length > 0 && cells.length === result.totalCells) {
         return outline ? `outline of ${count(result.totalCells, 'cell')}` : count(result.totalCells, 'cell');
@@ -267,15 +290,4 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
 /** Whether `cells` asks for the notebook's outline (one line per cell) rather than cells. */
 export function isOutline(cells: string | undefined): boolean {
   return typeof cells === 'string' && cells.trim().toLowerCase() === 'outline';
-}
-
-/** "3", "2-7", "5-": 0-based [start, end) cell indexes; undefined for a cell id, a list or "outline". */
-export function cellSpan(cells: string | undefined, cellCount: number): [number, number] | undefined {
-  const match = /^\s*(\d+)\s*(?:([-–])\s*(\d*)\s*)?$/.exec(cells ?? '');
-  if (!match) {
-    return undefined;
-  }
-  const first = Math.max(1, Number(match[1]));
-  const last = Math.min(cellCount, match[2] ? (match[3] ? Number(match[3]) : cellCount) : first);
-  return last >= first ? [first - 1, last] : undefined;
 }

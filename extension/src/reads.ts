@@ -5,9 +5,9 @@ import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
 import type { AgentView } from './agentView';
-import { cellSpan, describeResult, fromEnd, isOutline, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import { describeResult, fromEnd, type ReadInput, type ReadResult, type ResultKind } from './protocol';
 import { workspaceFolderPaths } from './settings';
-import { shownCells, toSpans } from './shown';
+import { shownCells, shownLines, toSpans } from './shown';
 
 /** The view keeps the latest calls only: a long session must not grow it without bound. */
 const MAX_ENTRIES = 200;
@@ -25,9 +25,10 @@ export interface ReadEntry {
   truncated: boolean;
   isError: boolean;
   error?: string;
+  /** The lines the model was shown (the result's `shown.lines`, else its `startLine` and `endLine`). */
   startLine?: number;
   endLine?: number;
-  /** The 1-based notebook cells the model was shown, as the result's text names them. */
+  /** The 1-based notebook cells the model was shown, as the result's `shown.cells` names them. */
   cells?: number[];
   time: Date;
   durationMs: number;
@@ -45,6 +46,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
   }
 
   record(input: ReadInput, result: ReadResult, started: Date): ReadEntry {
+    const [startLine, endLine] = shownLines(result) ?? [result.startLine, result.endLine];
     return this.add({
       input,
       file: resolvedFile(input, result),
@@ -54,9 +56,9 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
       truncated: result.truncated,
       isError: result.isError,
       error: result.error?.message,
-      startLine: result.startLine,
-      endLine: result.endLine,
-      cells: result.kind === 'notebook' ? shownCells(result, isOutline(input.cells)) : undefined,
+      startLine,
+      endLine,
+      cells: result.kind === 'notebook' ? shownCells(result) : undefined,
       time: started,
       durationMs: Date.now() - started.getTime(),
     });
@@ -223,16 +225,14 @@ export class ReadRevealer implements vscode.Disposable {
     editor.revealRange(range, vscode.TextEditorRevealType.AtTop);
   }
 
-  /** Selects the cells the model was shown (several ranges for a list) and scrolls to the first. */
+  /**
+   * Selects the cells the model was shown (several ranges for a list) and scrolls to the first. A result that
+   * names no cell (an older server, an empty notebook) opens the notebook with nothing selected.
+   */
   private async revealCells(uri: vscode.Uri, entry: ReadEntry): Promise<void> {
     const notebook = await vscode.workspace.openNotebookDocument(uri);
     const editor = await vscode.window.showNotebookDocument(notebook, { preview: true });
-    let spans = toSpans(entry.cells ?? []);
-    if (spans.length === 0) {
-      // A result that names no cell (an older server, an empty notebook): the cells asked for.
-      spans = requestedSpans(notebook, entry.input.cells);
-    }
-    const ranges = spans
+    const ranges = toSpans(entry.cells ?? [])
       .map(([start, end]) => new vscode.NotebookRange(Math.min(start, notebook.cellCount), Math.min(end, notebook.cellCount)))
       .filter((range) => !range.isEmpty);
     if (ranges.length === 0) {
@@ -241,15 +241,6 @@ export class ReadRevealer implements vscode.Disposable {
     editor.selections = ranges;
     editor.revealRange(ranges[0], vscode.NotebookEditorRevealType.AtTop);
   }
-}
-
-function requestedSpans(notebook: vscode.NotebookDocument, cells: string | undefined): Array<[number, number]> {
-  const span = cellSpan(cells, notebook.cellCount);
-  if (span) {
-    return [span];
-  }
-  const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
-  return byId ? [[byId.index, byId.index + 1]] : [];
 }
 
 /** Runs what a click in the view asked for; a failure (a file gone since the read) is told, not thrown. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { failureText, formatSize, toParts } from '../../src/convert';
-import { cellSpan, describeResult, fromEnd, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
+import { describeResult, fromEnd, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
 
 describe('toReadParams', () => {
   it('forwards the contract fields and adds consent only when given', () => {
@@ -114,17 +114,5 @@ describe('conversion', () => {
     assert.equal(formatSize(812), '812 B');
     assert.equal(formatSize(14_540), '14.2 KB');
     assert.equal(formatSize(3_250_000), '3.1 MB');
-  });
-});
-
-describe('cellSpan', () => {
-  it('turns 1-based cell ranges into notebook ranges', () => {
-    assert.deepEqual(cellSpan('3', 10), [2, 3]);
-    assert.deepEqual(cellSpan('2-7', 10), [1, 7]);
-    assert.deepEqual(cellSpan('5-', 10), [4, 10]);
-    assert.deepEqual(cellSpan('8-20', 10), [7, 10]);
-    assert.equal(cellSpan('outline', 10), undefined);
-    assert.equal(cellSpan('1,4-6', 10), undefined);
-    assert.equal(cellSpan('12', 10), undefined);
   });
 });

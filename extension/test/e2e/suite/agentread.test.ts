@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { OFFICE_FILES, PDF_PAGES, textLine } from '../../fixtures';
+import { OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
 
 const EXTENSION_ID = 'agentread.agentread';
 const TOOL = 'agentread_read';
@@ -267,6 +267,18 @@ describe('agentread in VS Code', () => {
     await invoke({ path: 'analysis.ipynb', cells: 'plot' });
     await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
     assert.deepEqual(selected(), [[2, 3]]);
+  });
+
+  it('selects the cells the result names, not a header a cell quotes', async () => {
+    // Cell 2's source quotes the header of cell 7: the text alone would name cells 1, 2 and 7.
+    await invoke({ path: 'quoting.ipynb', cells: '1-3' });
+    const entry = api.reads.all[0];
+    assert.deepEqual(entry.cells, [1, 2, 3]);
+    assert.equal(entry.range, `cells 1–3 of ${QUOTING_CELLS}`);
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    const editor = vscode.window.activeNotebookEditor;
+    assert.equal(editor?.notebook.uri.fsPath, inWorkspace('quoting.ipynb'));
+    assert.deepEqual(editor?.selections.map((range) => [range.start, range.end]), [[0, 3]]);
   });
 
   it('reveals a PDF read as the agent saw it: the same pages', async () => {
