@@ -86,7 +86,47 @@ export interface ReadResult {
   truncated: boolean;
   next?: Record<string, unknown>;
   shown?: Shown;
+  /** A re-read of an unchanged file in a session with the unchanged-read stub on: one line says so. */
+  unchanged?: boolean;
   encoding?: string;
+  isError: boolean;
+  error?: { code: string; message: string };
+}
+
+/** The JSON-RPC method that reads several files into one reply. */
+export const READ_MANY_METHOD = 'agentread/readMany';
+
+/** One entry of `paths`: a path or a glob, or a path with the single read's window arguments. */
+export type ManyEntry = string | ReadInput;
+
+/** What the model sends to the read-many tool: its input schema in package.json. */
+export interface ReadManyInput {
+  paths: ManyEntry[];
+}
+
+/** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
+export interface ReadManyParams extends ReadManyInput {
+  consent?: string[];
+}
+
+/** One file of a read-many reply: how it fared (`whole`, `cut`, `error`, `not_shown`) and what it showed. */
+export interface ManyFile {
+  path: string;
+  state: 'whole' | 'cut' | 'error' | 'not_shown';
+  kind?: ResultKind;
+  truncated?: boolean;
+  next?: Record<string, unknown>;
+  shown?: Shown;
+  error?: { code: string; message: string };
+}
+
+/** A read-many reply: one `==> path <==` header per file in `content`, `next` the `paths` that continue. */
+export interface ReadManyResult {
+  kind: 'many';
+  content: Content[];
+  files?: ManyFile[];
+  truncated: boolean;
+  next?: { paths: ManyEntry[] };
   isError: boolean;
   error?: { code: string; message: string };
 }
@@ -126,6 +166,50 @@ export async function forwardRead(
   const result = await send(READ_METHOD, toReadParams(input, consent), token);
   return result as ReadResult;
 }
+
+/**
+ * The params for one read of many files: each object entry cut to the single read's fields (as
+ * toReadParams does), and `consent` listing the paths the user approved. Anything that is not a list goes
+ * as it is, for the server to refuse with -32602.
+ */
+export function toReadManyParams(input: ReadManyInput, approved: readonly string[]): ReadManyParams {
+  const paths = input?.paths;
+  const params: ReadManyParams = {
+    paths: Array.isArray(paths)
+      ? paths.map((entry) => (typeof entry === 'string' ? entry : toReadParams(entry, false)))
+      : paths,
+  };
+  if (approved.length > 0) {
+    params.consent = [...approved];
+  }
+  return params;
+}
+
+/** Forwards one read of many files to the server, with the caller's cancellation token. */
+export async function forwardReadMany(
+  send: SendRequest,
+  input: ReadManyInput,
+  approved: readonly string[],
+  token?: unknown,
+): Promise<ReadManyResult> {
+  return (await send(READ_MANY_METHOD, toReadManyParams(input, approved), token)) as ReadManyResult;
+}
+
+/** The path of an entry of `paths`, whether a string or an object. */
+export function entryPath(entry: ManyEntry): string {
+  return typeof entry === 'string' ? entry : String(entry?.path ?? '');
+}
+
+/** The short message shown while the read-many tool runs: "Reading 3 files: a.py, b.py, docs/*.md". */
+export function manyInvocationMessage(input: ReadManyInput): string {
+  const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
+  const shown = paths.slice(0, MESSAGE_PATHS).join(', ');
+  const more = paths.length > MESSAGE_PATHS ? `, and ${paths.length - MESSAGE_PATHS} more` : '';
+  return `Reading ${paths.length} ${paths.length === 1 ? 'path' : 'paths'}: ${shown}${more}`;
+}
+
+/** Paths named in the read-many progress message: enough to recognise the call, short enough for one line. */
+const MESSAGE_PATHS = 3;
 
 /** The file name of a path, whatever its separators. */
 export function baseName(path: string): string {

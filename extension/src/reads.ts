@@ -5,7 +5,15 @@ import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
 import type { AgentView } from './agentView';
-import { describeResult, fromEnd, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import {
+  describeResult,
+  fromEnd,
+  type ManyFile,
+  type ReadInput,
+  type ReadManyResult,
+  type ReadResult,
+  type ResultKind,
+} from './protocol';
 import { workspaceFolderPaths } from './settings';
 import { shownCells, shownLines, toSpans } from './shown';
 
@@ -20,8 +28,8 @@ export interface ReadEntry {
   kind: ResultKind;
   /** What was read, in words: "lines 1–120 of 540". */
   range: string;
-  /** Bytes the model received. */
-  size: number;
+  /** Bytes the model received; unknown for one file of a read of many. */
+  size?: number;
   truncated: boolean;
   isError: boolean;
   error?: string;
@@ -64,6 +72,28 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     });
   }
 
+  /** A read of many files: an entry for each file the reply showed, whole, cut or as an error. */
+  recordMany(result: ReadManyResult, started: Date): void {
+    for (const file of (result.files ?? []).filter((each) => each.state !== 'not_shown').reverse()) {
+      const [startLine, endLine] = shownLines(asResult(file)) ?? [];
+      const input = { path: file.path };
+      this.add({
+        input,
+        file: resolvedFile(input),
+        kind: file.kind ?? 'error',
+        range: describeResult(asResult(file), input),
+        truncated: file.truncated ?? false,
+        isError: file.state === 'error',
+        error: file.error?.message,
+        startLine,
+        endLine,
+        cells: file.kind === 'notebook' ? shownCells(asResult(file)) : undefined,
+        time: started,
+        durationMs: Date.now() - started.getTime(),
+      });
+    }
+  }
+
   recordFailure(input: ReadInput, message: string, started: Date): ReadEntry {
     return this.add({
       input,
@@ -86,7 +116,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
 
   getTreeItem(entry: ReadEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(path.basename(entry.file) || entry.file);
-    const flags = [entry.range, formatSize(entry.size)];
+    const flags = entry.size === undefined ? [entry.range] : [entry.range, formatSize(entry.size)];
     if (entry.truncated) {
       flags.push('truncated');
     }
@@ -95,7 +125,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     item.iconPath = new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${escapeMarkdown(entry.file)}**\n\n`);
-    tooltip.appendMarkdown(`${escapeMarkdown(entry.range)}, ${formatSize(entry.size)}`);
+    tooltip.appendMarkdown(escapeMarkdown(flags.slice(0, 2).join(', ')));
     tooltip.appendMarkdown(entry.truncated ? ', truncated' : '');
     tooltip.appendMarkdown(`, ${entry.durationMs} ms, at ${entry.time.toLocaleString()}\n\n`);
     tooltip.appendCodeblock(JSON.stringify(entry.input), 'json');
@@ -134,6 +164,20 @@ const ICONS: Partial<Record<ResultKind, string>> = {
   spreadsheet: 'table',
   presentation: 'preview',
 };
+
+/** One file of a read of many, as the single read's result it stands for (its text is in the whole reply). */
+function asResult(file: ManyFile): ReadResult {
+  return {
+    kind: file.kind ?? 'error',
+    path: file.path,
+    content: [],
+    truncated: file.truncated ?? false,
+    next: file.next,
+    shown: file.shown,
+    isError: file.state === 'error',
+    error: file.error,
+  };
+}
 
 function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
