@@ -71,9 +71,36 @@ export async function withSlowProgress<T>(title: string, work: Promise<T>): Prom
   }
 }
 
+/**
+ * What each tool call asks the user: prepareInvocation notes it, and VS Code invokes the tool only once the
+ * user agreed, so the invocation takes the approval noted for the same input.
+ */
+class Approvals<T> {
+  private readonly pending = new Map<string, T>();
+
+  /** The prepared invocation of the input `key`: asking `question`, which grants `approval`, if there is one. */
+  prepare(message: string, key: string, question?: { title: string; message: string }, approval?: T): vscode.PreparedToolInvocation {
+    if (!question || approval === undefined) {
+      this.pending.delete(key);
+      return { invocationMessage: message };
+    }
+    this.pending.set(key, approval);
+    return {
+      invocationMessage: message,
+      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
+    };
+  }
+
+  /** The approval the user gave for the input `key`, once. */
+  take(key: string): T | undefined {
+    const approval = this.pending.get(key);
+    this.pending.delete(key);
+    return approval;
+  }
+}
+
 export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
-  /** Inputs the user is being asked about: VS Code invokes the tool only once they agreed. */
-  private readonly awaitingConsent = new Set<string>();
+  private readonly approvals = new Approvals<true>();
 
   constructor(
     private readonly server: ServerManager,
@@ -84,18 +111,9 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     options: vscode.LanguageModelToolInvocationPrepareOptions<ReadInput>,
   ): vscode.PreparedToolInvocation {
     const input = options.input;
-    const message = invocationMessage(input);
     const check = consentCheckFor(input);
-    if (!check || !needsConsent(check)) {
-      this.awaitingConsent.delete(inputKey(input));
-      return { invocationMessage: message };
-    }
-    this.awaitingConsent.add(inputKey(input));
-    const question = consentQuestion(check);
-    return {
-      invocationMessage: message,
-      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
-    };
+    const question = check && needsConsent(check) ? consentQuestion(check) : undefined;
+    return this.approvals.prepare(invocationMessage(input), inputKey(input), question, true);
   }
 
   async invoke(
@@ -103,15 +121,15 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const input = options.input;
-    const consent = this.awaitingConsent.delete(inputKey(input));
+    const consent = this.approvals.take(inputKey(input)) === true;
     const started = new Date();
     const result = await readOrFailure(invocationMessage(input), forwardRead(this.server.send, input, consent, token), token);
     if (typeof result === 'string') {
       this.reads.recordFailure(input, result, started);
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result)]);
+    } else {
+      this.reads.record(input, result, started);
     }
-    this.reads.record(input, result, started);
-    return new vscode.LanguageModelToolResult(toParts(result, partFactory()));
+    return toolResult(result);
   }
 }
 
@@ -138,9 +156,13 @@ export function manyConsentChecks(input: ReadManyInput): Array<{ path: string; c
   return [...found].map(([path, check]) => ({ path, check }));
 }
 
+function manyKey(input: ReadManyInput): string {
+  return JSON.stringify(toReadManyParams(input, []));
+}
+
 export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
-  /** Inputs the user is being asked about, with the paths they approve: VS Code invokes the tool only once they agreed. */
-  private readonly awaitingConsent = new Map<string, string[]>();
+  /** The paths the user approves, for each input being asked about. */
+  private readonly approvals = new Approvals<string[]>();
 
   constructor(
     private readonly server: ServerManager,
@@ -151,19 +173,9 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     options: vscode.LanguageModelToolInvocationPrepareOptions<ReadManyInput>,
   ): vscode.PreparedToolInvocation {
     const input = options.input;
-    const message = manyInvocationMessage(input);
-    const key = JSON.stringify(toReadManyParams(input, []));
     const needed = manyConsentChecks(input);
-    if (needed.length === 0) {
-      this.awaitingConsent.delete(key);
-      return { invocationMessage: message };
-    }
-    this.awaitingConsent.set(key, needed.map((each) => each.path));
-    const question = consentQuestionMany(needed.map((each) => each.check));
-    return {
-      invocationMessage: message,
-      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
-    };
+    const question = needed.length > 0 ? consentQuestionMany(needed.map((each) => each.check)) : undefined;
+    return this.approvals.prepare(manyInvocationMessage(input), manyKey(input), question, needed.map((each) => each.path));
   }
 
   async invoke(
@@ -171,20 +183,25 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const input = options.input;
-    const key = JSON.stringify(toReadManyParams(input, []));
-    const approved = this.awaitingConsent.get(key) ?? [];
-    this.awaitingConsent.delete(key);
+    const approved = this.approvals.take(manyKey(input)) ?? [];
     const started = new Date();
-    const message = manyInvocationMessage(input);
-    const result = await readOrFailure(message, forwardReadMany(this.server.send, input, approved, token), token);
+    const work = forwardReadMany(this.server.send, input, approved, token);
+    const result = await readOrFailure(manyInvocationMessage(input), work, token);
     if (typeof result === 'string') {
       const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
       paths.forEach((path) => this.reads.recordFailure({ path }, result, started));
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result)]);
+    } else {
+      this.reads.recordMany(result, started);
     }
-    this.reads.recordMany(result, started);
-    return new vscode.LanguageModelToolResult(toParts(result, partFactory()));
+    return toolResult(result);
   }
+}
+
+/** What the model receives: the result's text and image parts, or the text of a request that failed. */
+function toolResult(result: ReadResult | ReadManyResult | string): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult(
+    typeof result === 'string' ? [new vscode.LanguageModelTextPart(result)] : toParts(result, partFactory()),
+  );
 }
 
 /**

@@ -9,33 +9,16 @@ import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
 import { OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
+import { activated, textOf, waitFor } from './helpers';
 
-const EXTENSION_ID = 'agentread.agentread';
 const TOOL = 'agentread_read';
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const inWorkspace = (name: string) => path.join(workspace(), name);
 const outsideFile = () => path.join(workspace(), '..', 'outside', 'notes.txt');
 
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 function invoke(input: Record<string, unknown>): Thenable<vscode.LanguageModelToolResult> {
   return vscode.lm.invokeTool(TOOL, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-}
-
-function textOf(result: vscode.LanguageModelToolResult): string {
-  return result.content
-    .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
-    .map((part) => part.value)
-    .join('\n');
 }
 
 interface DataPartLike {
@@ -58,10 +41,7 @@ describe('agentread in VS Code', () => {
   let api: AgentreadApi;
 
   before(async () => {
-    const extension = vscode.extensions.getExtension<AgentreadApi>(EXTENSION_ID);
-    assert.ok(extension, `${EXTENSION_ID} is installed`);
-    api = await extension.activate();
-    await waitFor('the server to run', () => api.server.state === 'running');
+    api = await activated();
   });
 
   it('registers the tool for the language model', () => {
@@ -339,7 +319,7 @@ describe('agentread in VS Code', () => {
     const pid = api.server.pid;
     assert.ok(pid);
     process.kill(pid, 'SIGKILL');
-    await waitFor('the server to stop', () => api.server.pid !== pid);
+    await waitFor('the server to stop', () => api.server.pid !== pid, 60_000);
     assert.match(textOf(await invoke({ path: 'lines.txt', limit: 1 })), /^     1\t/m);
     assert.equal(api.server.state, 'running');
   });

@@ -4,36 +4,15 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentreadApi } from '../../../src/extension';
+import { activated, textOf, waitFor } from './helpers';
 
-const EXTENSION_ID = 'agentread.agentread';
 const MANY_TOOL = 'agentread_read_many';
-
-
-function textOf(result: vscode.LanguageModelToolResult): string {
-  return result.content
-    .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
-    .map((part) => part.value)
-    .join('\n');
-}
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('agentread reads many files, and stubs unchanged re-reads, in VS Code', () => {
   let api: AgentreadApi;
 
   before(async () => {
-    const extension = vscode.extensions.getExtension<AgentreadApi>(EXTENSION_ID);
-    assert.ok(extension, `${EXTENSION_ID} is installed`);
-    api = await extension.activate();
-    await waitFor('the server to run', () => api.server.state === 'running', 60_000);
+    api = await activated();
   });
 
   it('registers the read-many tool with the schema of its package.json entry', () => {
@@ -79,7 +58,7 @@ describe('agentread reads many files, and stubs unchanged re-reads, in VS Code',
     const before = api.server.pid;
     await config.update('unchangedReadStub', true, vscode.ConfigurationTarget.Global);
     try {
-      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== before);
+      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== before, 30_000);
       const first = await api.read({ path: 'lines.txt', limit: 30 });
       const again = await api.read({ path: 'lines.txt', limit: 30 });
       assert.equal(first.unchanged, undefined);
@@ -88,7 +67,7 @@ describe('agentread reads many files, and stubs unchanged re-reads, in VS Code',
     } finally {
       const on = api.server.pid;
       await config.update('unchangedReadStub', undefined, vscode.ConfigurationTarget.Global);
-      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== on);
+      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== on, 30_000);
     }
     const first = await api.read({ path: 'lines.txt', limit: 30 });
     const again = await api.read({ path: 'lines.txt', limit: 30 });
