@@ -54,43 +54,13 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
   }
 
   record(input: ReadInput, result: ReadResult, started: Date): ReadEntry {
-    const [startLine, endLine] = shownLines(result) ?? [result.startLine, result.endLine];
-    return this.add({
-      input,
-      file: resolvedFile(input, result),
-      kind: result.kind,
-      range: describeResult(result, input),
-      size: resultSize(result),
-      truncated: result.truncated,
-      isError: result.isError,
-      error: result.error?.message,
-      startLine,
-      endLine,
-      cells: result.kind === 'notebook' ? shownCells(result) : undefined,
-      time: started,
-      durationMs: Date.now() - started.getTime(),
-    });
+    return this.add(entryFields(input, result, started, resultSize(result)));
   }
 
-  /** A read of many files: an entry for each file the reply showed, whole, cut or as an error. */
+  /** A read of many files: an entry for each file the reply showed, whole, cut or as an error, in order. */
   recordMany(result: ReadManyResult, started: Date): void {
     for (const file of (result.files ?? []).filter((each) => each.state !== 'not_shown').reverse()) {
-      const [startLine, endLine] = shownLines(asResult(file)) ?? [];
-      const input = { path: file.path };
-      this.add({
-        input,
-        file: resolvedFile(input),
-        kind: file.kind ?? 'error',
-        range: describeResult(asResult(file), input),
-        truncated: file.truncated ?? false,
-        isError: file.state === 'error',
-        error: file.error?.message,
-        startLine,
-        endLine,
-        cells: file.kind === 'notebook' ? shownCells(asResult(file)) : undefined,
-        time: started,
-        durationMs: Date.now() - started.getTime(),
-      });
+      this.add(entryFields({ path: file.path }, asResult(file), started));
     }
   }
 
@@ -116,7 +86,9 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
 
   getTreeItem(entry: ReadEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(path.basename(entry.file) || entry.file);
-    const flags = entry.size === undefined ? [entry.range] : [entry.range, formatSize(entry.size)];
+    // The size of one file of a read of many is not known: its share of the reply is not told apart.
+    const what = entry.size === undefined ? [entry.range] : [entry.range, formatSize(entry.size)];
+    const flags = [...what];
     if (entry.truncated) {
       flags.push('truncated');
     }
@@ -125,7 +97,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     item.iconPath = new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${escapeMarkdown(entry.file)}**\n\n`);
-    tooltip.appendMarkdown(escapeMarkdown(flags.slice(0, 2).join(', ')));
+    tooltip.appendMarkdown(escapeMarkdown(what.join(', ')));
     tooltip.appendMarkdown(entry.truncated ? ', truncated' : '');
     tooltip.appendMarkdown(`, ${entry.durationMs} ms, at ${entry.time.toLocaleString()}\n\n`);
     tooltip.appendCodeblock(JSON.stringify(entry.input), 'json');
@@ -164,6 +136,26 @@ const ICONS: Partial<Record<ResultKind, string>> = {
   spreadsheet: 'table',
   presentation: 'preview',
 };
+
+/** What the view shows of one read; `size` is the bytes the model received, when known. */
+function entryFields(input: ReadInput, result: ReadResult, started: Date, size?: number): Omit<ReadEntry, 'id'> {
+  const [startLine, endLine] = shownLines(result) ?? [result.startLine, result.endLine];
+  return {
+    input,
+    file: resolvedFile(input, result),
+    kind: result.kind,
+    range: describeResult(result, input),
+    size,
+    truncated: result.truncated,
+    isError: result.isError,
+    error: result.error?.message,
+    startLine,
+    endLine,
+    cells: result.kind === 'notebook' ? shownCells(result) : undefined,
+    time: started,
+    durationMs: Date.now() - started.getTime(),
+  };
+}
 
 /** One file of a read of many, as the single read's result it stands for (its text is in the whole reply). */
 function asResult(file: ManyFile): ReadResult {
