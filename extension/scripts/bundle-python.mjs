@@ -2,7 +2,13 @@
 // extension/bundled/libs/cp3XY, once per supported Python version, as binary wheels for one target
 // platform, then moves what is identical for every version to extension/bundled/libs/common. The server
 // puts cp3XY (its interpreter's version) and common on PYTHONPATH, so users need no pip step. Needs the
-// PyPI registry (or a pip index configured for pip) at packaging time only.
+// PyPI registry at packaging time only.
+//
+// uv resolves for each version and platform: pip's --python-version picks wheels for the target but
+// evaluates dependency markers for the interpreter running it, so a bundle for 3.10 made by a 3.11 went
+// without cattrs' `exceptiongroup; python_version < '3.11'` and the server did not start. uv is taken from
+// the interpreter (`python -m uv`), else installed with pip into build/uv. Each version's bundle is then
+// tried by that Python, where this machine has it (`python3.X`): it reads the files in examples/.
 //
 //   node extension/scripts/bundle-python.mjs [--target linux-x64] [--python-versions 3.10,3.11,3.12,3.13] [--force]
 
@@ -18,14 +24,17 @@ const libs = path.join(root, 'extension', 'bundled', 'libs');
 /** The Python versions a .vsix supports out of the box: requires-python's floor to the newest stable. */
 export const PYTHON_VERSIONS = ['3.10', '3.11', '3.12', '3.13'];
 
-/** pip platform tags per VS Code target. manylinux_2_28 covers Debian 10+, Ubuntu 18.10+, RHEL 8+. */
+/** uv's platform per VS Code target. manylinux_2_28 covers Debian 10+, Ubuntu 18.10+, RHEL 8+. */
 const PLATFORMS = {
-  'linux-x64': ['manylinux_2_28_x86_64', 'manylinux2014_x86_64'],
-  'linux-arm64': ['manylinux_2_28_aarch64', 'manylinux2014_aarch64'],
-  'darwin-x64': ['macosx_10_13_x86_64', 'macosx_10_12_x86_64', 'macosx_10_9_x86_64'],
-  'darwin-arm64': ['macosx_11_0_arm64'],
-  'win32-x64': ['win_amd64'],
+  'linux-x64': 'x86_64-manylinux_2_28',
+  'linux-arm64': 'aarch64-manylinux_2_28',
+  'darwin-x64': 'x86_64-apple-darwin',
+  'darwin-arm64': 'aarch64-apple-darwin',
+  'win32-x64': 'x86_64-pc-windows-msvc',
 };
+
+/** The uv release installed when the interpreter has none: the first with `--python-platform` for manylinux_2_28. */
+const UV_REQUIREMENT = 'uv>=0.5';
 
 function argument(name, fallback) {
   const index = process.argv.indexOf(name);
@@ -33,8 +42,8 @@ function argument(name, fallback) {
 }
 
 export function bundle(target, { versions = PYTHON_VERSIONS, force = false, python = process.env.AGENTREAD_PYTHON || 'python3' } = {}) {
-  const platforms = PLATFORMS[target];
-  if (!platforms) {
+  const platform = PLATFORMS[target];
+  if (!platform) {
     throw new Error(`unknown target ${target}; one of ${Object.keys(PLATFORMS).join(', ')}`);
   }
   buildScanModule(target, python);
@@ -45,22 +54,23 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
   );
   const requirements = JSON.parse(dependencies);
   // The requirements are part of the stamp: a dependency added to pyproject.toml is bundled next time.
+  // "uv": a bundle pip made (its markers evaluated for the wrong Python) is made again.
   const stamp = path.join(libs, 'BUNDLED');
-  const wanted = `${target} ${versions.join(',')} ${requirements.join(' ')}`;
+  const wanted = `uv ${target} ${versions.join(',')} ${requirements.join(' ')}`;
   if (!force && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8').trim() === wanted) {
     console.log(`Python libraries for ${target} ${versions.join(',')} already bundled in ${libs}`);
     return;
   }
+  const uv = uvCommand(python);
   fs.rmSync(libs, { recursive: true, force: true });
   for (const version of versions) {
-    const dest = path.join(libs, `cp${version.replace('.', '')}`);
+    const dest = versionDir(version);
     console.log(`Bundling ${requirements.join(', ')} for Python ${version} (${target}) into ${dest}`);
     execFileSync(
-      python,
+      uv[0],
       [
-        '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile',
-        '--target', dest, '--only-binary=:all:', '--implementation', 'cp', '--python-version', version,
-        ...platforms.flatMap((platform) => ['--platform', platform]),
+        ...uv.slice(1), 'pip', 'install', '--quiet', '--no-config', '--no-compile', '--target', dest,
+        '--only-binary', ':all:', '--python-version', version, '--python-platform', platform,
         ...requirements,
       ],
       { cwd: root, stdio: 'inherit' },
@@ -72,9 +82,80 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
   // Each version directory must exist in the .vsix even when everything in it could be shared: the server
   // takes its presence to mean "bundled for this version".
   for (const version of versions) {
-    fs.writeFileSync(path.join(libs, `cp${version.replace('.', '')}`, 'BUNDLED'), `${wanted}\n`);
+    fs.writeFileSync(path.join(versionDir(version), 'BUNDLED'), `${wanted}\n`);
+  }
+  if (target === `${process.platform}-${process.arch}`) {
+    checkBundles(versions);
   }
   fs.writeFileSync(stamp, `${wanted}\n`);
+}
+
+function versionDir(version) {
+  return path.join(libs, `cp${version.replace('.', '')}`);
+}
+
+/** The command that runs uv: the interpreter's own, else one pip installs into build/uv. */
+function uvCommand(python) {
+  try {
+    execFileSync(python, ['-m', 'uv', '--version'], { stdio: 'ignore' });
+    return [python, '-m', 'uv'];
+  } catch {
+    // not installed for this interpreter
+  }
+  const dir = path.join(root, 'build', 'uv');
+  const bin = path.join(dir, 'bin', process.platform === 'win32' ? 'uv.exe' : 'uv');
+  if (!fs.existsSync(bin)) {
+    console.log(`Installing ${UV_REQUIREMENT} into ${dir} to resolve the libraries for each Python version`);
+    execFileSync(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', dir, UV_REQUIREMENT],
+      { cwd: root, stdio: 'inherit' },
+    );
+  }
+  return [bin];
+}
+
+/**
+ * Reads every file in examples/ (text, PDF, image, notebook, Word, Excel, PowerPoint: every reader and the
+ * library it loads) with the engine's C module, in one Python process per version.
+ */
+const CHECK_SCRIPT = [
+  'import contextlib, io, os, sys',
+  'import agentread._scan',
+  'from agentread.cli import main',
+  'for name in sorted(os.listdir(sys.argv[1])):',
+  '    out = io.StringIO()',
+  '    with contextlib.redirect_stdout(out):',
+  '        code = main(["read", name, "--root", sys.argv[1]])',
+  '    if code != 0:',
+  '        sys.exit(f"reading {name} failed ({code}):\\n{out.getvalue()}")',
+].join('\n');
+
+/**
+ * Runs CHECK_SCRIPT with each version's bundle, in that Python where this machine has it (`python3.X` on
+ * the PATH), without its own site-packages (-S), as the server finds its libraries in the .vsix. A library
+ * missing from a bundle fails the packaging here rather than the server on a user's machine.
+ */
+function checkBundles(versions) {
+  for (const version of versions) {
+    const interpreter = `python${version}`;
+    const env = {
+      ...process.env,
+      PYTHONPATH: [path.join(root, 'python'), versionDir(version), path.join(libs, 'common')].join(path.delimiter),
+    };
+    try {
+      execFileSync(interpreter, ['-S', '-c', 'pass'], { stdio: 'ignore', env });
+    } catch {
+      console.warn(`No ${interpreter} on this machine: the bundle for Python ${version} is not checked`);
+      continue;
+    }
+    try {
+      execFileSync(interpreter, ['-S', '-c', CHECK_SCRIPT, path.join(root, 'examples')], { env, stdio: 'pipe' });
+    } catch (error) {
+      throw new Error(`the bundle for Python ${version} does not work with ${interpreter}:\n${error.stderr}`);
+    }
+    console.log(`Python ${version}: the examples read with the bundled libraries and the C module`);
+  }
 }
 
 /**
@@ -142,7 +223,7 @@ function extensionModules(dir) {
  * modules find it through an rpath relative to their own directory.
  */
 function shareCommon(versions) {
-  const dirs = versions.map((version) => path.join(libs, `cp${version.replace('.', '')}`));
+  const dirs = versions.map(versionDir);
   const common = path.join(libs, 'common');
   fs.mkdirSync(common, { recursive: true });
   let moved = 0;

@@ -168,3 +168,39 @@ export function consentQuestion(check: ConsentCheck): { title: string; message: 
     message: `The agent wants to read ${shown}, which matches \`${check.sensitivePattern}\` in the \`agentread.sensitiveFiles\` setting and may hold secrets. ${sent}`,
   };
 }
+
+/**
+ * Whether an entry of a read of many files is a glob, as the server decides: it holds a wildcard and no file
+ * has that name. The server expands globs inside the workspace only, so a glob itself needs no approval.
+ */
+export function isGlob(requested: string, folders: readonly string[]): boolean {
+  if (!/[*?[]/.test(requested)) {
+    return false;
+  }
+  try {
+    fs.lstatSync(resolveRequestedPath(requested, folders));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** The question put to the user about several files of one call (the message is Markdown). */
+export function consentQuestionMany(checks: readonly ConsentCheck[]): { title: string; message: string } {
+  if (checks.length === 1) {
+    return consentQuestion(checks[0]);
+  }
+  const lines = checks.map((check) => {
+    const why = [
+      check.outsideWorkspace ? 'outside the workspace' : '',
+      check.sensitivePattern ? `matches \`${check.sensitivePattern}\`` : '',
+    ].filter(Boolean);
+    return `- \`${check.resolvedPath.replace(/`/g, "'")}\`: ${why.join(', ')}`;
+  });
+  return {
+    title: `Allow reading ${checks.length} files outside the workspace or marked sensitive?`,
+    message:
+      `The agent wants to read these files, which are outside the workspace or match the \`agentread.sensitiveFiles\` setting:\n\n` +
+      `${lines.join('\n')}\n\nIf you allow it, their contents are sent to the language model.`,
+  };
+}

@@ -28,7 +28,7 @@ export function decodeBase64(data: string): Uint8Array {
 }
 
 /** The parts of the tool result, in the server's order. An error result is its text: the model reads it. */
-export function toParts<T>(result: ReadResult, factory: PartFactory<T>): T[] {
+export function toParts<T>(result: Pick<ReadResult, 'content' | 'isError' | 'error'>, factory: PartFactory<T>): T[] {
   const parts: T[] = [];
   for (const content of result.content ?? []) {
     if (content.type === 'text') {
@@ -51,19 +51,19 @@ export function toParts<T>(result: ReadResult, factory: PartFactory<T>): T[] {
  * The text the model reads, as one string: its text parts joined by newlines. The server's text already
  * names each image where it occurs; a result made of images alone gets a one-line note per image.
  */
-export function agentText(result: ReadResult): string {
+export function agentText(result: Pick<ReadResult, 'content'>): string {
   const content = result.content ?? [];
   const texts = content.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text);
   return texts.length > 0 ? texts.join('\n') : images(result).map(imageNote).join('\n');
 }
 
 /** The images of a result, for showing them next to the text. */
-export function images(result: ReadResult): ImageContent[] {
+export function images(result: Pick<ReadResult, 'content'>): ImageContent[] {
   return (result.content ?? []).filter((content): content is ImageContent => content.type === 'image');
 }
 
 /** Total size of what the model receives: UTF-8 bytes of text plus decoded image bytes. */
-export function resultSize(result: ReadResult): number {
+export function resultSize(result: Pick<ReadResult, 'content'>): number {
   let size = 0;
   for (const content of result.content ?? []) {
     size +=

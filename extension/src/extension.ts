@@ -9,12 +9,13 @@ import { ReadLog, ReadRevealer, type ReadEntry } from './reads';
 import { ServerManager } from './server';
 import { affectsServer, readSettings } from './settings';
 import { createStatusBar } from './statusBar';
-import { ReadTool, TOOL_NAME } from './tool';
+import { MANY_TOOL_NAME, ReadManyTool, ReadTool, TOOL_NAME } from './tool';
 
 /** What the extension exports: used by its integration tests, and by anyone scripting it. */
 export interface AgentreadApi {
   server: ServerManager;
   tool: ReadTool;
+  manyTool: ReadManyTool;
   reads: ReadLog;
   /** Sends `agentread/read` as is (no consent added). */
   read(params: ReadParams): Promise<ReadResult>;
@@ -28,6 +29,7 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
   running = server;
   const reads = new ReadLog();
   const tool = new ReadTool(server, reads);
+  const manyTool = new ReadManyTool(server, reads);
   const agentView = new AgentView(server);
   const revealer = new ReadRevealer(agentView);
 
@@ -40,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
     createStatusBar(server),
     syncNotebookOutputs(server),
     vscode.lm.registerTool(TOOL_NAME, tool),
+    vscode.lm.registerTool(MANY_TOOL_NAME, manyTool),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, agentView),
     vscode.window.createTreeView('agentread.reads', { treeDataProvider: reads }),
     vscode.commands.registerCommand('agentread.restartServer', () => server.restart('restart command')),
@@ -80,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
   return {
     server,
     tool,
+    manyTool,
     reads,
     read: (params) => server.send(READ_METHOD, params) as Promise<ReadResult>,
   };

@@ -179,6 +179,21 @@ export function serverEnv(
   };
 }
 
+/**
+ * The server's initializationOptions (docs/CONTRACT.md, "Workspace, consent, live documents") for these
+ * settings: the sensitive patterns (the server's own defaults when none are given), and the unchanged-read
+ * stub when it is on.
+ */
+export function initializationOptions(settings: {
+  sensitiveFiles?: readonly string[];
+  unchangedReadStub?: boolean;
+}): Record<string, unknown> {
+  return {
+    ...(settings.sensitiveFiles ? { sensitivePatterns: settings.sensitiveFiles } : {}),
+    ...(settings.unchangedReadStub ? { unchangedStub: true } : {}),
+  };
+}
+
 /** The server command: `python -m agentread serve`. */
 export function serverArgs(): string[] {
   return ['-m', 'agentread', 'serve'];

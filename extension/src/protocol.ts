@@ -1,7 +1,7 @@
 // The contract with the Python server (DESIGN.md, "The contract"): the request the tool forwards and the
 // result it gets back. No `vscode` import here, so the unit tests can use it against the real server.
 
-import { formatNumbers, shownCells, shownPages } from './shown';
+import { formatNumbers, shownCells, shownLines, shownPages } from './shown';
 
 /** The JSON-RPC method the server answers. */
 export const READ_METHOD = 'agentread/read';
@@ -50,6 +50,30 @@ export type ResultKind =
   | 'presentation'
   | 'error';
 
+/** A range `[first, last]`, 1-based and inclusive. */
+export type Span = [number, number];
+
+/**
+ * What a reply holds (docs/CONTRACT.md, "shown"), so that a client never parses the text for it. Each field
+ * is present only where it applies.
+ */
+export interface Shown {
+  /** The numbered lines shown (text, DOCX, PPTX, notebook or PDF reads by line). */
+  lines?: Span;
+  /** The PDF pages, PPTX slides or XLSX sheets shown, whole or in part. */
+  pages?: number[];
+  /** The XLSX rows shown of the last sheet listed. */
+  rows?: Span;
+  /** The notebook cells shown, whole or in part. */
+  cells?: number[];
+  /** The lines of a cell a read by lines starts or ends inside. */
+  cellLines?: Array<{ cell: number; lines: Span }>;
+  /** Outputs cut to their head and tail: the output's own lines shown. */
+  outputs?: Array<{ cell: number; output: number; shown: Span[]; totalLines: number }>;
+  /** A directory's entries listed, in the sorted listing. */
+  entries?: Span;
+}
+
 export interface ReadResult {
   kind: ResultKind;
   path: string;
@@ -61,7 +85,48 @@ export interface ReadResult {
   totalCells?: number;
   truncated: boolean;
   next?: Record<string, unknown>;
+  shown?: Shown;
+  /** A re-read of an unchanged file in a session with the unchanged-read stub on: one line says so. */
+  unchanged?: boolean;
   encoding?: string;
+  isError: boolean;
+  error?: { code: string; message: string };
+}
+
+/** The JSON-RPC method that reads several files into one reply. */
+export const READ_MANY_METHOD = 'agentread/readMany';
+
+/** One entry of `paths`: a path or a glob, or a path with the single read's window arguments. */
+export type ManyEntry = string | ReadInput;
+
+/** What the model sends to the read-many tool: its input schema in package.json. */
+export interface ReadManyInput {
+  paths: ManyEntry[];
+}
+
+/** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
+export interface ReadManyParams extends ReadManyInput {
+  consent?: string[];
+}
+
+/** One file of a read-many reply: how it fared (`whole`, `cut`, `error`, `not_shown`) and what it showed. */
+export interface ManyFile {
+  path: string;
+  state: 'whole' | 'cut' | 'error' | 'not_shown';
+  kind?: ResultKind;
+  truncated?: boolean;
+  next?: Record<string, unknown>;
+  shown?: Shown;
+  error?: { code: string; message: string };
+}
+
+/** A read-many reply: one `==> path <==` header per file in `content`, `next` the `paths` that continue. */
+export interface ReadManyResult {
+  kind: 'many';
+  content: Content[];
+  files?: ManyFile[];
+  truncated: boolean;
+  next?: { paths: ManyEntry[] };
   isError: boolean;
   error?: { code: string; message: string };
 }
@@ -101,6 +166,50 @@ export async function forwardRead(
   const result = await send(READ_METHOD, toReadParams(input, consent), token);
   return result as ReadResult;
 }
+
+/**
+ * The params for one read of many files: each object entry cut to the single read's fields (as
+ * toReadParams does), and `consent` listing the paths the user approved. Anything that is not a list goes
+ * as it is, for the server to refuse with -32602.
+ */
+export function toReadManyParams(input: ReadManyInput, approved: readonly string[]): ReadManyParams {
+  const paths = input?.paths;
+  const params: ReadManyParams = {
+    paths: Array.isArray(paths)
+      ? paths.map((entry) => (typeof entry === 'string' ? entry : toReadParams(entry, false)))
+      : paths,
+  };
+  if (approved.length > 0) {
+    params.consent = [...approved];
+  }
+  return params;
+}
+
+/** Forwards one read of many files to the server, with the caller's cancellation token. */
+export async function forwardReadMany(
+  send: SendRequest,
+  input: ReadManyInput,
+  approved: readonly string[],
+  token?: unknown,
+): Promise<ReadManyResult> {
+  return (await send(READ_MANY_METHOD, toReadManyParams(input, approved), token)) as ReadManyResult;
+}
+
+/** The path of an entry of `paths`, whether a string or an object. */
+export function entryPath(entry: ManyEntry): string {
+  return typeof entry === 'string' ? entry : String(entry?.path ?? '');
+}
+
+/** The short message shown while the read-many tool runs: "Reading 3 files: a.py, b.py, docs/*.md". */
+export function manyInvocationMessage(input: ReadManyInput): string {
+  const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
+  const shown = paths.slice(0, MESSAGE_PATHS).join(', ');
+  const more = paths.length > MESSAGE_PATHS ? `, and ${paths.length - MESSAGE_PATHS} more` : '';
+  return `Reading ${paths.length} ${paths.length === 1 ? 'path' : 'paths'}: ${shown}${more}`;
+}
+
+/** Paths named in the read-many progress message: enough to recognise the call, short enough for one line. */
+const MESSAGE_PATHS = 3;
 
 /** The file name of a path, whatever its separators. */
 export function baseName(path: string): string {
@@ -205,17 +314,15 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
   const lines = () => {
-    if (result.startLine === undefined || result.endLine === undefined) {
+    const [first, last] = shownLines(result) ?? [result.startLine, result.endLine];
+    if (first === undefined || last === undefined) {
       return undefined;
     }
-    return result.startLine < 0
-      ? spanFromEnd(result.startLine, result.endLine)
-      : `lines ${result.startLine}–${result.endLine}${of(result.totalLines)}`;
+    return first < 0 ? spanFromEnd(first, last) : `lines ${first}–${last}${of(result.totalLines)}`;
   };
   switch (result.kind) {
     case 'pdf': {
-      // An offset read may start inside a page its text does not name: then the pages asked for are told.
-      const pages = input.offset === undefined && input.limit === undefined ? shownPages(result) : [];
+      const pages = shownPages(result);
       if (pages.length > 0 && !(pages.length === result.totalPages && !input.pages)) {
         return `${pages.length === 1 ? 'page' : 'pages'} ${formatNumbers(pages)}${of(result.totalPages)}`;
       }
@@ -225,7 +332,7 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
     }
     case 'notebook': {
       const outline = isOutline(input.cells);
-      const cells = shownCells(result, outline);
+      const cells = shownCells(result);
       const what = outline ? 'outline, ' : '';
       if (cells.length > 0 && cells.length === result.totalCells) {
         return outline ? `outline of ${count(result.totalCells, 'cell')}` : count(result.totalCells, 'cell');
@@ -267,15 +374,4 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
 /** Whether `cells` asks for the notebook's outline (one line per cell) rather than cells. */
 export function isOutline(cells: string | undefined): boolean {
   return typeof cells === 'string' && cells.trim().toLowerCase() === 'outline';
-}
-
-/** "3", "2-7", "5-": 0-based [start, end) cell indexes; undefined for a cell id, a list or "outline". */
-export function cellSpan(cells: string | undefined, cellCount: number): [number, number] | undefined {
-  const match = /^\s*(\d+)\s*(?:([-–])\s*(\d*)\s*)?$/.exec(cells ?? '');
-  if (!match) {
-    return undefined;
-  }
-  const first = Math.max(1, Number(match[1]));
-  const last = Math.min(cellCount, match[2] ? (match[3] ? Number(match[3]) : cellCount) : first);
-  return last >= first ? [first - 1, last] : undefined;
 }

@@ -5,9 +5,17 @@ import * as vscode from 'vscode';
 import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
 import type { AgentView } from './agentView';
-import { cellSpan, describeResult, fromEnd, isOutline, type ReadInput, type ReadResult, type ResultKind } from './protocol';
+import {
+  describeResult,
+  fromEnd,
+  type ManyFile,
+  type ReadInput,
+  type ReadManyResult,
+  type ReadResult,
+  type ResultKind,
+} from './protocol';
 import { workspaceFolderPaths } from './settings';
-import { shownCells, toSpans } from './shown';
+import { shownCells, shownLines, toSpans } from './shown';
 
 /** The view keeps the latest calls only: a long session must not grow it without bound. */
 const MAX_ENTRIES = 200;
@@ -20,14 +28,15 @@ export interface ReadEntry {
   kind: ResultKind;
   /** What was read, in words: "lines 1–120 of 540". */
   range: string;
-  /** Bytes the model received. */
-  size: number;
+  /** Bytes the model received; unknown for one file of a read of many. */
+  size?: number;
   truncated: boolean;
   isError: boolean;
   error?: string;
+  /** The lines the model was shown (the result's `shown.lines`, else its `startLine` and `endLine`). */
   startLine?: number;
   endLine?: number;
-  /** The 1-based notebook cells the model was shown, as the result's text names them. */
+  /** The 1-based notebook cells the model was shown, as the result's `shown.cells` names them. */
   cells?: number[];
   time: Date;
   durationMs: number;
@@ -45,21 +54,14 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
   }
 
   record(input: ReadInput, result: ReadResult, started: Date): ReadEntry {
-    return this.add({
-      input,
-      file: resolvedFile(input, result),
-      kind: result.kind,
-      range: describeResult(result, input),
-      size: resultSize(result),
-      truncated: result.truncated,
-      isError: result.isError,
-      error: result.error?.message,
-      startLine: result.startLine,
-      endLine: result.endLine,
-      cells: result.kind === 'notebook' ? shownCells(result, isOutline(input.cells)) : undefined,
-      time: started,
-      durationMs: Date.now() - started.getTime(),
-    });
+    return this.add(entryFields(input, result, started, resultSize(result)));
+  }
+
+  /** A read of many files: an entry for each file the reply showed, whole, cut or as an error, in order. */
+  recordMany(result: ReadManyResult, started: Date): void {
+    for (const file of (result.files ?? []).filter((each) => each.state !== 'not_shown').reverse()) {
+      this.add(entryFields({ path: file.path }, asResult(file), started));
+    }
   }
 
   recordFailure(input: ReadInput, message: string, started: Date): ReadEntry {
@@ -84,7 +86,9 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
 
   getTreeItem(entry: ReadEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(path.basename(entry.file) || entry.file);
-    const flags = [entry.range, formatSize(entry.size)];
+    // The size of one file of a read of many is not known: its share of the reply is not told apart.
+    const what = entry.size === undefined ? [entry.range] : [entry.range, formatSize(entry.size)];
+    const flags = [...what];
     if (entry.truncated) {
       flags.push('truncated');
     }
@@ -93,7 +97,7 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     item.iconPath = new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${escapeMarkdown(entry.file)}**\n\n`);
-    tooltip.appendMarkdown(`${escapeMarkdown(entry.range)}, ${formatSize(entry.size)}`);
+    tooltip.appendMarkdown(escapeMarkdown(what.join(', ')));
     tooltip.appendMarkdown(entry.truncated ? ', truncated' : '');
     tooltip.appendMarkdown(`, ${entry.durationMs} ms, at ${entry.time.toLocaleString()}\n\n`);
     tooltip.appendCodeblock(JSON.stringify(entry.input), 'json');
@@ -132,6 +136,40 @@ const ICONS: Partial<Record<ResultKind, string>> = {
   spreadsheet: 'table',
   presentation: 'preview',
 };
+
+/** What the view shows of one read; `size` is the bytes the model received, when known. */
+function entryFields(input: ReadInput, result: ReadResult, started: Date, size?: number): Omit<ReadEntry, 'id'> {
+  const [startLine, endLine] = shownLines(result) ?? [result.startLine, result.endLine];
+  return {
+    input,
+    file: resolvedFile(input, result),
+    kind: result.kind,
+    range: describeResult(result, input),
+    size,
+    truncated: result.truncated,
+    isError: result.isError,
+    error: result.error?.message,
+    startLine,
+    endLine,
+    cells: result.kind === 'notebook' ? shownCells(result) : undefined,
+    time: started,
+    durationMs: Date.now() - started.getTime(),
+  };
+}
+
+/** One file of a read of many, as the single read's result it stands for (its text is in the whole reply). */
+function asResult(file: ManyFile): ReadResult {
+  return {
+    kind: file.kind ?? 'error',
+    path: file.path,
+    content: [],
+    truncated: file.truncated ?? false,
+    next: file.next,
+    shown: file.shown,
+    isError: file.state === 'error',
+    error: file.error,
+  };
+}
 
 function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
@@ -223,16 +261,14 @@ export class ReadRevealer implements vscode.Disposable {
     editor.revealRange(range, vscode.TextEditorRevealType.AtTop);
   }
 
-  /** Selects the cells the model was shown (several ranges for a list) and scrolls to the first. */
+  /**
+   * Selects the cells the model was shown (several ranges for a list) and scrolls to the first. A result that
+   * names no cell (an older server, an empty notebook) opens the notebook with nothing selected.
+   */
   private async revealCells(uri: vscode.Uri, entry: ReadEntry): Promise<void> {
     const notebook = await vscode.workspace.openNotebookDocument(uri);
     const editor = await vscode.window.showNotebookDocument(notebook, { preview: true });
-    let spans = toSpans(entry.cells ?? []);
-    if (spans.length === 0) {
-      // A result that names no cell (an older server, an empty notebook): the cells asked for.
-      spans = requestedSpans(notebook, entry.input.cells);
-    }
-    const ranges = spans
+    const ranges = toSpans(entry.cells ?? [])
       .map(([start, end]) => new vscode.NotebookRange(Math.min(start, notebook.cellCount), Math.min(end, notebook.cellCount)))
       .filter((range) => !range.isEmpty);
     if (ranges.length === 0) {
@@ -241,15 +277,6 @@ export class ReadRevealer implements vscode.Disposable {
     editor.selections = ranges;
     editor.revealRange(ranges[0], vscode.NotebookEditorRevealType.AtTop);
   }
-}
-
-function requestedSpans(notebook: vscode.NotebookDocument, cells: string | undefined): Array<[number, number]> {
-  const span = cellSpan(cells, notebook.cellCount);
-  if (span) {
-    return [span];
-  }
-  const byId = notebook.getCells().find((cell) => cell.metadata?.id === cells || cell.metadata?.metadata?.id === cells);
-  return byId ? [[byId.index, byId.index + 1]] : [];
 }
 
 /** Runs what a click in the view asked for; a failure (a file gone since the read) is told, not thrown. */

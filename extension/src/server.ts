@@ -13,7 +13,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { serverArgs, serverEnv } from './launch';
+import { initializationOptions, serverArgs, serverEnv } from './launch';
 import type { SendRequest } from './protocol';
 import { findInterpreter, NoPythonError, type Interpreter } from './python';
 import { readSettings } from './settings';
@@ -154,7 +154,7 @@ export class ServerManager implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       // Open text documents are synchronised, so a read of an open file returns its unsaved contents.
       documentSelector: [{ scheme: 'file' }],
-      initializationOptions: { sensitivePatterns: settings.sensitiveFiles },
+      initializationOptions: initializationOptions(settings),
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -9,6 +9,8 @@ export interface Settings {
   python: string;
   /** Globs from `agentread.sensitiveFiles`, sent to the server and used to ask for consent. */
   sensitiveFiles: string[];
+  /** `agentread.unchangedReadStub`: a re-read of an unchanged file answers one short line. */
+  unchangedReadStub: boolean;
 }
 
 export function readSettings(): Settings {
@@ -18,14 +20,14 @@ export function readSettings(): Settings {
   const sensitiveFiles = (config.get<string[]>('sensitiveFiles') ?? []).filter(
     (pattern) => typeof pattern === 'string' && pattern.trim() !== '',
   );
-  return { python, sensitiveFiles };
+  return { python, sensitiveFiles, unchangedReadStub: config.get<boolean>('unchangedReadStub') === true };
 }
 
-/** Settings whose change needs a server restart (the trace level is picked up by the client itself). */
+/** Settings the server is started with: a change restarts it (the trace level is picked up by the client itself). */
+const SERVER_SETTINGS = ['python', 'sensitiveFiles', 'unchangedReadStub'];
+
 export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
-  return (
-    event.affectsConfiguration(`${SECTION}.python`) || event.affectsConfiguration(`${SECTION}.sensitiveFiles`)
-  );
+  return SERVER_SETTINGS.some((name) => event.affectsConfiguration(`${SECTION}.${name}`));
 }
 
 /** The workspace folders as file-system paths. */

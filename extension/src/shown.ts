@@ -1,63 +1,36 @@
-// What a read actually showed, taken from the text the model received rather than from what it asked for:
-// a whole-notebook read cut by the budget, a list of cells, a cell id or an outline all name their cells in
-// the text, and a PDF read its pages. The "Agent reads" view selects exactly these. No `vscode` import.
+// What a read showed, as the server says in its result's `shown` field (docs/CONTRACT.md, "shown"): the cells
+// of a whole-notebook read cut by the budget, of a list or of a cell id, the pages of a PDF read, the lines of
+// a window. The "Agent reads" view selects exactly these. A result without the field (an older server) shows
+// nothing: the text is never parsed for it, since a cell's source may quote a header line. No `vscode` import.
 
 import type { ReadResult } from './protocol';
 
-/**
- * Lines that name a notebook cell shown (python/agentread/notebook/__init__.py documents the format):
- * the header before each cell, `### Cell 3 [id=ab12cd34] code (python) exec=7`, and the marker of a read
- * that starts inside a cell, `[… continuing cell 3]`.
- */
-const CELL_HEADER = /^### Cell (\d+) \[id=[^\]\n]*\] \S/;
-const CELL_CONTINUED = /^\[… continuing cell (\d+)\]$/;
-/** An outline's line per cell: `Cell 3 [id=ab12cd34] code (python) exec=7, 12 lines: …`. */
-const OUTLINE_LINE = /^Cell (\d+) \[id=[^\]\n]*\] \S/;
-/** The line before each PDF page, `--- Page 2 ---` (numbered like the text around it in an offset read). */
-const PAGE_HEADER = /^(?: *\d+\t)?--- Page (\d+) ---$/;
-
-/** The text parts of a result, line by line. */
-function lines(result: ReadResult): string[] {
-  return (result.content ?? [])
-    .filter((part) => part.type === 'text')
-    .flatMap((part) => (part as { text: string }).text.split(/\r?\n/));
+/** Positive integers only: anything else in a field is not a number this view can select. */
+function numbers(values: unknown): number[] {
+  return Array.isArray(values) ? values.filter((value) => Number.isInteger(value) && value >= 1) : [];
 }
 
-/**
- * The numbers `pattern` captures, in the order they appear. The server sends cells and pages in order and
- * once each, so a number not above the last one is not a header (a cell's source may quote a header line).
- */
-function numbered(text: readonly string[], patterns: readonly RegExp[], total: number | undefined): number[] {
-  const found: number[] = [];
-  for (const line of text) {
-    for (const pattern of patterns) {
-      const match = pattern.exec(line);
-      if (match) {
-        const value = Number(match[1]);
-        if (value >= 1 && (total === undefined || value <= total) && value > (found.at(-1) ?? 0)) {
-          found.push(value);
-        }
-        break;
-      }
-    }
+/** A `[first, last]` range of integers, first not after last, or undefined. */
+function range(value: unknown): [number, number] | undefined {
+  if (Array.isArray(value) && value.length === 2 && value.every(Number.isInteger) && value[0] <= value[1]) {
+    return [value[0], value[1]];
   }
-  return found;
+  return undefined;
 }
 
-/** The 1-based numbers of the notebook cells a result shows (all listed cells, for an outline). */
-export function shownCells(result: ReadResult, outline: boolean): number[] {
-  if (result.kind !== 'notebook' || result.isError) {
-    return [];
-  }
-  return numbered(lines(result), outline ? [OUTLINE_LINE] : [CELL_HEADER, CELL_CONTINUED], result.totalCells);
+/** The 1-based numbers of the notebook cells a result shows, whole or in part (all listed, for an outline). */
+export function shownCells(result: ReadResult): number[] {
+  return result.kind === 'notebook' && !result.isError ? numbers(result.shown?.cells) : [];
 }
 
-/** The 1-based numbers of the PDF pages a result shows. */
+/** The 1-based numbers of the PDF pages (PPTX slides, XLSX sheets) a result shows, whole or in part. */
 export function shownPages(result: ReadResult): number[] {
-  if (result.kind !== 'pdf' || result.isError) {
-    return [];
-  }
-  return numbered(lines(result), [PAGE_HEADER], result.totalPages);
+  return result.isError ? [] : numbers(result.shown?.pages);
+}
+
+/** The numbered lines a result shows, `[first, last]` (negative: counted from the end of the file). */
+export function shownLines(result: ReadResult): [number, number] | undefined {
+  return result.isError ? undefined : range(result.shown?.lines);
 }
 
 /** 1-based numbers as 0-based [start, end) spans, runs of consecutive numbers merged: [1,4,5,6] → [[0,1],[3,6]]. */

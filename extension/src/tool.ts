@@ -1,15 +1,28 @@
-// The language model tool `agentread_read`: asks the user first when a read needs consent, forwards the
-// read to the server, and hands the model text and image parts.
+// The language model tools `agentread_read` and `agentread_read_many`: each asks the user first when a read
+// needs consent, forwards the read to the server, and hands the model text and image parts.
 
 import * as vscode from 'vscode';
-import { checkConsent, consentQuestion, needsConsent, type ConsentCheck } from './consent';
+import { checkConsent, consentQuestion, consentQuestionMany, isGlob, needsConsent, type ConsentCheck } from './consent';
 import { failureText, toParts, type PartFactory } from './convert';
-import { forwardRead, invocationMessage, toReadParams, type ReadInput, type ReadResult } from './protocol';
+import {
+  entryPath,
+  forwardRead,
+  forwardReadMany,
+  invocationMessage,
+  manyInvocationMessage,
+  toReadManyParams,
+  toReadParams,
+  type ReadInput,
+  type ReadManyInput,
+  type ReadManyResult,
+  type ReadResult,
+} from './protocol';
 import type { ReadLog } from './reads';
 import type { ServerManager } from './server';
 import { readSettings, workspaceFolderPaths } from './settings';
 
 export const TOOL_NAME = 'agentread_read';
+export const MANY_TOOL_NAME = 'agentread_read_many';
 
 /** A read still running after this long shows progress in the status bar. */
 const SLOW_READ_MS = 700;
@@ -58,9 +71,36 @@ export async function withSlowProgress<T>(title: string, work: Promise<T>): Prom
   }
 }
 
+/**
+ * What each tool call asks the user: prepareInvocation notes it, and VS Code invokes the tool only once the
+ * user agreed, so the invocation takes the approval noted for the same input.
+ */
+class Approvals<T> {
+  private readonly pending = new Map<string, T>();
+
+  /** The prepared invocation of the input `key`: asking `question`, which grants `approval`, if there is one. */
+  prepare(message: string, key: string, question?: { title: string; message: string }, approval?: T): vscode.PreparedToolInvocation {
+    if (!question || approval === undefined) {
+      this.pending.delete(key);
+      return { invocationMessage: message };
+    }
+    this.pending.set(key, approval);
+    return {
+      invocationMessage: message,
+      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
+    };
+  }
+
+  /** The approval the user gave for the input `key`, once. */
+  take(key: string): T | undefined {
+    const approval = this.pending.get(key);
+    this.pending.delete(key);
+    return approval;
+  }
+}
+
 export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
-  /** Inputs the user is being asked about: VS Code invokes the tool only once they agreed. */
-  private readonly awaitingConsent = new Set<string>();
+  private readonly approvals = new Approvals<true>();
 
   constructor(
     private readonly server: ServerManager,
@@ -71,18 +111,9 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     options: vscode.LanguageModelToolInvocationPrepareOptions<ReadInput>,
   ): vscode.PreparedToolInvocation {
     const input = options.input;
-    const message = invocationMessage(input);
     const check = consentCheckFor(input);
-    if (!check || !needsConsent(check)) {
-      this.awaitingConsent.delete(inputKey(input));
-      return { invocationMessage: message };
-    }
-    this.awaitingConsent.add(inputKey(input));
-    const question = consentQuestion(check);
-    return {
-      invocationMessage: message,
-      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
-    };
+    const question = check && needsConsent(check) ? consentQuestion(check) : undefined;
+    return this.approvals.prepare(invocationMessage(input), inputKey(input), question, true);
   }
 
   async invoke(
@@ -90,23 +121,104 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const input = options.input;
-    const consent = this.awaitingConsent.delete(inputKey(input));
+    const consent = this.approvals.take(inputKey(input)) === true;
     const started = new Date();
-    let result: ReadResult;
-    try {
-      result = await withSlowProgress(
-        `agentread: ${invocationMessage(input)}`,
-        forwardRead(this.server.send, input, consent, token),
-      );
-    } catch (error) {
-      if (token.isCancellationRequested) {
-        throw new vscode.CancellationError();
-      }
-      const text = failureText(error);
-      this.reads.recordFailure(input, text, started);
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+    const result = await readOrFailure(invocationMessage(input), forwardRead(this.server.send, input, consent, token), token);
+    if (typeof result === 'string') {
+      this.reads.recordFailure(input, result, started);
+    } else {
+      this.reads.record(input, result, started);
     }
-    this.reads.record(input, result, started);
-    return new vscode.LanguageModelToolResult(toParts(result, partFactory()));
+    return toolResult(result);
+  }
+}
+
+/**
+ * The entries of a read of many files that need the user's approval, by their path as given, with why.
+ * Globs need none: the server expands them inside the workspace only, and a sensitive file one matches is
+ * refused there, for the model to name it (and the user to be asked).
+ */
+export function manyConsentChecks(input: ReadManyInput): Array<{ path: string; check: ConsentCheck }> {
+  if (!Array.isArray(input?.paths)) {
+    return [];
+  }
+  const folders = workspaceFolderPaths();
+  const patterns = readSettings().sensitiveFiles;
+  const found = new Map<string, ConsentCheck>();
+  for (const requested of input.paths.map(entryPath)) {
+    if (requested && !found.has(requested) && !isGlob(requested, folders)) {
+      const check = checkConsent(requested, folders, patterns);
+      if (needsConsent(check)) {
+        found.set(requested, check);
+      }
+    }
+  }
+  return [...found].map(([path, check]) => ({ path, check }));
+}
+
+function manyKey(input: ReadManyInput): string {
+  return JSON.stringify(toReadManyParams(input, []));
+}
+
+export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
+  /** The paths the user approves, for each input being asked about. */
+  private readonly approvals = new Approvals<string[]>();
+
+  constructor(
+    private readonly server: ServerManager,
+    private readonly reads: ReadLog,
+  ) {}
+
+  prepareInvocation(
+    options: vscode.LanguageModelToolInvocationPrepareOptions<ReadManyInput>,
+  ): vscode.PreparedToolInvocation {
+    const input = options.input;
+    const needed = manyConsentChecks(input);
+    const question = needed.length > 0 ? consentQuestionMany(needed.map((each) => each.check)) : undefined;
+    return this.approvals.prepare(manyInvocationMessage(input), manyKey(input), question, needed.map((each) => each.path));
+  }
+
+  async invoke(
+    options: vscode.LanguageModelToolInvocationOptions<ReadManyInput>,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.LanguageModelToolResult> {
+    const input = options.input;
+    const approved = this.approvals.take(manyKey(input)) ?? [];
+    const started = new Date();
+    const work = forwardReadMany(this.server.send, input, approved, token);
+    const result = await readOrFailure(manyInvocationMessage(input), work, token);
+    if (typeof result === 'string') {
+      const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
+      paths.forEach((path) => this.reads.recordFailure({ path }, result, started));
+    } else {
+      this.reads.recordMany(result, started);
+    }
+    return toolResult(result);
+  }
+}
+
+/** What the model receives: the result's text and image parts, or the text of a request that failed. */
+function toolResult(result: ReadResult | ReadManyResult | string): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult(
+    typeof result === 'string' ? [new vscode.LanguageModelTextPart(result)] : toParts(result, partFactory()),
+  );
+}
+
+/**
+ * A read under way, with progress when it is slow. A request that failed (malformed arguments, a server
+ * that stopped) becomes the text the model reads; a cancelled one throws as VS Code expects.
+ */
+async function readOrFailure<T extends ReadResult | ReadManyResult>(
+  message: string,
+  work: Promise<T>,
+  token: vscode.CancellationToken,
+): Promise<T | string> {
+  try {
+    return await withSlowProgress(`agentread: ${message}`, work);
+  } catch (error) {
+    if (token.isCancellationRequested) {
+      throw new vscode.CancellationError();
+    }
+    return failureText(error);
   }
 }

@@ -23,6 +23,8 @@ export interface Fixtures {
   outsideDir: string;
   text: string;
   notebook: string;
+  /** QUOTING_CELLS cells; cell 2's source quotes QUOTED_HEADER, the header of a later cell. */
+  quoting: string;
   pdf: string;
   /** A PDF page that is only a picture. */
   scan: string;
@@ -187,6 +189,25 @@ export function makeNotebook(png: Buffer): string {
   return JSON.stringify(notebook, null, 1) + '\n';
 }
 
+export const QUOTING_CELLS = 8;
+/** A line of cell 2's source in quoting.ipynb: the header the server writes before cell 7. */
+export const QUOTED_HEADER = '### Cell 7 [id=x] code (python) exec=1';
+
+/** A notebook of QUOTING_CELLS code cells whose second cell's source quotes a cell header and a page line. */
+export function makeQuotingNotebook(): string {
+  const quoting = ['HEADER = """\n', `${QUOTED_HEADER}\n`, '--- Page 3 ---\n', '"""'];
+  const cells = Array.from({ length: QUOTING_CELLS }, (_, i) => ({
+    cell_type: 'code',
+    id: `q${i + 1}`,
+    execution_count: i + 1,
+    metadata: {},
+    source: i === 1 ? quoting : [`step_${i + 1} = ${i + 1}`],
+    outputs: [],
+  }));
+  const notebook = { cells, metadata: { language_info: { name: 'python' } }, nbformat: 4, nbformat_minor: 5 };
+  return JSON.stringify(notebook, null, 1) + '\n';
+}
+
 /** Writes the fixtures under a fresh temporary directory (or `base`). */
 export function makeFixtures(base?: string): Fixtures {
   const root = base ?? fs.mkdtempSync(path.join(os.tmpdir(), 'agentread-test-'));
@@ -209,6 +230,7 @@ export function makeFixtures(base?: string): Fixtures {
     outsideDir,
     text: file(workspace, 'lines.txt', lines),
     notebook: file(workspace, 'analysis.ipynb', makeNotebook(makePng(160, 120))),
+    quoting: file(workspace, 'quoting.ipynb', makeQuotingNotebook()),
     pdf: file(workspace, 'report.pdf', makePdf(PDF_PAGES)),
     scan: file(workspace, 'scan.pdf', makeScannedPdf(240, 320)),
     office: {

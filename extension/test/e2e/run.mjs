@@ -1,11 +1,12 @@
-// End-to-end run in a real VS Code: builds the .vsix, installs it into code-server, opens code-server in
-// headless Chromium with the integration suite as extensionTestsPath, and checks a screenshot of the editor.
+// End-to-end run in a real VS Code: builds the .vsix users install (`npm run package`, no arguments: every
+// Python version it supports), installs it into code-server, opens code-server in headless Chromium with the
+// integration suite as extensionTestsPath, and checks a screenshot of the editor.
 //
 //   npm run test:e2e
 //
-// Environment: AGENTREAD_E2E_CACHE (default .vscode-test: code-server, the .vsix, screenshots),
-// AGENTREAD_E2E_VSIX (test this .vsix instead of building one), CHROMIUM (default /usr/bin/chromium),
-// AGENTREAD_PYTHON (default python3), AGENTREAD_E2E_GREP (run only the tests whose title matches; the
+// Environment: AGENTREAD_E2E_CACHE (default .vscode-test: code-server, screenshots), AGENTREAD_E2E_VSIX (test
+// this .vsix, built before, instead of packaging one), CHROMIUM (default /usr/bin/chromium), AGENTREAD_PYTHON
+// (the Python that packages, default python3), AGENTREAD_E2E_GREP (run only the tests whose title matches; the
 // screenshot check then fails, as its test did not run), AGENTREAD_E2E_TRACE (log the LSP traffic in the
 // agentread log under user-data/logs), AGENTREAD_E2E_KEEP (keep the temporary workspace and user data).
 
@@ -17,6 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { vsixPath } from '../../scripts/package.mjs';
 import { decodePng, imageStats } from './png.mjs';
 
 const require = createRequire(import.meta.url);
@@ -24,7 +26,6 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 const here = path.join(root, 'extension', 'test', 'e2e');
 const cache = path.resolve(process.env.AGENTREAD_E2E_CACHE || path.join(root, '.vscode-test'));
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-const python = process.env.AGENTREAD_PYTHON || 'python3';
 const CODE_SERVER_VERSION = '4.100.3';
 /** The whole suite must finish within this; a hang fails the run instead of blocking CI. */
 const SUITE_TIMEOUT_MS = 5 * 60_000;
@@ -75,14 +76,12 @@ async function main() {
   run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'extension/tsconfig.json']);
 
   let vsix = process.env.AGENTREAD_E2E_VSIX;
-  if (!vsix) {
-    // One Python version (the local interpreter's) keeps the build quick; the layout is the published one.
-    const version = execFileSync(python, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
-      encoding: 'utf8',
-    }).trim();
-    vsix = path.join(cache, 'agentread-e2e.vsix');
-    step(`packaging ${vsix} with the Python libraries for ${version}`);
-    run(process.execPath, ['extension/scripts/package.mjs', '--python-versions', version, '--out', vsix]);
+  if (vsix) {
+    step(`testing the prebuilt ${vsix}`);
+  } else {
+    vsix = vsixPath();
+    step(`packaging ${vsix}: npm run package`);
+    run('npm', ['run', 'package']);
   }
 
   step(`installing code-server ${CODE_SERVER_VERSION} (cached in ${cache})`);

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { checkConsent, consentQuestion, globToRegExp, needsConsent } from '../../src/consent';
+import { checkConsent, consentQuestion, consentQuestionMany, globToRegExp, isGlob, needsConsent } from '../../src/consent';
 
 describe('globToRegExp (Python fnmatch semantics)', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -79,5 +79,22 @@ describe('checkConsent', () => {
     const sensitive = consentQuestion(checkConsent('.env', [workspace], patterns));
     assert.match(sensitive.title, /sensitive/);
     assert.match(sensitive.message, /agentread\.sensitiveFiles/);
+  });
+
+  it('tells globs from paths as the server does: a wildcard, and no file of that name', () => {
+    assert.equal(isGlob('src/**/*.py', [workspace]), true);
+    assert.equal(isGlob('a.txt', [workspace]), false);
+    fs.writeFileSync(path.join(workspace, 'odd[1].txt'), 'x');
+    assert.equal(isGlob('odd[1].txt', [workspace]), false);
+    assert.equal(isGlob('odd[12].txt', [workspace]), true);
+  });
+
+  it('asks once about the files of one call that need it, naming each and why', () => {
+    const checks = [path.join(root, 'outside.txt'), '.env'].map((file) => checkConsent(file, [workspace], patterns));
+    const question = consentQuestionMany(checks);
+    assert.match(question.title, /2 files/);
+    assert.ok(question.message.includes(`\`${path.join(root, 'outside.txt')}\`: outside the workspace`), question.message);
+    assert.ok(question.message.includes(`\`${path.join(workspace, '.env')}\`: matches \`.env\``), question.message);
+    assert.deepEqual(consentQuestionMany(checks.slice(1)), consentQuestion(checks[1]));
   });
 });

@@ -10,7 +10,7 @@ import {
   StreamMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import { probePython, probeProblem, serverArgs, serverEnv } from '../../src/launch';
+import { initializationOptions, probePython, probeProblem, serverArgs, serverEnv } from '../../src/launch';
 import type { SendRequest } from '../../src/protocol';
 
 /** The repository root, which is the extension root. */
@@ -24,7 +24,12 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(workspace: string, sensitivePatterns?: string[]): Promise<Server> {
+/** Starts the server on `workspace` with the settings the extension would pass (the server's defaults if none). */
+export async function startServer(
+  workspace: string,
+  sensitivePatterns?: string[],
+  settings: { unchangedReadStub?: boolean } = {},
+): Promise<Server> {
   const python = process.env.AGENTREAD_PYTHON || 'python3';
   const probe = await probePython(python, EXTENSION_ROOT);
   const problem = probeProblem(probe);
@@ -49,7 +54,7 @@ export async function startServer(workspace: string, sensitivePatterns?: string[
     rootUri: uri,
     capabilities: {},
     workspaceFolders: [{ uri, name: path.basename(workspace) }],
-    initializationOptions: sensitivePatterns ? { sensitivePatterns } : {},
+    initializationOptions: initializationOptions({ sensitiveFiles: sensitivePatterns, ...settings }),
   });
   await connection.sendNotification('initialized', {});
   return {

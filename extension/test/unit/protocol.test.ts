@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { failureText, formatSize, toParts } from '../../src/convert';
-import { cellSpan, describeResult, fromEnd, invocationMessage, toReadParams, type ReadResult } from '../../src/protocol';
+import {
+  describeResult,
+  fromEnd,
+  invocationMessage,
+  manyInvocationMessage,
+  toReadManyParams,
+  toReadParams,
+  type ReadInput,
+  type ReadResult,
+} from '../../src/protocol';
 
 describe('toReadParams', () => {
   it('forwards the contract fields and adds consent only when given', () => {
@@ -19,6 +28,26 @@ describe('toReadParams', () => {
   it('drops what the model may not set and empty values', () => {
     const input = { path: 'x', consent: true, pages: '', note: 'hi', offset: null } as unknown as { path: string };
     assert.deepEqual(toReadParams(input, false), { path: 'x' });
+  });
+});
+
+describe('toReadManyParams', () => {
+  it('forwards paths and globs as they are, objects cut to the read fields, and the approved paths', () => {
+    const input = { paths: ['a.py', 'src/**/*.ts', { path: 'big.log', offset: -200, consent: true, x: 1 } as ReadInput] };
+    assert.deepEqual(toReadManyParams(input, []), { paths: ['a.py', 'src/**/*.ts', { path: 'big.log', offset: -200 }] });
+    assert.deepEqual(toReadManyParams({ paths: ['../o.txt', 'a.py'] }, ['../o.txt']), {
+      paths: ['../o.txt', 'a.py'],
+      consent: ['../o.txt'],
+    });
+  });
+
+  it('leaves what is not a list for the server to refuse', () => {
+    assert.deepEqual(toReadManyParams({ paths: 'a.py' } as unknown as { paths: string[] }, []), { paths: 'a.py' });
+  });
+
+  it('names a few of the paths while it runs', () => {
+    assert.equal(manyInvocationMessage({ paths: ['a.py', { path: 'b.log', offset: 3 }] }), 'Reading 2 paths: a.py, b.log');
+    assert.equal(manyInvocationMessage({ paths: ['1', '2', '3', '4', '5'] }), 'Reading 5 paths: 1, 2, 3, and 2 more');
   });
 });
 
@@ -114,17 +143,5 @@ describe('conversion', () => {
     assert.equal(formatSize(812), '812 B');
     assert.equal(formatSize(14_540), '14.2 KB');
     assert.equal(formatSize(3_250_000), '3.1 MB');
-  });
-});
-
-describe('cellSpan', () => {
-  it('turns 1-based cell ranges into notebook ranges', () => {
-    assert.deepEqual(cellSpan('3', 10), [2, 3]);
-    assert.deepEqual(cellSpan('2-7', 10), [1, 7]);
-    assert.deepEqual(cellSpan('5-', 10), [4, 10]);
-    assert.deepEqual(cellSpan('8-20', 10), [7, 10]);
-    assert.equal(cellSpan('outline', 10), undefined);
-    assert.equal(cellSpan('1,4-6', 10), undefined);
-    assert.equal(cellSpan('12', 10), undefined);
   });
 });

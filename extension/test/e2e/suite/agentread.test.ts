@@ -8,34 +8,17 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { OFFICE_FILES, PDF_PAGES, textLine } from '../../fixtures';
+import { OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
+import { activated, textOf, waitFor } from './helpers';
 
-const EXTENSION_ID = 'agentread.agentread';
 const TOOL = 'agentread_read';
 
 const workspace = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 const inWorkspace = (name: string) => path.join(workspace(), name);
 const outsideFile = () => path.join(workspace(), '..', 'outside', 'notes.txt');
 
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 function invoke(input: Record<string, unknown>): Thenable<vscode.LanguageModelToolResult> {
   return vscode.lm.invokeTool(TOOL, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
-}
-
-function textOf(result: vscode.LanguageModelToolResult): string {
-  return result.content
-    .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
-    .map((part) => part.value)
-    .join('\n');
 }
 
 interface DataPartLike {
@@ -58,10 +41,7 @@ describe('agentread in VS Code', () => {
   let api: AgentreadApi;
 
   before(async () => {
-    const extension = vscode.extensions.getExtension<AgentreadApi>(EXTENSION_ID);
-    assert.ok(extension, `${EXTENSION_ID} is installed`);
-    api = await extension.activate();
-    await waitFor('the server to run', () => api.server.state === 'running');
+    api = await activated();
   });
 
   it('registers the tool for the language model', () => {
@@ -78,7 +58,9 @@ describe('agentread in VS Code', () => {
       assert.ok(probe.requirements?.some((requirement) => requirement.startsWith(name)), `${name} is checked`);
     }
     assert.deepEqual(probe.unmet, []);
-    assert.deepEqual(probe.bundled, [probe.version.join('.')]);
+    // The .vsix `npm run package` builds with no arguments, as published: every version the README names.
+    assert.deepEqual(probe.bundled, ['3.10', '3.11', '3.12', '3.13']);
+    assert.ok(probe.bundled?.includes(probe.version.join('.')));
   });
 
   it('reads a text file with the editor line numbers', async () => {
@@ -269,6 +251,18 @@ describe('agentread in VS Code', () => {
     assert.deepEqual(selected(), [[2, 3]]);
   });
 
+  it('selects the cells the result names, not a header a cell quotes', async () => {
+    // Cell 2's source quotes the header of cell 7: the text alone would name cells 1, 2 and 7.
+    await invoke({ path: 'quoting.ipynb', cells: '1-3' });
+    const entry = api.reads.all[0];
+    assert.deepEqual(entry.cells, [1, 2, 3]);
+    assert.equal(entry.range, `cells 1–3 of ${QUOTING_CELLS}`);
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    const editor = vscode.window.activeNotebookEditor;
+    assert.equal(editor?.notebook.uri.fsPath, inWorkspace('quoting.ipynb'));
+    assert.deepEqual(editor?.selections.map((range) => [range.start, range.end]), [[0, 3]]);
+  });
+
   it('reveals a PDF read as the agent saw it: the same pages', async () => {
     await invoke({ path: 'report.pdf', pages: '2-3' });
     const entry = api.reads.all[0];
@@ -325,7 +319,7 @@ describe('agentread in VS Code', () => {
     const pid = api.server.pid;
     assert.ok(pid);
     process.kill(pid, 'SIGKILL');
-    await waitFor('the server to stop', () => api.server.pid !== pid);
+    await waitFor('the server to stop', () => api.server.pid !== pid, 60_000);
     assert.match(textOf(await invoke({ path: 'lines.txt', limit: 1 })), /^     1\t/m);
     assert.equal(api.server.state, 'running');
   });

@@ -17,6 +17,7 @@ export function run(): Promise<void> {
   const grep = process.env.AGENTREAD_E2E_GREP;
   const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, ...(grep ? { grep } : {}) });
   mocha.addFile(path.join(__dirname, 'notebook-live.test.js'));
+  mocha.addFile(path.join(__dirname, 'many.test.js'));
   // Last: its final test signals the driver to take the screenshot.
   mocha.addFile(path.join(__dirname, 'agentread.test.js'));
   const results: Array<{ title: string; state: string; error?: string; ms?: number }> = [];

@@ -6,26 +6,15 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { AgentreadApi } from '../../../src/extension';
 import { makePng } from '../../fixtures';
+import { activated } from './helpers';
 
-const EXTENSION_ID = 'agentread.agentread';
 const TOOL = 'agentread_read';
 const LIVE_NOTE = '[Read from the notebook open in the editor: unsaved edits included';
 
 const inWorkspace = (name: string) => path.join(vscode.workspace.workspaceFolders![0].uri.fsPath, name);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await sleep(100);
-  }
-}
 
 interface Read {
   text: string;
@@ -104,10 +93,7 @@ async function revertAndClose(notebook: vscode.NotebookDocument): Promise<void> 
 
 describe('agentread reads the notebook open in the editor', () => {
   before(async () => {
-    const extension = vscode.extensions.getExtension<AgentreadApi>(EXTENSION_ID);
-    assert.ok(extension, `${EXTENSION_ID} is installed`);
-    const api = await extension.activate();
-    await waitFor('the server to run', () => api.server.state === 'running', 60_000);
+    await activated();
   });
 
   it('returns the unsaved source of an edited cell, and leaves the notebook unsaved', async () => {
