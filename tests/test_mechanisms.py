@@ -361,42 +361,7 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
     assert read(engine, path="large.log").total_lines == 60_000
 
 
-# --- the server answers each read once, from whichever of its worker, a cancel or the deadline comes first --
-
-@pytest.mark.parametrize("first", ["worker", "cancel", "deadline"])
-def test_a_read_is_answered_once_whoever_comes_first(tmp_path: Path, first: str):
-    """The worker answers from its own thread while a cancel or the deadline may answer from the event loop:
-    played here in each order on the server's own protocol, writing to a buffer."""
-    import asyncio
-    import json
-
-    from agentread.server import _Read
-
-    (tmp_path / "a.txt").write_text("one\ntwo\n")
-    out = io.BytesIO()
-    server = _server_writing_to(out, tmp_path)
-
-    async def play() -> None:
-        read = _Read(server.protocol, 7, parse_request({"path": "a.txt"}), server.quick_reads)
-        steps = {"worker": lambda: read.run(server.engine, {}), "cancel": read.cancel, "deadline": read.expire}
-        steps[first]()
-        for name, step in steps.items():
-            if name != first:
-                step()
-        await asyncio.sleep(0)  # the worker's clean-up, handed to the loop
-
-    asyncio.run(play())
-    written = out.getvalue()
-    assert written.count(b"Content-Length:") == 1, written
-    body = json.loads(written.split(b"\r\n\r\n", 1)[1])
-    assert body["id"] == 7
-    if first == "worker":
-        assert body["result"]["kind"] == "text"
-    elif first == "cancel":
-        assert body["error"]["code"] == -32800
-    else:
-        assert body["result"]["error"]["code"] == "timeout"
-
+# --- the server: where a read runs ------------------------------------------------------------------------
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     """What the server remembers of reads (the test in test_protocol shows where they then run)."""
@@ -428,13 +393,11 @@ def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(t
     """The event loop finds a file quick; another process puts a large file in its place before the engine
     opens it. The engine then reads nothing on the loop, and a worker reads the new file, under a deadline."""
     import asyncio
-    import json
 
     from agentread.engine import FileChanged
     from agentread.workspace import file_version
 
-    out = io.BytesIO()
-    server = _server_writing_to(out, tmp_path)
+    server = _server(tmp_path)
     path = tmp_path / "a.txt"
     path.write_text("one\n")
     request = parse_request({"path": "a.txt"})
@@ -449,31 +412,22 @@ def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(t
         return looked_up[-1]
 
     server.quick_reads.known = known_then_replaced
-
-    async def play():
-        server.start_read(7, {"path": "a.txt"})
-        read = server.protocol._request_futures[7]  # registered with a deadline, as every worker's read
-        assert read.work is not None and read.deadline is not None
-        read.work.result(timeout=30)
-        await asyncio.sleep(0)
-
-    asyncio.run(play())
+    on_workers = []
+    read_here = server._read_here
+    server._read_here = lambda *args: on_workers.append(args) or read_here(*args)
+    answer = asyncio.run(server.read({"path": "a.txt"}))
     assert looked_up[0], "the file was quick when the loop looked"
-    body = json.loads(out.getvalue().split(b"\r\n\r\n", 1)[1])
-    assert body["id"] == 7 and body["result"]["totalLines"] == 300_000
+    assert answer["totalLines"] == 300_000 and len(on_workers) == 1
     with pytest.raises(FileChanged):
         server.engine.read(request, expect=looked_up[0][1])  # the version the loop saw
     assert server.engine.read(request, expect=file_version(path.stat())).total_lines == 300_000
 
 
-def _server_writing_to(buffer: io.BytesIO, root: Path):
-    from pygls.io_ import StdoutWriter
-
+def _server(root: Path):
     from agentread.server import AgentReadServer
 
     server = AgentReadServer()
     server.engine.workspace.set_roots([str(root)])
-    server.protocol.set_writer(StdoutWriter(buffer))
     server.live_buffers = dict  # no editor is open: the server was never initialized by a client
     return server
 
@@ -486,36 +440,22 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
     from concurrent.futures import ThreadPoolExecutor
 
     (tmp_path / "a.txt").write_text("one\n")
-    out = io.BytesIO()
-    server = _server_writing_to(out, tmp_path)
+    server = _server(tmp_path)
     server.executor = ThreadPoolExecutor(1)
     busy = threading.Event()
     server.executor.submit(busy.wait, 30)  # the only worker is taken
+    ran = []
+    read = server.engine.read
+    server.engine.read = lambda *args: ran.append(args) or read(*args)
 
     async def play():
-        server.start_read(7, {"path": "a.txt"})
-        read = server.protocol._request_futures[7]
-        server.protocol._handle_cancel_notification(7)  # as pygls handles $/cancelRequest
-        busy.set()
-        server.executor.shutdown(wait=True)
-        await asyncio.sleep(0)
-        return read
-
-    read = asyncio.run(play())
-    assert read.work.cancelled() and 7 not in server.protocol._request_futures
-    assert out.getvalue().count(b"Content-Length:") == 1 and b'"code":-32800' in out.getvalue()
-
-
-def test_a_read_that_cannot_start_is_answered_once_and_not_left_waiting(tmp_path: Path):
-    import asyncio
-
-    out = io.BytesIO()
-    server = _server_writing_to(out, tmp_path)
-    server.executor.shutdown()  # submit now raises
-
-    async def play():
-        server.start_read(8, {"path": "a.txt"})
+        task = asyncio.create_task(server.read({"path": "a.txt"}))
+        await asyncio.sleep(0.1)  # queued behind the busy worker
+        task.cancel()  # as pygls does on $/cancelRequest
+        with pytest.raises(asyncio.CancelledError):
+            await task
 
     asyncio.run(play())
-    assert 8 not in server.protocol._request_futures  # no deadline left to answer it a second time
-    assert out.getvalue().count(b"Content-Length:") == 1 and b'"code":-32603' in out.getvalue()
+    busy.set()
+    server.executor.shutdown(wait=True)
+    assert not ran

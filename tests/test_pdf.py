@@ -56,6 +56,11 @@ def build_pdf(page_texts: list[str | None], group: int | None = None, word: str 
     objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objects[2] = (b"<< /Type /Pages /Kids [" + " ".join(f"{k} 0 R" for k in kids_of_root).encode()
                   + b"] /Count %d >>" % len(leaves))
+    return pdf_of(objects)
+
+
+def pdf_of(objects: dict[int, bytes]) -> bytes:
+    """A PDF file of these numbered objects (1 the catalog), with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}
     for obj_id in sorted(objects):
@@ -315,34 +320,21 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
 def _with_form(page_ops: bytes, form_ops: bytes, depth: int = 1) -> bytes:
     """A one-page PDF drawing `page_ops`, in which `/Fm1 Do` draws a form XObject of `form_ops`; with `depth`,
     that form is the innermost of so many, each drawing the next."""
-    import io
+    def stream(ops: bytes, extra: bytes = b"") -> bytes:
+        return b"<< /Length %d%s >>\nstream\n" % (len(ops), extra) + ops + b"\nendstream"
 
-    from pypdf import PdfReader, PdfWriter
-    from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
-
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(build_pdf(["x"]))))
-    page = writer.pages[0]
-    fonts = page["/Resources"].get_object()["/Font"]
-    drawn, ops = None, form_ops
-    for _ in range(depth):  # from the innermost form out
-        resources = DictionaryObject({NameObject("/Font"): fonts})
-        if drawn is not None:
-            resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Fm1"): drawn})
-        form = DecodedStreamObject()
-        form.set_data(ops)
-        form.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
-                     NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(612),
-                                                       NumberObject(792)]),
-                     NameObject("/Resources"): resources})
-        drawn, ops = writer._add_object(form), b"q /Fm1 Do Q"
-    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts, NameObject("/XObject"):
-                                                       DictionaryObject({NameObject("/Fm1"): drawn})})
-    contents = DecodedStreamObject()
-    contents.set_data(page_ops)
-    page[NameObject("/Contents")] = writer._add_object(contents)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
+    font = b"/Font << /F1 3 0 R >>"
+    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+               3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << " + font
+               + b" /XObject << /Fm1 6 0 R >> >> >>",
+               5: stream(page_ops)}
+    for n in range(depth):  # form 6 is the outermost, drawn by the page; each draws the next
+        inner = b" /XObject << /Fm1 %d 0 R >>" % (7 + n) if n < depth - 1 else b""
+        objects[6 + n] = stream(form_ops if n == depth - 1 else b"q /Fm1 Do Q",
+                                b" /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << " + font + inner
+                                + b" >>")
+    return pdf_of(objects)
 
 
 # Where the page's words are: on the page; all in one form; the first 100 on the page, the rest but the last in a

@@ -27,7 +27,7 @@ def deck(path: Path, grouped: bool) -> None:
     if grouped:
         shapes = shapes.add_group_shape().shapes
     box = shapes.add_textbox(Emu(0), Emu(0), Emu(1000), Emu(100))
-    tree, model = box._element.getparent(), box._element
+    tree, model = box.element.getparent(), box.element
     tree.remove(model)
     for n in range(SHAPES):
         element = copy.deepcopy(model)
@@ -64,17 +64,19 @@ def table_deck(path: Path, rows: int) -> None:
     """One slide with a 2-column table of `rows` rows "r N" | "c N", the first cell holding two paragraphs and a
     line break. Rows are copies of one made by python-pptx (adding them one by one is quadratic there)."""
     from pptx import Presentation
+    from pptx.oxml.ns import qn
     from pptx.util import Inches
 
     prs = Presentation()
     slide = prs.slides.add_slide(prs.slide_layouts[6])
-    table = slide.shapes.add_table(2, 2, Inches(1), Inches(1), Inches(4), Inches(1)).table
-    table.cell(0, 0).text = "head\vsecond line\nnext paragraph"
-    table.cell(0, 1).text = "value"
-    model = table._tbl.tr_lst[1]
+    frame = slide.shapes.add_table(2, 2, Inches(1), Inches(1), Inches(4), Inches(1))
+    frame.table.cell(0, 0).text = "head\vsecond line\nnext paragraph"
+    frame.table.cell(0, 1).text = "value"
+    tbl = frame.element.find(".//" + qn("a:tbl"))
+    model = tbl.tr_lst[1]
     for _ in range(2, rows):
-        table._tbl.append(copy.deepcopy(model))
-    for n, tr in enumerate(table._tbl.tr_lst[1:], start=1):
+        tbl.append(copy.deepcopy(model))
+    for n, tr in enumerate(tbl.tr_lst[1:], start=1):
         tr.tc_lst[0].get_or_add_txBody().p_lst[0].add_r().text = f"r {n}"
         tr.tc_lst[1].get_or_add_txBody().p_lst[0].add_r().text = f"c {n}"
     prs.save(path)

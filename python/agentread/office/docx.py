@@ -23,6 +23,9 @@ from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+# Columns one table cell may span: Word's tables have at most 63 columns; a larger span is damage, read as one.
+MAX_GRID_SPAN = 63
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
@@ -78,16 +81,10 @@ class _Walker:
         self._images(images)
 
     def table(self, tbl) -> None:
-        from docx.table import Table
-
         images: list = []
         rows: list[list[str]] = []
         above: list = []
-        try:
-            grid = [[cell._tc for cell in row.cells] for row in Table(tbl, self.document).rows]
-        except Exception:  # noqa: BLE001 - a malformed grid: read the cells as they stand
-            grid = [[tc for tc in tr.iter(W + "tc")] for tr in tbl.iter(W + "tr")]
-        for tcs in grid:
+        for tcs in _grid(tbl):
             row = []
             for i, tc in enumerate(tcs):
                 repeated = (i and tcs[i - 1] is tc) or (i < len(above) and above[i] is tc)
@@ -213,3 +210,22 @@ class _Walker:
 
 def _val(el) -> str | None:
     return None if el is None else el.get(W + "val")
+
+
+def _grid(tbl) -> list[list]:
+    """The table's cells (`w:tc` elements) row by row, one per layout column, as python-docx's `Row.cells` lays
+    them out: a cell spanning columns repeated, a cell merged down into from above given as the cell it
+    continues (the same element), so that merged text is shown once."""
+    grid: list[list] = []
+    for tr in tbl.iterchildren(W + "tr"):
+        row: list = []
+        for tc in tr.iterchildren(W + "tc"):
+            span = tc.find(f"{W}tcPr/{W}gridSpan")
+            merge = tc.find(f"{W}tcPr/{W}vMerge")
+            if merge is not None and merge.get(W + "val", "continue") == "continue" and grid \
+                    and len(row) < len(grid[-1]):
+                tc = grid[-1][len(row)]
+            count = span.get(W + "val", "1") if span is not None else "1"
+            row += [tc] * (int(count) if count.isdigit() and 0 < int(count) <= MAX_GRID_SPAN else 1)
+        grid.append(row)
+    return grid

@@ -83,11 +83,11 @@ def _first(shapes, budget: list[int]) -> list:
     return taken
 
 
-def _table_rows(table) -> list[list[str]]:
-    """The cells' text row by row, read from the table's XML in one walk: python-pptx's `rows[i]` counts the
-    rows again on every access and its cell text costs some 40 us a cell, which made a damaged deck's 20,000-row
-    table cost minutes."""
-    return [[_cell_text(tc) for tc in tr.iterchildren(_A + "tc")] for tr in table._tbl.iterchildren(_A + "tr")]
+def _table_rows(frame) -> list[list[str]]:
+    """The cells' text row by row, read from the table's XML (in its graphic frame) in one walk: python-pptx's
+    `rows[i]` counts the rows again on every access and its cell text costs some 40 us a cell, which made a
+    damaged deck's 20,000-row table cost minutes."""
+    return [[_cell_text(tc) for tc in tr.iterchildren(_A + "tc")] for tr in frame.element.iter(_A + "tr")]
 
 
 def _cell_text(tc) -> str:
@@ -103,16 +103,16 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         for inner in _reading_order(_first(shape.shapes, budget)):
             _shape(out, inner, budget)
     elif getattr(shape, "has_table", False) and shape.has_table:
-        for line in pipe_table(_table_rows(shape.table)):
+        for line in pipe_table(_table_rows(shape)):
             out.add(line)
     elif getattr(shape, "has_chart", False) and shape.has_chart:
         chart = shape.chart
         title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
         kind = str(chart.chart_type).split(" ")[0].lower().replace("_", " ") if chart.chart_type else "chart"
         out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
-    elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape._element, "blip_rId"):
+    elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape.element, "blip_rId"):
         try:
-            part = shape.part.related_part(shape._element.blip_rId)
+            part = shape.part.related_part(shape.element.blip_rId)
         except (AttributeError, ValueError, KeyError):  # a linked or empty placeholder picture: no data
             return
         alt = shape.element.xpath("./*[1]/p:cNvPr/@descr")

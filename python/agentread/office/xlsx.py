@@ -15,28 +15,26 @@ Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset`
 sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`, every sheet in order.
 A read stops at the per-call budget; `next` says where to continue, e.g. {pages: "2-3", offset: 2001}.
 
-Sheets are streamed row by row (openpyxl's read-only mode): a 1,000,000-row sheet costs the memory of the rows
-shown. The formulas come from a second stream over the same rows, read in step with the values; the workbook
-is loaded once for both (its parts are modelled whole at load, which a bloated workbook part makes slow). A read
-from a deep row starts the parse at that row's bytes (sheetxml.py), and a sheet's extent is taken from its
-declaration alone, never by parsing the whole sheet.
+Sheets are streamed row by row (sheetxml.py): a 1,000,000-row sheet costs the memory of the rows shown, and one
+pass gives each cell's value and formula. Opening the workbook parses its small parts only (sheet list, strings,
+styles), never a sheet. A read from a deep row starts the parse at that row's bytes, and a sheet's extent is
+taken from its declaration alone, never by parsing the whole sheet.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import io
 import zipfile
+from typing import Iterator
 
-import openpyxl
 from openpyxl.utils.cell import range_boundaries
-from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
 from agentread.office.document import cell_text, pipe_row, select_sections
-from agentread.office.sheetxml import declared_dimension, merged_ranges, open_from_row
+from agentread.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
+                                       sheet_rows)
 from agentread.render import cut_line
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
@@ -58,36 +56,28 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         raise ReadError("offset_from_end", f"offset {request.offset} counts rows from the end, which sheets do not "
                         "support. Call without an offset to read a sheet from its first row (the result says how "
                         "many rows it has), then offset=N to read from its row N.")
-    values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    try:
-        names = values.sheetnames
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        book = read_book(archive)
+        if not book.sheets:
+            raise ReadError("damaged_office", f"{path} is a damaged XLSX file: it lists no sheet whose part it "
+                            "holds. Try another copy of the file.")
+        names = [sheet.name for sheet in book.sheets]
         first, last = select_sections(request.pages, len(names), "sheet", names)
-        reader = _Reader(data, request, path, len(names))
+        reader = _Reader(archive, book, request, path)
         for number in range(first, last + 1):
             start = request.first_line if number == first else 1
-            sheet = values[names[number - 1]]
-            if not reader.sheet(number, sheet, _with_formulas(sheet), start,
+            if not reader.sheet(number, book.sheets[number - 1], start,
                                 f"{number}-{last}" if last > number else str(number)):
                 break
         return reader.result()
-    finally:
-        values.close()
-
-
-def _with_formulas(sheet):
-    """The same sheet streamed with formulas in place of their cached values: a second view of the one loaded
-    workbook (a shallow copy with data_only off) rather than a second load."""
-    workbook = copy.copy(sheet.parent)
-    workbook._data_only = False
-    return ReadOnlyWorksheet(workbook, sheet.title, sheet._worksheet_path, sheet._shared_strings)
 
 
 class _Reader:
-    def __init__(self, data: bytes, request: ReadRequest, path: str, sheets: int):
-        self.data = data
+    def __init__(self, archive: zipfile.ZipFile, book: Book, request: ReadRequest, path: str):
+        self.archive = archive
+        self.book = book
         self.request = request
         self.path = path
-        self.sheets = sheets
         self.lines: list[str] = []
         self.used = 0
         self.rows_left = request.line_limit
@@ -101,37 +91,35 @@ class _Reader:
         self.lines.append(line)
         self.used += len(line.encode("utf-8")) + 1
 
-    def sheet(self, number: int, values, formulas, start: int, remaining: str) -> bool:
+    def sheet(self, number: int, sheet: Sheet, start: int, remaining: str) -> bool:
         """Render sheet `number` from row `start`; False once the call's budget is spent.
 
         The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for a full
         sheet. Every row is read until the sheet ends or the budget does; the window's rows are held (they
         are what the call shows anyway) to size the table's header."""
-        declared_rows, declared_cols = values.max_row or 0, values.max_column or 0
-        for sheet in (values, formulas):
-            sheet.reset_dimensions()  # read every cell, not just the declared extent
-            if start > 1:
-                _start_at_row(sheet, start)
+        declared_rows, declared_cols = self._declared(sheet)
         rows: list[tuple[int, list[str]]] = []
         used = self.used
         stop = reason = None
-        pairs = zip(values.iter_rows(min_row=start), formulas.iter_rows(min_row=start))
-        for row_number, (value_row, formula_row) in enumerate(pairs, start):
-            if row_number % 1000 == 0:
+        for parsed, (row_number, cells) in enumerate(self._rows(sheet, start), 1):
+            if parsed % 1000 == 0:
                 checkpoint()
-            if row_number - start >= self.rows_left:
-                stop, reason = row_number, f"limit of {self.request.line_limit:,} rows"
-                break
-            cells = [_show(v, f) for v, f in zip(value_row[:MAX_COLUMNS], formula_row[:MAX_COLUMNS])]
-            while cells and not cells[-1]:
-                cells.pop()
-            if not cells:
+            if row_number < start:  # the shared formulas the window refers to, or rows above it
                 continue
-            used += len(pipe_row([str(row_number), *cells]).encode("utf-8")) + 1
+            if row_number - start >= self.rows_left:  # the next row of the sheet, written or empty
+                stop, reason = start + self.rows_left, f"limit of {self.request.line_limit:,} rows"
+                break
+            shown = [_show(*cells[c]) if c in cells else "" for c in range(1, min(max(cells, default=0),
+                                                                                   MAX_COLUMNS) + 1)]
+            while shown and not shown[-1]:
+                shown.pop()
+            if not shown:
+                continue
+            used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
             if rows and used > MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES:
                 stop, reason = row_number, f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
                 break
-            rows.append((row_number, cells))
+            rows.append((row_number, shown))
         if stop is None and start > 1 and not rows:
             raise ReadError("offset_past_end", f"offset {start:,} is past the last row of sheet {number}. Call "
                             "again with a smaller offset, or without one to read the sheet from its first row.")
@@ -142,7 +130,7 @@ class _Reader:
         else:
             extent = f"more than {stop - 1:,} rows"
         width = max([declared_cols, *(len(cells) for _, cells in rows)])
-        self._header(number, values, extent, width)
+        self._header(number, sheet, extent, width)
         self.shown_sheets.append(number)
         self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
         if rows:
@@ -157,11 +145,39 @@ class _Reader:
         self.rows_left -= (rows[-1][0] if rows else start) - start + 1
         return True
 
+    def _declared(self, sheet: Sheet) -> tuple[int, int]:
+        """Rows and columns the sheet declares, from its first bytes (0, 0 where it declares none)."""
+        if sheet.part is None:
+            return 0, 0
+        with self.archive.open(sheet.part) as xml:
+            ref = declared_dimension(xml)
+        if not ref:
+            return 0, 0
+        _, _, columns, rows = range_boundaries(ref)
+        return rows or 0, columns or 0
+
+    def _rows(self, sheet: Sheet, start: int) -> Iterator[tuple[int, dict]]:
+        """The sheet's rows, parsed from row `start` on where the bytes tell where it begins."""
+        if sheet.part is None:  # a chart sheet
+            return
+        xml = self.archive.open(sheet.part)
+        try:
+            if start > 1:
+                skipped = open_from_row(xml, start)
+                if skipped is None:
+                    xml.close()
+                    xml = self.archive.open(sheet.part)
+                else:
+                    xml = skipped
+            yield from sheet_rows(xml, self.book)
+        finally:
+            xml.close()
+
     def _header(self, number: int, sheet, extent: str, columns: int) -> None:
-        hidden = "" if sheet.sheet_state == "visible" else f", {sheet.sheet_state}"
+        hidden = "" if sheet.state == "visible" else f", {sheet.state}"
         if self.lines:
             self._add("")
-        self._add(f'--- Sheet {number} "{sheet.title}" ({extent} × {columns:,} columns{hidden}) ---')
+        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {columns:,} columns{hidden}) ---')
         if columns > MAX_COLUMNS:
             self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
         merges = self._merges(sheet)
@@ -174,66 +190,30 @@ class _Reader:
         self.closing = (f"[Sheet {sheet} stops before row {row:,} ({reason}). Call again with "
                         f'pages="{remaining}" and offset={row} to continue.]')
 
-    def _merges(self, sheet) -> list[str]:
-        """Merged ranges of a sheet, scanned from its XML (read-only mode does not load them)."""
-        try:
-            with zipfile.ZipFile(io.BytesIO(self.data)) as archive, archive.open(sheet._worksheet_path) as xml:
-                return merged_ranges(xml)
-        except (KeyError, AttributeError, zipfile.BadZipFile):
+    def _merges(self, sheet: Sheet) -> list[str]:
+        """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
+        if sheet.part is None:
             return []
+        with self.archive.open(sheet.part) as xml:
+            return merged_ranges(xml)
 
     def result(self) -> ReadResult:
         if self.closing:
             self.lines.append(self.closing)
         shown = {"pages": self.shown_sheets, **({"rows": self.shown_rows} if self.shown_rows else {})}
         return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
-                          total_pages=self.sheets, truncated=self.next is not None, next=self.next, shown=shown)
+                          total_pages=len(self.book.sheets), truncated=self.next is not None, next=self.next,
+                          shown=shown)
 
 
-def _declared_size(sheet) -> None:
-    """Stands in for openpyxl's ReadOnlyWorksheet._get_size: the declared extent, from the sheet's first bytes."""
-    with sheet._get_source() as xml:
-        ref = declared_dimension(xml)
-    if ref:
-        sheet._min_column, sheet._min_row, sheet._max_column, sheet._max_row = range_boundaries(ref)
+def _show(value, formula: str | None) -> str:
+    shown = _text(value)
+    if formula:
+        return cell_text(f"{formula} → {shown}" if shown else formula)
+    return cell_text(shown)
 
 
-# openpyxl parses a whole sheet that declares no extent, when the workbook is opened, for every sheet: the extent
-# is taken from the declaration alone (the reader does not trust it anyway, see _Reader.sheet). This and the
-# reader's use of the read-only sheet's source (_get_source, _worksheet_path) rest on openpyxl 3.1's internals,
-# hence its pin in pyproject.toml; tests/test_xlsx_rows.py covers both.
-ReadOnlyWorksheet._get_size = _declared_size
-
-
-def _start_at_row(sheet, start: int) -> None:
-    """Makes the sheet's rows be parsed from row `start` on, when the bytes tell where it begins."""
-    opened = sheet._get_source
-
-    def source():
-        xml = opened()
-        try:
-            skipped = open_from_row(xml, start)
-        except BaseException:
-            xml.close()
-            raise
-        if skipped is None:
-            xml.close()
-            return opened()
-        return skipped
-
-    sheet._get_source = source
-
-
-def _show(value_cell, formula_cell) -> str:
-    value = _value(value_cell.value)
-    if getattr(formula_cell, "data_type", None) == "f":
-        formula = getattr(formula_cell.value, "text", formula_cell.value)  # an array formula holds its text
-        formula = str(formula) if str(formula).startswith("=") else f"={formula}"
-        return cell_text(f"{formula} → {value}" if value else formula)
-    return cell_text(value)
-
-
-def _value(value) -> str:
+def _text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
