@@ -260,10 +260,10 @@ def _from_document(doc: Any) -> Notebook:
     version = f"{major}.{minor if type(minor) is int else '?'}"
     if major >= 4:
         return notebook_from_dict(doc, version, warnings)
-    return notebook_from_dict(_upgrade(doc, major, warnings), version, warnings, file_ids=False)
+    return notebook_from_dict(upgrade(doc, major, warnings), version, warnings, file_ids=False)
 
 
-def _upgrade(doc: dict, major: int, warnings: list[str]) -> Any:
+def upgrade(doc: dict, major: int, warnings: list[str]) -> Any:
     """An nbformat 1-3 notebook as nbformat 4, read and upgraded by nbformat. The ids it gives the cells are drawn
     at random, so the caller derives its own, which stay the same from one read to the next."""
     import nbformat

@@ -15,6 +15,10 @@ from agentread.notebook.model import Notebook, Payload
 # A problem is told in at most this many characters: a value it quotes is cut, never the cell it names.
 MAX_PROBLEM_CHARS = 200
 
+# The kinds of cell nbformat 4 defines, each checked against its own definition ("code_cell"...), and the path of
+# the one cell of the notebook a cell is checked in.
+_CELL_KINDS = ("code", "markdown", "raw")
+_IN_THE_CELL = ["cells", 0]
 _JSON_TYPES = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
                (list, "an array"), (dict, "an object"), (type(None), "null"))
 _SCHEMA_TYPES = {"boolean": "a boolean", "integer": "an integer", "number": "a number", "string": "a string",
@@ -25,18 +29,24 @@ def schema_problems(nb: Notebook, positions: Iterable[int]) -> list[str]:
     """What breaks nbformat's schema at the top of `nb` and in its cells at `positions` (0-based), one line each."""
     from nbformat.validator import iter_validate
 
-    def check(doc: dict) -> list[tuple[list, Any]]:
-        return [(list(error.relative_path), error) for error in iter_validate(doc, version=4, version_minor=nb.minor)]
+    def check(instance: Any, ref: str | None = None) -> list[tuple[list, Any]]:
+        found = iter_validate(instance, ref=ref, version=4, version_minor=nb.minor)
+        return _first_per_place([(list(error.relative_path), error) for error in found])
 
     problems: list[str] = []
     try:
-        for path, error in _first_per_place(check({**nb.top, "cells": []})):
+        for path, error in check({**nb.top, "cells": []}):
             problems.append(_told("the notebook", path, error, nb.minor))
         for pos in positions:
             cell = nb.cells[pos]
-            # Each cell alone in an empty notebook: its problems, not the top's again, name it.
-            doc = {"nbformat": 4, "nbformat_minor": nb.minor, "metadata": {}, "cells": [_schema_view(cell.raw)]}
-            for path, error in _first_per_place(check(doc)):
+            view = _schema_view(cell.raw)
+            # Alone in an empty notebook, the cell is checked at once (the compiled schema); only a cell that fails
+            # is checked again against its own kind's definition, which names all its problems, not the first.
+            found = check({"nbformat": 4, "nbformat_minor": nb.minor, "metadata": {}, "cells": [view]})
+            kind = view.get("cell_type") if isinstance(view, dict) else None
+            if found and kind in _CELL_KINDS:
+                found = [([*_IN_THE_CELL, *path], error) for path, error in check(view, f"{kind}_cell")] or found
+            for path, error in found:
                 problems.append(_told(f"cell {cell.index} (id={cell.id})", path[2:], error, nb.minor))
     except Exception as exc:  # noqa: BLE001 - the validator meets whatever the file holds; the read goes on without it
         problems.append(f"nbformat's validator could not check it ({type(exc).__name__})")
