@@ -49,6 +49,10 @@ _CELL_FIELDS = {"code": frozenset({"cell_type", "metadata", "source", "outputs",
                 "raw": frozenset({"cell_type", "metadata", "source"})}
 _OPTIONAL_CELL_FIELDS = {"code": frozenset(), "markdown": frozenset({"attachments"}),
                          "raw": frozenset({"attachments"})}
+# Per kind of cell, the fields it must have and those it may have; without and with the id of minor 5 on.
+_CELL_LAYOUTS = {with_ids: {kind: (fields | extra, fields | _OPTIONAL_CELL_FIELDS[kind] | extra)
+                            for kind, fields in _CELL_FIELDS.items()}
+                 for with_ids, extra in ((False, frozenset()), (True, frozenset({"id"})))}
 _OUTPUT_FIELDS = {"execute_result": frozenset({"output_type", "execution_count", "data", "metadata"}),
                   "display_data": frozenset({"output_type", "data", "metadata"}),
                   "stream": frozenset({"output_type", "name", "text"}),
@@ -313,8 +317,8 @@ def notebook_from_dict(doc: dict, version: str | None = None, warnings: list[str
     language = _language(metadata)
     cells = [_cell(i + 1, raw, language) for i, raw in enumerate(raw_cells)]
     ids = _assign_ids(cells, raw_cells if file_ids else [None] * len(cells), warnings)
-    with_ids = minor >= IDS_FROM_MINOR
-    odd = _top_off_layout(doc) or any(_cell_off_layout(raw, with_ids) for raw in raw_cells)
+    layouts = _CELL_LAYOUTS[minor >= IDS_FROM_MINOR]
+    odd = _top_off_layout(doc) or any(_cell_off_layout(raw, layouts) for raw in raw_cells)
     top = {key: value for key, value in doc.items() if key != "cells"}
     return Notebook(cells, language, version or f"4.{minor}", warnings, ids, top, minor, odd)
 
@@ -361,17 +365,12 @@ def _top_off_layout(doc: dict) -> bool:
                 and (language_info is None or isinstance(language_info, dict) and _strings(language_info, "name")))
 
 
-def _cell_off_layout(raw: Any, with_ids: bool) -> bool:
+def _cell_off_layout(raw: Any, layouts: dict[str, tuple[frozenset, frozenset]]) -> bool:
     kind = raw.get("cell_type") if isinstance(raw, dict) else None
-    if not isinstance(kind, str) or kind not in _CELL_FIELDS:
+    required, allowed = layouts.get(kind, (None, None)) if isinstance(kind, str) else (None, None)
+    if required is None or not required <= raw.keys() <= allowed:
         return True
-    fields = raw.keys()
-    if with_ids:
-        cell_id = raw.get("id")
-        if not isinstance(cell_id, str) or not _VALID_ID.match(cell_id):
-            return True
-        fields = fields - {"id"}
-    if not (_CELL_FIELDS[kind] <= fields <= _CELL_FIELDS[kind] | _OPTIONAL_CELL_FIELDS[kind]):
+    if "id" in required and not (isinstance(raw["id"], str) and _VALID_ID.match(raw["id"])):
         return True
     if not isinstance(raw["metadata"], dict) or not isinstance(raw["source"], (str, list)):
         return True
