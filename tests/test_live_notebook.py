@@ -60,19 +60,21 @@ def test_unsaved_cell_sources_and_saved_outputs(server, tmp_path):
     assert "[id=calc]" in text
 
 
-def test_outputs_supplied_by_the_extension_replace_saved_ones(server, tmp_path):
-    nb = tmp_path / "run.ipynb"
+def _run_in_editor(server, nb, source: str, count: int, outputs: list) -> dict:
+    """The saved notebook open in the editor with its code cell's source changed and run there; its read."""
     nb.write_text(json.dumps(SAVED))
-    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", "plot()", "python")])
+    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", source, "python")])
     server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
-        {"outputs": None},
-        {"executionCount": 7, "outputs": [
-            {"output_type": "stream", "name": "stdout", "text": "fresh run\n"},
-            {"output_type": "display_data", "metadata": {}, "data": {"image/png": _png(320, 200),
-                                                                    "text/plain": "<Figure>"}}]},
-    ]})
+        {"outputs": None}, {"executionCount": count, "outputs": outputs}]})
     time.sleep(0.2)
-    result = server.read(path=str(nb))
+    return server.read(path=str(nb))
+
+
+def test_outputs_supplied_by_the_extension_replace_saved_ones(server, tmp_path):
+    result = _run_in_editor(server, tmp_path / "run.ipynb", "plot()", 7, [
+        {"output_type": "stream", "name": "stdout", "text": "fresh run\n"},
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": _png(320, 200),
+                                                                "text/plain": "<Figure>"}}])
     text = text_of(result)
     assert "fresh run" in text and "exec=7" in text
     assert "outputs as shown there" in text
@@ -130,15 +132,8 @@ def test_an_nbformat_3_file_on_disk_lends_its_outputs_to_the_open_notebook(serve
 
 
 def test_outputs_off_the_schema_from_the_extension_are_read_and_named(server, tmp_path):
-    nb = tmp_path / "odd.ipynb"
-    nb.write_text(json.dumps(SAVED))
-    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", "run()", "python")])
-    server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
-        {"outputs": None},
-        {"executionCount": 2, "outputs": [{"output_type": "stream", "name": "stdout", "text": "fine\n"},
-                                          {"name": "stdout", "text": "no type\n"}]}]})
-    time.sleep(0.2)
-    result = server.read(path="odd.ipynb")
+    result = _run_in_editor(server, tmp_path / "odd.ipynb", "run()", 2, [
+        {"output_type": "stream", "name": "stdout", "text": "fine\n"}, {"name": "stdout", "text": "no type\n"}])
     text = text_of(result)
     assert "fine" in text and result["kind"] == "notebook"
     assert re.search(r"cell 2 \(id=~[0-9a-f]{8}\): outputs\[1\] is missing .output_type.", text), text
