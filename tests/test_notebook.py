@@ -701,6 +701,8 @@ def test_schema_words_are_cleaned_and_short():
     assert "\x1b" not in warning
     assert "cell 1 (id=c1) has unknown cell_type '[… 1,200 characters of base64 not shown]'." in warning
     assert len(warning) < 400
+    doc["cells"][0]["cell_type"] = {"kind": "code"}  # where nbformat's validator fails to say more
+    assert "cell 1 (id=c1): cell_type should be a string, not an object." in _warning(read(json.dumps(doc).encode()))
 
 
 def test_a_huge_notebook_reads_within_bounds():

@@ -35,21 +35,26 @@ def schema_problems(nb: Notebook, positions: Iterable[int]) -> list[str]:
 
     problems: list[str] = []
     try:
-        for path, error in check({**nb.top, "cells": []}):
-            problems.append(_told("the notebook", path, error, nb.minor))
-        for pos in positions:
-            cell = nb.cells[pos]
-            view = _schema_view(cell.raw)
+        problems += [_told("the notebook", path, error, nb.minor) for path, error in check({**nb.top, "cells": []})]
+    except Exception as exc:  # noqa: BLE001 - the validator meets whatever the file holds; the read goes on
+        problems.append(f"the notebook: nbformat's validator could not check it ({type(exc).__name__})")
+    for pos in positions:
+        cell = nb.cells[pos]
+        subject = f"cell {cell.index} (id={cell.id})"
+        view = _schema_view(cell.raw)
+        kind = view.get("cell_type", "") if isinstance(view, dict) else ""
+        if not isinstance(kind, str):  # nbformat's validator fails on it (it adds "_cell" to the type to say more)
+            problems.append(f"{subject}: cell_type should be a string, not {_json_type(kind)}")
+            continue
+        try:
             # Alone in an empty notebook, the cell is checked at once (the compiled schema); only a cell that fails
             # is checked again against its own kind's definition, which names all its problems, not the first.
             found = check({"nbformat": 4, "nbformat_minor": nb.minor, "metadata": {}, "cells": [view]})
-            kind = view.get("cell_type") if isinstance(view, dict) else None
             if found and kind in _CELL_KINDS:
                 found = [([*_IN_THE_CELL, *path], error) for path, error in check(view, f"{kind}_cell")] or found
-            for path, error in found:
-                problems.append(_told(f"cell {cell.index} (id={cell.id})", path[2:], error, nb.minor))
-    except Exception as exc:  # noqa: BLE001 - the validator meets whatever the file holds; the read goes on without it
-        problems.append(f"nbformat's validator could not check it ({type(exc).__name__})")
+            problems += [_told(subject, path[2:], error, nb.minor) for path, error in found]
+        except Exception as exc:  # noqa: BLE001 - as above
+            problems.append(f"{subject}: nbformat's validator could not check it ({type(exc).__name__})")
     return problems
 
 
