@@ -694,6 +694,14 @@ def test_only_the_cells_shown_are_checked_and_a_clean_notebook_not_at_all():
     assert not parse_notebook(notebook(markdown("a"), code("b", stream("x\n"), result({"text/plain": "1"})))).odd
 
 
+def test_a_notebook_of_a_later_major_version_is_read_as_version_4_and_said():
+    doc = json.loads(notebook(markdown("# Later")))
+    doc["nbformat"] = 5
+    out = read(json.dumps(doc).encode())
+    assert "nbformat 5.5." in out.text() and "### Cell 1 [id=c1] markdown\n# Later" in out.text()
+    assert _problems(out) == ["the notebook: nbformat: 5 is greater than the maximum of 4."]
+
+
 def test_schema_words_are_cleaned_and_short():
     doc = json.loads(notebook(code("x")))
     doc["cells"][0]["cell_type"] = "\x1b[31m" + "A1b2" * 300

@@ -358,7 +358,8 @@ def _cell(index: int, raw: Any, language: str | None) -> Cell:
 
 def _top_off_layout(doc: dict) -> bool:
     metadata, minor = doc.get("metadata"), doc.get("nbformat_minor")
-    if doc.keys() != _TOP_FIELDS or type(minor) is not int or minor < 0 or not isinstance(metadata, dict):
+    if doc.keys() != _TOP_FIELDS or doc["nbformat"] != 4 or type(minor) is not int or minor < 0 \
+            or not isinstance(metadata, dict):
         return True
     kernelspec, language_info = metadata.get("kernelspec"), metadata.get("language_info")
     return not ((kernelspec is None or isinstance(kernelspec, dict) and _strings(kernelspec, "name", "display_name"))
