@@ -4,8 +4,9 @@ jupytext.
     python bench/bench_notebook.py [--runs 5] [--keep DIR]
 
 Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an ANSI
-coloured traceback, then times, each in a fresh process: `json.loads` of the file, the outline
-(cells="outline"), the first budgeted read (no cells), and as whole processes (start-up included) `jupyter
+coloured traceback, then times, each in a fresh process: `json.loads` of the file, nbformat's own reading of it
+(`nbformat.reads`, as_version=4: what the reader's fast parse stands in for), the outline (cells="outline"), the
+first budgeted read (no cells), and as whole processes (start-up included) `jupyter
 nbconvert --to markdown`, `jupytext --to md` (each skipped when not installed) and agentread's command line
 doing the first read. Each operation includes reading the file. Reports, per operation: median wall time
 (imports excluded but for the whole processes), its ratio to json.loads and the file size over it (MB/s); peak
@@ -94,12 +95,17 @@ def child(operation: str, path: str, runs: int) -> None:
     from agentread.notebook import read_notebook
     from agentread.request import ReadRequest
 
+    if operation == "nbformat.reads":
+        import nbformat  # only here: the reader's own reads load it only for an old or broken notebook
+
     times = []
     base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for _ in range(runs):
         started = time.perf_counter()
         if operation == "json.loads":
             json.loads(Path(path).read_bytes())
+        elif operation == "nbformat.reads":
+            nbformat.reads(Path(path).read_text(encoding="utf-8"), as_version=4)
         elif operation in WHOLE_PROCESSES:
             with tempfile.TemporaryDirectory() as out:
                 command = [arg.format(python=sys.executable, out=out, path=path, folder=os.path.dirname(path))
@@ -170,7 +176,7 @@ def measure_all(path: Path, runs: int) -> None:
     """Every operation on one notebook, then its table."""
     size_mb = path.stat().st_size / 2**20
     rows = {}
-    for operation in ("json.loads", "outline", "first read", *WHOLE_PROCESSES):
+    for operation in ("json.loads", "nbformat.reads", "outline", "first read", *WHOLE_PROCESSES):
         if operation in PEERS and not _installed(PEERS[operation]):
             print(f"  {operation}: skipped (not installed; pip install {PEERS[operation]})")
             continue

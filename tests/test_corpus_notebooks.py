@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentread.notebook import read_notebook
-from agentread.notebook.reader import MAX_IMAGES_PER_CALL
+from agentread.notebook.model import notebook_from_dict
+from agentread.notebook.reader import MAX_IMAGES_PER_CALL, render_notebook
 from agentread.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart
@@ -25,20 +26,26 @@ HEADER = re.compile(r"^### Cell (\d+) \[id=([^\]]*)\] ", re.MULTILINE)
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
 RASTER_KEYS = ("image/png", "image/jpeg", "image/gif", "v3:png", "v3:jpeg")
 MAX_CALLS = 200  # following `next` must end long before this
+CUT_MARK = re.compile(r'\[… ([\d,]+) lines \([\d,]+ characters\) of this output cut here; read them with '
+                      r'cells="([^"]+)", offset=(\d+)\]')
 
 
-def read_all(name: str) -> list:
-    """Read a notebook from cell 1 and follow `next` to the end, as an agent would."""
-    data = (CORPUS / name).read_bytes()
+def read_all(name: str, data: bytes | None = None, parse=None) -> list:
+    """Read a notebook from cell 1 and follow `next` through the cells, as an agent would; a `next` that reads
+    what a cut output left out (every selected cell was shown) is not followed: those lines are not cells."""
+    data = (CORPUS / name).read_bytes() if data is None else data
     results, request = [], ReadRequest(path=name)
     while True:
-        result = read_notebook(data, request, name)
+        result = read_notebook(data, request, name) if parse is None else render_notebook(parse(), request, name)
         results.append(result)
         assert len(results) < MAX_CALLS
+        assert result.truncated == (result.next is not None)
         if result.next is None:
             return results
         # Whole cells name the cells that come next; a cell cut at the budget adds the offset that continues it.
-        assert set(result.next) in ({"cells"}, {"cells", "offset"}) and result.truncated
+        assert set(result.next) in ({"cells"}, {"cells", "offset"})
+        if "offset" in result.next and request.offset is None and "cellLines" not in result.shown:
+            return results  # what a cut output left out
         request = ReadRequest(path=name, **result.next)
 
 
@@ -149,3 +156,84 @@ def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
     skipped = [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]
     monkeypatch.setattr(model, "PAYLOAD_MIN_CHARS", len(data) + 1)  # parse every payload
     assert skipped == [r.to_json() for r in read_all(name)] + [read_notebook(data, outline, name).to_json()]
+
+
+def test_next_and_shown_say_what_the_text_says(notebook):
+    """`shown.cells` are the cells whose headers the text holds; a read cut only inside outputs goes on where its
+    first cut mark says, and each cut output's shown lines are those around its mark."""
+    name, facts, results = notebook
+    for result in results:
+        text = result.text()
+        if not text.startswith("[… continuing cell"):  # a read by lines that starts inside a cell names it too
+            assert [int(m.group(1)) for m in HEADER.finditer(text)] == result.shown["cells"]
+        marks = CUT_MARK.findall(text)
+        assert len(marks) == len(result.shown.get("outputs", []))
+        for (omitted, cells, offset), cut in zip(marks, result.shown.get("outputs", [])):
+            (first, head), (tail, last) = cut["shown"]
+            assert first == 1 and last == cut["totalLines"] and tail - head - 1 == int(omitted.replace(",", ""))
+        if marks and "offset" in result.next and "cellLines" not in result.shown:
+            assert result.next == {"cells": marks[0][1], "offset": int(marks[0][2])}
+
+
+def _without_ids(results: list, ids: list[str]) -> list:
+    """Each read's text but its summary and warning lines (they say how the file was read), with the ids named by
+    `ids` masked, its images, `next` and `shown`."""
+    out = []
+    for result in results:
+        lines = result.text().split("\n")
+        while lines and lines[0].startswith(("Notebook: ", "Warning: ")):
+            del lines[0]
+        text = "\n".join(lines)
+        for cell_id in ids:
+            text = text.replace(f"[id={cell_id}]", "[id=…]")
+        images = [(p.mime_type, p.width, p.height, p.data) for p in result.content if isinstance(p, ImagePart)]
+        out.append((text, images, result.next, result.shown))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_nbformat_reading_renders_the_same_cells_and_outputs(name):
+    """The fast parse and nbformat's own reading (nbformat.reads, as_version=4) give the renderer the same cells.
+    nbformat draws new ids at random where the file has none or repeats one, and for every cell it upgrades from
+    an older version; those ids are masked, in both reads."""
+    import warnings
+
+    import nbformat
+
+    data = (CORPUS / name).read_bytes()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns of the ids it adds
+            node = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
+    except Exception as exc:  # noqa: BLE001 - each failure of nbformat's is a skip, with its reason
+        pytest.skip(f"nbformat cannot read it: {type(exc).__name__}: {str(exc)[:120]}")
+    fast = read_all(name)
+    through_nbformat = read_all(name, parse=lambda: notebook_from_dict(nbformat.from_dict(node)))
+    raw = json.loads(data.decode("utf-8-sig"))
+    file_ids = [c.get("id") for c in raw.get("cells", [])]
+    drawn = [c.get("id") for c in node.cells]
+    own = [m.group(2) for r in fast for m in HEADER.finditer(r.text())]
+    masked = [i for i, (was, now) in enumerate(zip(file_ids + [None] * len(drawn), drawn)) if was != now]
+    ids = [drawn[i] for i in masked] + [own[i] for i in masked if i < len(own)]
+    assert _without_ids(fast, ids) == _without_ids(through_nbformat, ids)
+    outline = ReadRequest(path=name, cells="outline")
+    assert _without_ids([read_notebook(data, outline, name)], ids) == \
+        _without_ids([render_notebook(notebook_from_dict(node), outline, name)], ids)
+
+
+def test_the_layout_check_sends_every_notebook_the_schema_rejects_to_the_validator():
+    """The reader's cheap check of each cell's fields (model.py) flags every corpus notebook that nbformat's
+    schema rejects, so none of them goes without the validator's words (repeated ids, which no schema sees, are
+    the reader's own warning)."""
+    from nbformat.validator import iter_validate
+
+    from agentread.notebook.model import parse_notebook
+
+    checked = 0
+    for name in sorted(FACTS):
+        doc = json.loads((CORPUS / name).read_bytes().decode("utf-8-sig"))
+        if doc.get("nbformat") != 4:
+            continue  # upgraded by nbformat, whose version 4 is what the check sees
+        checked += 1
+        assert parse_notebook((CORPUS / name).read_bytes()).odd or not list(iter_validate(doc)), name
+    assert checked > 20

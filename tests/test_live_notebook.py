@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import os
+import re
 import time
 
 from PIL import Image
@@ -59,19 +60,21 @@ def test_unsaved_cell_sources_and_saved_outputs(server, tmp_path):
     assert "[id=calc]" in text
 
 
-def test_outputs_supplied_by_the_extension_replace_saved_ones(server, tmp_path):
-    nb = tmp_path / "run.ipynb"
+def _run_in_editor(server, nb, source: str, count: int, outputs: list) -> dict:
+    """The saved notebook open in the editor with its code cell's source changed and run there; its read."""
     nb.write_text(json.dumps(SAVED))
-    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", "plot()", "python")])
+    uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", source, "python")])
     server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
-        {"outputs": None},
-        {"executionCount": 7, "outputs": [
-            {"output_type": "stream", "name": "stdout", "text": "fresh run\n"},
-            {"output_type": "display_data", "metadata": {}, "data": {"image/png": _png(320, 200),
-                                                                    "text/plain": "<Figure>"}}]},
-    ]})
+        {"outputs": None}, {"executionCount": count, "outputs": outputs}]})
     time.sleep(0.2)
-    result = server.read(path=str(nb))
+    return server.read(path=str(nb))
+
+
+def test_outputs_supplied_by_the_extension_replace_saved_ones(server, tmp_path):
+    result = _run_in_editor(server, tmp_path / "run.ipynb", "plot()", 7, [
+        {"output_type": "stream", "name": "stdout", "text": "fresh run\n"},
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": _png(320, 200),
+                                                                "text/plain": "<Figure>"}}])
     text = text_of(result)
     assert "fresh run" in text and "exec=7" in text
     assert "outputs as shown there" in text
@@ -102,3 +105,35 @@ def test_closing_the_notebook_goes_back_to_disk(server, tmp_path):
         {"uri": f"vscode-notebook-cell://127.0.0.1:8080{nb.resolve()}#W0sdnNjb2RlLXJlbW90ZQ%3D%3D"}]})
     text = text_of(server.read(path="closed.ipynb"))
     assert "Saved title" in text and "open in the editor" not in text
+
+
+SAVED_V3 = {
+    "nbformat": 3, "nbformat_minor": 0, "metadata": {"name": "old"},
+    "worksheets": [{"cells": [
+        {"cell_type": "heading", "level": 1, "metadata": {}, "source": ["Old title"]},
+        {"cell_type": "code", "language": "python", "collapsed": False, "metadata": {}, "input": ["6 * 7"],
+         "prompt_number": 3, "outputs": [{"output_type": "pyout", "prompt_number": 3, "metadata": {},
+                                          "text": ["42"]}]},
+    ]}],
+}
+
+
+def test_an_nbformat_3_file_on_disk_lends_its_outputs_to_the_open_notebook(server, tmp_path):
+    nb = tmp_path / "old.ipynb"
+    nb.write_text(json.dumps(SAVED_V3))
+    _open(server, nb, [("markdown", "# Old title, edited", "markdown"), ("code", "6 * 7", "python")])
+    first, again = server.read(path="old.ipynb"), server.read(path="old.ipynb")
+    text = text_of(first)
+    assert "Old title, edited" in text and "outputs as last saved" in text
+    assert re.search(r"### Cell 2 \[id=~[0-9a-f]{8}\] code \(python\) exec=3\n6 \* 7\n--- output 1: result ---\n42\n",
+                     text)  # the saved output, upgraded by nbformat, matched to the unchanged cell
+    assert text == text_of(again)  # ids derived from the source, not drawn anew at each read
+    assert first["shown"] == {"cells": [1, 2]} and "Warning" not in text
+
+
+def test_outputs_off_the_schema_from_the_extension_are_read_and_named(server, tmp_path):
+    result = _run_in_editor(server, tmp_path / "odd.ipynb", "run()", 2, [
+        {"output_type": "stream", "name": "stdout", "text": "fine\n"}, {"name": "stdout", "text": "no type\n"}])
+    text = text_of(result)
+    assert "fine" in text and result["kind"] == "notebook"
+    assert re.search(r"cell 2 \(id=~[0-9a-f]{8}\): outputs\[1\] is missing .output_type.", text), text

@@ -168,14 +168,64 @@ def test_following_next_visits_every_line_of_every_cell_once():
         assert len(results) > 2 and all(len(r.text().encode()) <= MAX_OUTPUT_BYTES for r in results)
 
 
-def test_a_cut_output_marks_the_read_truncated():
+def test_a_read_cut_only_inside_one_long_output_is_truncated_and_says_where_to_go_on():
     log = "".join(f"line {i}\n" for i in range(10_000))
-    for cells in (None, "1"):
-        out = read(notebook(code("log()", stream(log)), markdown("after")), cells=cells)
-        assert out.truncated and out.next is None
-        assert re.search(r'\[… [\d,]+ lines .* cut here; read them with cells="1", offset=\d+\]', out.text())
-        assert out.text().endswith("each cut says how to read what it left out.]")
+    data = notebook(code("log()", stream(log)), markdown("after"))
+    for cells in (None, "1-2"):
+        out = read(data, cells=cells)
+        mark = re.search(r'\[… [\d,]+ lines .* cut here; read them with cells="1", offset=(\d+)\]', out.text())
+        assert mark and out.truncated and out.next == {"cells": "1", "offset": int(mark.group(1))}
+        assert out.text().endswith(f'(the first: cells="1", offset={mark.group(1)}).]')
+        head = out.text().split(mark.group(0))[0].count("\nline ")
+        tail = out.text().split(mark.group(0))[1].count("line ")
+        assert out.shown == {"cells": [1, 2], "outputs": [
+            {"cell": 1, "output": 1, "shown": [[1, head], [10_001 - tail, 10_000]], "totalLines": 10_000}]}
+        rest = read(data, **out.next)
+        assert rest.text().split("\n")[1:3] == ["[… continuing cell 1]", f"line {head}"]
     assert not read(notebook(code("log()", stream("short\n")), markdown("after"))).truncated
+
+
+def test_next_goes_on_at_the_first_of_several_cut_outputs():
+    log = "".join(f"line {i}\n" for i in range(1_000))
+    data = notebook(markdown("intro"), code("a()", stream("ok\n"), stream(log, "stderr")), code("b()", stream(log)))
+    out = read(data)
+    marks = re.findall(r'read them with cells="(\d+)", offset=(\d+)\]', out.text())
+    assert [cell for cell, _ in marks] == ["2", "3"]
+    assert out.next == {"cells": "2", "offset": int(marks[0][1])}
+    assert [(o["cell"], o["output"]) for o in out.shown["outputs"]] == [(2, 2), (3, 1)]
+
+
+def test_shown_lists_the_real_cells_even_when_a_source_quotes_a_header():
+    quoting = code("print('### Cell 7 [id=x] code (python) exec=1')\n### Cell 8 [id=y] markdown",
+                   stream("### Cell 9 [id=z] code (python) exec=2\n"))
+    data = notebook(markdown("a"), quoting, markdown("c"))
+    out = read(data)
+    assert "\n### Cell 8 [id=y] markdown\n" in out.text() and "\n### Cell 9 [id=z] code" in out.text()
+    assert out.shown == {"cells": [1, 2, 3]} and not out.truncated and out.next is None
+    assert read(data, cells="2").shown == {"cells": [2]}
+    assert read(data, cells="outline").shown == {"cells": [1, 2, 3], "lines": [1, 3]}
+    assert read(data, cells="outline", offset=2, limit=1).shown == {"cells": [2], "lines": [2, 2]}
+    assert read(data, offset=4, limit=6).shown == {"cells": [2], "lines": [4, 9]}  # cell 2, header to blank line
+
+
+def test_shown_of_a_window_names_the_cells_begun_or_ended_inside():
+    data = notebook(*[code("\n".join(f"a{i}_{j}" for j in range(10))) for i in range(1, 4)])  # 12 lines a cell
+    assert read(data, offset=5, limit=10).shown == {
+        "cells": [1, 2], "lines": [5, 14], "cellLines": [{"cell": 1, "lines": [5, 12]}, {"cell": 2, "lines": [1, 2]}]}
+    assert read(data, offset=13, limit=12).shown == {"cells": [2], "lines": [13, 24]}
+    assert read(data, cells="2-3", offset=3, limit=2).shown == {
+        "cells": [2], "lines": [3, 4], "cellLines": [{"cell": 2, "lines": [3, 4]}]}
+    assert read(notebook(), offset=1).shown == {"cells": []}
+
+
+def test_shown_of_a_cell_over_the_budget_says_which_of_its_lines_were_sent():
+    data = notebook(code("\n".join(f"value_{i} = {i}" for i in range(20_000))), markdown("next one"))
+    first = read(data)
+    resume = first.next["offset"]
+    assert first.shown == {"cells": [1], "cellLines": [{"cell": 1, "lines": [1, resume - 1]}]}
+    assert f"value_{resume - 3} = " in first.text() and f"value_{resume - 2} = " not in first.text()
+    rest = read(data, **first.next)
+    assert rest.shown["cellLines"][0] == {"cell": 1, "lines": [resume, rest.shown["lines"][1]]}
 
 
 def test_cell_lists_ranges_and_ids():
@@ -532,15 +582,54 @@ def test_offset_and_limit_page_the_rendered_lines():
     assert end.text() == read(data, offset=58).text()
 
 
-def test_nbformat_3_with_worksheets_and_heading_cells():
+def test_nbformat_3_is_upgraded_by_nbformat():
     doc = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": [{"cells": [
         {"cell_type": "heading", "level": 2, "source": ["Results"], "metadata": {}},
         {"cell_type": "code", "language": "python", "input": ["x = 1\n", "x"], "prompt_number": 4,
          "metadata": {}, "outputs": [{"output_type": "pyout", "prompt_number": 4, "text": ["1"]},
                                      {"output_type": "stream", "stream": "stderr", "text": ["careful\n"]}]}]}]}
-    text = read(json.dumps(doc).encode()).text()
-    assert "nbformat 3.0" in text and "## Results" in text
-    assert "code (python) exec=4\nx = 1\nx\n--- output 1: result ---\n1\n--- output 2: stderr ---\ncareful" in text
+    first, again = read(json.dumps(doc).encode()), read(json.dumps(doc).encode())
+    text = first.text()
+    assert "nbformat 3.0" in text and "Warning" not in text
+    assert re.search(r"### Cell 1 \[id=~[0-9a-f]{8}\] markdown\n## Results\n", text)
+    # nbformat's upgrade keeps no cell language (version 3 named it per cell, version 4 in the kernelspec).
+    assert "code (unknown) exec=4\nx = 1\nx\n--- output 1: result ---\n1\n--- output 2: stderr ---\ncareful" in text
+    assert text == again.text()  # the ids nbformat's upgrade draws at random are not the ones shown
+
+
+def test_nbformat_2_written_by_nbformat_reads_with_its_image():
+    import nbformat.v2 as v2
+
+    png = png_b64(640, 480)
+    cells = [v2.new_text_cell("markdown", source="# Old times"),
+             v2.new_code_cell(input="plot()", prompt_number=3, outputs=[
+                 v2.new_output("pyout", output_text="<Figure>", output_png=png.encode(), prompt_number=3)])]
+    data = v2.writes_json(v2.new_notebook(metadata=v2.new_metadata(name="old"), worksheets=[v2.new_worksheet(cells=cells)])).encode()
+    assert json.loads(data)["nbformat"] == 2
+    out = read(data)
+    assert "nbformat 2.?" in out.text() and "# Old times" in out.text()  # version 2 had no minor
+    assert "exec=3\nplot()\n--- output 1: result ---\n[image 1: output 1, image/png 640x480, attached]" in out.text()
+    assert [(p.width, p.height) for p in out.content if isinstance(p, ImagePart)] == [(640, 480)]
+
+
+def test_an_old_notebook_missing_parts_of_its_frame_is_read_and_said():
+    no_metadata = {"nbformat": 3, "nbformat_minor": 0, "worksheets": [
+        {"cells": [{"cell_type": "markdown", "source": "kept", "metadata": {}}]}, {"metadata": {}}]}
+    text = read(json.dumps(no_metadata).encode()).text()
+    assert "Warning: the notebook does not follow the nbformat schema; shown as far as it could be read: " \
+           "no notebook 'metadata' object; read without; 1 worksheet(s) without a 'cells' list; read without them." \
+           in text
+    assert re.search(r"### Cell 1 \[id=~[0-9a-f]{8}\] markdown\nkept\n", text)
+
+
+def test_an_old_notebook_nbformat_cannot_upgrade_is_a_clear_error():
+    doc = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "code", "input": "x", "outputs": [{"text": "no output_type"}]}]}]}
+    with pytest.raises(ReadError) as err:
+        read(json.dumps(doc).encode())
+    assert err.value.code == "not_a_notebook"
+    assert err.value.message.startswith("the file is an nbformat 3 notebook that nbformat cannot upgrade to version 4")
+    assert "'output_type'" in err.value.message and "raw=true" in err.value.message
 
 
 def test_invalid_json_says_where_and_how_to_read_it_as_text():
@@ -557,17 +646,71 @@ def test_json_that_is_not_a_notebook(payload):
     assert err.value.code == "not_a_notebook" and "not a Jupyter notebook" in err.value.message
 
 
-def test_schema_problems_are_warnings_not_refusals():
-    doc = json.loads(notebook(markdown("a"), code("b", {"output_type": "future", "x": 1}),
-                              {"cell_type": "mystery", "source": "c", "metadata": {}}))
+def _warning(result) -> str:
+    return next(line for line in result.text().splitlines() if line.startswith("Warning:"))
+
+
+def _problems(result) -> list[str]:
+    return _warning(result).split("shown as far as it could be read: ", 1)[1].split("; ")
+
+
+def test_schema_problems_name_the_cell_and_the_field_and_the_cells_are_still_shown():
+    doc = json.loads(notebook(markdown("a"), code("b", stream("fine\n"), {"name": "stdout", "text": "lost type\n"}),
+                              {"cell_type": "mystery", "source": "c", "metadata": {}},
+                              code("d", stream("ok\n"), {"output_type": "future", "x": 1}),
+                              markdown("e", extra=1), code("f", count="7"), code("g", metadata={"collapsed": "no"})))
     doc["cells"][1]["id"] = "c1"  # a duplicate id
-    del doc["nbformat_minor"]
     doc["metadata"]["kernelspec"] = "not an object"
-    text = read(json.dumps(doc).encode()).text()
-    warning = next(line for line in text.splitlines() if line.startswith("Warning:"))
-    for problem in ("nbformat_minor", "kernelspec", "mystery", "'future'", "duplicate"):
-        assert problem in warning
-    assert len(HEADER.findall(text)) == 3
+    out = read(json.dumps(doc).encode())
+    problems = _problems(out)
+    assert problems == [
+        "duplicate cell id(s) c1: addressing one selects every cell that has it",
+        "the notebook: metadata.kernelspec should be an object, not a string",
+        "cell 2 (id=c1): outputs[1] is missing 'output_type'",
+        "cell 3 (id=c3) has unknown cell_type 'mystery'",
+        "cell 4 (id=c4): outputs[1] has unknown output_type 'future'",
+        "and 3 more."]
+    text = out.text()
+    assert [int(i) for i, _ in HEADER.findall(text)] == list(range(1, 8))
+    assert "--- output 1: stdout ---\nfine\nlost type\n" not in text  # an output without a type is not a stream
+    assert "fine\n--- output 2: unknown (unknown output type) ---" in text and "\n### Cell 3 [id=c3] mystery\nc\n" in text
+    later = _problems(read(json.dumps(doc).encode(), cells="5-7"))
+    assert later == ["duplicate cell id(s) c1: addressing one selects every cell that has it",
+                     "the notebook: metadata.kernelspec should be an object, not a string",
+                     "cell 5 (id=c5) has 'extra', which nbformat 4.5 does not define",
+                     "cell 6 (id=c6): execution_count should be an integer or null, not a string",
+                     "cell 7 (id=c7): metadata.collapsed should be a boolean, not a string."]
+
+
+def test_only_the_cells_shown_are_checked_and_a_clean_notebook_not_at_all():
+    data = notebook(markdown("a"), code("b", {"name": "stdout", "text": "x\n"}), markdown("c"))
+    assert "Warning" not in read(data, cells="1").text() and "Warning" not in read(data, cells="3").text()
+    assert "cell 2 (id=c2): outputs[0] is missing 'output_type'" in _warning(read(data, cells="2"))
+    assert "cell 2 (id=c2)" in _warning(read(data, cells="outline"))
+    assert "cell 2 (id=c2)" in _warning(read(data, offset=4, limit=1))  # the window's one line is cell 2's
+    assert "Warning" not in read(data, offset=1, limit=3).text()
+    from agentread.notebook.model import parse_notebook
+
+    assert not parse_notebook(notebook(markdown("a"), code("b", stream("x\n"), result({"text/plain": "1"})))).odd
+
+
+def test_a_notebook_of_a_later_major_version_is_read_as_version_4_and_said():
+    doc = json.loads(notebook(markdown("# Later")))
+    doc["nbformat"] = 5
+    out = read(json.dumps(doc).encode())
+    assert "nbformat 5.5." in out.text() and "### Cell 1 [id=c1] markdown\n# Later" in out.text()
+    assert _problems(out) == ["the notebook: nbformat: 5 is greater than the maximum of 4."]
+
+
+def test_schema_words_are_cleaned_and_short():
+    doc = json.loads(notebook(code("x")))
+    doc["cells"][0]["cell_type"] = "\x1b[31m" + "A1b2" * 300
+    warning = _warning(read(json.dumps(doc).encode()))
+    assert "\x1b" not in warning
+    assert "cell 1 (id=c1) has unknown cell_type '[… 1,200 characters of base64 not shown]'." in warning
+    assert len(warning) < 400
+    doc["cells"][0]["cell_type"] = {"kind": "code"}  # where nbformat's validator fails to say more
+    assert "cell 1 (id=c1): cell_type should be a string, not an object." in _warning(read(json.dumps(doc).encode()))
 
 
 def test_a_huge_notebook_reads_within_bounds():

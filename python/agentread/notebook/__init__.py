@@ -16,14 +16,25 @@ cell over the budget by itself is sent cut, with `next: {"cells": "13-40", "offs
 goes on with the rest of cell 13, then cells 14-40, line by line, so following `next` shows every line once.
 In a read of several cells each output keeps at most 60 lines / 6000 characters (its head and its tail);
 reading one cell alone allows each output half the call budget. A cut says what was left out and how to read
-it, and makes the read `truncated` (with no `next` when every selected cell was shown):
+it, and makes the read `truncated`; when every selected cell was shown, `next` reads what the first cut left out
+(`{"cells": "5", "offset": 42}`, as its mark says):
     [… 1,234 lines (56,789 characters) of this output cut here; read them with cells="5", offset=42]
 `offset`/`limit` page through the uncut rendering of the selected cells (all cells when `cells` is absent),
 line by line, with `next: {"offset": N}` (plus the same `cells`); line 1 of a single cell is its header.
+Every result's `shown` says which cells it holds, the lines of a cell it starts or ends inside, and the lines kept
+of each output cut to head and tail (docs/CONTRACT.md).
+
+Versions and schema: nbformat 4 files are parsed here; nbformat 1-3 files are read and upgraded to version 4 by
+nbformat (the ids its upgrade draws at random are not shown: derived ones are). Whatever its faults, a notebook
+is read as far as it can be. One whose fields are off nbformat 4's layout (a field missing, unknown or of the wrong
+type, a cell or output of an unknown type) has nbformat's validator check its top level and the cells the read
+shows, and the Warning line names each problem by cell and field. A value the layout check does not look at (a
+metadata field of the wrong type) is named only in a notebook flagged for another reason.
 
 Format of a read:
     Notebook: 12 cells (7 code, 5 markdown), language python, nbformat 4.5.
-    Warning: ...                        (only when the file deviates from the schema; it is read anyway)
+    Warning: the notebook does not follow the nbformat schema; shown as far as it could be read: cell 4
+    (id=ab12): outputs[1] is missing 'output_type'; ...     (one line, only for a notebook off the schema)
     ### Cell 3 [id=ab12cd34] code (python) exec=7
     <source lines>
     --- output 1: stdout ---            (consecutive outputs of one stream are merged; order is kept)

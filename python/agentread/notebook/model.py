@@ -1,8 +1,10 @@
-"""Parse .ipynb bytes into one tolerant in-memory shape, whatever the nbformat version (2, 3 or 4.x).
+"""Parse .ipynb bytes into the nbformat 4 layout the renderer knows.
 
-Everything is normalised to the v4 layout (flat cell list, `source`, `execution_count`, outputs with a
-`data` mime bundle) so the renderer knows one shape. Deviations from the schema are collected as warnings
-for the model instead of refusing the file: a notebook the editor opens should be readable here too.
+nbformat 4 files (any minor) are parsed here, fast; older ones (nbformat 1-3) are upgraded to version 4 by nbformat
+itself. Reading is tolerant, as the editor is: a field of the wrong type is read as empty, an unknown cell type
+shows its source. As each cell is read, its fields are checked against those nbformat 4 defines; a notebook off
+that layout is flagged (`Notebook.odd`), and a read of it then has nbformat's validator name each problem in the
+cells it shows (schema.py).
 Long raster image payloads are not kept as strings: each stays in the file's bytes as a Payload (its length, and
 its text when an image is attached), so a notebook of plots costs about its own size in memory, not three times
 it. Other payloads (big JSON, text) stay as the parser produced them; nothing here decodes them.
@@ -30,20 +32,32 @@ except ImportError:
 # How to tell the model it can still read the file, when it is not a notebook we can render by cell.
 AS_TEXT_HINT = "call again with raw=true to read it as plain numbered text"
 
-# nbformat 4.5 cell ids: 1-64 characters from this set (anything else is read, with a warning).
+# nbformat 4.5 cell ids: 1-64 characters from this set (anything else is read as it is).
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 # A derived id starts with "~", which no nbformat id can contain: it never collides with a real one.
 DERIVED_ID_PREFIX = "~"
 
-# nbformat 3 (and 2) stored mime bundles as short keys on the output itself.
-_V3_MIME_KEYS = {
-    "text": "text/plain", "html": "text/html", "svg": "image/svg+xml", "png": "image/png",
-    "jpeg": "image/jpeg", "latex": "text/latex", "json": "application/json",
-    "javascript": "application/javascript", "markdown": "text/markdown", "pdf": "application/pdf",
-}
-_V3_OUTPUT_TYPES = {"pyout": "execute_result", "pyerr": "error"}
-_OUTPUT_TYPES = {"stream", "execute_result", "display_data", "error"}
+# The fields nbformat 4's schema gives the notebook, each kind of cell and each kind of output, all required but
+# the attachments (nbformat/v4/nbformat.v4.*.schema.json; from minor 5 on, cells also have a required "id").
+# Checking a cell's fields as it is read costs next to nothing, where nbformat's validator costs more than the
+# read (on the 3.9 MB handson-ml2 notebook, 26 ms to compile its schema or 0.3 ms a cell uncompiled, against an
+# 11 ms first read): it is called only for a notebook off this layout, and has the last word on it.
+_TOP_FIELDS = frozenset({"cells", "metadata", "nbformat", "nbformat_minor"})
+_CELL_FIELDS = {"code": frozenset({"cell_type", "metadata", "source", "outputs", "execution_count"}),
+                "markdown": frozenset({"cell_type", "metadata", "source"}),
+                "raw": frozenset({"cell_type", "metadata", "source"})}
+_OPTIONAL_CELL_FIELDS = {"code": frozenset(), "markdown": frozenset({"attachments"}),
+                         "raw": frozenset({"attachments"})}
+# Per kind of cell, the fields it must have and those it may have; without and with the id of minor 5 on.
+_CELL_LAYOUTS = {with_ids: {kind: (fields | extra, fields | _OPTIONAL_CELL_FIELDS[kind] | extra)
+                            for kind, fields in _CELL_FIELDS.items()}
+                 for with_ids, extra in ((False, frozenset()), (True, frozenset({"id"})))}
+_OUTPUT_FIELDS = {"execute_result": frozenset({"output_type", "execution_count", "data", "metadata"}),
+                  "display_data": frozenset({"output_type", "data", "metadata"}),
+                  "stream": frozenset({"output_type", "name", "text"}),
+                  "error": frozenset({"output_type", "ename", "evalue", "traceback"})}
+IDS_FROM_MINOR = 5
 
 # Raster image payloads (base64 PNG, JPEG, GIF, WebP) at least this long are left in the file's bytes instead of
 # being parsed into strings: a read needs only their length and first bytes (the pixel size), and the text of the
@@ -55,13 +69,13 @@ PAYLOAD_MIN_CHARS = 4096
 # 10 ms), in 1.7x the file's size in memory instead of 3x; on a generated 95 MB one, a tenth (26 against 280 ms).
 PAYLOAD_SHARE = 3
 # Where an image payload starts: after `"image/png": "` (nbformat 4 bundles and attachments, the slash maybe
-# escaped; `"png"`, `"jpeg"` in nbformat 3). The quote after the key is not escaped, so it is no string's
-# content (there every quote is escaped): it ends the key, and the value's quote opens a string.
+# escaped; `"png"`, `"jpeg"` in nbformat 3, renamed by its upgrade). The quote after the key is not escaped, so
+# it is no string's content (there every quote is escaped): it ends the key, and the value's quote opens a string.
 _PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r\n]*:[ \t\r\n]*"')
 # What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000), a token drawn for
 # each parse (so that no string of the file, however escaped, can pass for a mark) and the payload's number.
 _PAYLOAD_MARK = "\x00payload:%s:"
-# The keys _PAYLOAD_KEY finds, as the parser gives them (nbformat 3's own are renamed with its outputs).
+# The keys _PAYLOAD_KEY finds, as the parser gives them (nbformat 3's own are renamed by its upgrade).
 _IMAGE_KEYS = ("image/png", "image/jpeg", "image/gif", "image/webp", "png", "jpeg")
 # The longest JSON escape (\uXXXX): a cut into a payload's bytes ends at most this far inside one.
 _MAX_ESCAPE_BYTES = 6
@@ -176,15 +190,19 @@ class Cell:
     language: str | None = None  # code cells: the kernel language; raw cells: their raw mime type
     outputs: list[Any] = field(default_factory=list)  # v4-shaped output dicts (anything else: unknown)
     attachments: dict[str, Any] = field(default_factory=dict)
+    raw: Any = None  # the cell as the (upgraded) document holds it, for nbformat's validator
 
 
 @dataclass
 class Notebook:
     cells: list[Cell]
     language: str | None
-    version: str  # "4.5", "3.0", "4.?" when the minor is missing
-    warnings: list[str]
+    version: str  # of the file: "4.5", "3.0", "4.?" when the minor is missing
+    warnings: list[str]  # what the reader had to decide about the file (a version guessed, a repeated id)
     ids: dict[str, list[int]]  # id → 0-based positions (several when ids are duplicated)
+    top: dict[str, Any] = field(default_factory=dict)  # the nbformat 4 document without its cells
+    minor: int = 0  # the nbformat 4 minor whose schema applies (0 when missing, as nbformat reads it)
+    odd: bool = False  # a field is off nbformat 4's layout: a read has nbformat's validator check what it shows
 
 
 def load_json(data: bytes) -> Any:
@@ -204,15 +222,12 @@ def load_json(data: bytes) -> Any:
                         f"cannot be read by cells; {AS_TEXT_HINT}") from None
 
 
-def join_source(value: Any, old_format: bool) -> str:
-    """Multiline strings are stored as a list of lines; nbformat < 4 sometimes dropped the newlines."""
+def join_source(value: Any) -> str:
+    """Multiline strings are stored as a list of lines, each with its newline."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        lines = [v if isinstance(v, str) else str(v) for v in value]
-        if old_format and lines and not lines[0].endswith(("\n", "\r")):
-            return "\n".join(lines)
-        return "".join(lines)
+        return "".join(v if isinstance(v, str) else str(v) for v in value)
     return "" if value is None else str(value)
 
 
@@ -227,150 +242,175 @@ def parse_notebook(data: bytes) -> Notebook:
         doc = load_json(data)  # the error names the place in the file itself
         payloads = []
     del reduced
-    notebook = _notebook(doc)
+    notebook = _from_document(doc)
     if payloads and _restore(notebook.cells, mark, payloads) != len(payloads):
-        notebook = _notebook(load_json(data))  # a payload stood outside every bundle (in metadata, say)
+        notebook = _from_document(load_json(data))  # a payload stood outside every bundle (in metadata, say)
     return notebook
 
 
-def _notebook(doc: Any) -> Notebook:
+def _from_document(doc: Any) -> Notebook:
+    """The notebook a parsed file holds: nbformat 4 as it is, an older version upgraded by nbformat."""
     if not isinstance(doc, dict) or not ({"cells", "worksheets", "nbformat"} & doc.keys()):
         what = "an object" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
         raise ReadError("not_a_notebook", f"the file is valid JSON but not a Jupyter notebook ({what} without "
                         f"'cells' or 'nbformat'), so it cannot be read by cells; {AS_TEXT_HINT}")
     warnings: list[str] = []
     major = doc.get("nbformat")
-    if not isinstance(major, int):
+    if type(major) is not int or major < 1:
         major = 4 if "cells" in doc else 3
         warnings.append(f"no valid 'nbformat' version; read as version {major}")
+        doc = {**doc, "nbformat": major}
     minor = doc.get("nbformat_minor")
-    if not isinstance(minor, int):
-        minor = None
-        warnings.append("no 'nbformat_minor'")
-    metadata = doc.get("metadata")
-    if not isinstance(metadata, dict):
-        if metadata is not None:
-            warnings.append("notebook metadata is not an object; ignored")
-        metadata = {}
-    old = major < 4
-    raw_cells = _v3_cells(doc, warnings) if old else doc.get("cells", [])
+    version = f"{major}.{minor if type(minor) is int else '?'}"
+    if major >= 4:
+        return notebook_from_dict(doc, version, warnings)
+    return notebook_from_dict(upgrade(doc, major, warnings), version, warnings, file_ids=False)
+
+
+def upgrade(doc: dict, major: int, warnings: list[str]) -> Any:
+    """An nbformat 1-3 notebook as nbformat 4, read and upgraded by nbformat. The ids it gives the cells are drawn
+    at random, so the caller derives its own, which stay the same from one read to the next."""
+    import nbformat
+
+    doc = _upgradable(doc, major, warnings)
+    try:
+        node = nbformat.versions[major].to_notebook_json(doc, minor=doc.get("nbformat_minor", 0))
+        return nbformat.convert(node, 4)
+    except Exception as exc:  # noqa: BLE001 - nbformat's upgrade indexes the document freely: damage fails many ways
+        raise ReadError("not_a_notebook", f"the file is an nbformat {major} notebook that nbformat cannot upgrade "
+                        f"to version 4 ({type(exc).__name__}: {str(exc)[:200]}), so it cannot be read by cells; "
+                        f"{AS_TEXT_HINT}") from None
+
+
+def _upgradable(doc: dict, major: int, warnings: list[str]) -> dict:
+    """The notebook's frame as nbformat's upgrade reads it without checking: where the file lacks a part of it
+    (nbformat 2 and 3: the metadata, the worksheets and their cell lists), it is read as empty, and said."""
+    if major < 2:
+        return doc
+    doc = dict(doc)
+    if not isinstance(doc.get("metadata"), dict):
+        warnings.append("no notebook 'metadata' object; read without")
+        doc["metadata"] = {}
+    sheets = doc.get("worksheets")
+    if not isinstance(sheets, list):
+        warnings.append(f"no 'worksheets' list (an nbformat {major} notebook keeps its cells there): no cells")
+        sheets = []
+    kept = [sheet for sheet in sheets if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list)]
+    if len(kept) < len(sheets):
+        warnings.append(f"{len(sheets) - len(kept)} worksheet(s) without a 'cells' list; read without them")
+    doc["worksheets"] = kept
+    return doc
+
+
+def notebook_from_dict(doc: dict, version: str | None = None, warnings: list[str] | None = None,
+                       file_ids: bool = True) -> Notebook:
+    """The reader's notebook from an nbformat 4 document (a dict, or nbformat's NotebookNode). Without
+    `file_ids`, the cells' ids are not the file's (nbformat's upgrade draws them) and derived ones are used."""
+    raw_cells = doc.get("cells", [])
     if not isinstance(raw_cells, list):
         raise ReadError("not_a_notebook", f"the notebook's 'cells' is not a list, so it cannot be read by cells; "
                         f"{AS_TEXT_HINT}")
-    language = _language(metadata, warnings)
-    cells = [_cell(i + 1, raw, old, language, warnings) for i, raw in enumerate(raw_cells)]
-    if language is None:  # nbformat 3 named the language on each code cell only
-        language = next((c.language for c in cells if c.cell_type == "code" and c.language), None)
-    ids = _assign_ids(cells, raw_cells, major, minor, warnings)
-    version = f"{major}.{'?' if minor is None else minor}"
-    return Notebook(cells, language, version, warnings, ids)
+    warnings = [] if warnings is None else warnings
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    minor = doc.get("nbformat_minor")
+    minor = minor if type(minor) is int and minor >= 0 else 0
+    language = _language(metadata)
+    cells = [_cell(i + 1, raw, language) for i, raw in enumerate(raw_cells)]
+    ids = _assign_ids(cells, raw_cells if file_ids else [None] * len(cells), warnings)
+    layouts = _CELL_LAYOUTS[minor >= IDS_FROM_MINOR]
+    odd = _top_off_layout(doc) or any(_cell_off_layout(raw, layouts) for raw in raw_cells)
+    top = {key: value for key, value in doc.items() if key != "cells"}
+    return Notebook(cells, language, version or f"4.{minor}", warnings, ids, top, minor, odd)
 
 
-def _v3_cells(doc: dict, warnings: list[str]) -> list[Any]:
-    worksheets = doc.get("worksheets")
-    if not isinstance(worksheets, list):
-        warnings.append("no 'worksheets' list (an nbformat 3 notebook keeps its cells there): no cells")
-        return []
-    cells: list[Any] = []
-    for sheet in worksheets:
-        sheet_cells = sheet.get("cells") if isinstance(sheet, dict) else None
-        if isinstance(sheet_cells, list):
-            cells.extend(sheet_cells)
-        else:
-            warnings.append("a worksheet has no 'cells' list")
-    return cells
-
-
-def _language(metadata: dict, warnings: list[str]) -> str | None:
+def _language(metadata: dict) -> str | None:
     for key, field_name in (("kernelspec", "language"), ("language_info", "name")):
         section = metadata.get(key)
-        if section is None:
-            continue
-        if not isinstance(section, dict):
-            warnings.append(f"metadata.{key} is not an object; ignored")
-            continue
-        value = section.get(field_name)
+        value = section.get(field_name) if isinstance(section, dict) else None
         if isinstance(value, str) and value.strip():
             return value.strip()
-    value = metadata.get("language")  # nbformat 3 kept it here (and on each code cell)
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return None
 
 
-def _cell(index: int, raw: Any, old: bool, language: str | None, warnings: list[str]) -> Cell:
+def _cell(index: int, raw: Any, language: str | None) -> Cell:
     if not isinstance(raw, dict):
-        warnings.append(f"cell {index} is not an object; shown empty")
-        return Cell(index, "", "unknown", "")
+        return Cell(index, "", "unknown", "", raw=raw)
     cell_type = raw.get("cell_type")
-    cell_type = cell_type if isinstance(cell_type, str) else "unknown"
-    source = join_source(raw.get("input" if old and cell_type == "code" else "source"), old)
+    cell = Cell(index, "", cell_type if isinstance(cell_type, str) else "unknown", join_source(raw.get("source")),
+                raw=raw)
     metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-    cell = Cell(index, "", cell_type, source)
-    if cell_type == "heading":  # nbformat 3: became a markdown cell with '#' marks in version 4
-        level = raw.get("level") if isinstance(raw.get("level"), int) else 1
-        cell.cell_type, cell.source = "markdown", "#" * max(1, min(level, 6)) + " " + source
-        if not old:
-            warnings.append(f"cell {index} is a 'heading' cell, which nbformat 4 no longer has; read as markdown")
-    elif cell_type == "code":
-        count = raw.get("prompt_number" if old else "execution_count")
-        cell.execution_count = count if isinstance(count, int) and not isinstance(count, bool) else None
+    if cell.cell_type == "code":
+        count = raw.get("execution_count")
+        cell.execution_count = count if type(count) is int else None
         vscode = metadata.get("vscode")
         cell_language = vscode.get("languageId") if isinstance(vscode, dict) else None
-        if not isinstance(cell_language, str) and old:
-            cell_language = raw.get("language")
         cell.language = cell_language if isinstance(cell_language, str) else language
-        outputs = raw.get("outputs", [])
-        cell.outputs = [_v3_output(o) for o in outputs] if old and isinstance(outputs, list) else outputs
-        if not isinstance(cell.outputs, list):
-            warnings.append(f"cell {index} has outputs that are not a list; not shown")
-            cell.outputs = []
-        unknown = {_output_type(o) for o in cell.outputs} - _OUTPUT_TYPES
-        if unknown:
-            warnings.append(f"cell {index} has output(s) of unknown type {', '.join(map(repr, unknown))}")
-    elif cell_type == "raw":
+        outputs = raw.get("outputs")
+        cell.outputs = outputs if isinstance(outputs, list) else []
+    elif cell.cell_type == "raw":
         fmt = metadata.get("format") or metadata.get("raw_mimetype")
         cell.language = fmt if isinstance(fmt, str) else None
-    elif cell_type != "markdown":
-        warnings.append(f"cell {index} has unknown type {cell_type!r}; its source is shown as is")
     attachments = raw.get("attachments")
     if isinstance(attachments, dict):
         cell.attachments = attachments
     return cell
 
 
-def _output_type(output: Any) -> str:
+def _top_off_layout(doc: dict) -> bool:
+    metadata, minor = doc.get("metadata"), doc.get("nbformat_minor")
+    if doc.keys() != _TOP_FIELDS or doc["nbformat"] != 4 or type(minor) is not int or minor < 0 \
+            or not isinstance(metadata, dict):
+        return True
+    kernelspec, language_info = metadata.get("kernelspec"), metadata.get("language_info")
+    return not ((kernelspec is None or isinstance(kernelspec, dict) and _strings(kernelspec, "name", "display_name"))
+                and (language_info is None or isinstance(language_info, dict) and _strings(language_info, "name")))
+
+
+def _cell_off_layout(raw: Any, layouts: dict[str, tuple[frozenset, frozenset]]) -> bool:
+    kind = raw.get("cell_type") if isinstance(raw, dict) else None
+    required, allowed = layouts.get(kind, (None, None)) if isinstance(kind, str) else (None, None)
+    if required is None or not required <= raw.keys() <= allowed:
+        return True
+    if "id" in required and not (isinstance(raw["id"], str) and _VALID_ID.match(raw["id"])):
+        return True
+    if not isinstance(raw["metadata"], dict) or not isinstance(raw["source"], (str, list)):
+        return True
+    if kind != "code":
+        return not isinstance(raw.get("attachments", {}), dict)
+    outputs = raw["outputs"]
+    return not (_count(raw["execution_count"]) and isinstance(outputs, list)) or any(map(_output_off_layout, outputs))
+
+
+def _output_off_layout(output: Any) -> bool:
     kind = output.get("output_type") if isinstance(output, dict) else None
-    return kind if isinstance(kind, str) else repr(kind)
-
-
-def _v3_output(raw: Any) -> Any:
-    if not isinstance(raw, dict):
-        return raw
-    kind = _output_type(raw)
-    kind = _V3_OUTPUT_TYPES.get(kind, kind)
+    if not isinstance(kind, str) or output.keys() != _OUTPUT_FIELDS.get(kind):
+        return True
     if kind == "stream":
-        return {"output_type": "stream", "name": raw.get("stream", "stdout"),
-                "text": join_source(raw.get("text"), True)}
+        return not (isinstance(output["name"], str) and isinstance(output["text"], (str, list)))
     if kind == "error":
-        return {**raw, "output_type": "error"}
-    if kind in ("execute_result", "display_data"):
-        data = {mime: (join_source(raw[key], True) if isinstance(raw[key], list) else raw[key])
-                for key, mime in _V3_MIME_KEYS.items() if key in raw}
-        return {"output_type": kind, "data": data, "execution_count": raw.get("prompt_number")}
-    return raw
+        return not (_strings(output, "ename", "evalue") and isinstance(output["traceback"], list))
+    return not (isinstance(output["data"], dict) and isinstance(output["metadata"], dict)
+                and (kind == "display_data" or _count(output["execution_count"])))
 
 
-def _assign_ids(cells: list[Cell], raw_cells: list[Any], major: int, minor: int | None,
-                warnings: list[str]) -> dict[str, list[int]]:
-    """Keep nbformat ids; derive a stable one for cells without: a hash of the source (plus how many
+def _strings(section: dict, *names: str) -> bool:
+    return all(isinstance(section.get(name), str) for name in names)
+
+
+def _count(value: Any) -> bool:
+    """An execution count as the schema has it: a whole number from 0, or null."""
+    return value is None or (type(value) is int and value >= 0)
+
+
+def _assign_ids(cells: list[Cell], raw_cells: list[Any], warnings: list[str]) -> dict[str, list[int]]:
+    """Keep the file's ids; derive a stable one for cells without: a hash of the source (plus how many
     earlier cells had the same source), so it survives edits to other cells and re-reads of the file."""
     ids: dict[str, list[int]] = {}
-    missing = invalid = 0
     seen_sources: dict[str, int] = {}
     for pos, (cell, raw) in enumerate(zip(cells, raw_cells)):
         real = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(real, str) and real:
             cell.id = real
-            invalid += not _VALID_ID.match(real)
         else:
             # CRC-32: as unlikely to collide as 8 hex digits of any hash, without loading OpenSSL (8 ms).
             digest = f"{zlib.crc32(cell.source.encode('utf-8', 'surrogatepass')):08x}"
@@ -379,13 +419,7 @@ def _assign_ids(cells: list[Cell], raw_cells: list[Any], major: int, minor: int 
             if repeat:
                 digest = f"{zlib.crc32(f'{digest}#{repeat}'.encode()):08x}"
             cell.id = DERIVED_ID_PREFIX + digest
-            missing += 1
         ids.setdefault(cell.id, []).append(pos)
-    requires_ids = major > 4 or (major == 4 and minor is not None and minor >= 5)
-    if missing and requires_ids:
-        warnings.append(f"{missing} cell(s) without the id nbformat {major}.{minor} requires")
-    if invalid:
-        warnings.append(f"{invalid} cell id(s) with characters nbformat does not allow")
     duplicated = [i for i, where in ids.items() if len(where) > 1 and not i.startswith(DERIVED_ID_PREFIX)]
     if duplicated:
         warnings.append(f"duplicate cell id(s) {', '.join(duplicated[:5])}: addressing one selects every cell "

@@ -8,8 +8,9 @@ from collections import Counter
 from agentread.image import image_part
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
-from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, human_size, outline_line, render_cell,
-                                       svg_rasteriser)
+from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCell, human_size, outline_line,
+                                       render_cell, svg_rasteriser)
+from agentread.notebook.schema import schema_problems
 from agentread.notebook.select import OUTLINE, format_cells, select_cells
 from agentread.notebook.svgcheck import rasterise_within
 from agentread.request import ReadRequest
@@ -37,12 +38,13 @@ CLOSING_RESERVE_LINES = 4
 # Schema warnings listed by name; more are counted. A broken notebook should not bury its cells in warnings.
 MAX_WARNINGS_SHOWN = 5
 
+# Room kept for the warning line of a notebook that may need one (the warnings are known only once the cells
+# shown are): its words, and five problems of at most 200 characters (schema.py), most of them 1-byte.
+WARNING_RESERVE_BYTES = 1_300
+
 # A cut cell's closing line names the cells after it when that list is this short; a longer one is already
 # spelled in the line's `cells="…"` and is not repeated.
 MAX_THEN_CELLS_CHARS = 40
-
-_BUDGET_BYTES = MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES
-_BUDGET_LINES = MAX_LINES - CLOSING_RESERVE_LINES
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -51,7 +53,11 @@ def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     The engine calls this with the raw .ipynb bytes (file or live editor buffer). See the package docstring
     for the `cells` grammar and the formats.
     """
-    nb = parse_notebook(data)
+    return render_notebook(parse_notebook(data), request, path)
+
+
+def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
+    """The read of a notebook already parsed (by parse_notebook, or from nbformat's own reading)."""
     if request.cells is not None and request.cells.strip().lower() == OUTLINE:
         return _outline(nb, request, path)
     positions = select_cells(nb, request.cells)
@@ -68,7 +74,11 @@ def notebook_outline(data: bytes, request: ReadRequest, path: str) -> ReadResult
 class _Parts:
     """The content being built: text lines, with image parts placed right after the line that names them."""
 
-    def __init__(self) -> None:
+    def __init__(self, nb: Notebook) -> None:
+        """Starts with the notebook's summary line; a notebook that may need a warning line keeps room for it."""
+        warned = nb.odd or bool(nb.warnings)
+        self._budget_bytes = MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES - (WARNING_RESERVE_BYTES if warned else 0)
+        self._budget_lines = MAX_LINES - CLOSING_RESERVE_LINES - warned
         self.content: list[TextPart | ImagePart] = []
         self._lines: list[str] = []
         self.bytes = 0
@@ -76,6 +86,7 @@ class _Parts:
         self.attached = 0
         self.image_refs = 0
         self._image_chars = 0
+        self.text(_summary(nb))
 
     def text(self, line: str) -> None:
         self._lines.append(line)
@@ -111,10 +122,16 @@ class _Parts:
         self.content.append(part)
 
     def fits(self, extra_bytes: int, extra_lines: int) -> bool:
-        return self.bytes + extra_bytes <= _BUDGET_BYTES and self.line_count + extra_lines <= _BUDGET_LINES
+        return (self.bytes + extra_bytes <= self._budget_bytes
+                and self.line_count + extra_lines <= self._budget_lines)
 
-    def finish(self) -> list[TextPart | ImagePart]:
+    def finish(self, nb: Notebook, positions: list[int]) -> list[TextPart | ImagePart]:
+        """The content, with the warning line (if any) for the cells shown placed under the summary line."""
         self._flush()
+        warning = _warning(nb, positions)
+        if warning:
+            summary, newline, rest = self.content[0].text.partition("\n")
+            self.content[0] = TextPart(summary + "\n" + warning + newline + rest)
         return self.content
 
     def _flush(self) -> None:
@@ -144,7 +161,7 @@ def _image_part(ref: ImageRef) -> tuple[ImagePart, str | None]:
     return part, "rasterised from SVG" + (f"; {note}" if note else "")
 
 
-def _preamble(nb: Notebook) -> list[str]:
+def _summary(nb: Notebook) -> str:
     kinds = ", ".join(f"{n} {kind}" for kind, n in Counter(c.cell_type for c in nb.cells).most_common())
     total = len(nb.cells)
     summary = (f"Notebook: {total} cell{'s' if total != 1 else ''}{f' ({kinds})' if kinds else ''}, "
@@ -152,32 +169,40 @@ def _preamble(nb: Notebook) -> list[str]:
     if any(c.id.startswith(DERIVED_ID_PREFIX) for c in nb.cells):
         summary += (f" Ids starting with {DERIVED_ID_PREFIX} are derived from the cell source (the file has "
                     "none); they stay the same while the cell is unchanged.")
-    lines = [summary]
-    if nb.warnings:
-        shown = nb.warnings[:MAX_WARNINGS_SHOWN]
-        more = len(nb.warnings) - len(shown)
-        lines.append("Warning: the notebook does not follow the nbformat schema, read anyway: "
-                     + "; ".join(shown) + (f"; and {more} more" if more else "") + ".")
-    return lines
+    return summary
+
+
+def _warning(nb: Notebook, positions: list[int]) -> str | None:
+    """What the reader decided about the file, then (for a notebook off nbformat 4's layout) what nbformat's
+    validator finds at its top and in the cells shown."""
+    problems = nb.warnings + (schema_problems(nb, positions) if nb.odd else [])
+    if not problems:
+        return None
+    shown = problems[:MAX_WARNINGS_SHOWN]
+    more = len(problems) - len(shown)
+    line = ("Warning: the notebook does not follow the nbformat schema; shown as far as it could be read: "
+            + "; ".join(shown) + (f"; and {more} more" if more else "") + ".")
+    return line.encode("utf-8", "surrogatepass")[:WARNING_RESERVE_BYTES].decode("utf-8", "ignore")
 
 
 def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
     """Whole cells until a budget (text, lines, images) is reached; a first cell too big alone is cut.
 
     `next` names the cells that follow; after a cut first cell it is that cell (and the rest of the selection)
-    with the offset of its first line not sent, which `_window` continues line by line.
+    with the offset of its first line not sent, which `_window` continues line by line. When every selected cell
+    was shown but an output was cut to head and tail, `next` reads what the first such cut left out.
     """
     cap = SINGLE_CELL_CAP if len(positions) == 1 else OUTPUT_CAP
-    parts = _Parts()
-    for line in _preamble(nb):
-        parts.text(line)
+    parts = _Parts(nb)
     shown: list[int] = []
     full = ""
     resume: int | None = None  # the line of the first cell (uncut numbering) where a cut first cell resumes
     cell_lines = 0  # the first cell's rendered lines, uncut, when it is cut
-    outputs_cut = False  # a shown output kept only its head and tail
+    cuts: list[dict] = []  # outputs shown cut to head and tail
+    first_cut: dict | None = None  # the `cells` and `offset` reading what the first of them left out
     for pos in positions:
-        rendered = render_cell(nb.cells[pos], cap)
+        cell = nb.cells[pos]
+        rendered = render_cell(cell, cap, format_cells(nb, [pos]))
         images = sum(isinstance(line, ImageRef) for line in rendered.lines)
         fits = parts.fits(sum(map(_size, rendered.lines)), len(rendered.lines))
         images_fit = parts.image_refs + images <= MAX_IMAGES_PER_CALL
@@ -185,19 +210,18 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
             full = _which_budget(fits)
             break
         shown.append(pos)
-        if fits:
-            for line in rendered.lines:
-                parts.line(line)
-            outputs_cut = outputs_cut or rendered.cut
-            continue
-        # The first cell alone is over the budget: send as much of it as fits, and say where it stops.
+        sent = len(rendered.lines)
         for i, line in enumerate(rendered.lines):
-            if i and not parts.fits(_size(line), 1):
-                resume, cell_lines = rendered.numbers[i], rendered.numbers[-1]
+            # Only a first cell over the budget by itself gets here without room: as much of it as fits is sent.
+            if i and not fits and not parts.fits(_size(line), 1):
+                sent, resume, cell_lines = i, rendered.numbers[i], rendered.numbers[-1]
                 break
             parts.line(line)
-        outputs_cut = outputs_cut or rendered.cut
-        break
+        cuts += _cuts_shown(cell.index, rendered, sent)
+        if first_cut is None and any(cut.at < sent for cut in rendered.cuts):
+            first_cut = {"cells": format_cells(nb, [pos]), "offset": rendered.cuts[0].offset}
+        if not fits:
+            break
     rest = positions[len(shown):]
     next_: dict | None = None
     closing = f"[Shown: cells {format_cells(nb, shown) or 'none'} of {len(nb.cells)}."
@@ -211,13 +235,32 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
     elif rest:
         next_ = {"cells": format_cells(nb, rest)}
         closing += f" The per-call {full or 'budget'} is reached. Continue with cells=\"{next_['cells']}\"."
-    if outputs_cut:
-        closing += (" Outputs too long for this read kept their head and tail; each cut says how to read what "
-                    "it left out.")
-    if next_ or outputs_cut or len(shown) != len(nb.cells):
+    if cuts:
+        closing += (" Outputs too long for this read kept their head and tail; each cut says how to read what it "
+                    "left out")
+        if next_ is None:
+            next_ = first_cut
+            closing += f" (the first: cells=\"{first_cut['cells']}\", offset={first_cut['offset']})"
+        closing += "."
+    if next_ or len(shown) != len(nb.cells):
         parts.text(closing + "]")
-    return ReadResult(kind="notebook", path=path, content=parts.finish(), total_cells=len(nb.cells),
-                      truncated=next_ is not None or outputs_cut, next=next_)
+    described: dict = {"cells": [nb.cells[pos].index for pos in shown]}
+    if resume is not None:
+        described["cellLines"] = [{"cell": nb.cells[shown[0]].index, "lines": [1, resume - 1]}]
+    if cuts:
+        described["outputs"] = cuts
+    return ReadResult(kind="notebook", path=path, content=parts.finish(nb, shown), total_cells=len(nb.cells),
+                      truncated=next_ is not None, next=next_, shown=described)
+
+
+def _cuts_shown(index: int, rendered: RenderedCell, sent: int) -> list[dict]:
+    """`shown.outputs` entries for the outputs of one cell cut to head and tail, as far as its lines were sent."""
+    found = []
+    for cut in rendered.cuts:
+        ranges = cut.shown(sent)
+        if ranges:
+            found.append({"cell": index, "output": cut.output, "shown": ranges, "totalLines": cut.total})
+    return found
 
 
 def _then(nb: Notebook, rest: list[int]) -> str:
@@ -239,17 +282,32 @@ def _which_budget(text_fits: bool) -> str:
 def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str) -> ReadResult:
     """offset/limit page through the uncut rendering of the selected cells, line by line."""
     lines: list[Line] = []
-    owners: list[int] = []  # the cell index each line belongs to
+    spans: list[tuple[int, int, int]] = []  # per cell: its position, its first line (0-based), its line count
     for pos in positions:
-        rendered = render_cell(nb.cells[pos], None)
+        rendered = render_cell(nb.cells[pos], None, format_cells(nb, [pos]))
+        spans.append((pos, len(lines), len(rendered.lines)))
         lines.extend(rendered.lines)
-        owners.extend([nb.cells[pos].index] * len(rendered.lines))
+    starts = {first: pos for pos, first, _ in spans}
 
     def context(i: int) -> str | None:
-        starts_cell = i == 0 or owners[i] != owners[i - 1]
-        return None if starts_cell else f"[… continuing cell {owners[i]}]"
+        if i in starts:
+            return None
+        owner = next(pos for pos, first, count in spans if first <= i < first + count)
+        return f"[… continuing cell {nb.cells[owner].index}]"
 
-    return _paged(nb, lines, context, request, path, "rendered lines")
+    def covered(first: int, last: int) -> tuple[list[int], dict]:
+        """The cells lines first..last (1-based) fall in, and those shown in part with their own lines."""
+        shown, partial = [], []
+        for pos, start, count in spans:
+            own_first, own_last = max(first, start + 1) - start, min(last, start + count) - start
+            if own_first > own_last:
+                continue
+            shown.append(pos)
+            if own_first > 1 or own_last < count:
+                partial.append({"cell": nb.cells[pos].index, "lines": [own_first, own_last]})
+        return shown, {"cellLines": partial} if partial else {}
+
+    return _paged(nb, lines, context, covered, request, path, "rendered lines")
 
 
 def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
@@ -262,19 +320,20 @@ def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
         def __getitem__(self, i: int) -> str:
             return outline_line(nb.cells[i])
 
-    return _paged(nb, _Lazy(), lambda i: None, request, path, "outline lines", cells=OUTLINE)
+    return _paged(nb, _Lazy(), lambda i: None, lambda first, last: (list(range(first - 1, last)), {}), request,
+                  path, "outline lines", cells=OUTLINE)
 
 
-def _paged(nb: Notebook, lines, context, request: ReadRequest, path: str, what: str,
+def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: str, what: str,
            cells: str | None = None) -> ReadResult:
+    """A window of `lines`; `covered(first, last)` says which cells lines first..last show (positions, and
+    the `shown` fields beyond `cells` and `lines`)."""
     total = len(lines)
     start = request.line_from(total)
     if start > max(total, 1):
         raise ReadError("offset_past_end", f"offset {start} is past the end: the notebook has {total} {what}; "
                         "call again with a smaller offset")
-    parts = _Parts()
-    for line in _preamble(nb):
-        parts.text(line)
+    parts = _Parts(nb)
     if total and (hint := context(start - 1)):
         parts.text(hint)
     end = start - 1
@@ -291,7 +350,9 @@ def _paged(nb: Notebook, lines, context, request: ReadRequest, path: str, what: 
         next_ = {"offset": end + 1, **({"cells": cells} if cells else {})}
         also = f", cells=\"{cells}\"" if cells else ""
         parts.text(f"[Shown: {what} {start}-{end} of {total}. Continue with offset={end + 1}{also}.]")
-    return ReadResult(kind="notebook", path=path, content=parts.finish(), total_cells=len(nb.cells),
+    positions, more = covered(start, end) if total else ([], {})
+    described = {"cells": [nb.cells[pos].index for pos in positions], **({"lines": [start, end]} if total else {}),
+                 **more}
+    return ReadResult(kind="notebook", path=path, content=parts.finish(nb, positions), total_cells=len(nb.cells),
                       start_line=start if total else None, end_line=end if total else None, total_lines=total,
-                      truncated=next_ is not None, next=next_)
-
+                      truncated=next_ is not None, next=next_, shown=described)

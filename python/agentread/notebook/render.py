@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 import orjson
@@ -102,11 +102,29 @@ class Cap:
     chars: int
 
 
+@dataclass(frozen=True)
+class OutputCut:
+    """An output cut to its head and tail by a rendering."""
+    output: int  # its number in the rendering ("--- output 2: ...")
+    total: int  # its lines, uncut
+    head: int  # lines kept at its start ...
+    tail: int  # ... and at its end
+    at: int  # where the line marking the cut is in RenderedCell.lines
+    offset: int  # the first line left out, numbered in the cell's uncut rendering (what the mark names)
+
+    def shown(self, sent: int) -> list[list[int]]:
+        """The output's own lines shown, as [first, last] ranges, when the rendering's first `sent` lines were."""
+        head = min(self.head, max(0, sent - (self.at - self.head)))
+        tail = min(self.tail, max(0, sent - self.at - 1))
+        first_tail = self.total - self.tail + 1
+        return ([[1, head]] if head else []) + ([[first_tail, first_tail + tail - 1]] if tail else [])
+
+
 @dataclass
 class RenderedCell:
     lines: list[Line]
     numbers: list[int]  # for each line, its number in the cell's uncut rendering (1 = the header)
-    cut: bool = False  # an output was cut to head and tail
+    cuts: list[OutputCut] = field(default_factory=list)  # outputs cut to head and tail, in order
 
 
 def human_size(n: int) -> str:
@@ -128,8 +146,11 @@ def header(cell: Cell) -> str:
     return text
 
 
-def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
+def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) -> RenderedCell:
+    """The cell's lines; `address` is the `cells` value that reads this cell alone (its index unless an id
+    of the notebook is that number too), which the mark of a cut output names."""
     out = RenderedCell([], [])
+    address = address or str(cell.index)
     position = 0
 
     def add(line: Line, number: int) -> None:
@@ -138,7 +159,7 @@ def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
         out.lines.append(line)
         out.numbers.append(number)
 
-    def add_block(block: list[Line], cap: Cap | None = None) -> None:
+    def add_block(block: list[Line], cap: Cap | None = None, output: int = 0) -> None:
         nonlocal position
         start = position
         position += len(block)
@@ -152,11 +173,11 @@ def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
             add(block[i], start + i + 1)
         omitted = block[head:len(block) - tail]
         chars = sum(len(x) for x in omitted if isinstance(x, str))
+        out.cuts.append(OutputCut(output, len(block), head, tail, len(out.lines), start + head + 1))
         add(f"[… {len(omitted):,} lines ({chars:,} characters) of this output cut here; read them with "
-            f"cells=\"{cell.index}\", offset={start + head + 1}]", start + head + 1)
+            f"cells=\"{address}\", offset={start + head + 1}]", start + head + 1)
         for i in range(len(block) - tail, len(block)):
             add(block[i], start + i + 1)
-        out.cut = True
 
     # The source is never cut to head and tail (it is what an agent edits); only the call budget stops it.
     # Its lines stay one for one; an inlined base64 payload is shown as a placeholder (raw=true shows it).
@@ -166,7 +187,7 @@ def render_cell(cell: Cell, output_cap: Cap | None) -> RenderedCell:
         add_block(attachments)
     for number, (label, body) in enumerate(_outputs(cell), 1):
         add_block([f"--- output {number}: {label} ---"])
-        add_block(body, output_cap)
+        add_block(body, output_cap, number)
     add_block([""])  # a blank line between cells
     return out
 
