@@ -71,6 +71,30 @@ def test_listing_is_capped_with_a_count_of_the_rest(tmp_path: Path, engine: Engi
     left = 605 - MAX_DIR_ENTRIES
     assert f"{left} more entries not listed" in result.text()
     assert "605 entries" in result.text().split("\n")[0]
+    assert result.next == {"offset": MAX_DIR_ENTRIES + 1}
+
+
+def test_next_pages_through_the_listing_showing_each_entry_once(tmp_path: Path, engine: Engine):
+    root = tmp_path / "many"
+    root.mkdir()
+    names = {f"file{i:04d}.txt" for i in range(1203)}
+    for name in names:
+        (root / name).write_bytes(b"")
+    seen, params, calls = [], {"path": "many"}, 0
+    while True:
+        result = read(engine, **params)
+        calls += 1
+        seen += [entry_name(row) for row in listing(result)]
+        assert result.shown["entries"] == [params.get("offset", 1), len(seen)]
+        if not result.truncated:
+            assert result.next is None
+            break
+        params = {"path": "many", **result.next}
+    assert calls == 3 and seen == sorted(names)
+    last = read(engine, path="many", offset=-3)
+    assert [entry_name(row) for row in listing(last)] == sorted(names)[-3:]
+    past = read(engine, path="many", offset=1204)
+    assert past.is_error and past.error.code == "offset_past_end" and "1,203 entries" in past.error.message
 
 
 def test_empty_directory_says_so(tmp_path: Path, engine: Engine):

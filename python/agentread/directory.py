@@ -6,7 +6,8 @@ import os
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_DIR_ENTRIES
-from agentread.result import ReadResult, TextPart
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
 
 # Entries looked at before giving up on an exact count: a directory of millions of files must still answer
 # quickly; past this the listing says "more than".
@@ -33,7 +34,8 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def read_directory(path: str) -> ReadResult:
+def read_directory(path: str, request: ReadRequest) -> ReadResult:
+    """The sorted listing, MAX_DIR_ENTRIES at a time: `offset`/`limit` count its entries as they count lines."""
     entries: list[os.DirEntry] = []
     complete = True
     with os.scandir(path) as it:
@@ -45,14 +47,26 @@ def read_directory(path: str) -> ReadResult:
             if len(entries) % 4096 == 0:
                 checkpoint()
     listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
-    shown = [line for _, line in listed[:MAX_DIR_ENTRIES]]
+    first = request.line_from(len(listed))
+    if first > max(len(listed), 1):
+        raise ReadError("offset_past_end", f"offset {first:,} is past the end of the listing of {request.path}, "
+                        f"which has {len(listed):,} entries. Read it from offset 1.")
+    end = min(len(listed), first - 1 + min(request.line_limit, MAX_DIR_ENTRIES))
+    shown = [line for _, line in listed[first - 1:end]]
     total = f"{len(entries):,}" if complete else f"more than {MAX_DIR_SCAN:,}"
-    lines = [f"Directory {path} ({total} entries; folders first):"] + shown
-    left = len(entries) - len(shown)
-    if left > 0 or not complete:
-        lines.append(f"[{left:,}{'' if complete else '+'} more entries not listed. Read a subdirectory or a "
-                     "file by name.]")
+    where = f"; entries {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
+    lines = [f"Directory {path} ({total} entries; folders first{where}):"] + shown
+    left = len(listed) - end
+    next_ = {"offset": end + 1} if left > 0 else None
+    if next_:
+        lines.append(f"[{left:,}{'' if complete else '+'} more entries not listed. Read on with offset={end + 1}, "
+                     "or read a subdirectory or a file by name.]")
+    elif not complete:
+        lines.append(f"[The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. Read a "
+                     "subdirectory or a file by name.]")
     if not entries:
         lines.append("[The directory is empty.]")
+    # Past MAX_DIR_SCAN no call continues: the rest was never looked at, so it cannot be sorted in.
     return ReadResult(kind="directory", path=path, content=[TextPart("\n".join(lines))],
-                      truncated=left > 0 or not complete, shown={"entries": [1, len(shown)]} if shown else None)
+                      truncated=next_ is not None or not complete, next=next_,
+                      shown={"entries": [first, end]} if shown else None)

@@ -63,7 +63,7 @@ class Engine:
         if expect is not None and (resolved.is_dir or file_version(resolved.st) != expect):
             raise FileChanged(resolved.path)  # open_verified then holds the read to this inode
         if resolved.is_dir:
-            return read_directory(resolved.path)
+            return read_directory(resolved.path, request)
         buffer = live(resolved.path)
         if isinstance(buffer, LiveNotebook) and not request.raw:
             return self._read_live_notebook(buffer, request, resolved)
