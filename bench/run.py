@@ -12,6 +12,7 @@ is its own row). Not part of the test run.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -98,12 +99,12 @@ def shell(cmd: str) -> tuple[float, float]:
         return ms, int(out.read().split()[-1]) / 1024
 
 
-def worker(*args: str) -> dict:
-    """Timings from bench/worker.py; its peak RSS measured by GNU time, a small parent (a child forked from
-    this process would inherit this process's high-water mark)."""
+def worker(*args: str, checkout: Path = REPO) -> dict:
+    """Timings from bench/worker.py (of another checkout of agentread, if given); its peak RSS measured by GNU
+    time, a small parent (a child forked from this process would inherit this process's high-water mark)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
-        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, PY, str(HERE / "worker.py"), *args],
-                              check=True, capture_output=True, text=True, env=ENV)
+        command = ["/usr/bin/time", "-f", "%M", "-o", out.name, PY, str(checkout / "bench" / "worker.py"), *args]
+        done = subprocess.run(command, check=True, capture_output=True, text=True, env=ENV)
         result = json.loads(done.stdout.strip().splitlines()[-1])
         result["rss_mb"] = int(out.read().split()[-1]) / 1024
     return result
@@ -221,19 +222,39 @@ def bench_server(table: Table, runs: int) -> None:
 
 # --- 5. images ---------------------------------------------------------------------------------------------
 
+# Another checkout of agentread whose image reads are timed beside this one's, in the same rounds (its own
+# bench/worker.py, on its own python/): a change is measured against what it replaced, e.g.
+# `git worktree add /tmp/before REF`, its C module built there, then AGENTREAD_BENCH_OTHER=/tmp/before.
+OTHER = os.environ.get("AGENTREAD_BENCH_OTHER")
+
+
 def bench_images(table: Table, runs: int, root: Path) -> None:
     jpeg, png = data.images(root)
     labels = {path: f"image {kind} {path.stat().st_size >> 20} MB ({'×'.join(map(str, side))})"
               for path, kind, side in ((jpeg, "JPEG", data.JPEG_SIDE), (png, "PNG", data.PNG_SIDE))}
+    tools = [("agentread", REPO)]
+    if OTHER:
+        other = Path(OTHER).resolve()
+        compileall.compile_dir(other / "python" / "agentread", quiet=1)  # as data.compile_engine does here
+        tools.append((f"agentread at {_commit(other)}", other))
     for _ in range(runs):
         for path, label in labels.items():
-            r = worker("image-decode", str(path))
-            table.row(label, "Pillow decode only (floor)", floor=True).add(r["ms"][0], r["rss_mb"])
-            # Read three times in one process: the first read is a fresh server's, whose memory the process
-            # has yet to map; the later ones a running server's (nothing of an image is kept between reads).
-            r = worker("image", str(path), str(path), str(path))
-            table.row(label, "agentread, first read", ours=True).add(r["ms"][0], r["rss_mb"])
-            table.row(label, "agentread, later reads", ours=True).add(statistics.median(r["ms"][1:]), r["rss_mb"])
+            # Each image read three times in one process: the first read is a fresh server's, whose memory the
+            # process has yet to map; the later ones a running server's (nothing of an image is kept between
+            # reads). The floor is Pillow alone doing the same in the same way.
+            r = worker("image-library", str(path), str(path), str(path))
+            table.row(f"{label}, first read", "Pillow alone (floor)", floor=True).add(r["ms"][0], r["rss_mb"])
+            table.row(f"{label}, later reads", "Pillow alone (floor)", floor=True).add(
+                statistics.median(r["ms"][1:]), r["rss_mb"])
+            for name, checkout in tools:
+                r = worker("image", str(path), str(path), str(path), checkout=checkout)
+                table.row(f"{label}, first read", name, ours=True).add(r["ms"][0], r["rss_mb"])
+                table.row(f"{label}, later reads", name, ours=True).add(statistics.median(r["ms"][1:]), r["rss_mb"])
+
+
+def _commit(checkout: Path) -> str:
+    return subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
 
 
 def main() -> None:

@@ -1,11 +1,11 @@
 /* The engine's loops over every byte of a file, written in C: counting line ends through a text file and
- * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), checking
- * a notebook's image payloads are plain JSON strings (notebook/model.py), and undoing a PNG's row filters
- * (image.py). The JPEG decoder is in _jpeg.c, the resampler of large PNGs in _resample.c. */
+ * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), and finding
+ * where a notebook's image payload stops being plain JSON string bytes (notebook/model.py). None of them
+ * parses a file format: they compare bytes with a few values and copy whole lines; images, PDFs and
+ * notebooks are decoded by libraries. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -194,112 +194,6 @@ static PyObject *plain_end(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(i);
 }
 
-/* Paeth's predictor (PNG specification, section 9.4): whichever of left, above and upper left is nearest
- * to left + above - upper left, in that order on a tie; written without branches, which the compiler makes
- * conditional moves. */
-static inline unsigned char paeth(int a, int b, int c)
-{
-    int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
-    int nearer = pb < pa ? b : a, least = pb < pa ? pb : pa;
-    return (unsigned char)(pc < least ? c : nearer);
-}
-
-/* One row's filter undone: out gets the pixels of in, up is the row above (undone already). Inlined with bpp
- * a constant, the compiler works on a pixel's channels at once, each a chain of its own. Returns 0 for an
- * unknown filter type. */
-static inline int unfilter_row(int type, unsigned char *out, const unsigned char *in, const unsigned char *up,
-                               Py_ssize_t n, const int bpp)
-{
-    Py_ssize_t i;
-    switch (type) {
-    case 0:
-        memcpy(out, in, (size_t)n);
-        return 1;
-    case 1:
-        for (i = 0; i < bpp; i++)
-            out[i] = in[i];
-        for (; i < n; i++)
-            out[i] = (unsigned char)(in[i] + out[i - bpp]);
-        return 1;
-    case 2:
-        for (i = 0; i < n; i++)
-            out[i] = (unsigned char)(in[i] + up[i]);
-        return 1;
-    case 3:
-        for (i = 0; i < bpp; i++)
-            out[i] = (unsigned char)(in[i] + (up[i] >> 1));
-        for (; i < n; i++)
-            out[i] = (unsigned char)(in[i] + ((out[i - bpp] + up[i]) >> 1));
-        return 1;
-    case 4:
-        for (i = 0; i < bpp; i++)
-            out[i] = (unsigned char)(in[i] + up[i]);
-        for (; i < n; i++)
-            out[i] = (unsigned char)(in[i] + paeth(out[i - bpp], up[i], up[i - bpp]));
-        return 1;
-    }
-    return 0;
-}
-
-/* PNG rows as stored (each its filter type, then `row_bytes` bytes), `above` the row before the first
- * undone (the last `row_bytes` of bytes), or None at the top of the image -> new bytes of the rows' pixels,
- * without their filter bytes, or None if a row's filter type is unknown; `bpp` is the bytes of a whole pixel.
- * Bytes, not a bytearray: they never change, so they are read with the GIL let go, here and by resize_rows.
- * They are not zeroed first: every byte is written, and zeroing an image's worth of rows costs as much as
- * inflating them. */
-static PyObject *png_unfilter(PyObject *module, PyObject *args)
-{
-    const char *rows;
-    PyObject *above;
-    Py_ssize_t size, row_bytes, bpp;
-    if (!PyArg_ParseTuple(args, "y#Onn:png_unfilter", &rows, &size, &above, &row_bytes, &bpp))
-        return NULL;
-    if (row_bytes < 1 || row_bytes == PY_SSIZE_T_MAX)
-        return PyErr_Format(PyExc_ValueError, "png_unfilter: rows of %zd bytes", row_bytes);
-    Py_ssize_t stride = row_bytes + 1, count = size / stride;
-    if (bpp < 1 || bpp > 8 || row_bytes % bpp || size % stride
-        || (above != Py_None && (!PyBytes_Check(above) || PyBytes_Size(above) < row_bytes)))
-        return PyErr_Format(PyExc_ValueError, "png_unfilter: %zd bytes are not rows of %zd bytes of %zd-byte "
-                            "pixels, or the row above is not bytes of a row", size, row_bytes, bpp);
-    PyObject *pixels = PyBytes_FromStringAndSize(NULL, count * row_bytes);
-    if (pixels == NULL)
-        return NULL;
-    /* Above the image's first row, zeros. */
-    unsigned char *zeros = above == Py_None ? PyMem_Calloc((size_t)row_bytes, 1) : NULL;
-    if (above == Py_None && zeros == NULL) {
-        Py_DECREF(pixels);
-        return PyErr_NoMemory();
-    }
-    const unsigned char *in = (const unsigned char *)rows;
-    const unsigned char *up = zeros ? zeros
-        : (const unsigned char *)PyBytes_AsString(above) + PyBytes_Size(above) - row_bytes;
-    unsigned char *out = (unsigned char *)PyBytes_AsString(pixels);
-    Py_ssize_t bad = -1;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < count && bad < 0; r++, in += stride, up = out, out += row_bytes) {
-        int known;
-        switch (bpp) {  /* the pixel sizes of 8-bit images, each its own copy of the loops */
-        case 1: known = unfilter_row(in[0], out, in + 1, up, row_bytes, 1); break;
-        case 2: known = unfilter_row(in[0], out, in + 1, up, row_bytes, 2); break;
-        case 3: known = unfilter_row(in[0], out, in + 1, up, row_bytes, 3); break;
-        case 4: known = unfilter_row(in[0], out, in + 1, up, row_bytes, 4); break;
-        default: known = unfilter_row(in[0], out, in + 1, up, row_bytes, (int)bpp);
-        }
-        if (!known)
-            bad = r;
-    }
-    Py_END_ALLOW_THREADS
-    PyMem_Free(zeros);
-    if (bad >= 0) {
-        Py_DECREF(pixels);
-        Py_RETURN_NONE;
-    }
-    return pixels;
-}
-
-PyObject *jpeg_scaled(PyObject *module, PyObject *args); /* _jpeg.c */
-PyObject *resize_rows(PyObject *module, PyObject *args); /* _resample.c */
-
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
      "count_line_ends(bytearray, n) -> line ends (LF, CRLF, lone CR) in buffer[:n]; a final CR counts as lone."},
@@ -307,12 +201,6 @@ static PyMethodDef methods[] = {
      "number_window(block, eof, first, limit, budget, max_line) -> (numbered bytes, lines shown, stop) or None."},
     {"plain_end", plain_end, METH_VARARGS,
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
-    {"png_unfilter", png_unfilter, METH_VARARGS,
-     "png_unfilter(rows, above, row_bytes, bpp) -> bytes of the rows' pixels, their filters undone, or None."},
-    {"resize_rows", resize_rows, METH_VARARGS,
-     "resize_rows(pieces, top, width, height, channels, alpha, out_width, out_height, from, to) -> PNG rows."},
-    {"jpeg_scaled", jpeg_scaled, METH_VARARGS,
-     "jpeg_scaled(data, start, tables, components, width, height, n, threads, split) -> (pixels at n/8, meeting)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,10 +1,8 @@
-"""Images: decoded with Pillow (large PNGs here), downscaled to what model providers accept, sent as base64
-image parts."""
+"""Images: decoded with Pillow, downscaled to what model providers accept, sent as base64 image parts."""
 
 from __future__ import annotations
 
 import io
-import math
 import os
 import struct
 import threading
@@ -19,12 +17,6 @@ import pybase64
 # Python is built against (1.2.13), which is most of proving a notebook's plots whole.
 from zlib_ng import zlib_ng
 
-try:  # compiled with the package (setup.py); without it Pillow decodes every PNG
-    from agentread._scan import png_unfilter, resize_rows
-except ImportError:
-    png_unfilter = resize_rows = None
-
-from agentread import jpeg
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
@@ -49,23 +41,21 @@ DRAFT_FLOOR = 0.75
 # (Pillow's reducing_gap, done here before the image is cut in bands).
 RESIZE_REDUCING_GAP = 3.0
 BICUBIC = 3  # Pillow's Resampling.BICUBIC, named here so that Pillow is imported only when an image is read
-BICUBIC_SUPPORT = 2.0  # source pixels either side of a sample that Pillow's bicubic filter reads, unscaled
 
 # Modes Pillow resamples with their colour multiplied by their alpha, so that transparent pixels lend no colour.
 PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
 
-# Resampling (Pillow's, and the engine's own for large PNGs) and zlib's compression let other threads run: a
-# large image is resized and compressed in IMAGE_BANDS horizontal bands at once, on a machine of more than one
-# core. The count of bands is fixed, so the picture sent is the same on any machine; and with more bands than
-# cores, a band heavier than the rest (a photo inset in a screenshot) leaves no core idle. On 2 cores, the
-# bench's 3,000 px screenshot is resized in 34 ms against 69 in one piece and compressed in 10 against 19 (16 in
-# 2 bands). Below BANDS_MIN_PIXELS one band is quicker.
+# Pillow's resampling and zlib's compression let other threads run: a large image is resized and compressed in
+# IMAGE_BANDS horizontal bands at once, on a machine of more than one core. The count of bands is fixed, so the
+# picture sent is the same on any machine; and with more bands than cores, a band heavier than the rest (a photo
+# inset in a screenshot) leaves no core idle. On 2 cores, the bench's 3,000 px screenshot is resized in 34 ms
+# against 69 in one piece and compressed in 10 against 19 (16 in 2 bands). Below BANDS_MIN_PIXELS one band is
+# quicker.
 IMAGE_BANDS = 4
 BANDS_MIN_PIXELS = 1_000_000
 
 # PNG colour types of the modes written without Pillow's encoder (see encode_png).
 PNG_COLOR_TYPES = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}
-PNG_MODES = {color: mode for mode, color in PNG_COLOR_TYPES.items()}
 # A zlib stream's first two bytes: deflate with a 32 KB window (the level they also name is only a hint).
 ZLIB_HEADER = b"\x78\x01"
 
@@ -88,17 +78,11 @@ PNG_ENDS_EARLY = "its pixel data ends before its last row; the missing rows are 
 PNG_CRITICAL_CHUNKS = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
 MAX_PNG_CHUNKS = 10_000
 
-# The most resize_rows (_resample.c) reduces a side by: more is a thin strip, left to Pillow.
-RESAMPLE_MAX_REDUCTION = 64
-
 # Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit whole in
 # memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them). Under the C allocator's threshold for mapping
 # fresh pages (128 KB), each piece reuses the memory of the last: with 1 MB pieces, a fresh server's first read
 # of a notebook with ten plots spent 1.2 ms more faulting in pages.
 PNG_INFLATE_PIECE_BYTES = 1 << 16
-# A large PNG is decoded this many bytes of rows at a time, each piece handed on to the bands waiting for it
-# (256 KB pieces inflate 15% faster than 64 KB ones, and a band waits for at most one more than it needs).
-PNG_DECODE_PIECE_BYTES = 1 << 18
 
 # JPEG qualities tried in turn when an image is still over MAX_IMAGE_BYTES after downscaling.
 JPEG_QUALITIES = (85, 70, 50)
@@ -237,13 +221,13 @@ def _resize(img, mode: str, target: tuple[int, int]):
     """An image (its colour times its alpha, for a mode in PREMULTIPLIED) resized to `target` in bands."""
     width, height = target
     cuts = _band_cuts(height, width * height)
-    sources = _band_sources(img.size, target, cuts)
+    scale = img.height / height
 
     def band(i: int):
         # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
         # source rows around the box, so the bands meet without a seam. BICUBIC keeps text in screenshots sharp.
-        top, bottom, _, _ = sources[i]
-        out = img.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC, box=(0, top, img.width, bottom))
+        box = (0, cuts[i] * scale, img.width, cuts[i + 1] * scale)
+        out = img.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC, box=box)
         return out.convert(mode) if mode in PREMULTIPLIED else out
 
     bands = _in_bands(band, len(cuts) - 1)
@@ -256,51 +240,30 @@ def _resize(img, mode: str, target: tuple[int, int]):
     return out
 
 
-def _band_sources(size: tuple[int, int], target: tuple[int, int],
-                  cuts: list[int]) -> list[tuple[float, float, int, int]]:
-    """For each band of an image of `size` resized to `target`, cut at `cuts`: the top and bottom of its box in
-    the source, and the source rows the filter reads for it, first to last."""
-    scale = size[1] / target[1]
-    # Rows either side of a band's box that the filter reads: its support, widened as much as it reduces, and
-    # one for the rounding of the box's float edges to rows.
-    margin = math.ceil(BICUBIC_SUPPORT * max(scale, 1.0)) + 1
-    return [(top * scale, bottom * scale, max(0, int(top * scale) - margin),
-             min(size[1], math.ceil(bottom * scale) + margin)) for top, bottom in zip(cuts, cuts[1:])]
-
-
 def _band_cuts(rows: int, pixels: int) -> list[int]:
     """Where the bands of an image of `rows` rows and `pixels` pixels start and end: one band for a small one."""
     count = min(IMAGE_BANDS, rows) if pixels >= BANDS_MIN_PIXELS else 1
     return [rows * i // count for i in range(count + 1)]
 
 
-def _in_bands(work, count: int, produce=None) -> list:
-    """work(0) ... work(count - 1), on the band threads when the machine has more than one core; produce(),
-    when given, first on one core, or on this thread while the bands run (they may wait for what it makes)."""
+def _in_bands(work, count: int) -> list:
+    """work(0) ... work(count - 1), on the band threads when the machine has more than one core."""
     global _band_pool
     if count == 1 or (os.cpu_count() or 1) == 1:
-        if produce:
-            produce()
         return [work(i) for i in range(count)]
     with _BAND_POOL_LOCK:
         if _band_pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             _band_pool = ThreadPoolExecutor(IMAGE_BANDS, thread_name_prefix="image-band")
-    bands = []
-    try:
-        bands += [_band_pool.submit(work, i) for i in range(count)]
-    finally:  # run even where a band could not be queued: those queued may be waiting for what it makes
-        if produce:
-            produce()
+    bands = [_band_pool.submit(work, i) for i in range(count)]
     return [band.result() for band in bands]
 
 
-def _encode(img, unfiltered: bytes | None = None) -> tuple[bytes, str]:
-    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big.
-    `unfiltered` is what encode_png makes of the image, when it was made already."""
+def _encode(img) -> tuple[bytes, str]:
+    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big."""
     if img.format not in PHOTO_FORMATS:
-        encoded = unfiltered or encode_png(img)
+        encoded = encode_png(img)
         if encoded is None or len(encoded) > MAX_IMAGE_BYTES:
             out = io.BytesIO()  # Pillow's filtered rows: slower, and smaller on photographs
             img.save(out, "PNG", compress_level=PNG_COMPRESS_LEVEL)
@@ -404,14 +367,10 @@ def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
     if len(png.palettes) > 1 or any(not length or length % 3 or length > most for length in png.palettes):
         return None, "re-encoded: its palette chunk is malformed"
     try:
-        for rows in _png_rows(png, max(1, PNG_INFLATE_PIECE_BYTES // png.stride)):
-            if max(rows[::png.stride]) > 4:
-                return None, None
+        whole = _rows_whole(png)
     except _PngEndsEarly:
         return None, PNG_ENDS_EARLY
-    except (_PngBroken, zlib_ng.error):
-        return None, None
-    return (png.width, png.height), None
+    return ((png.width, png.height), None) if whole else (None, None)
 
 
 class _Png(NamedTuple):
@@ -468,10 +427,30 @@ def _png_layout(data: bytes) -> _Png | None:
     return _Png(width, height, depth, color, idat, chunks, palettes, refused)
 
 
-def _png_rows(png: _Png, rows_at_once: int) -> Iterator[bytes]:
-    """The PNG's rows still filtered, rows_at_once at a time (the last piece may hold fewer), inflated a piece
-    at a time. Raises _PngEndsEarly or _PngBroken (or zlib's error) where its pixel data is not exactly them."""
+def _rows_whole(png: _Png) -> bool:
+    """Whether the PNG's pixel data inflates to exactly the rows its header declares, each of a filter type the
+    standard defines. Raises _PngEndsEarly where it ends, whole, before the last row."""
+    try:
+        return all(max(rows[::png.stride]) <= 4 for rows in _png_rows(png))
+    except (_PngBroken, zlib_ng.error):
+        return False
+
+
+def _ends_early(png: _Png) -> bool:
+    """Whether the PNG's pixel data ends, whole, before its last row."""
+    try:
+        _rows_whole(png)
+    except _PngEndsEarly:
+        return True
+    return False
+
+
+def _png_rows(png: _Png) -> Iterator[bytes]:
+    """The PNG's rows still filtered, inflated a piece of rows at a time (so that a hostile PNG's rows never sit
+    whole in memory). Raises _PngEndsEarly or _PngBroken (or zlib's error) where its pixel data is not exactly
+    them."""
     row = png.stride
+    rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
     inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(png.idat)), 0
     # The compressed data is fed a piece at a time too: zlib copies what a call leaves unconsumed, which would
     # make a copy of the whole stream per piece of rows. `tail` is what was fed and not yet inflated.
@@ -491,119 +470,19 @@ def _png_rows(png: _Png, rows_at_once: int) -> Iterator[bytes]:
         raise _PngBroken
 
 
-def _png_downscaled(png: _Png, size: tuple[int, int]):
-    """A PNG too large to send, decoded here and downscaled while it decodes -> (a function making the image,
-    the PNG encode_png would make of it); None where it is not an 8-bit grey, grey+alpha, RGB or RGBA PNG
-    proven whole, where it is to be reduced first (6 times larger than sent, or more: Pillow reduces the whole
-    image), where one side is reduced more than resize_rows does (a thin strip), or where the C helpers were
-    not built (Pillow decodes it then). Raises _PngEndsEarly for pixel data that is whole but short, which
-    Pillow decodes without noticing.
-
-    Pillow inflates with the zlib Python was built with and unfilters, then resizes: 104 ms of the bench's
-    3000x2400 screenshot before its resize. Here zlib-ng inflates it (15 ms) and the C helper unfilters it
-    (17 ms), and each band of the output is resized (resize_rows, the picture Pillow's resize makes) and
-    compressed on the band threads as soon as the rows it needs are decoded."""
-    target = _fit(*size)
-    if png_unfilter is None or png.depth != 8 or png.color not in PNG_MODES or png.refused \
-            or b"tRNS" in png.chunks or _reduction(size, target) > 1 \
-            or max(size[0] / target[0], size[1] / target[1]) >= RESAMPLE_MAX_REDUCTION:
-        return None  # a transparent colour and a palette are left to Pillow too, as it reads them
-    cuts = _band_cuts(target[1], target[0] * target[1])
-    spans = [(first, last) for _, _, first, last in _band_sources(size, target, cuts)]
-    pixels = _PngPixels(png, spans)
-    mode, channels = PNG_MODES[png.color], PNG_CHANNELS[png.color]
-
-    def band(i: int) -> tuple[bytes, bytes]:
-        pieces, top = pixels.pieces(*spans[i])
-        rows = resize_rows(pieces, top, *size, channels, mode in PREMULTIPLIED, *target, cuts[i], cuts[i + 1])
-        return rows, _deflated(rows, i == len(spans) - 1)
-
-    def picture():
-        Image, _ = _pillow()
-        rows = b"".join([band_rows for band_rows, _ in bands])
-        # Each row after its filter byte.
-        return Image.frombytes(mode, target, memoryview(rows)[1:], "raw", mode, 1 + target[0] * channels, 1)
-
-    try:
-        bands = _in_bands(band, len(spans), produce=pixels.decode)
-    except _PngBroken:  # a band found the decoder stopped, which pixels.broken says below
-        bands = []
-    if pixels.ends_early:
-        raise _PngEndsEarly
-    if pixels.broken:  # found after the last row, too (data left over): the bands may have had all theirs
-        return None  # Pillow repairs or refuses it
-    return picture, _png_file(*target, png.color, bands)
-
-
-class _PngPixels:
-    """The rows of a PNG as they are decoded: decode() on one thread, pieces() on others wait for theirs. Given
-    the spans of rows that will be asked for (once each), a piece is dropped once every span holding it was."""
-
-    def __init__(self, png: _Png, spans: list[tuple[int, int]]):
-        self.png = png
-        self.row_bytes = png.stride - 1
-        self.piece_rows = step = max(1, PNG_DECODE_PIECE_BYTES // png.stride)
-        self.decoded: list[bytes | None] = []  # piece k holds rows k * step onwards, their filters undone
-        self.readers = [0] * (-(-png.height // step))  # spans still to be asked for holding each piece
-        for first, last in spans:
-            for k in range(first // step, (last - 1) // step + 1):
-                self.readers[k] += 1
-        self.broken = self.ends_early = False
-        self.progress = threading.Condition()
-
-    def decode(self) -> None:
-        above, whole = None, False
-        try:
-            for rows in _png_rows(self.png, self.piece_rows):
-                above = png_unfilter(rows, above, self.row_bytes, PNG_CHANNELS[self.png.color])
-                if above is None:  # a row of an unknown filter type
-                    raise _PngBroken
-                with self.progress:
-                    self.decoded.append(above)
-                    self.progress.notify_all()
-            whole = True
-        except _PngEndsEarly:
-            self.ends_early = True
-        except (_PngBroken, zlib_ng.error):
-            pass
-        finally:  # whatever stopped it (memory too), the bands waiting for rows are let go
-            if not whole:
-                with self.progress:
-                    self.broken = True
-                    self.progress.notify_all()
-
-    def pieces(self, first: int, last: int) -> tuple[list[bytes], int]:
-        """The pieces holding rows first to last, once decoded, and the row at the top of the first."""
-        step = self.piece_rows
-        held = range(first // step, (last - 1) // step + 1)
-        with self.progress:
-            self.progress.wait_for(lambda: len(self.decoded) * step >= last or self.broken)
-            if self.broken:
-                raise _PngBroken
-            pieces = [self.decoded[k] for k in held]
-            for k in held:
-                self.readers[k] -= 1
-                if not self.readers[k]:
-                    self.decoded[k] = None
-        return pieces, held[0] * step
-
-
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
-    """Decoded by Pillow (a large PNG here); `damage` is what is known wrong with the file that Pillow does not
-    notice."""
-    img, unfiltered = _open(data), None
+    """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
+    img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
     # A camera photo stored sideways with an EXIF orientation tag must reach the model upright. (Pillow
     # decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)
     png = _png_layout(data) if fmt == "PNG" else None
     rotated = png is None and _orientation(img) not in (None, 1)
-    small = None
-    if png and max(size) > MAX_IMAGE_SIDE:
-        try:
-            small = _png_downscaled(png, size)
-        except _PngEndsEarly:
-            damage = PNG_ENDS_EARLY
+    # Pixel data that ends before the last row Pillow decodes without a word, the missing rows blank: a PNG
+    # too large to send is checked for it as check_png checks the others (15 ms of the bench's screenshot).
+    if png and max(size) > MAX_IMAGE_SIDE and _ends_early(png):
+        damage = PNG_ENDS_EARLY
     if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES \
             and not rotated:
         # Still decode once: a truncated or broken file must not reach the model as if it were whole.
@@ -611,25 +490,14 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
         if note is None and damage is None:
             return ImagePart(PASSTHROUGH_FORMATS[fmt], pybase64.b64encode_as_string(data), *size), None
         img = loaded
-    elif small:
-        picture, unfiltered = small
-        if len(unfiltered) <= MAX_IMAGE_BYTES:  # compressed band by band as it was resized
-            return ImagePart("image/png", pybase64.b64encode_as_string(unfiltered), *_fit(*size)), _smaller(size)
-        img, note = picture(), None
     else:
-        own = None
         if fmt == "JPEG":
             # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than resizing after.
             # Accepting DRAFT_FLOOR of the target lets it pick the deeper cut: a photo may arrive a little
             # under MAX_IMAGE_SIDE (7200 px → 1800, not 3600 → 2000), still more than models look at.
             width, height = _fit(*size)
-            least = max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))
-            own = jpeg.scaled(data, size, least)  # at 1/4 or 1/8, on two cores
-            if own is None:
-                img.draft("RGB", least)
-            else:
-                own.info.update(img.info)  # its EXIF orientation
-        img, note = (own, None) if own else _load(img, data)
+            img.draft("RGB", (max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))))
+        img, note = _load(img, data)
     notes = [note or damage] if note or damage else []
     if frames > 1:
         notes.append(f"first of {frames} frames shown")
@@ -646,7 +514,7 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
     if img.size not in (size, (size[1], size[0])):
         notes.append(_smaller(size))
     img.format = fmt
-    encoded, mime = _encode(img, unfiltered)
+    encoded, mime = _encode(img)
     part = ImagePart(mime, pybase64.b64encode_as_string(encoded), img.width, img.height)
     return part, "; ".join(notes) or None
 

@@ -1,0 +1,84 @@
+"""What each function of the engine's C module (python/agentread/_scan.c) buys: the read it serves, through the
+engine, with the function and with the Python the engine falls back on where the module was not built.
+
+    python bench/c_module.py [--runs 5] [--data DIR]
+
+One process; the two alternate round after round, so a busy machine slows them alike; medians. Inputs: the
+bench's 0.9 GB log (bench/data.py) and the ~95 MB notebook bench/bench_notebook.py generates. Not part of the
+test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+
+import bench_notebook  # noqa: E402
+import data  # noqa: E402
+from agentread import text  # noqa: E402
+from agentread.engine import Engine  # noqa: E402
+from agentread.notebook import model  # noqa: E402
+from agentread.request import parse_request  # noqa: E402
+from agentread.workspace import Workspace  # noqa: E402
+
+
+def read_ms(path: Path, engine: Engine | None = None, **params) -> float:
+    """One read through a fresh engine and line index (nothing cached: a first read), or through `engine` (a
+    repeat read)."""
+    if engine is None:
+        engine = Engine(Workspace([str(path.parent)]))
+        text.INDEXES = text._IndexCache(text.INDEX_CACHE_FILES)  # kept across engines, as in a server
+    start = time.perf_counter()
+    result = engine.read(parse_request({"path": str(path), **params}))
+    ms = (time.perf_counter() - start) * 1000
+    assert not result.is_error, result.text()
+    return ms
+
+
+def compare(label: str, module, name: str, fallback, read, runs: int) -> None:
+    """`read()` with module.name as built and as `fallback`, alternately; prints both medians and their ratio."""
+    built = getattr(module, name)
+    times = {"C": [], "Python": []}
+    read()  # the page cache and the imports, once
+    for _ in range(runs):
+        for kind, function in (("C", built), ("Python", fallback)):
+            setattr(module, name, function)
+            try:
+                times[kind].append(read())
+            finally:
+                setattr(module, name, built)
+    c, py = statistics.median(times["C"]), statistics.median(times["Python"])
+    print(f"| {label} | `{name}` | {c:.2f} ms | {py:.2f} ms | {py / c:.1f}× |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
+    args = parser.parse_args()
+    if text.number_window is None or model.plain_end is None:
+        sys.exit("the C module is not built: python3 setup.py build_ext --inplace")
+    log = data.log_file(args.data)
+    notebook = args.data / "notebook.ipynb"
+    if not notebook.exists():
+        bench_notebook.generate(notebook)
+    print("| read | function | with it | Python fallback | bought |")
+    print("|---|---|---:|---:|---:|")
+    compare("0.9 GB log, a window at line 9M, first read", text, "count_line_ends", text._count_in_python,
+            lambda: read_ms(log, offset=9_000_000), args.runs)
+    warm = Engine(Workspace([str(log.parent)]))
+    compare("0.9 GB log, a 2,000-line window at line 1, repeat read", text, "number_window", None,
+            lambda: read_ms(log, warm), args.runs)
+    compare(f"{notebook.stat().st_size >> 20} MB notebook of plots, outline, first read", model, "plain_end", None,
+            lambda: read_ms(notebook, cells="outline"), args.runs)
+
+
+if __name__ == "__main__":
+    main()
