@@ -104,8 +104,11 @@ def test_picture_pages_come_back_as_page_images_through_the_reader(corpus, name,
                  if isinstance(p, TextPart) and p.text.startswith(f"[Page {number} has "))
         assert re.search(rf"--- Page {number} ---(\nBackground)?$", result.content[i - 1].text.rstrip())
         assert isinstance(result.content[i + 1], ImagePart)
-    if len(rendered) == 5:
-        assert 'Page 6 is a picture, not shown' in text and 'pages="6"' in text
+    if len(rendered) == 5:  # the call ends before page 6, and `next` starts with it
+        assert "--- Page 6 ---" not in text and 'pages="6-6"' in text
+        assert result.truncated and result.next == {"pages": "6-6"} and result.shown == {"pages": [1, 2, 3, 4, 5]}
+        rest = Engine(Workspace([str(corpus)])).read(parse_request({"path": f"pdf/{name}", **result.next}))
+        assert [p for p in rest.content if isinstance(p, ImagePart)] and not rest.truncated
 
 
 def _stamped_scan_pdf(stamp: str, forms: int = 0, origin: int = 0, rotate: int = 0) -> bytes:

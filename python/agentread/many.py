@@ -152,7 +152,7 @@ def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadReques
     notes: list[str] = []
     dropped: list[str] = []
     for entry in entries:
-        if _is_glob(entry.path, workspace):
+        if is_glob(entry.path, workspace):
             names = _glob(workspace, entry.path, notes)
             if not names:
                 notes.append(f"`{entry.path}` matched no file inside the workspace.")
@@ -174,7 +174,8 @@ def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadReques
     return listed, notes
 
 
-def _is_glob(path: str, workspace) -> bool:
+def is_glob(path: str, workspace) -> bool:
+    """Whether `path` is a glob to expand: it has glob characters and names no file as it is."""
     if not any(c in path for c in "*?["):
         return False
     try:

@@ -402,9 +402,8 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
                     except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw keeps its text and says so
                         log.warning("page %d: rendering failed: %s", number, exc)
                         text += f"\n[Page {number} could not be rendered as an image ({_short(exc)}).]"
-                else:
-                    text += (f"\n[Page {number} is a picture, not shown: at most {MAX_RENDERED_PAGES} pages are "
-                             f"rendered a call. Call again with pages=\"{number}\" to see it.]")
+                else:  # the call ends before it, so that `next` starts with it
+                    break
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
             if not by_lines and used + size > MAX_OUTPUT_BYTES:
@@ -428,7 +427,9 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         following = f"{shown + 1}-{min(end, shown + MAX_PDF_PAGES)}"
         result.truncated = True
         result.next = {"pages": following}
-        parts.append(f"[Showing pages {first}-{shown} of {doc.total}. Call again with pages=\"{following}\" "
+        why = f" (at most {MAX_RENDERED_PAGES} pages are shown as images a call)" if len(pictures) == \
+            MAX_RENDERED_PAGES and shown < stop else ""
+        parts.append(f"[Showing pages {first}-{shown} of {doc.total}{why}. Call again with pages=\"{following}\" "
                      "to continue.]")
     result.content = _with_pictures(parts, pictures, first)
     if not by_lines:
