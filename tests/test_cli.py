@@ -90,3 +90,17 @@ def test_output_to_a_pipe_already_closed_keeps_the_status_and_says_nothing(folde
     finally:
         os.close(write_end)
     assert done.returncode == status and done.stderr == b""
+
+
+def test_several_paths_or_a_glob_read_into_one_reply(folder: Path):
+    (folder / "a.md").write_text("alpha\n")
+    (folder / "b.md").write_text("beta\n")
+    done = agentread("read", "*.md", "missing.txt", "--json", cwd=folder)
+    reply = json.loads(done.stdout)
+    assert done.returncode == 0 and reply["kind"] == "many"
+    assert [(f["path"], f["state"]) for f in reply["files"]] == [("a.md", "whole"), ("b.md", "whole"),
+                                                                 ("missing.txt", "error")]
+    text = agentread("read", "a.md", "b.md", cwd=folder).stdout
+    assert text.index("==> a.md <==") < text.index("     1\talpha") < text.index("==> b.md <==")
+    refused = agentread("read", "a.md", "b.md", "--offset", "2", cwd=folder)
+    assert refused.returncode == 2 and "apply to one path" in refused.stderr
