@@ -6,9 +6,12 @@ Usage:
 
 What it does and checks, in order, printing the figures:
  1. N mixed reads with K in flight (text windows at random offsets, a PDF page, a small notebook by cells,
-    a missing file, a binary file, a malformed request): no answer lost (each arrives within 30 s) and none
-    mismatched (each answer is checked against its own request: the path it names and the content that
-    offset, page or cell must show).
+    a missing file, a binary file, a malformed request) and, one in every 100, a hostile file: the PDF page
+    and the PPTX fuzzing found (tests/data/hostile) and a PNG whose read crashes its worker process (a
+    test-only variable of the server). The server runs with a read deadline of LOAD_DEADLINE seconds. No
+    answer lost (each arrives within 30 s) and none mismatched (each answer to a good file is checked against
+    its own request: the path it names and the content that offset, page or cell must show); each hostile
+    read answered with a result (`timeout`, `internal` or what was read).
  2. Memory: the server's RSS after a warm-up (the first 10% of requests) against the end: growth <= 10%.
  3. Cancellation: as many slow reads as the server has workers (offset 2 of a sparse 64 GB file whose first
     line never ends), each cancelled: each answers -32800, and then 4 quick reads sent together all answer
@@ -52,6 +55,18 @@ MAX_GROWTH = 0.10
 
 # After cancelling, quick reads must answer within this long.
 FREED_WITHIN = 1.0
+
+# The read deadline of the server under load: a good read takes milliseconds; the hostile PDF page takes about
+# a second of CPU and the PPTX a third, so that they are answered `timeout` and their worker killed (a worker
+# that read the PDF to its end would answer the next read of it from its cache).
+LOAD_DEADLINE = 0.3
+
+# One read in this many is of a hostile file.
+HOSTILE_EVERY = 100
+
+HOSTILE = REPO / "tests" / "data" / "hostile"
+CRASH_FILE = "crash.png"  # a read of it crashes its worker (AGENTREAD_TEST_CRASH_FILE)
+HOSTILE_NAMES = (*sorted(p.name for p in HOSTILE.glob("*.p*")), CRASH_FILE)
 
 
 def build_pdf(pages: list[str]) -> bytes:
@@ -98,6 +113,14 @@ def make_workspace(folder: Path) -> None:
         f.write(b"x" * (1 << 20))
         f.truncate(64 << 30)
     (folder / "raises.pdf").write_bytes(b"%PDF-1.4\n")  # the injected fault fires before it is parsed
+    for hostile in HOSTILE.glob("*.p*"):
+        (folder / hostile.name).write_bytes(hostile.read_bytes())
+    (folder / CRASH_FILE).write_bytes(PNG)
+
+
+# A 1x1 grey PNG.
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108000000003a7e9b55"
+                    "0000000a49444154789c636800000082008177cd72b60000000049454e44ae426082")
 
 
 # Injected into the server process: the PDF reader raises for one file, as a reader bug would.
@@ -113,7 +136,17 @@ pdf.read_pdf = read_pdf
 
 
 def make_request(rng: random.Random):
-    """→ (params, check) where check(answer) returns None when the answer is the one asked for, else why not."""
+    """→ (params, check) where check(answer) returns None when the answer is the one asked for, else why not;
+    a hostile file's check answers "hostile <outcome>" for any result."""
+    if rng.randrange(HOSTILE_EVERY) == 0:
+        name = rng.choice(HOSTILE_NAMES)
+
+        def check(answer):
+            r = answer.get("result")
+            if not r or not r.get("path", "").endswith(name):
+                return f"hostile unanswered {answer}"
+            return f"hostile {(r.get('error') or {}).get('code') or r.get('kind')}"
+        return {"path": name}, check
     roll = rng.random()
     if roll < 0.60:
         i, offset, limit = rng.randrange(TEXT_FILES), rng.randint(1, TEXT_LINES), rng.randint(1, 50)
@@ -183,7 +216,7 @@ def load_phase(server: ServerProcess, requests: int, in_flight: int, seed: int) 
     plan = [make_request(rng) for _ in range(requests)]
     warm_up = max(1, requests // 10)
     lock = threading.Lock()
-    state = {"next": 0, "done": 0, "lost": 0, "mismatched": 0, "examples": [], "rss_warm": None}
+    state = {"next": 0, "done": 0, "lost": 0, "mismatched": 0, "examples": [], "rss_warm": None, "hostile": {}}
 
     def run() -> None:
         while True:
@@ -200,6 +233,9 @@ def load_phase(server: ServerProcess, requests: int, in_flight: int, seed: int) 
                 answer, why = None, f"lost ({type(exc).__name__})"
             with lock:
                 state["done"] += 1
+                if why and why.startswith("hostile ") and not why.startswith("hostile unanswered"):
+                    state["hostile"][why[8:]] = state["hostile"].get(why[8:], 0) + 1
+                    why = None
                 if answer is None:
                     state["lost"] += 1
                 elif why:
@@ -220,15 +256,31 @@ def load_phase(server: ServerProcess, requests: int, in_flight: int, seed: int) 
     growth = (end_rss - state["rss_warm"]) / state["rss_warm"]
     return {"requests": requests, "in_flight": in_flight, "seconds": round(elapsed, 2),
             "per_second": round(requests / elapsed, 1), "lost": state["lost"], "mismatched": state["mismatched"],
+            "hostile_reads": sum(params["path"] in HOSTILE_NAMES for params, _ in plan),
+            "hostile_answers": state["hostile"],
             "rss_after_warm_up_mb": round(state["rss_warm"] / 2**20, 1), "rss_end_mb": round(end_rss / 2**20, 1),
-            "rss_growth": round(growth, 4), "examples": state["examples"]}
+            "rss_growth": round(growth, 4), "workers_rss_end_mb": workers_rss_mb(server.proc.pid),
+            "examples": state["examples"]}
+
+
+def workers_rss_mb(pid: int) -> list[float]:
+    """RSS of the server's worker processes (its grandchildren), from /proc."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    children = {p for p, parent in parents.items() if parent == pid}
+    return sorted(round(rss(p) / 2**20, 1) for p, parent in parents.items() if parent in children)
 
 
 def cancel_phase(server: ServerProcess) -> dict:
     from agentread.server import READ_WORKERS
 
     slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_WORKERS)]
-    time.sleep(0.5)  # all workers are now scanning
+    time.sleep(LOAD_DEADLINE / 3)  # all threads are now scanning, well within the deadline
     cancelled_at = time.monotonic()
     for msg_id in slow:
         server.notify("$/cancelRequest", {"id": msg_id})
@@ -261,7 +313,8 @@ def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
         inject.mkdir()
         (inject / "sitecustomize.py").write_text(FAULT_INJECTION)
         server = ServerProcess(workspace=folder, env={
-            "PYTHONPATH": os.pathsep.join([str(REPO / "python"), str(inject), os.environ.get("PYTHONPATH", "")])})
+            "PYTHONPATH": os.pathsep.join([str(REPO / "python"), str(inject), os.environ.get("PYTHONPATH", "")]),
+            "AGENTREAD_READ_DEADLINE": str(LOAD_DEADLINE), "AGENTREAD_TEST_CRASH_FILE": CRASH_FILE})
         try:
             figures = {"load": load_phase(server, requests, in_flight, seed),
                        "cancel": cancel_phase(server),
@@ -271,6 +324,7 @@ def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
     load, cancel, fault = figures["load"], figures["cancel"], figures["fault"]
     figures["checks"] = {
         "no_lost_or_mismatched": load["lost"] == 0 and load["mismatched"] == 0,
+        "every_hostile_read_answered": sum(load["hostile_answers"].values()) == load["hostile_reads"],
         "memory_growth_within_10_percent": load["rss_growth"] <= MAX_GROWTH,
         "cancel_answers_request_cancelled": all(c == -32800 for c in cancel["cancel_codes"]),
         "workers_freed_within_1_s": cancel["quick_reads_ok"] and cancel["quick_reads_after_cancel_s"] < FREED_WITHIN,

@@ -1,6 +1,7 @@
 // Times agentread/read over stdio from a vscode-jsonrpc client, as the extension talks to the server.
 //   node bench/rpc_client.mjs '<json config>'
-// config: {command: [...], cwd, root, small, big, runs, inflight, total, method}
+// config: {command: [...], cwd, root, small, big, runs, inflight, total, method, files?: [{name, params}]}
+// (files: the requests timed, each by its name; by default the small and the big file read whole)
 // Prints JSON: cold start (spawn to first answer), sequential p50/p99 per file, requests/s with N in flight.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -26,19 +27,23 @@ await conn.sendRequest(method, { path: cfg.small });
 const cold = performance.now() - t0;
 
 const out = { cold_ms: cold };
-for (const [name, path] of [["small", cfg.small], ["big", cfg.big]]) {
-  for (let i = 0; i < 20; i++) await conn.sendRequest(method, { path }); // warm up caches and the JIT
+const files = cfg.files || [{ name: "small", params: { path: cfg.small } }, { name: "big", params: { path: cfg.big } }];
+for (const { name, params } of files) {
+  const first = performance.now();
+  await conn.sendRequest(method, params);
+  out[`${name}_first_ms`] = performance.now() - first;
+  for (let i = 0; i < 20; i++) await conn.sendRequest(method, params); // warm up caches and the JIT
   const times = [];
   for (let i = 0; i < cfg.runs; i++) {
     const s = performance.now();
-    await conn.sendRequest(method, { path });
+    await conn.sendRequest(method, params);
     times.push(performance.now() - s);
   }
   out[`${name}_p50_ms`] = quantile(times, 0.5);
   out[`${name}_p99_ms`] = quantile(times, 0.99);
   let next = 0;
   const s = performance.now();
-  const lane = async () => { while (next++ < cfg.total) await conn.sendRequest(method, { path }); };
+  const lane = async () => { while (next++ < cfg.total) await conn.sendRequest(method, params); };
   await Promise.all(Array.from({ length: cfg.inflight }, lane));
   out[`${name}_rps`] = cfg.total / ((performance.now() - s) / 1000);
 }

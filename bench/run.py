@@ -189,21 +189,60 @@ def bench_pdf(table: Table, runs: int, full: bool) -> None:
 
 # --- 4. server round trip ----------------------------------------------------------------------------------
 
+# The reads the server rows time: (name, row label, params). Text windows, a PDF page, notebooks read by cells
+# (one whose outputs are text, read in the server; one holding plots, read in a worker process).
+SERVER_READS = (("small", "10-line read", {"path": "small.txt"}),
+                ("big", f"{WINDOW}-line read", {"path": "big.txt"}),
+                ("pdf", "PDF page read", {"path": "doc.pdf", "pages": "3"}),
+                ("nb", "notebook read", {"path": "text.ipynb", "cells": "1-20"}),
+                ("plots", "notebook with plots read", {"path": "plots.ipynb", "cells": "1-20"}))
+
+
+def server_workspace(ws: Path) -> None:
+    """The files SERVER_READS name: a 20-page PDF of 40 lines a page; notebooks of 40 cells, with stream
+    outputs, and with a small PNG plot in every other cell."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    import load
+
+    (ws / "small.txt").write_text("".join(f"line {i}\n" for i in range(10)))
+    (ws / "big.txt").write_text("".join(f"row {i:06d} of the window\n" for i in range(WINDOW)))  # ~48 KB
+    (ws / "doc.pdf").write_bytes(load.build_pdf([" ".join(f"page {p} word {w}" for w in range(400))
+                                                 for p in range(1, 21)]))
+    plot = io.BytesIO()
+    Image.radial_gradient("L").resize((480, 320)).save(plot, "PNG")
+    for name, with_plots in (("text.ipynb", False), ("plots.ipynb", True)):
+        cells = []
+        for c in range(1, 41):
+            outputs = [{"output_type": "stream", "name": "stdout", "text": [f"result {c} line {n}\n" for n in range(20)]}]
+            if with_plots and c % 2:
+                outputs.append({"output_type": "display_data", "metadata": {}, "data": {
+                    "image/png": base64.b64encode(plot.getvalue()).decode(), "text/plain": ["<Figure>"]}})
+            cells.append({"cell_type": "code", "id": f"c{c}", "metadata": {}, "execution_count": c,
+                          "source": [f"value_{c} = compute({c})\n", "print(value_{c})"], "outputs": outputs})
+        (ws / name).write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+                                           "metadata": {"kernelspec": {"language": "python"}}}))
+
+
 def bench_server(table: Table, runs: int) -> None:
     node_modules = REPO / "node_modules" / "vscode-jsonrpc"
     if shutil.which("node") is None or not node_modules.exists():
         print("server: skipped (needs node and vscode-jsonrpc: npm install at the repo root)", file=sys.stderr)
         return
     ws = Path(tempfile.mkdtemp(prefix="agentread-rpc-"))
-    (ws / "small.txt").write_text("".join(f"line {i}\n" for i in range(10)))
-    (ws / "big.txt").write_text("".join(f"row {i:06d} of the window\n" for i in range(WINDOW)))  # ~48 KB
+    server_workspace(ws)
     servers = {"agentread serve": ([PY, "-m", "agentread", "serve"], True, False),
                "plain orjson loop (floor)": ([PY, str(HERE / "floor_server.py")], False, True),
                "bare pygls (cold start ref.)": ([PY, str(HERE / "bare_pygls.py")], False, False)}
+    files = [{"name": name, "params": {**params, "path": str(ws / params["path"])}}
+             for name, _, params in SERVER_READS]
     for _ in range(runs):
         for name, (command, ours, floor) in servers.items():
             cfg = {"command": command, "cwd": str(REPO), "root": str(ws), "small": str(ws / "small.txt"),
-                   "big": str(ws / "big.txt"), "runs": 300, "inflight": 8, "total": 800}
+                   "runs": 300, "inflight": 8, "total": 800, "files": files}
             done = subprocess.run(["node", str(HERE / "rpc_client.mjs"), json.dumps(cfg)], check=True,
                                   capture_output=True, text=True, env=ENV, cwd=REPO)
             r = json.loads(done.stdout.strip().splitlines()[-1])
@@ -211,12 +250,14 @@ def bench_server(table: Table, runs: int) -> None:
                       floor=name.startswith("bare")).add(r["cold_ms"])
             if name.startswith("bare"):
                 continue  # answers a canned result: a reference for cold start only
-            for size, label in (("small", "10-line read"), ("big", f"{WINDOW}-line read")):
-                table.row(f"server {label} p50", name, ours=ours, floor=floor).add(r[f"{size}_p50_ms"])
-                table.row(f"server {label} p99", name, ours=ours, floor=floor).add(r[f"{size}_p99_ms"])
+            for key, label, _ in SERVER_READS:
+                table.row(f"server {label} p50", name, ours=ours, floor=floor).add(r[f"{key}_p50_ms"])
+                table.row(f"server {label} p99", name, ours=ours, floor=floor).add(r[f"{key}_p99_ms"])
                 # Throughput as ms per request, so that "lower is better" holds for every row.
                 table.row(f"server {label}, 8 in flight (ms/req)", name, ours=ours, floor=floor).add(
-                    1000 / r[f"{size}_rps"])
+                    1000 / r[f"{key}_rps"])
+            for key, label, _ in SERVER_READS[2:]:  # the first read of a format: its reader's start
+                table.row(f"server first {label}", name, ours=ours, floor=floor).add(r[f"{key}_first_ms"])
     shutil.rmtree(ws, ignore_errors=True)
 
 

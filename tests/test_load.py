@@ -1,5 +1,6 @@
-"""A bounded run of bench/load.py in CI: 1,000 mixed reads with 16 in flight over stdio to a real server,
-then cancellation of slow reads and a reader failing unexpectedly (see the script's docstring)."""
+"""A bounded run of bench/load.py in CI: 1,000 mixed reads with 16 in flight over stdio to a real server, one in
+every 100 of a hostile file (a fuzz-found PDF page and PPTX, a PNG that crashes its worker), then cancellation of
+slow reads and a reader failing unexpectedly (see the script's docstring)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def figures() -> dict:
 
 def test_no_answer_is_lost_or_mismatched(figures):
     assert figures["load"]["lost"] == 0 and figures["load"]["mismatched"] == 0, figures["load"]["examples"]
+
+
+def test_every_hostile_read_is_answered_and_costs_no_good_one(figures):
+    load_ = figures["load"]
+    assert load_["hostile_reads"] > 0 and sum(load_["hostile_answers"].values()) == load_["hostile_reads"], load_
+    assert load_["hostile_answers"].get("internal"), "the crashing PNG was read at least once: answered internal"
 
 
 def test_memory_stays_flat_after_warm_up(figures):

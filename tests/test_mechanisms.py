@@ -365,33 +365,45 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     """What the server remembers of reads (the test in test_protocol shows where they then run)."""
-    from agentread.server import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickReads
+    from agentread.server import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _Places
 
     workspace = Workspace([str(tmp_path)])
     (tmp_path / "a.txt").write_text("one\n")
     request = parse_request({"path": "a.txt"})
-    quick = _QuickReads(workspace)
-    seen = quick.look(request)
+    places = _Places(workspace)
+    seen = places.look(request)
     result = Engine(workspace).read(request)
-    quick.note(seen, result, 0.001, on_loop=False)
-    assert quick.known(request, {}) and quick.known(parse_request({"path": str(tmp_path / "a.txt")}), {})
-    assert not quick.known(request, {result.path: "an editor's buffer"})
-    assert not quick.known(parse_request({"path": "a.txt", "raw": True}), {})
-    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=False)  # slow on a worker: it may have waited
-    assert quick.known(request, {})
-    quick.note(seen, result, QUICK_READ_SECONDS, on_loop=True)  # a pause of a loaded machine, maybe
-    assert quick.known(request, {})
-    quick.note(seen, result, QUICK_READ_SLOW_SECONDS, on_loop=True)  # slow where nothing else waits for it
-    assert not quick.known(request, {})
-    seen = quick.look(request)
+
+    def note(seconds: float, where: str, kind: str = "text") -> None:
+        places.note(seen, kind, result.path, seconds, where)
+
+    def place(req=request, buffers=None) -> str | None:
+        known = places.known(req, buffers or {})
+        return known.place if known else None
+
+    note(0.001, "thread")
+    assert place() == "loop" and place(parse_request({"path": str(tmp_path / "a.txt")})) == "loop"
+    assert place(buffers={result.path: "an editor's buffer"}) is None
+    assert place(parse_request({"path": "a.txt", "raw": True})) is None
+    note(QUICK_READ_SECONDS, "thread")  # slow on a thread: it may have waited
+    assert place() == "loop"
+    note(QUICK_READ_SECONDS, "loop")  # a pause of a loaded machine, maybe
+    assert place() == "loop"
+    note(QUICK_READ_SLOW_SECONDS, "loop")  # slow where nothing else waits for it
+    assert place() is None
+    note(0.5, "worker", "pdf")  # read in a worker: it goes there directly, with its real path
+    assert place() == "worker" and places.known(request, {}).path == result.path
+    note(0.001, "thread", "directory")  # neither: forgotten
+    assert place() is None
+    seen = places.look(request)
     (tmp_path / "a.txt").write_text("one\ntwo\n")  # changed after the read began
-    quick.note(seen, Engine(workspace).read(request), 0.001, on_loop=False)
-    assert not quick.known(request, {})
+    note(0.001, "thread")
+    assert not places.known(request, {})
 
 
-def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(tmp_path: Path):
+def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_thread(tmp_path: Path):
     """The event loop finds a file quick; another process puts a large file in its place before the engine
-    opens it. The engine then reads nothing on the loop, and a worker reads the new file, under a deadline."""
+    opens it. The engine then reads nothing on the loop, and a thread reads the new file, under a deadline."""
     import asyncio
 
     from agentread.engine import FileChanged
@@ -401,8 +413,9 @@ def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(t
     path = tmp_path / "a.txt"
     path.write_text("one\n")
     request = parse_request({"path": "a.txt"})
-    server.quick_reads.note(server.quick_reads.look(request), server.engine.read(request), 0.001, on_loop=False)
-    known = server.quick_reads.known
+    result = server.engine.read(request)
+    server.places.note(server.places.look(request), result.kind, result.path, 0.001, "thread")
+    known = server.places.known
     looked_up = []
 
     def known_then_replaced(*args):
@@ -411,7 +424,7 @@ def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_worker(t
         os.replace(tmp_path / "new.txt", path)
         return looked_up[-1]
 
-    server.quick_reads.known = known_then_replaced
+    server.places.known = known_then_replaced
     on_workers = []
     read_here = server._read_here
     server._read_here = lambda *args: on_workers.append(args) or read_here(*args)

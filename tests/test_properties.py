@@ -110,7 +110,7 @@ def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, pa
     import orjson
 
     from agentread.request import InvalidParams
-    from agentread.server import _QuickReads
+    from agentread.server import _Places
 
     try:
         request = parse_request({"path": path})
@@ -118,9 +118,9 @@ def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, pa
         return
     result = engine.read(request)
     orjson.dumps(result.to_json())  # as the server sends it: UTF-8, which has no lone surrogates
-    quick = _QuickReads(engine.workspace)
-    quick.note(quick.look(request), result, 0.0, on_loop=True)
-    quick.known(request, {})
+    places = _Places(engine.workspace)
+    places.note(places.look(request), result.kind, result.path, 0.0, "loop")
+    places.known(request, {})
 
 
 # ---- text windows -----------------------------------------------------------------------------------------

@@ -29,6 +29,15 @@ log = logging.getLogger(__name__)
 MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20, "office": 512 << 20,
                         "legacy_office": 512 << 20}
 
+# Kinds whose readers call native code (PDFium, Pillow's decoders, lxml, cairo, Tesseract) or can run long on a
+# hostile file. The server reads them in a worker process (workers.py), where a crash or a runaway read costs
+# that process only; text, directories and binary refusals are read where the request is, which is faster.
+ISOLATED_KINDS = frozenset({"pdf", "image", "office", "legacy_office"})
+
+# A notebook's image outputs are decoded and drawn (Pillow, cairo for SVG): a notebook holding one is read in a
+# worker too. Its MIME type, as a key of an output's data, is looked for in the notebook's bytes.
+NOTEBOOK_IMAGE_KEY = b'"image/'
+
 # A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
 
@@ -37,14 +46,37 @@ class FileChanged(Exception):
     """The file a read was told to expect (Engine.read's `expect`) has changed since; nothing was read."""
 
 
+class ReadElsewhere(Exception):
+    """Raised by an engine that isolates (Engine's `isolate`) for a file whose reader runs in a worker process
+    (runs_isolated); nothing was read. `path` is the real path (it picks the worker)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
+
+
+def runs_isolated(kind: str, data: bytes | None = None, live: LiveNotebook | None = None) -> bool:
+    """Whether a reader of this kind of content runs in a worker process: the one place that decides it. A
+    notebook does when its bytes (`data`) or the editor's outputs for it (`live`) hold an image."""
+    if kind == "notebook":
+        return (data is not None and NOTEBOOK_IMAGE_KEY in data) or (live is not None and any(
+            isinstance(output, dict) and isinstance(output.get("data"), dict)
+            and any(str(key).startswith("image/") for key in output["data"])
+            for cell in live.cells for output in cell.outputs or ()))
+    return kind in ISOLATED_KINDS
+
+
 class Engine:
-    def __init__(self, workspace: Workspace, live: LiveLookup | None = None):
+    def __init__(self, workspace: Workspace, live: LiveLookup | None = None, isolate: bool = False):
         self.workspace = workspace
         self.live = live or (lambda path: None)
+        # The server's engine: a file that runs_isolated raises ReadElsewhere instead of being read.
+        self.isolate = isolate
 
     def read(self, request: ReadRequest, live: LiveLookup | None = None, expect: tuple | None = None) -> ReadResult:
-        """Never raises for a problem with the file: those become error results. InvalidParams propagates, and
-        FileChanged, raised before anything is read when `expect` (a file_version) is not the file's version."""
+        """Never raises for a problem with the file: those become error results. InvalidParams propagates;
+        FileChanged, raised before anything is read when `expect` (a file_version) is not the file's version;
+        and ReadElsewhere, from an engine that isolates."""
         try:
             return self._read(request, live or self.live, expect)
         except ReadError as exc:
@@ -80,6 +112,8 @@ class Engine:
 
         with open_verified(resolved) as f:
             saved = _whole(f, "notebook", resolved.st.st_size, request.path)
+        if self.isolate and runs_isolated("notebook", saved, live):
+            raise ReadElsewhere(resolved.path)
         result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
         outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
         note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
@@ -102,6 +136,8 @@ class Engine:
             result = read_text(f, request, path, encoding, info.bom, size, cache_key,
                                label="utf-8 (editor buffer)" if live_buffer else None)
             return add_header(result, f, path, encoding, info.bom)
+        if self.isolate and runs_isolated(kind):
+            raise ReadElsewhere(path)
         if kind == "pdf":
             from agentread.pdf import read_pdf
 
@@ -123,6 +159,8 @@ class Engine:
             from agentread.office import refuse_legacy
 
             raise refuse_legacy(data, request.path, size)
+        if self.isolate and runs_isolated(kind, data):
+            raise ReadElsewhere(path)
         from agentread.notebook import read_notebook
 
         return read_notebook(data[info.bom:], request, path)

@@ -1,10 +1,14 @@
 """The JSON-RPC server on stdio (pygls): protocol handlers only, every read is the engine's.
 
-A read is an async handler: it hands the read to a pool of threads (READ_WORKERS) and awaits it, so the event loop
-goes on reading messages. pygls's own `$/cancelRequest` handling cancels the handler's task: the reader is then
-told to stop through its stop event, and pygls answers -32800. A read still running at READ_DEADLINE_SECONDS is
-answered with a `timeout` error result and told to stop. Repeat reads of a small text file that read quickly
-before run on the event loop itself (QUICK_READ_BYTES).
+A read is an async handler, so the event loop goes on reading messages while it runs, and pygls's own
+`$/cancelRequest` handling cancels the handler's task (pygls answers -32800). Where a read runs:
+- a repeat read of a small text file that read quickly before: on the event loop (QUICK_READ_BYTES);
+- PDF, image and Office files, and notebooks with images (engine.runs_isolated): in a worker process
+  (workers.py), which is killed at the read's deadline or when it is cancelled; a crash there costs that
+  read only. A file read in a worker before, unchanged, goes there directly;
+- the rest (text, directories, notebooks without images): on a pool of threads (READ_WORKERS), told to stop
+  through its stop event when cancelled or out of time. The engine tells which reads go to a worker.
+A read still running at READ_DEADLINE_SECONDS is answered with a `timeout` error result.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -28,26 +32,29 @@ from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
-from agentread.engine import Engine, FileChanged
+from agentread.engine import Engine, FileChanged, ReadElsewhere
 from agentread.live import LiveCell, LiveNotebook
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ReadError, ReadResult, error_result
+from agentread.result import ReadError, error_result
+from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
 from agentread.workspace import Workspace, path_version
 
 READ_METHOD = "agentread/read"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
 OUTPUTS_METHOD = "agentread/notebookOutputs"
 
-# Reads in flight at once. Readers are mostly CPU-bound Python, so more threads would not read faster; four
-# keep one slow PDF from holding up the quick reads queued behind it.
+# Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not read faster;
+# four keep one slow read (a huge text file scanned to its end) from holding up the quick reads queued behind it.
 READ_WORKERS = 4
 
-# A read still running after this long is answered with an error and told to stop: the chat must not hang on
-# a hostile file. Generous, because paging a big PDF cold can take seconds on a slow machine.
-READ_DEADLINE_SECONDS = float(os.environ.get("AGENTREAD_READ_DEADLINE", "60"))
+# A read still running after this long is answered with an error and told to stop (in a worker process: the
+# worker is killed): the chat must not hang on a hostile file. Generous, because paging a big PDF cold can take
+# seconds on a slow machine. A read in a worker is timed from its start there, not while it waits its turn.
+# AGENTREAD_READ_DEADLINE sets another (tests use short ones).
+DEFAULT_READ_DEADLINE_SECONDS = 60.0
 
 # A repeat read of a text file this small, unchanged since a read of it took under QUICK_READ_SECONDS, is done on
-# the event loop: it is answered even while every worker is busy, and skips the hand-off to a thread and back.
+# the event loop: it is answered even while every thread is busy, and skips the hand-off to a thread and back.
 # Any window of such a file reads in about a millisecond (one whole count of its lines at most). The time only
 # keeps out files on storage slow enough to hold up the event loop.
 QUICK_READ_BYTES = 1 << 20
@@ -63,6 +70,21 @@ MAX_HEADER_LINE_BYTES = 64 << 10
 log = logging.getLogger("agentread")
 
 
+def _deadline() -> float:
+    raw = os.environ.get("AGENTREAD_READ_DEADLINE")
+    try:
+        seconds = DEFAULT_READ_DEADLINE_SECONDS if raw is None else float(raw)
+    except ValueError:
+        seconds = 0.0
+    if 0 < seconds < float("inf"):
+        return seconds
+    log.warning("AGENTREAD_READ_DEADLINE=%r is not a positive number of seconds; the default is used", raw)
+    return DEFAULT_READ_DEADLINE_SECONDS
+
+
+READ_DEADLINE_SECONDS = _deadline()
+
+
 def _converter():
     """pygls turns the params of methods it has no type for into namedtuples, renaming keys that are not
     identifiers ("image/png"). Ours take plain JSON, validated by hand; the LSP methods keep their types."""
@@ -76,51 +98,58 @@ def _converter():
     return converter
 
 
-class _QuickReads:
-    """Text files whose last read was quick (QUICK_READ_BYTES), by the absolute path a request named and whether
-    it asked for raw text (a notebook read raw is text; read by cells, it may attach images). Only where a read
-    runs is decided here; what it reads is resolved again by the engine. A path is looked up without touching
-    the file system, so that only a file read quickly before is looked at on the event loop (a hung mount there
-    would stop every message)."""
+class _Places:
+    """Where the last read of a file ran, by the absolute path a request named and whether it asked for raw text
+    (a notebook read raw is text; read by cells, it may attach images): on the event loop ("loop": a small text
+    file that read in under QUICK_READ_SECONDS), or in a worker process ("worker", with the real path, which
+    picks the worker); with the file's version then. Only where a read runs is decided here; what it reads is
+    resolved again by the engine. A path is looked up without touching the file system, so that only a file
+    read before is looked at on the event loop (a hung mount there would stop every message)."""
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
-        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (absolute path, raw) -> real path, version
-        self._lock = threading.Lock()  # noted by workers, looked up on the event loop
+        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (absolute path, raw) -> place, real path, version
+        self._lock = threading.Lock()  # noted by threads, looked up on the event loop
 
     def look(self, request) -> tuple | None:
         """Before a read: (key, version) of what the request's path leads to now; None if it names no file. A
-        change from here on makes another version, so a file changed while it is read is not taken as quick."""
+        change from here on makes another version, so a file changed while it is read is not remembered."""
         key = self._key(request)
         return (key, path_version(key[0])) if key else None
 
-    def note(self, seen: tuple | None, result, seconds: float, on_loop: bool) -> None:
-        """After a read: a small text file read in under QUICK_READ_SECONDS is quick; anything else is not. A
-        slower read on a worker, which may have waited for the interpreter lock behind other reads, changes
-        nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to the workers."""
-        slow = seconds >= (QUICK_READ_SLOW_SECONDS if on_loop else QUICK_READ_SECONDS)
-        if seen is None or (result.kind == "text" and slow and not on_loop):
+    def note(self, seen: tuple | None, kind: str, path: str, seconds: float, where: str) -> None:
+        """After a read that ran `where` ("loop", "thread" or "worker"): a small text file read in under
+        QUICK_READ_SECONDS runs on the loop from now on, a file read in a worker goes there directly; others
+        are forgotten. A slower text read on a thread, which may have waited for the interpreter lock behind
+        other reads, changes nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back
+        to the threads."""
+        slow = seconds >= (QUICK_READ_SLOW_SECONDS if where == "loop" else QUICK_READ_SECONDS)
+        if seen is None or (kind == "text" and slow and where == "thread"):
             return
-        key, version = seen
-        quick = result.kind == "text" and not slow and version and version[3] <= QUICK_READ_BYTES
+        key, version = seen[:2]
+        place = None
+        if where == "worker" and version:
+            place = "worker"
+        elif kind == "text" and not slow and version and version[3] <= QUICK_READ_BYTES:
+            place = "loop"
         with self._lock:
             self._files.pop(key, None)
-            if quick:
-                self._files[key] = (result.path, version)
+            if place:
+                self._files[key] = (place, path, version)
                 if len(self._files) > QUICK_FILES:
                     self._files.popitem(last=False)
 
-    def known(self, request, buffers: dict) -> tuple | None:
-        """As look(), if the request's path leads, as before, to a file remembered as quick, unchanged since;
-        else None."""
+    def known(self, request, buffers: dict) -> _Known | None:
+        """Where the last read of the file the request's path leads to ran, if it leads there as before and the
+        file is unchanged since; else None. Never for a file open in the editor (its buffer is what is read)."""
         key = self._key(request)
         with self._lock:
             entry = self._files.get(key) if key else None
-        if entry is None or entry[0] in buffers:
+        if entry is None or entry[1] in buffers:
             return None
         # The path is followed again: a link since pointed at another file finds another inode.
         version = path_version(key[0])
-        return (key, version) if version == entry[1] else None
+        return _Known(entry[0], (key, version), entry[1]) if version == entry[2] else None
 
     def _key(self, request) -> tuple | None:
         try:
@@ -129,18 +158,35 @@ class _QuickReads:
             return None
 
 
+class _Known(NamedTuple):
+    """Where the last read of a file ran ("loop" or "worker"), the file as looked up now (key, version), and its
+    real path."""
+    place: str
+    seen: tuple
+    path: str
+
+
+class _Elsewhere(NamedTuple):
+    """A read the engine sent to a worker process: what it knew of the file, and its real path."""
+    seen: tuple | None
+    path: str
+
+
 class AgentReadServer(LanguageServer):
     def __init__(self) -> None:
         notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
             notebook="*", cells=[types.NotebookCellLanguage(language="*")])])
         super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter)
-        self.engine = Engine(Workspace())
+        limits = Limits.from_environment()
+        # Without workers (AGENTREAD_WORKERS=0, or Windows), every read is made in this process.
+        self.pool = WorkerPool(limits) if limits.workers and workers_supported() else None
+        self.engine = Engine(Workspace(), isolate=self.pool is not None)
         # Reads only: pygls reads stdin on threads of its own, which a slow read must not hold up.
         self.executor = ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read")
         # Keyed by real path (URIs of one file can be spelt many ways):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
-        self.quick_reads = _QuickReads(self.engine.workspace)
+        self.places = _Places(self.engine.workspace)
 
     async def read(self, params: Any) -> dict:
         """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
@@ -151,58 +197,78 @@ class AgentReadServer(LanguageServer):
         if not self.engine.workspace.roots:
             self.sync_roots()
         buffers = self.live_buffers()
+        known = self.places.known(request, buffers)
         try:
-            return self._read_on_loop(request, buffers) or await self._read_on_worker(request, buffers)
+            answer = self._read_on_loop(request, buffers, known.seen) if known and known.place == "loop" else None
+            if answer is None:
+                place = _Elsewhere(known.seen, known.path) if known and known.place == "worker" and self.pool \
+                    else await self._read_on_thread(request, buffers)
+                answer = place if isinstance(place, dict) else await self._read_in_worker(request, place, buffers)
+            return answer
         except InvalidParams as exc:  # a reader's own check of the params
             raise JsonRpcInvalidParams(str(exc)) from None
         except (asyncio.CancelledError, JsonRpcInvalidParams):
             raise
         except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
             log.exception("unexpected failure reading %s", request.path)
-            return error_result(request.path, "internal", f"reading {request.path} failed unexpectedly "
-                                f"({type(exc).__name__}: {str(exc)[:200]}). Try a smaller range, or read another "
-                                "file.").to_json()
+            return _internal(request, type(exc).__name__, str(exc))
 
-    def _read_on_loop(self, request: ReadRequest, buffers: dict) -> dict | None:
-        """A quick read (see _QuickReads), answered before the next message is read: nothing to cancel, no
-        deadline. None if the file is not quick, or changed since it was looked up (a worker then reads it)."""
-        seen = self.quick_reads.known(request, buffers)
-        if not seen:
-            return None
+    def _read_on_loop(self, request: ReadRequest, buffers: dict, seen: tuple) -> dict | None:
+        """A quick read (see _Places), answered before the next message is read: nothing to cancel, no
+        deadline. None if the file changed since it was looked up (a thread then reads it)."""
         started = time.perf_counter()
         try:
             result = self.engine.read(request, buffers.get, seen[1])
         except FileChanged:
             return None
-        self.quick_reads.note(seen, result, time.perf_counter() - started, on_loop=True)
+        self.places.note(seen, result.kind, result.path, time.perf_counter() - started, "loop")
         return result.to_json()
 
-    async def _read_on_worker(self, request: ReadRequest, buffers: dict) -> dict:
+    async def _read_on_thread(self, request: ReadRequest, buffers: dict) -> dict | _Elsewhere:
         stop = threading.Event()  # the reader stops at its next checkpoint once it is set
         work = asyncio.get_running_loop().run_in_executor(self.executor, self._read_here, request, buffers, stop)
         try:
-            # A read cancelled or out of time before a worker takes it leaves the queue (the future is cancelled).
+            # A read cancelled or out of time before a thread takes it leaves the queue (the future is cancelled).
             return await asyncio.wait_for(work, READ_DEADLINE_SECONDS)
         except asyncio.TimeoutError:
             stop.set()
-            log.warning("read of %s stopped after %.0f s", request.path, READ_DEADLINE_SECONDS)
-            return error_result(request.path, "timeout", f"reading {request.path} took longer than "
-                                f"{READ_DEADLINE_SECONDS:.0f} s and was stopped. Read a smaller part of it "
-                                "(offset/limit, pages or cells).").to_json()
+            return _timeout(request)
         except asyncio.CancelledError:
             stop.set()
             raise
 
-    def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | None:
-        """On a worker thread. None when stopped: nobody waits for the answer any more."""
+    def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | _Elsewhere | None:
+        """On a thread. None when stopped: nobody waits for the answer any more."""
+        seen = self.places.look(request)
+        started = time.perf_counter()
         try:
-            seen = self.quick_reads.look(request)
-            started = time.perf_counter()
             result = run_cancellable(stop, self.engine.read, request, buffers.get)
+        except ReadElsewhere as elsewhere:
+            return _Elsewhere(seen, elsewhere.path)
         except Cancelled:
             return None
-        self.quick_reads.note(seen, result, time.perf_counter() - started, on_loop=False)
+        self.places.note(seen, result.kind, result.path, time.perf_counter() - started, "thread")
         return result.to_json()
+
+    async def _read_in_worker(self, request: ReadRequest, place: _Elsewhere, buffers: dict) -> dict:
+        try:
+            answer = await self.pool.read(request, place.path, buffers.get(place.path), self.engine.workspace,
+                                          READ_DEADLINE_SECONDS)
+        except asyncio.TimeoutError:
+            return _timeout(request)
+        except ReaderFailed as exc:
+            log.error("unexpected failure reading %s (in a worker process):\n%s", request.path, exc.trace)
+            return _internal(request, exc.name, str(exc))
+        except WorkerDied as exc:
+            limits = self.pool.limits
+            log.error("the worker process reading %s ended (%s)", request.path, exc.how)
+            return error_result(request.path, "internal", f"reading {request.path} ended the worker process "
+                                f"reading it ({exc.how}): a crash in a native library, or past its limits "
+                                f"({limits.memory_mb:,} MB of memory, {limits.cpu_seconds} s of CPU). Nothing else "
+                                "was affected. Read a smaller part of it (pages, offset/limit), or another "
+                                "file.").to_json()
+        self.places.note(place.seen, answer["kind"], answer["path"], 0.0, "worker")
+        return answer
 
     def sync_roots(self) -> None:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
@@ -271,6 +337,8 @@ def on_initialized(ls: AgentReadServer, params: types.InitializedParams) -> None
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.info("agentread %s ready; workspace roots: %s", __version__, ls.engine.workspace.roots)
+    if ls.pool:
+        ls.pool.start()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -309,6 +377,18 @@ def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
     if path:
         ls.notebook_outputs[path] = [c if isinstance(c, dict) else {} for c in params["cells"]]
         ls.notebook_changed[path] = time.time()
+
+
+def _internal(request: ReadRequest, name: str, message: str) -> dict:
+    return error_result(request.path, "internal", f"reading {request.path} failed unexpectedly ({name}: "
+                        f"{message[:200]}). Try a smaller range, or read another file.").to_json()
+
+
+def _timeout(request: ReadRequest) -> dict:
+    log.warning("read of %s stopped after %.0f s", request.path, READ_DEADLINE_SECONDS)
+    return error_result(request.path, "timeout", f"reading {request.path} took longer than "
+                        f"{READ_DEADLINE_SECONDS:g} s and was stopped. Read a smaller part of it (offset/limit, "
+                        "pages or cells).").to_json()
 
 
 class _ClientLogHandler(logging.Handler):
@@ -351,4 +431,8 @@ class _Input:
 def serve() -> None:
     # Until the client is connected, problems go to stderr (the extension shows it in its log).
     logging.basicConfig(level=logging.WARNING, format="agentread %(levelname)s %(name)s: %(message)s")
-    server.start_io(_Input(sys.stdin.buffer))
+    try:
+        server.start_io(_Input(sys.stdin.buffer))
+    finally:
+        if server.pool:
+            server.pool.close()

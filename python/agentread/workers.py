@@ -1,0 +1,316 @@
+"""Worker processes for the readers that call native code or can run away on a hostile file.
+
+The server reads PDFs, images, Office files and notebooks with attachments in these (engine.runs_isolated
+decides which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml, cairo), a page
+PDFium spends a minute on, or a reader that runs out of memory costs one worker process, never the server or
+the other reads in flight.
+
+Each worker is a multiprocessing process, forked from a process that has imported the readers (multiprocessing's
+forkserver), so that a fresh worker is ready in milliseconds. The server sends it one request at a time over a
+multiprocessing pipe and waits for the answer on its event loop (no thread between them: a repeat read of a
+PDF page costs about 0.15 ms more than in the server). A file is always read by the same worker (a
+hash of its real path) so that what a worker keeps warm, the open PDF documents, serves the next read of it;
+the other requests for a busy worker wait their turn. The OS holds each worker to its address space
+(AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline or when
+the read is cancelled, and starts a fresh one, on which the reads waiting for it then run. A worker ends with
+the server, however the server ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import hashlib
+import logging
+import multiprocessing
+import os
+import select
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from agentread.engine import Engine
+from agentread.request import InvalidParams, ReadRequest
+from agentread.workspace import Workspace
+
+log = logging.getLogger("agentread")
+
+# Worker processes. A read of PDF, image or Office content takes one core while it runs: two fit a 2-core
+# laptop, and a slow read holds up only the files routed to its worker. 0 reads everything in the server.
+DEFAULT_WORKERS = 2
+
+# Address space of a worker. The largest image the readers accept (MAX_IMAGE_PIXELS, 400 MB decoded) and a
+# 512 MB Office or PDF file read whole fit; a reader asked for more fails its read (MemoryError, or a crash
+# in native code), not the machine.
+DEFAULT_MEMORY_MB = 3072
+
+# CPU time one read may use, enforced by the OS (SIGXCPU ends the worker). The deadline usually stops a read
+# first; this stops one whose threads burn several cores, or a worker the server failed to stop.
+DEFAULT_CPU_SECONDS = 120
+
+# Imported once by the process that workers are forked from, so that a fresh worker does not import them.
+PRELOAD = ["agentread.engine", "agentread.pdf", "agentread.image", "agentread.office", "agentread.notebook",
+           "PIL.Image", "lxml.etree"]
+
+# Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a fault in a
+# native library would when asked to read a file of that name.
+CRASH_FOR_TESTS = "AGENTREAD_TEST_CRASH_FILE"
+
+
+@dataclass(frozen=True)
+class Limits:
+    workers: int = DEFAULT_WORKERS
+    memory_mb: int = DEFAULT_MEMORY_MB
+    cpu_seconds: int = DEFAULT_CPU_SECONDS
+
+    @classmethod
+    def from_environment(cls, env=os.environ) -> Limits:
+        """AGENTREAD_WORKERS, AGENTREAD_WORKER_MEMORY_MB, AGENTREAD_WORKER_CPU_SECONDS; a value that is not a
+        whole number (at least 1; 0 workers allowed) keeps the default, with a warning."""
+        values = {}
+        for field, name, least in (("workers", "AGENTREAD_WORKERS", 0), ("memory_mb", "AGENTREAD_WORKER_MEMORY_MB", 1),
+                                   ("cpu_seconds", "AGENTREAD_WORKER_CPU_SECONDS", 1)):
+            raw = env.get(name)
+            if raw is None:
+                continue
+            if raw.strip().isdigit() and int(raw) >= least:
+                values[field] = int(raw)
+            else:
+                log.warning("%s=%r is not a whole number of at least %d; the default is used", name, raw, least)
+        return cls(**values)
+
+
+class WorkerDied(Exception):
+    """The worker process ended during the read: a crash in native code, or one of its limits. `how`: by which
+    signal or with which exit status."""
+
+    def __init__(self, how: str):
+        super().__init__(how)
+        self.how = how
+
+
+class ReaderFailed(Exception):
+    """The reader raised in the worker: `name` is the exception's type, `trace` its traceback there."""
+
+    def __init__(self, name: str, message: str, trace: str):
+        super().__init__(message)
+        self.name, self.trace = name, trace
+
+
+def supported() -> bool:
+    """Whether worker processes can run here: they are forked from a preloaded server process and held to
+    limits by setrlimit, which POSIX systems have (Linux, macOS) and Windows does not."""
+    return "forkserver" in multiprocessing.get_all_start_methods()
+
+
+class WorkerPool:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload(PRELOAD)
+        self._workers = [_Worker(self) for _ in range(limits.workers)]
+        self.server = os.getpid()  # what workers end with
+
+    async def read(self, request: ReadRequest, real_path: str, buffer: Any, workspace: Workspace,
+                   deadline: float) -> dict:
+        """The read's result (JSON), from the worker for `real_path`, within `deadline` seconds of its start
+        there (TimeoutError; the worker is killed). `buffer` is the editor's text or notebook for the path, if
+        open. WorkerDied if the worker ended during it; InvalidParams or ReaderFailed if the reader raised."""
+        worker = self._workers[route(real_path, len(self._workers))]
+        args = ((tuple(workspace.roots), workspace.sensitive_patterns), request,
+                None if buffer is None else (real_path, buffer), self.limits.cpu_seconds)
+        return await worker.read(args, deadline)
+
+    def start(self) -> None:
+        """Starts the workers in the background (on the event loop), so that they are ready by the first read
+        that needs one: the first starts the process they are forked from, which imports the readers (a few
+        hundred milliseconds of its own CPU)."""
+        for worker in self._workers:
+            worker.begin()
+
+    def close(self) -> None:
+        """Ends every worker at once, whatever it is reading (the server is ending)."""
+        for worker in self._workers:
+            worker.kill()
+        self._workers = []
+
+
+def route(real_path: str, workers: int) -> int:
+    """The worker that reads a file: always the same one for a path (a stable hash, not Python's salted one)."""
+    digest = hashlib.blake2b(real_path.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % workers
+
+
+class _Worker:
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+        self.turn = asyncio.Lock()  # one read at a time
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.connection = None  # the server's end of the pipe to the process
+        self.starting: asyncio.Future | None = None
+
+    async def read(self, args: tuple, deadline: float) -> dict:
+        async with self.turn:
+            connection = await self._ready()
+            try:
+                connection.send(args)
+            except OSError:  # it ended while idle (killed from outside): this read runs on a fresh one
+                self.kill()
+                connection = await self._ready()
+                connection.send(args)
+            loop = asyncio.get_running_loop()
+            arrived = loop.create_future()  # the reply starts to arrive, or the worker has ended (end of file)
+            loop.add_reader(connection.fileno(), _settle, arrived, None)
+            late = loop.call_later(deadline, _settle, arrived, asyncio.TimeoutError())
+            try:
+                await arrived
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self.kill()  # the next read, maybe one waiting its turn, starts a fresh worker
+                raise
+            finally:
+                late.cancel()
+                if self.connection is connection:
+                    loop.remove_reader(connection.fileno())
+            try:
+                reply = connection.recv()  # the rest of the reply follows as the worker writes it
+            except (EOFError, OSError):
+                raise WorkerDied(await self._ended()) from None
+        if reply[0] == "raised":
+            name, message, trace = reply[1:]
+            raise InvalidParams(message) if name == "InvalidParams" else ReaderFailed(name, message, trace)
+        return reply[1]
+
+    async def _ended(self) -> str:
+        """How the worker ended ("signal SIGSEGV", "exit status 1"), once it has; it is then forgotten."""
+        process, self.process = self.process, None
+        self.connection.close()
+        code = await asyncio.get_running_loop().run_in_executor(None, _exit_code, process)
+        if code is None:
+            return "an unknown way"
+        return f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+
+    def begin(self) -> None:
+        """Starts the worker in the background, unless it is started or starting."""
+        if self.process is None and self.starting is None:
+            self.starting = asyncio.get_running_loop().run_in_executor(None, self._start)
+
+    async def _ready(self):
+        if self.process is None:
+            self.begin()
+            try:
+                # Shielded: a read cancelled while the worker starts leaves it starting for the next read.
+                self.process, self.connection = await asyncio.shield(self.starting)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                self.starting = None
+                raise
+            self.starting = None
+        return self.connection
+
+    def _start(self) -> tuple:
+        """On a thread: starting the first worker starts the forkserver, which imports PRELOAD (a second)."""
+        ours, theirs = self.pool.context.Pipe()
+        process = self.pool.context.Process(target=_serve, name="agentread-worker", daemon=True,
+                                            args=(theirs, self.pool.limits.memory_mb << 20, self.pool.server))
+        process.start()
+        theirs.close()
+        return process, ours
+
+    def kill(self) -> None:
+        """Ends the worker now, whatever it is doing; the next read starts a fresh one."""
+        process, connection, self.process, self.connection = self.process, self.connection, None, None
+        if process is not None:
+            process.kill()
+            with contextlib.suppress(RuntimeError, ValueError):  # no loop (the server is ending), or not watched
+                asyncio.get_running_loop().remove_reader(connection.fileno())
+            connection.close()
+            # Collected on a thread: the process is gone at once, its exit status follows.
+            threading.Thread(target=_exit_code, args=(process,), daemon=True).start()
+
+
+def _settle(future: asyncio.Future, error: BaseException | None) -> None:
+    if not future.done():
+        future.set_exception(error) if error else future.set_result(None)
+
+
+def _exit_code(process) -> int | None:
+    process.join(5)
+    code = process.exitcode
+    if code is not None:
+        process.close()
+    return code
+
+
+# --- in the worker process ----------------------------------------------------------------------------------
+
+_engines: dict[tuple, Engine] = {}  # by workspace (roots, sensitive patterns): what an Engine keeps warm stays
+
+
+def _serve(connection, memory_bytes: int, server: int) -> None:
+    """The worker's life: set up, then read each request the server sends until the pipe closes."""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the server's input
+    os.dup2(2, 1)  # stdout is the server's protocol channel: what a library prints goes to stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the server's to handle
+    threading.Thread(target=_end_with, args=(server,), name="end-with-server", daemon=True).start()
+    _set_limit("RLIMIT_CORE", 0)  # a crash leaves no core file behind
+    _set_limit("RLIMIT_AS", memory_bytes)
+    while True:
+        try:
+            args = connection.recv()
+        except (EOFError, OSError):  # the server has closed its end
+            return
+        try:
+            connection.send(("result", _read(*args)))
+        except Exception as exc:  # noqa: BLE001 - the server answers for it; the worker goes on
+            connection.send(("raised", type(exc).__name__, str(exc)[:1000], traceback.format_exc()))
+
+
+def _end_with(server: int) -> None:
+    """Ends this worker when the server ends, however it ends: a server that is killed cannot end its workers,
+    and an idle one would otherwise wait for work forever."""
+    try:
+        select.select([os.pidfd_open(server)], [], [])  # readable once the process has ended (Linux)
+    except (AttributeError, OSError):  # no pidfd: look every second
+        while _alive(server):
+            time.sleep(1)
+    os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or its number now another user's process
+        return False
+    return True
+
+
+def _set_limit(name: str, value: int) -> None:
+    """Sets a resource limit's soft value to `value` (never above its hard one); a limit the system does not let
+    a process set is left as it is."""
+    import resource
+
+    try:
+        _, hard = resource.getrlimit(getattr(resource, name))
+        resource.setrlimit(getattr(resource, name), (value if hard == resource.RLIM_INFINITY else min(value, hard),
+                                                     hard))
+    except (ValueError, OSError):
+        log.warning("the worker's %s could not be set", name)
+
+
+def _read(workspace: tuple, request: ReadRequest, live: tuple | None, cpu_seconds: int) -> dict:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _set_limit("RLIMIT_CPU", int(usage.ru_utime + usage.ru_stime) + 1 + cpu_seconds)  # so far, and this read's
+    crash = os.environ.get(CRASH_FOR_TESTS)
+    if crash and os.path.basename(request.path) == crash:
+        ctypes.string_at(0)  # a read of address 0: SIGSEGV
+    engine = _engines.get(workspace)
+    if engine is None:
+        engine = _engines[workspace] = Engine(Workspace(list(workspace[0]), list(workspace[1])))
+    return engine.read(request, dict([live]).get if live else None).to_json()
