@@ -14,6 +14,8 @@ A read still running at READ_DEADLINE_SECONDS is answered with a `timeout` error
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
 import logging
 import os
 import sys
@@ -34,12 +36,15 @@ from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine, FileChanged, ReadElsewhere
 from agentread.live import LiveCell, LiveNotebook
+from agentread.many import parse_many_request, read_many
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ReadError, error_result
+from agentread.session import ReadSession
+from agentread.result import ReadError, ReadResult, error_result, result_from_json
 from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
 from agentread.workspace import Workspace, path_version
 
 READ_METHOD = "agentread/read"
+READ_MANY_METHOD = "agentread/readMany"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
 OUTPUTS_METHOD = "agentread/notebookOutputs"
 
@@ -63,6 +68,9 @@ QUICK_READ_SECONDS = 0.01
 # so that a pause of a loaded machine (a collection, another process) during one read does not.
 QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
+
+# How often a read of many files, waiting on a worker process for one of them, looks whether it was cancelled.
+STOP_POLL_SECONDS = 0.05
 
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
 MAX_HEADER_LINE_BYTES = 64 << 10
@@ -187,6 +195,8 @@ class AgentReadServer(LanguageServer):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
         self.places = _Places(self.engine.workspace)
+        # The unchanged-read stub (session.py), when initializationOptions.unchangedStub asks for it.
+        self.session: ReadSession | None = None
 
     async def read(self, params: Any) -> dict:
         """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
@@ -197,6 +207,9 @@ class AgentReadServer(LanguageServer):
         if not self.engine.workspace.roots:
             self.sync_roots()
         buffers = self.live_buffers()
+        if self.session:  # every read is compared with what this session was shown: no quick path
+            return await self._on_thread(request.path, self._read_in_session, request, buffers,
+                                         asyncio.get_running_loop())
         known = self.places.known(request, buffers)
         try:
             answer = self._read_on_loop(request, buffers, known.seen) if known and known.place == "loop" else None
@@ -225,17 +238,72 @@ class AgentReadServer(LanguageServer):
         return result.to_json()
 
     async def _read_on_thread(self, request: ReadRequest, buffers: dict) -> dict | _Elsewhere:
-        stop = threading.Event()  # the reader stops at its next checkpoint once it is set
-        work = asyncio.get_running_loop().run_in_executor(self.executor, self._read_here, request, buffers, stop)
+        return await self._on_thread(request.path, self._read_here, request, buffers)
+
+    async def _on_thread(self, name: str, fn, *args) -> Any:
+        """fn(*args, stop) on a thread, within the deadline; `stop` is set when the read is cancelled or out of
+        time, and the reader stops at its next checkpoint."""
+        stop = threading.Event()
+        work = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args, stop)
         try:
             # A read cancelled or out of time before a thread takes it leaves the queue (the future is cancelled).
             return await asyncio.wait_for(work, READ_DEADLINE_SECONDS)
         except asyncio.TimeoutError:
             stop.set()
-            return _timeout(request)
+            return _timeout(name)
         except asyncio.CancelledError:
             stop.set()
             raise
+
+    async def read_many(self, params: Any) -> dict:
+        """One agentread/readMany: {paths, consent?: [path...]}, the listed paths the user approved."""
+        params = dict(params) if isinstance(params, dict) else params
+        consented = params.pop("consent", []) if isinstance(params, dict) else []
+        try:
+            if not isinstance(consented, list) or not all(isinstance(c, str) for c in consented):
+                raise InvalidParams("'consent' must be a list of the paths, as given in 'paths', the user approved")
+            request = parse_many_request(params)
+        except InvalidParams as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if not self.engine.workspace.roots:
+            self.sync_roots()
+        return await self._on_thread("the files listed", self._read_many_here, request, frozenset(consented),
+                                     self.live_buffers(), asyncio.get_running_loop())
+
+    def _read_many_here(self, request, consented: frozenset, buffers: dict, loop,
+                        stop: threading.Event) -> dict | None:
+        def read(one: ReadRequest) -> ReadResult:
+            if one.path in consented:  # a glob's matches are never approved: only paths listed as they are
+                one = dataclasses.replace(one, consent=True)
+            return self._read_anywhere(one, buffers, loop, stop)
+
+        try:
+            return run_cancellable(stop, read_many, self.engine, request, read).to_json()
+        except Cancelled:
+            return None
+
+    def _read_in_session(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> dict | None:
+        try:
+            return run_cancellable(stop, self.session.read, self.engine, request, buffers.get,
+                                   lambda one: self._read_anywhere(one, buffers, loop, stop)).to_json()
+        except Cancelled:
+            return None
+
+    def _read_anywhere(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> ReadResult:
+        """On a thread, a read whose whole result is needed here (many files, the stub): in a worker process
+        where the engine says."""
+        try:
+            return self.engine.read(request, buffers.get)
+        except ReadElsewhere as elsewhere:
+            work = asyncio.run_coroutine_threadsafe(
+                self._read_in_worker(request, _Elsewhere(None, elsewhere.path), buffers), loop)
+            while True:
+                try:
+                    return result_from_json(work.result(STOP_POLL_SECONDS))
+                except concurrent.futures.TimeoutError:
+                    if stop.is_set():
+                        work.cancel()  # the worker is killed, as for a cancelled read
+                        raise Cancelled() from None
 
     def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | _Elsewhere | None:
         """On a thread. None when stopped: nobody waits for the answer any more."""
@@ -255,7 +323,7 @@ class AgentReadServer(LanguageServer):
             answer = await self.pool.read(request, place.path, buffers.get(place.path), self.engine.workspace,
                                           READ_DEADLINE_SECONDS)
         except asyncio.TimeoutError:
-            return _timeout(request)
+            return _timeout(request.path)
         except ReaderFailed as exc:
             log.error("unexpected failure reading %s (in a worker process):\n%s", request.path, exc.trace)
             return _internal(request, exc.name, str(exc))
@@ -327,6 +395,8 @@ def on_initialize(ls: AgentReadServer, params: types.InitializeParams) -> None:
     patterns = options.get("sensitivePatterns") if isinstance(options, dict) else None
     if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
         ls.engine.workspace.sensitive_patterns = tuple(patterns)
+    if isinstance(options, dict) and options.get("unchangedStub") is True:
+        ls.session = ReadSession()
 
 
 @server.feature(types.INITIALIZED)
@@ -366,6 +436,11 @@ async def on_read(ls: AgentReadServer, params: Any) -> dict:
     return await ls.read(params)
 
 
+@server.feature(READ_MANY_METHOD)
+async def on_read_many(ls: AgentReadServer, params: Any) -> dict:
+    return await ls.read_many(params)
+
+
 @server.feature(OUTPUTS_METHOD)
 def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
     """{uri, cells: [{outputs: [nbformat output...] | null, executionCount}]}, one entry per cell in order."""
@@ -384,11 +459,10 @@ def _internal(request: ReadRequest, name: str, message: str) -> dict:
                         f"{message[:200]}). Try a smaller range, or read another file.").to_json()
 
 
-def _timeout(request: ReadRequest) -> dict:
-    log.warning("read of %s stopped after %.0f s", request.path, READ_DEADLINE_SECONDS)
-    return error_result(request.path, "timeout", f"reading {request.path} took longer than "
-                        f"{READ_DEADLINE_SECONDS:g} s and was stopped. Read a smaller part of it (offset/limit, "
-                        "pages or cells).").to_json()
+def _timeout(name: str) -> dict:
+    log.warning("read of %s stopped after %.0f s", name, READ_DEADLINE_SECONDS)
+    return error_result(name, "timeout", f"reading {name} took longer than {READ_DEADLINE_SECONDS:g} s and was "
+                        "stopped. Read a smaller part of it (offset/limit, pages or cells), or fewer files.").to_json()
 
 
 class _ClientLogHandler(logging.Handler):
