@@ -28,6 +28,11 @@ What counts:
            end the first hangs (up to 12) are replayed alone in fresh processes: "hangs_confirmed_alone" lists
            those whose read still takes more CPU time than the timeout there (the others were slow only under
            load), or whose replay does not end.
+With --pool, every input is read through the server's worker pool instead (agentread/workers.py: worker processes
+forked from a preloaded one, memory and CPU limits), --timeout being the read deadline: a read stopped there has
+its worker killed and is counted as killed, not as a hang (a hang is then the pool not answering at all); a
+worker that dies (a crash in native code) is a crash. Tesseract is off the PATH in this mode, and sniff's answers
+are not checked (both are the in-process mode's).
 Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .report beside it
 (request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
     python bench/fuzz.py --replay INDEX --seed S
@@ -349,18 +354,22 @@ def check_one(engine, folder: Path, index: int, ext: str, data: bytes, params: d
     path.write_bytes(data)
     os.environ["PATH"] = PATH if index % OCR_EVERY == 0 else PATH_WITHOUT_TESSERACT
     try:
-        result = engine.read(parse_request({"path": str(path), **params}))
-        body = json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")
-        if result.is_error and result.error.code == "internal":
-            return "internal error result: " + result.error.message
-        if result.is_error and result.error.code == "too_complex" and "MemoryError" in result.error.message:
-            return "memory exhausted: " + result.error.message
-        del body
-        return None
+        return verdict(engine.read(parse_request({"path": str(path), **params})).to_json())
     except Exception:  # noqa: BLE001 - that is what we are here to find
         return traceback.format_exc()
     finally:
         path.unlink(missing_ok=True)
+
+
+def verdict(result: dict) -> str | None:
+    """None for a clean result (JSON the server can send); else what is wrong with it."""
+    json.dumps(result, ensure_ascii=False).encode("utf-8")  # raises for what the server could not send
+    error = result.get("error") or {}
+    if error.get("code") == "internal":
+        return "internal error result: " + error["message"]
+    if error.get("code") == "too_complex" and "MemoryError" in error["message"]:
+        return "memory exhausted: " + error["message"]
+    return None
 
 
 def save(crashes: Path, kind: str, index: int, ext: str, data: bytes, params: dict, detail: str) -> None:
@@ -581,6 +590,98 @@ def run(args) -> dict:
             "distinct_crashes": distinct}
 
 
+# ---- through the server's worker pool -------------------------------------------------------------------
+
+# A read the pool has not answered this long after its deadline is a hang of the pool itself.
+POOL_HANG_GRACE = 10.0
+
+
+def run_pool(args) -> dict:
+    """Every input read through the server's worker pool (agentread/workers.py), --workers worker processes
+    with twice as many reads in flight and --timeout as the read deadline: a read the pool stops at its
+    deadline (its worker killed) is counted as killed, not as a hang; a worker that dies is a crash."""
+    import asyncio
+
+    return asyncio.run(_fuzz_pool(args, load_seeds(Path(args.corpus))))
+
+
+async def _fuzz_pool(args, seeds: list[tuple[str, bytes]]) -> dict:
+    import asyncio
+
+    from agentread.request import InvalidParams, parse_request
+    from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
+    from agentread.workspace import Workspace
+
+    os.environ["PATH"] = PATH_WITHOUT_TESSERACT  # the workers inherit it: OCR is the in-process mode's to fuzz
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # and this: C libraries (libtiff...) complain on fd 2
+    pool = WorkerPool(Limits(workers=args.workers, memory_mb=WORKER_MEMORY_BYTES >> 20))
+    folder = Path(tempfile.mkdtemp(prefix="agentread-fuzz-pool-"))
+    workspace = Workspace([str(folder)])
+    counts = {"inputs": 0, "crashes": 0, "killed_at_deadline": 0, "hangs": 0}
+    distinct: dict[str, int] = {}
+    hang_indexes: list[int] = []
+    indexes = iter(range(args.inputs))
+    t0 = time.monotonic()
+    stop = t0 + args.seconds if args.seconds else float("inf")
+    last_report = [t0]
+
+    async def one(index: int) -> str | None:
+        ext, data, params = make_input(args.seed, index, seeds)
+        path = folder / f"{index}{ext}"
+        path.write_bytes(data)
+        began = time.monotonic()
+        try:
+            request = parse_request({"path": str(path), **params})
+            result = await asyncio.wait_for(pool.read(request, str(path.resolve()), None, workspace,
+                                                      args.timeout), args.timeout + POOL_HANG_GRACE)
+            return verdict(result)
+        except asyncio.TimeoutError:
+            if time.monotonic() - began < args.timeout + POOL_HANG_GRACE:
+                counts["killed_at_deadline"] += 1
+                return None
+            counts["hangs"] += 1
+            hang_indexes.append(index)
+            save(Path(args.crashes), "hang", index, ext, data, params, "the pool did not answer")
+            return None
+        except WorkerDied as exc:
+            return f"worker died: {exc.how}"
+        except ReaderFailed as exc:
+            return exc.trace
+        except InvalidParams:
+            return traceback.format_exc()
+        finally:
+            path.unlink(missing_ok=True)
+
+    async def lane() -> None:
+        for index in indexes:
+            if time.monotonic() > stop:
+                return
+            detail = await one(index)
+            counts["inputs"] += 1
+            if detail is not None:
+                counts["crashes"] += 1
+                sig = _signature(detail)
+                distinct[sig] = distinct.get(sig, 0) + 1
+                if distinct[sig] <= SAVED_PER_SIGNATURE:
+                    ext, data, params = make_input(args.seed, index, seeds)
+                    save(Path(args.crashes), "crash", index, ext, data, params, detail)
+            now = time.monotonic()
+            if now - last_report[0] > args.report_every:
+                last_report[0] = now
+                print(f"[{now - t0:7.0f} s] inputs {counts['inputs']:,}  crashes {counts['crashes']}  killed "
+                      f"{counts['killed_at_deadline']}  hangs {counts['hangs']}  rate "
+                      f"{counts['inputs'] / (now - t0):,.0f}/s", flush=True)
+
+    try:
+        await asyncio.gather(*(lane() for _ in range(2 * args.workers)))
+    finally:
+        pool.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    elapsed = time.monotonic() - t0
+    return {**counts, "hang_indexes": hang_indexes, "seconds": round(elapsed, 1),
+            "rate": round(counts["inputs"] / elapsed, 1) if elapsed else 0, "distinct_crashes": distinct}
+
+
 def replay(args) -> None:
     from agentread.engine import Engine
     from agentread.workspace import Workspace
@@ -608,11 +709,13 @@ def main() -> None:
     parser.add_argument("--crashes", default=str(DEFAULT_CRASHES))
     parser.add_argument("--report-every", type=float, default=60.0)
     parser.add_argument("--replay", type=int, default=None, help="run one input by index, in this process")
+    parser.add_argument("--pool", action="store_true",
+                        help="read through the server's worker pool, --timeout its read deadline")
     args = parser.parse_args()
     if args.replay is not None:
         replay(args)
         return
-    figures = run(args)
+    figures = run_pool(args) if args.pool else run(args)
     print(json.dumps(figures, indent=2))
 
 

@@ -114,3 +114,33 @@ class ServerProcess:
 
 def text_of(result: dict) -> str:
     return "\n".join(p["text"] for p in result["content"] if p["type"] == "text")
+
+
+def processes() -> dict[int, tuple[int, float]]:
+    """Every live process: pid -> (parent pid, CPU seconds used, user and system), from /proc."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # it ended meanwhile
+                continue
+            if fields[0] != "Z":  # a zombie has ended; its parent has yet to collect it
+                table[int(entry.name)] = (int(fields[1]),
+                                          (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return table
+
+
+def descendants(pid: int, table: dict) -> set[int]:
+    family, grew = {pid}, True
+    while grew:
+        more = {child for child, (parent, _) in table.items() if parent in family} - family
+        family |= more
+        grew = bool(more)
+    return family - {pid}
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time used so far by a process and all its live descendants (a server and its worker processes)."""
+    table = processes()
+    return sum(table[p][1] for p in descendants(pid, table) | {pid} if p in table)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc import ServerProcess, text_of
+from rpc import ServerProcess, descendants, processes, text_of
 from test_pdf import build_pdf
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
@@ -29,30 +29,6 @@ ANSWERED_WITHIN = 10.0
 # Once a read is answered `timeout` or cancelled, the server and its workers use no more CPU than this from a
 # quarter of a second to a second after: the core is free.
 IDLE_CPU_SECONDS = 0.15
-
-
-def processes() -> dict[int, tuple[int, float]]:
-    """Every live process: pid -> (parent pid, CPU seconds used, user and system), from /proc."""
-    table = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:  # it ended meanwhile
-                continue
-            if fields[0] != "Z":  # a zombie has ended; its parent has yet to collect it
-                table[int(entry.name)] = (int(fields[1]),
-                                          (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-    return table
-
-
-def descendants(pid: int, table: dict) -> set[int]:
-    family, grew = {pid}, True
-    while grew:
-        more = {child for child, (parent, _) in table.items() if parent in family} - family
-        family |= more
-        grew = bool(more)
-    return family - {pid}
 
 
 def worker_pids(server: ServerProcess) -> set[int]:

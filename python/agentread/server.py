@@ -212,12 +212,15 @@ class AgentReadServer(LanguageServer):
                                          asyncio.get_running_loop())
         known = self.places.known(request, buffers)
         try:
-            answer = self._read_on_loop(request, buffers, known.seen) if known and known.place == "loop" else None
-            if answer is None:
-                place = _Elsewhere(known.seen, known.path) if known and known.place == "worker" and self.pool \
-                    else await self._read_on_thread(request, buffers)
-                answer = place if isinstance(place, dict) else await self._read_in_worker(request, place, buffers)
-            return answer
+            if known and known.place == "loop":
+                answer = self._read_on_loop(request, buffers, known.seen)
+                if answer is not None:
+                    return answer
+            if known and known.place == "worker":
+                place = _Elsewhere(known.seen, known.path)  # straight to its worker
+            else:
+                place = await self._read_on_thread(request, buffers)  # the result, or where the engine sends it
+            return place if isinstance(place, dict) else await self._read_in_worker(request, place, buffers)
         except InvalidParams as exc:  # a reader's own check of the params
             raise JsonRpcInvalidParams(str(exc)) from None
         except (asyncio.CancelledError, JsonRpcInvalidParams):

@@ -186,12 +186,17 @@ class _Worker:
 
     async def _ended(self) -> str:
         """How the worker ended ("signal SIGSEGV", "exit status 1"), once it has; it is then forgotten."""
-        process, self.process = self.process, None
-        self.connection.close()
+        process, connection, self.process, self.connection = self.process, self.connection, None, None
+        connection.close()
         code = await asyncio.get_running_loop().run_in_executor(None, _exit_code, process)
         if code is None:
             return "an unknown way"
-        return f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        if code >= 0:
+            return f"exit status {code}"
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
 
     def begin(self) -> None:
         """Starts the worker in the background, unless it is started or starting."""
@@ -225,7 +230,10 @@ class _Worker:
         """Ends the worker now, whatever it is doing; the next read starts a fresh one."""
         process, connection, self.process, self.connection = self.process, self.connection, None, None
         if process is not None:
-            process.kill()
+            if process.exitcode is None:  # its group: a program it runs (Tesseract) ends with it
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            process.kill()  # in case it had yet to make its group
             with contextlib.suppress(RuntimeError, ValueError):  # no loop (the server is ending), or not watched
                 asyncio.get_running_loop().remove_reader(connection.fileno())
             connection.close()
@@ -248,11 +256,12 @@ def _exit_code(process) -> int | None:
 
 # --- in the worker process ----------------------------------------------------------------------------------
 
-_engines: dict[tuple, Engine] = {}  # by workspace (roots, sensitive patterns): what an Engine keeps warm stays
+_engine: list = [None, None]  # the workspace (roots, sensitive patterns) and its Engine, kept warm between reads
 
 
 def _serve(connection, memory_bytes: int, server: int) -> None:
     """The worker's life: set up, then read each request the server sends until the pipe closes."""
+    os.setpgrp()  # a group of its own, which the server kills whole
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the server's input
     os.dup2(2, 1)  # stdout is the server's protocol channel: what a library prints goes to stderr
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the server's to handle
@@ -310,7 +319,6 @@ def _read(workspace: tuple, request: ReadRequest, live: tuple | None, cpu_second
     crash = os.environ.get(CRASH_FOR_TESTS)
     if crash and os.path.basename(request.path) == crash:
         ctypes.string_at(0)  # a read of address 0: SIGSEGV
-    engine = _engines.get(workspace)
-    if engine is None:
-        engine = _engines[workspace] = Engine(Workspace(list(workspace[0]), list(workspace[1])))
-    return engine.read(request, dict([live]).get if live else None).to_json()
+    if _engine[0] != workspace:
+        _engine[:] = workspace, Engine(Workspace(list(workspace[0]), list(workspace[1])))
+    return _engine[1].read(request, dict([live]).get if live else None).to_json()
