@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,29 @@ def test_a_notebook_past_the_image_budget_keeps_its_text_and_names_its_images(ws
     assert nb.state == "whole" and nb.images_dropped == 1 and "plot()" in nb.result.text()
     assert "Read z.ipynb alone to see it" in reply.text() and "z.ipynb (1)" in reply.text()
     assert reply.truncated and reply.next is None and reply.to_json()["files"][-1]["imagesLeftOut"] == 1
+
+
+def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, monkeypatch):
+    (ws / "x.txt").write_text("x\n")
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "y.txt").write_text("y\n")
+    os.symlink(".", ws / "a")
+    os.symlink(".", ws / "b")
+    engine = Engine(Workspace([str(ws)]))
+    replies: list = []
+    # A thread joined with a timeout: a walk that follows the links never ends, and must not hang the suite.
+    worker = threading.Thread(target=lambda: replies.append(call(engine, ["**/*.nomatch", "**/*.txt"])),
+                              daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the glob walk did not end"
+    reply = replies[0]
+    assert [f.request.path for f in reply.files] == ["deep/er/y.txt", "x.txt"]
+    assert "`**/*.nomatch`: `**` passed by 2 links to folders without entering them" in reply.text()
+    assert "`**/*.nomatch` matched no file" in reply.text()
+    assert [f.request.path for f in call(engine, ["a/*.txt"]).files] == ["a/x.txt"]  # named, a link is followed
+
+    monkeypatch.setattr(many, "MAX_GLOB_DIRS", 2)
+    reply = call(engine, ["**/*.txt"])
+    assert "`**/*.txt`: the walk stopped after 2 folders" in reply.text()
+    assert [f.request.path for f in reply.files] == ["x.txt"]

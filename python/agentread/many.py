@@ -11,17 +11,17 @@ where the reply stopped: the `next` of each file cut, then the files not shown, 
 from __future__ import annotations
 
 import dataclasses
-import glob
-import itertools
+import fnmatch
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadError, ReadResult, TextPart, sendable
+from agentread.result import ImagePart, ReadError, ReadResult, TextPart, error_result, sendable
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be worth a header.
 MAX_MANY_FILES = 100
@@ -29,6 +29,10 @@ MAX_MANY_FILES = 100
 # Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past this the reply
 # says the listing stopped.
 MAX_GLOB_MATCHES = 10_000
+# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says so.
+MAX_GLOB_DIRS = 10_000
+# Entries of one folder between two cancellation checks: a folder of a million files must still stop when asked.
+SCAN_CHECK_EVERY = 4096
 
 # Images a reply attaches, and their encoded bytes: what a single Word read attaches at most (ten, about 10 MB).
 MAX_MANY_IMAGES = 10
@@ -184,18 +188,110 @@ def is_glob(path: str, workspace) -> bool:
         return False
 
 
+@dataclass
+class _Walk:
+    """One glob's walk over the file system, by os.scandir: what it matched and what it passed by. A `**` does
+    not enter links to folders (a link back into its own folder would loop forever); a link matched by a plain
+    wildcard is followed, the pattern's depth bounding it."""
+    base: str  # what a relative pattern is taken from
+    matches: list[str] = field(default_factory=list)  # as the pattern spells them
+    dirs: int = 0  # folders opened
+    links: int = 0  # links to folders a `**` passed by
+    stopped: bool = False  # a cap was reached
+
+    def match(self, folder: str, parts: list[str]) -> None:
+        """The paths under `folder` that `parts` (the pattern's components still to match) name."""
+        part, rest = parts[0], parts[1:]
+        if self.stopped:
+            return
+        if not _magic(part):
+            name = os.path.join(folder, part)
+            if rest and os.path.isdir(os.path.join(self.base, name)):
+                self.match(name, rest)
+            elif not rest and os.path.lexists(os.path.join(self.base, name)):
+                self.add(name)
+            return
+        entries = self.scan(folder)
+        if part == "**":  # no folder, then each folder below, recursively
+            if rest:
+                self.match(folder, rest)
+            else:
+                for entry in entries:
+                    if not entry.name.startswith(".") and not _is_dir(entry):
+                        self.add(os.path.join(folder, entry.name))
+            for entry in entries:
+                if entry.name.startswith(".") or not _is_dir(entry):
+                    continue
+                if entry.is_symlink():
+                    self.links += 1
+                else:
+                    self.match(os.path.join(folder, entry.name), parts)
+            return
+        pattern = re.compile(fnmatch.translate(part))
+        for entry in entries:
+            if (entry.name.startswith(".") and not part.startswith(".")) or not pattern.match(entry.name):
+                continue
+            if rest and _is_dir(entry):
+                self.match(os.path.join(folder, entry.name), rest)
+            elif not rest:
+                self.add(os.path.join(folder, entry.name))
+
+    def scan(self, folder: str) -> list[os.DirEntry]:
+        """The entries of `folder`, sorted (so that a walk cut short is the same each time)."""
+        if self.dirs >= MAX_GLOB_DIRS:
+            self.stopped = True
+            return []
+        self.dirs += 1
+        checkpoint()
+        entries = []
+        try:
+            with os.scandir(os.path.join(self.base, folder) or ".") as it:
+                for entry in it:
+                    entries.append(entry)
+                    if len(entries) % SCAN_CHECK_EVERY == 0:
+                        checkpoint()
+        except OSError:  # unreadable or gone: nothing matches in it
+            return []
+        return sorted(entries, key=lambda e: e.name)
+
+    def add(self, name: str) -> None:
+        self.matches.append(name)
+        if len(self.matches) >= MAX_GLOB_MATCHES:
+            self.stopped = True
+
+
+def _magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _glob(workspace, pattern: str, notes: list[str]) -> list[str]:
     """The regular files `pattern` matches inside the roots, sorted, by the path as the pattern spells it (from the
     first root when relative). Matches that lead outside the roots (through a link) are left out and counted."""
-    base = None if os.path.isabs(os.path.expanduser(pattern)) else workspace.absolute(".")
-    matches = glob.iglob(os.path.expanduser(pattern), root_dir=base, recursive=True)
-    names = list(itertools.islice(matches, MAX_GLOB_MATCHES + 1))
-    if len(names) > MAX_GLOB_MATCHES:
-        names = names[:MAX_GLOB_MATCHES]
-        notes.append(f"`{pattern}` matched more than {MAX_GLOB_MATCHES:,} paths; only the first {MAX_GLOB_MATCHES:,} "
-                     "found were looked at. Narrow the glob.")
+    spelled = os.path.expanduser(pattern)
+    absolute = os.path.isabs(spelled)
+    parts = [p for p in spelled.split(os.sep) if p and p != "."]
+    parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]  # `**/**` is `**`
+    literal = next(i for i, p in enumerate(parts) if _magic(p) or i == len(parts) - 1)
+    walk = _Walk(base="" if absolute else workspace.absolute("."))
+    walk.match(os.path.join(os.sep if absolute else "", *parts[:literal]), parts[literal:])
+    if len(walk.matches) >= MAX_GLOB_MATCHES:
+        notes.append(f"`{pattern}` matched {MAX_GLOB_MATCHES:,} paths, where the walk stopped; later ones were not "
+                     "looked at. Narrow the glob.")
+    elif walk.stopped:
+        notes.append(f"`{pattern}`: the walk stopped after {MAX_GLOB_DIRS:,} folders; files past them were not "
+                     "looked at. Narrow the glob.")
+    if walk.links:
+        notes.append(f"`{pattern}`: `**` passed by {walk.links:,} links to folders without entering them (a link "
+                     "can lead back into its own folder). To glob through one, name it: `link/**/*.py`.")
     files, outside = [], 0
-    for name in names:
+    for name in walk.matches:
         real = _real(workspace, name)
         if not os.path.isfile(real):
             continue
