@@ -207,3 +207,13 @@ def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, 
     reply = call(engine, ["**/*.txt"])
     assert "`**/*.txt`: the walk stopped after 2 folders" in reply.text()
     assert [f.request.path for f in reply.files] == ["x.txt"]
+
+
+def test_a_window_a_reader_refuses_is_that_files_error_only(ws: Path):
+    (ws / "a.pdf").write_bytes(build_pdf(["page one", "page two"]))
+    (ws / "b.txt").write_text("b\n")
+    reply = call(Engine(Workspace([str(ws)])), [{"path": "a.pdf", "pages": "Budget"}, "b.txt"])
+    assert [f.state for f in reply.files] == ["error", "whole"]
+    error = reply.files[0].result.error
+    assert error.code == "invalid_params" and "'pages' must look like" in error.message
+    assert "Budget" in reply.text() and "     1\tb" in reply.text()

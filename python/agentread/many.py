@@ -137,7 +137,7 @@ def parse_many_request(params: Any) -> ManyRequest:
 def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyResult:
     """Read every file `request` lists into one reply. `read` reads one file (default: engine.read; a server may
     pass one that applies its own consent). Never raises for a file's problem: each is reported in its place."""
-    read = read or engine.read
+    read = _each_own_errors(read or engine.read)
     listed, notes = expand(engine.workspace, request.entries)
     files = []
     for req in listed:
@@ -146,6 +146,18 @@ def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyRes
     _share(files, read)
     _attach_images(files)
     return _reply(files, notes)
+
+
+def _each_own_errors(read: Read) -> Read:
+    """`read`, with a window its reader refuses (pages: "Budget" of a PDF) made that file's error: the other
+    files are still read."""
+    def guarded(request: ReadRequest) -> ReadResult:
+        try:
+            return read(request)
+        except InvalidParams as exc:
+            return error_result(request.path, "invalid_params", f"{request.path}: {exc}. Read it again with a "
+                                "window that fits the file (or none); the other files were read.")
+    return guarded
 
 
 def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[str]]:
