@@ -115,7 +115,7 @@ def test_small_files_whole_and_the_large_one_takes_what_they_leave(ws: Path):
     big = next(f for f in reply.files if f.request.path == "big.log").result
     assert big.end_line > MAX_LINES * 0.9  # nearly all the lines the small files left
     assert reply.next == {"paths": [{"path": "big.log", "offset": big.end_line + 1}]}
-    assert f"big.log at {{\"offset\": {big.end_line + 1}}}" in reply.text()
+    assert reply.text().endswith('paths: [{"path": "big.log", "offset": %d}]]' % (big.end_line + 1))
 
 
 def test_a_window_is_kept_and_its_limit_carried_into_next(ws: Path):
@@ -138,11 +138,17 @@ def test_globs_sorted_inside_the_root_hidden_left_out_and_capped(ws: Path, tmp_p
     assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py", "src/pkg/c.py", "src/notes.md"]
     text = reply.text()
     assert "`src/**/*.py` matched 1 files that lead outside the workspace" in text
-    assert "`nothing/*.rs` matched no file" in text and reply.truncated
+    assert "`nothing/*.rs` matched no file" in text
+    assert not reply.truncated and reply.next is None  # what the listing left out is said, and is no cut
     monkeypatch.setattr(many, "MAX_MANY_FILES", 2)
     reply = call(engine, ["src/**/*.py", "src/*.md"])
     assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py"]
-    assert "2 more files were left out: a call reads at most 2 (from src/pkg/c.py to src/notes.md)" in reply.text()
+    assert reply.next == {"paths": ["src/pkg/c.py", "src/notes.md"]}
+    assert "2 more files than a call reads (2); all of them are in `next`" in reply.text()
+    (ws / "src" / "z.py").write_text("pass\n")
+    reply = call(engine, [{"path": "src/a.py", "limit": 1}, "src/**/*.py"])
+    assert reply.next == {"paths": ["src/b.py", "src/pkg/c.py"]}  # src/z.py is past what `next` holds
+    assert "1 files, from src/z.py to src/z.py, were left out: `next` holds at most 2 entries" in reply.text()
 
 
 def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
@@ -171,16 +177,18 @@ def test_json_form_lists_each_file_state(ws: Path):
     assert out["files"][1]["error"]["code"] == "not_found"
 
 
-def test_a_notebook_past_the_image_budget_keeps_its_text_and_names_its_images(ws: Path):
+def test_a_notebook_past_the_image_budget_is_left_for_next_whole(ws: Path):
     image = __import__("base64").b64decode(png_b64(40, 30))
     for i in range(MAX_MANY_IMAGES):
         (ws / f"p{i:02}.png").write_bytes(image)
     (ws / "z.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64()}))))
-    reply = call(Engine(Workspace([str(ws)])), ["*.png", "z.ipynb"])
-    nb = reply.files[-1]
-    assert nb.state == "whole" and nb.images_dropped == 1 and "plot()" in nb.result.text()
-    assert "Read z.ipynb alone to see it" in reply.text() and "z.ipynb (1)" in reply.text()
-    assert reply.truncated and reply.next is None and reply.to_json()["files"][-1]["imagesLeftOut"] == 1
+    engine = Engine(Workspace([str(ws)]))
+    reply = call(engine, ["*.png", "z.ipynb"])
+    assert reply.files[-1].state == "not_shown" and "plot()" not in reply.text()
+    assert reply.truncated and reply.next == {"paths": ["z.ipynb"]}
+    reply = read_many(engine, parse_many_request(reply.next))
+    assert reply.files[0].state == "whole" and "plot()" in reply.text() and reply.next is None
+    assert sum(isinstance(p, ImagePart) for p in reply.content) == 1
 
 
 def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, monkeypatch):
@@ -217,3 +225,92 @@ def test_a_window_a_reader_refuses_is_that_files_error_only(ws: Path):
     error = reply.files[0].result.error
     assert error.code == "invalid_params" and "'pages' must look like" in error.message
     assert "Budget" in reply.text() and "     1\tb" in reply.text()
+
+
+def follow(engine: Engine, paths: list) -> list[many.ManyResult]:
+    """Every reply from `paths` on, following `next` until it is absent; each within budget, truncated only
+    with a `next`, and moving on."""
+    replies = [call(engine, paths)]
+    while replies[-1].next is not None:
+        reply = replies[-1]
+        assert reply.truncated and reply.next != {"paths": paths}
+        assert len(replies) < 100, "next does not move on"
+        paths = reply.next["paths"]
+        replies.append(read_many(engine, parse_many_request(reply.next)))
+    for reply in replies:
+        within_budget(reply)
+        assert reply.truncated == (reply.next is not None)
+    return replies
+
+
+def shown_lines(replies: list[many.ManyResult]) -> dict[str, list[int]]:
+    seen: dict[str, list[int]] = {}
+    for reply in replies:
+        for f in reply.files:
+            if f.result is not None and not f.result.is_error:
+                seen.setdefault(f.request.path, []).extend(n for n, _ in numbered(f.result.text()))
+    return seen
+
+
+def test_a_limit_used_up_is_whole_and_not_continued(ws: Path):
+    (ws / "small.txt").write_text("one\ntwo\nthree\n")
+    reply = call(Engine(Workspace([str(ws)])), [{"path": "small.txt", "limit": 2}])
+    assert reply.files[0].state == "whole" and reply.next is None and not reply.truncated
+    assert numbered(reply.text()) == [(1, "one"), (2, "two")]
+    assert "[1 files: 1 shown whole, 0 cut" in reply.text()
+
+
+def test_directories_are_cut_by_entries_and_next_lists_each_once(ws: Path):
+    for d in range(5):
+        (ws / f"dir{d}").mkdir()
+        for n in range(500):
+            (ws / f"dir{d}" / f"e{n:03}.txt").write_text("x")
+    replies = follow(Engine(Workspace([str(ws)])), [f"dir{d}" for d in range(5)])
+    assert any(f.state == "cut" for f in replies[0].files)
+    entries: dict[str, list[str]] = {}
+    for reply in replies:
+        for f in reply.files:
+            if f.result is not None:
+                entries.setdefault(f.request.path, []).extend(
+                    line.split()[0] for line in f.result.text().splitlines() if line.startswith("e"))
+    assert entries == {f"dir{d}": [f"e{n:03}.txt" for n in range(500)] for d in range(5)}
+
+
+def test_long_paths_still_fit_and_move_on(ws: Path):
+    folder = ws / ("d" * 200) / ("e" * 173)
+    folder.mkdir(parents=True)
+    paths = []
+    for i in range(60):
+        (folder / f"{i:02}.txt").write_text(f"file {i}\n")
+        paths.append(str((folder / f"{i:02}.txt").relative_to(ws)))
+    assert len(paths[0]) == 381
+    replies = follow(Engine(Workspace([str(ws)])), paths)
+    assert shown_lines(replies) == {path: [1] for path in paths}
+
+
+def test_next_reaches_every_file_past_the_first_hundred_images_and_directories(ws: Path):
+    lines = {}
+    for i in range(120):
+        name = f"many/f{i:03}.txt"
+        lines[name] = [f"{i} line {n}" for n in range(1, 1 + [2, 30, 700][i % 3])]
+        (ws / "many").mkdir(exist_ok=True)
+        (ws / name).write_text("\n".join(lines[name]) + "\n")
+    for i in range(4):  # three images each: the reply's ten are spent by the fourth
+        (ws / f"n{i}.ipynb").write_bytes(notebook(*(code(f"plot({i}, {k})", result({"image/png": png_b64()}))
+                                                    for k in range(3))))
+    (ws / "listing").mkdir()
+    for n in range(700):
+        (ws / "listing" / f"e{n:03}").write_text("x")
+    replies = follow(Engine(Workspace([str(ws)])), ["n*.ipynb", "listing", "many/*.txt"])
+    assert any(f.state == "not_shown" and f.request.path.endswith("ipynb") for f in replies[0].files)
+    seen = shown_lines(replies)
+    for name, text in lines.items():
+        assert seen[name] == list(range(1, len(text) + 1)), name
+    texts = "\n".join(r.text() for r in replies)
+    for i in range(4):
+        for k in range(3):
+            assert texts.count(f"plot({i}, {k})") == 1
+    assert sum(isinstance(p, ImagePart) for r in replies for p in r.content) == 12
+    listed = [line for r in replies for f in r.files if f.request.path == "listing" and f.result is not None
+              for line in f.result.text().splitlines() if line.startswith("e")]
+    assert [line.split()[0] for line in listed] == [f"e{n:03}" for n in range(700)]

@@ -39,18 +39,26 @@ MAX_MANY_IMAGES = 10
 MAX_MANY_IMAGE_BYTES = 10 << 20
 
 # Kept back from the budget for the closing lines that say what was cut and how to continue: a few lines, and
-# for each file cut or not shown, room to name it twice (where it stops, and in `next`) with its window.
+# for each file cut or not shown, room to name it in `next` with its window.
 SUMMARY_RESERVE_LINES = 6
 SUMMARY_RESERVE_BYTES = 500
 SUMMARY_RESERVE_PER_FILE = 80
+# At most this much of the reply is kept back for them: the files keep the rest (a final trim keeps the reply
+# within its budget when paths are long).
+MAX_SUMMARY_BYTES = MAX_OUTPUT_BYTES // 2
+# A share that leaves a cut file less than this past its header shows too little: fewer files then share the reply.
+MIN_SHARE_BYTES = 300
+MIN_SHARE_LINES = 5
+# When no file found room, the first is shown in at least this many bytes, so that `next` always moves on.
+MIN_PROGRESS_BYTES = 2000
 
 # Reads of a file over its share, each by fewer lines than the last, before it is left for `next`.
 MAX_FIT_TRIES = 4
 # Lines differ in length: a re-read aims this far under the share, so that one more is rarely needed.
 FIT_MARGIN = 0.95
 
-# Kinds whose reads can be cut by offset/limit (lines; a spreadsheet's rows).
-_BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet"}
+# Kinds whose reads can be cut by offset/limit (lines; a spreadsheet's rows; a listing's entries).
+_BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet", "directory"}
 
 # A request's window: the fields of one entry besides its path.
 _WINDOW = ("offset", "limit", "pages", "cells", "raw")
@@ -67,7 +75,7 @@ class ManyRequest:
 class FileRead:
     request: ReadRequest  # the file as listed (a glob's match, by its path from the root)
     result: ReadResult | None = None  # None: not shown, no room left
-    images_dropped: int = 0  # image parts left out once the reply's images were spent
+    images_dropped: int = 0  # image parts named, not attached: the file alone holds more than a reply attaches
 
     @property
     def state(self) -> str:
@@ -76,7 +84,23 @@ class FileRead:
             return "not_shown"
         if self.result.is_error:
             return "error"
-        return "cut" if self.result.next is not None else "whole"
+        return "cut" if self.rest is not None else "whole"
+
+    @property
+    def rest(self) -> str | dict[str, Any] | None:
+        """The entry of `paths` that shows what this file has left: its `next`, within what remains of the
+        `limit` it was asked for; None when nothing is left."""
+        if self.result is None:
+            return _entry(self.request)
+        if self.result.is_error or self.result.next is None:
+            return None
+        window = {"raw": self.request.raw or None, **self.result.next}
+        asked, shown = self.request.limit, _count_shown(self.result)
+        if asked is not None and "offset" in window:
+            if shown is not None and asked - shown < 1:
+                return None  # the limit asked for is used up: the file is whole as asked
+            window["limit"] = asked if shown is None else asked - shown
+        return _entry(self.request, window)
 
 
 @dataclass
@@ -88,7 +112,9 @@ class ManyResult:
 
     @property
     def truncated(self) -> bool:
-        return self.next is not None or bool(self.notes) or any(f.images_dropped for f in self.files)
+        """Something listed is left to show: `next` shows it. What the listing itself left out (a glob that
+        matched nothing, a walk that stopped) is said in words, and is no cut."""
+        return self.next is not None
 
     def text(self) -> str:
         return ReadResult(kind="many", path="", content=self.content).text()
@@ -138,14 +164,16 @@ def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyRes
     """Read every file `request` lists into one reply. `read` reads one file (default: engine.read; a server may
     pass one that applies its own consent). Never raises for a file's problem: each is reported in its place."""
     read = _each_own_errors(read or engine.read)
-    listed, notes = expand(engine.workspace, request.entries)
+    listed, leftover, notes = _listing(engine.workspace, request.entries)
     files = []
     for req in listed:
         checkpoint()
         files.append(FileRead(req, read(req)))
-    _share(files, read)
+    _share(files, read, leftover)
     _attach_images(files)
-    return _reply(files, notes)
+    if files and all(f.result is None for f in files):
+        _show_first(files, read, leftover, notes)
+    return _reply(files, leftover, notes)
 
 
 def _each_own_errors(read: Read) -> Read:
@@ -161,12 +189,18 @@ def _each_own_errors(read: Read) -> Read:
 
 
 def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[str]]:
+    """The files this call reads of those `entries` name (at most MAX_MANY_FILES), and the listing's notes."""
+    listed, _, notes = _listing(workspace, entries)
+    return listed, notes
+
+
+def _listing(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[ReadRequest], list[str]]:
     """The files `entries` name, globs expanded (sorted, regular files inside the roots only), duplicates
-    dropped, at most MAX_MANY_FILES; and a note for each thing left out."""
+    dropped: the first MAX_MANY_FILES, those past them (left for `next`), and a note for each thing left out."""
     listed: list[ReadRequest] = []
     seen: set = set()
     notes: list[str] = []
-    dropped: list[str] = []
+    dropped: list[ReadRequest] = []
     for entry in entries:
         if is_glob(entry.path, workspace):
             names = _glob(workspace, entry.path, notes)
@@ -180,14 +214,8 @@ def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadReques
             if key in seen:
                 continue
             seen.add(key)
-            if len(listed) < MAX_MANY_FILES:
-                listed.append(req)
-            else:
-                dropped.append(req.path)
-    if dropped:
-        notes.append(f"{len(dropped):,} more files were left out: a call reads at most {MAX_MANY_FILES} "
-                     f"(from {dropped[0]} to {dropped[-1]}). Narrow the globs, or list those files in another call.")
-    return listed, notes
+            (listed if len(listed) < MAX_MANY_FILES else dropped).append(req)
+    return listed, dropped, notes
 
 
 def is_glob(path: str, workspace) -> bool:
@@ -342,128 +370,191 @@ def _fair(needs: list[int], total: int) -> list[int]:
     return shares
 
 
-def _share(files: list[FileRead], read: Read) -> None:
-    """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot is not shown."""
+def _reserve(named: list[ReadRequest]) -> int:
+    """Bytes kept back for the closing lines: a few, and each file `named` once in `next` with its window."""
+    names = sum(SUMMARY_RESERVE_PER_FILE + len(json.dumps(_entry(req), ensure_ascii=False).encode("utf-8",
+                "surrogatepass")) for req in named[:MAX_MANY_FILES])
+    return min(SUMMARY_RESERVE_BYTES + names, MAX_SUMMARY_BYTES)
+
+
+def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest]) -> None:
+    """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot is not shown.
+    When the shares are too small to show much of a file (many files, long paths), the first half of the files
+    share the reply, then the first quarter, ...: the rest wait, whole, in `next`."""
     if not files:
         return
     needs = [_measure(f) for f in files]
-    line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
-    # The closing lines name only the files cut or not shown: room is kept for every file at first, then for
-    # those over that first share. The shares only grow, so no other file joins them.
-    named = files
-    for _ in range(2):
-        reserve = SUMMARY_RESERVE_BYTES + sum(SUMMARY_RESERVE_PER_FILE + 2 * len(f.request.path.encode("utf-8",
-                                              "replace")) for f in named)
-        byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - reserve)
-        over = [b > room_b or n > room_l for (b, n), room_b, room_l in zip(needs, byte_shares, line_shares)]
-        named = [f for f, cut in zip(files, over) if cut or (f.result is not None and f.result.next is not None)]
-    for f, cut, (room_b, room_l) in zip(files, over, zip(byte_shares, line_shares)):
-        if cut:
+    count = len(files)
+    while True:
+        shares = _shares(files[:count], needs[:count], [f.request for f in files[count:]] + leftover)
+        if count == 1 or not any(_too_small(f, need, share) for f, need, share in zip(files, needs, shares)):
+            break
+        count //= 2
+    for f in files[count:]:
+        f.result = None
+    for f, (nbytes, nlines), (room_b, room_l) in zip(files, needs, shares):
+        if nbytes > room_b or nlines > room_l:
             checkpoint()
             f.result = _fit(f, read, room_b, room_l)
 
 
-def _fit(f: FileRead, read: Read, room_b: int, room_l: int) -> ReadResult | None:
-    """The file read by as many lines as fit in (room_b bytes, room_l lines); None if not even one line does."""
+def _shares(files: list[FileRead], needs: list[tuple[int, int]], waiting: list[ReadRequest]) -> list[tuple[int, int]]:
+    """Each file's room in the reply, (bytes, lines), besides the closing lines that name `waiting` too."""
+    line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
+    # The closing `next` names only the files cut or not shown: room is kept for every file at first, then for
+    # those over that first share. The shares only grow, so no other file joins them.
+    named = files
+    for _ in range(2):
+        byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - _reserve([f.request for f in named] + waiting))
+        named = [f for f, (b, n), room_b, room_l in zip(files, needs, byte_shares, line_shares)
+                 if b > room_b or n > room_l or f.rest is not None]
+    return list(zip(byte_shares, line_shares))
+
+
+def _too_small(f: FileRead, need: tuple[int, int], share: tuple[int, int]) -> bool:
+    """Whether the file must be cut to a share that shows little more than its header."""
+    over = need[0] > share[0] or need[1] > share[1]
+    return over and not f.result.is_error and (share[0] < len(_header(f).encode("utf-8", "surrogatepass"))
+                                               + MIN_SHARE_BYTES or share[1] < MIN_SHARE_LINES)
+
+
+def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], notes: list[str]) -> None:
+    """Nothing found room (long paths, many files): the first file is shown, cut to what the closing lines
+    leave, one line at least, so that following `next` always moves on."""
+    closing = _assemble(files, leftover, notes).text()
+    room_b = max(MAX_OUTPUT_BYTES - len(closing.encode("utf-8", "surrogatepass")), MIN_PROGRESS_BYTES)
+    room_l = MAX_LINES - closing.count("\n") - 1
+    first = files[0]
+    first.result = read(first.request)
+    nbytes, nlines = _measure(first)
+    if nbytes > room_b or nlines > room_l:
+        first.result = _fit(first, read, room_b, room_l, at_least=1) or first.result
+
+
+def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -> ReadResult | None:
+    """The file read by as many lines as fit in (room_b bytes, room_l lines), and `at_least` lines; None if
+    not even one line does."""
     result = f.result
     if result.is_error:
         return result  # an error is always shown in its place; it is a few hundred bytes
     if result.kind not in _BY_LINES:
         return None
-    shown = (result.end_line - result.start_line + 1) if result.start_line and result.end_line \
-        else result.text().count("\n") + 1
+    shown = _count_shown(result) or result.text().count("\n") + 1
     limit = min(shown, f.request.line_limit)
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
-        limit = min(limit - 1, int(limit * ratio * FIT_MARGIN))
+        limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least)
         if limit < 1:
             return None
         f.result = read(dataclasses.replace(f.request, limit=limit))
         if f.result.is_error:
             return f.result
         nbytes, nlines = _measure(f)
-        if nbytes <= room_b and nlines <= room_l:
+        if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
             return f.result
     return None
 
 
+def _count_shown(result: ReadResult) -> int | None:
+    """Lines (a listing's entries) the read shows, when it says."""
+    if result.start_line is not None and result.end_line is not None:
+        return result.end_line - result.start_line + 1
+    entries = (result.shown or {}).get("entries")
+    return entries[1] - entries[0] + 1 if entries else None
+
+
 def _attach_images(files: list[FileRead]) -> None:
-    """Images in order while the reply's image budget lasts; past it, each is named with what shows it. An image
-    file whose image does not fit is not shown (it is in `next`)."""
+    """Images in order while the reply's image budget lasts. A file whose images find it spent is not shown (it
+    is in `next`), but for the first file with images: one that alone holds more than a reply attaches has the
+    rest named, as reading it alone would."""
     count = size = 0
     for f in files:
         if f.result is None:
             continue
-        kept: list[TextPart | ImagePart] = []
-        for part in f.result.content:
-            if isinstance(part, ImagePart):
-                if count < MAX_MANY_IMAGES and size + len(part.data) <= MAX_MANY_IMAGE_BYTES:
-                    count += 1
-                    size += len(part.data)
-                else:
-                    f.images_dropped += 1
-                    part = TextPart(f"[image not attached ({part.mime_type} {part.width}x{part.height}): this "
-                                    f"reply's {MAX_MANY_IMAGES} images are spent. Read {f.request.path} alone to "
-                                    "see it.]")
-            kept.append(part)
-        if f.images_dropped and f.result.kind == "image":
-            f.result, f.images_dropped = None, 0
+        images = [p for p in f.result.content if isinstance(p, ImagePart)]
+        needed = sum(len(p.data) for p in images)
+        if count + len(images) <= MAX_MANY_IMAGES and size + needed <= MAX_MANY_IMAGE_BYTES:
+            count, size = count + len(images), size + needed
+        elif count:
+            f.result = None
         else:
-            f.result.content = kept
+            f.result.content = _name_past_budget(f)
+            count, size = MAX_MANY_IMAGES, MAX_MANY_IMAGE_BYTES
+
+
+def _name_past_budget(f: FileRead) -> list[TextPart | ImagePart]:
+    """The file's parts, its images past the reply's budget named with what shows them."""
+    kept: list[TextPart | ImagePart] = []
+    count = size = 0
+    for part in f.result.content:
+        if isinstance(part, ImagePart):
+            if count < MAX_MANY_IMAGES and size + len(part.data) <= MAX_MANY_IMAGE_BYTES:
+                count, size = count + 1, size + len(part.data)
+            else:
+                f.images_dropped += 1
+                part = TextPart(f"[image not attached ({part.mime_type} {part.width}x{part.height}): a reply "
+                                f"attaches at most {MAX_MANY_IMAGES} images. Read {f.request.path} by parts to "
+                                "see it.]")
+        kept.append(part)
+    return kept
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value is not False  # 0 is a value (a limit used up), False is not
 
 
 def _header(f: FileRead) -> str:
-    window = ", ".join(f"{k}={getattr(f.request, k)}" for k in _WINDOW if getattr(f.request, k) not in (None, False))
+    window = ", ".join(f"{k}={getattr(f.request, k)}" for k in _WINDOW if _given(getattr(f.request, k)))
     return f"==> {f.request.path}{f' ({window})' if window else ''} <=="
 
 
 def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | dict[str, Any]:
     """One entry of `paths`: the bare path when it has no window."""
     fields = window if window is not None else {k: getattr(request, k) for k in _WINDOW}
-    fields = {k: v for k, v in fields.items() if v not in (None, False)}
+    fields = {k: v for k, v in fields.items() if _given(v)}
     return {"path": request.path, **fields} if fields else request.path
 
 
-def _continuation(f: FileRead) -> str | dict[str, Any]:
-    """The entry that reads the rest of a cut file: its `next`, within the limit it was asked for."""
-    window = {"raw": f.request.raw or None, **f.result.next}
-    asked, result = f.request.limit, f.result
-    if asked is not None and result.start_line and result.end_line and "offset" in window \
-            and set(result.next) == {"offset"}:
-        window["limit"] = asked - (result.end_line - result.start_line + 1)
-    return _entry(f.request, window)
+def _reply(files: list[FileRead], leftover: list[ReadRequest], notes: list[str]) -> ManyResult:
+    """The reply, within the budget: past it (the shares are estimates), the last files shown are left for
+    `next`, all but one."""
+    reply = _assemble(files, leftover, notes)
+    shown = [f for f in files if f.result is not None]
+    while len(shown) > 1 and _over_budget(reply):
+        shown.pop().result = None
+        reply = _assemble(files, leftover, notes)
+    return reply
 
 
-def _reply(files: list[FileRead], notes: list[str]) -> ManyResult:
+def _over_budget(reply: ManyResult) -> bool:
+    text = reply.text()
+    return len(text.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES or text.count("\n") + 1 > MAX_LINES
+
+
+def _assemble(files: list[FileRead], leftover: list[ReadRequest], notes: list[str]) -> ManyResult:
     reply = ManyResult(files, notes=list(notes))
-    rest: list[str | dict[str, Any]] = []
-    cut, not_shown = [], []
     for f in files:
-        reply.content.append(TextPart(_header(f)))
-        if f.result is None:
-            reply.content.append(TextPart("[Not shown: no room left in this reply. It is in the `next` paths.]"))
-            rest.append(_entry(f.request))
-            not_shown.append(f.request.path)
-            continue
-        reply.content.extend(f.result.content)
-        if f.result.next is not None and not f.result.is_error:
-            entry = _continuation(f)
-            if not (isinstance(entry, dict) and entry.get("limit", 1) < 1):
-                rest.append(entry)
-                cut.append(f"{f.request.path} at {json.dumps(f.result.next)}")
-    errors = sum(f.state == "error" for f in files)
-    summary = [f"[{len(files)} files: {sum(f.state == 'whole' for f in files)} shown whole, {len(cut)} cut, "
-               f"{errors} errors, {len(not_shown)} not shown.]"]
-    if cut:
-        summary.append("[Cut, and where each continues: " + "; ".join(cut) + ".]")
-    if not_shown:
-        summary.append("[Not shown: " + ", ".join(not_shown) + ".]")
+        if f.result is not None:
+            reply.content.append(TextPart(_header(f)))
+            reply.content.extend(f.result.content)
+    rest = [entry for entry in (f.rest for f in files) if entry is not None]
+    carried = leftover[:max(0, MAX_MANY_FILES - len(rest))]
+    rest += [_entry(req) for req in carried]
+    states = [f.state for f in files]
+    summary = [f"[{len(files)} files: {states.count('whole')} shown whole, {states.count('cut')} cut, "
+               f"{states.count('error')} errors, {states.count('not_shown')} not shown (no room left).]"]
     pictures = [f"{f.request.path} ({f.images_dropped})" for f in files if f.images_dropped]
     if pictures:
-        summary.append("[Images not attached, the reply's images spent (read each file alone to see them): "
-                       + ", ".join(pictures) + ".]")
+        summary.append("[Images not attached, over what a reply attaches: " + ", ".join(pictures) + ".]")
     summary.extend(f"[{note}]" for note in notes)
+    if carried:
+        summary.append(f"[{len(leftover):,} more files than a call reads ({MAX_MANY_FILES}); "
+                       f"{'all' if len(carried) == len(leftover) else len(carried)} of them are in `next`.]")
+    if len(carried) < len(leftover):
+        lost = leftover[len(carried):]
+        summary.append(f"[{len(lost):,} files, from {lost[0].path} to {lost[-1].path}, were left out: `next` holds "
+                       f"at most {MAX_MANY_FILES} entries. Narrow the globs, or list those files in another call.]")
     if rest:
         reply.next = {"paths": rest}
         summary.append("[To continue, call read_many again with paths: " + json.dumps(rest, ensure_ascii=False)
