@@ -213,7 +213,7 @@ def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, 
 
     monkeypatch.setattr(many, "MAX_GLOB_DIRS", 2)
     reply = call(engine, ["**/*.txt"])
-    assert "`**/*.txt`: the walk stopped after 2 folders" in reply.text()
+    assert "`**/*.txt`: the walk stopped after 2 folders (it opens at most 2" in reply.text()
     assert [f.request.path for f in reply.files] == ["x.txt"]
 
 
@@ -314,3 +314,13 @@ def test_next_reaches_every_file_past_the_first_hundred_images_and_directories(w
     listed = [line for r in replies for f in r.files if f.request.path == "listing" and f.result is not None
               for line in f.result.text().splitlines() if line.startswith("e")]
     assert [line.split()[0] for line in listed] == [f"e{n:03}" for n in range(700)]
+
+
+def test_a_glob_walk_stops_at_its_depth(ws: Path, monkeypatch):
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "y.txt").write_text("y\n")
+    (ws / "deep" / "x.txt").write_text("x\n")
+    monkeypatch.setattr(many, "MAX_GLOB_DEPTH", 1)
+    reply = call(Engine(Workspace([str(ws)])), ["**/*.txt"])
+    assert [f.request.path for f in reply.files] == ["deep/x.txt"]
+    assert "the walk stopped after 2 folders (it opens at most 10,000, 1 deep)" in reply.text()

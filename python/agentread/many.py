@@ -4,8 +4,8 @@ The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of 
 shared so that no file starves the rest: each file asks for what its read gives alone; the budget goes first to
 the files that need least (each gets all it asks for while that is under an equal share of what is left), and
 the rest is split evenly among the larger ones. A file over its share is read again by lines, as many as fit;
-one that cannot be cut by lines (an image, a listing) and does not fit is not shown. `next` continues exactly
-where the reply stopped: the `next` of each file cut, then the files not shown, in order.
+one that cannot be cut (an image) and does not fit is not shown. `next` continues exactly where the reply
+stopped: in listing order, the rest of each file cut or not shown, then the files past the first MAX_MANY_FILES.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ MAX_MANY_FILES = 100
 # Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past this the reply
 # says the listing stopped.
 MAX_GLOB_MATCHES = 10_000
-# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says so.
+# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says so. And how
+# deep it goes: each level is a Python call, and the interpreter allows 1,000.
 MAX_GLOB_DIRS = 10_000
+MAX_GLOB_DEPTH = 200
 # Entries of one folder between two cancellation checks: a folder of a million files must still stop when asked.
 SCAN_CHECK_EVERY = 4096
 
@@ -238,6 +240,7 @@ class _Walk:
     dirs: int = 0  # folders opened
     links: int = 0  # links to folders a `**` passed by
     stopped: bool = False  # a cap was reached
+    last: tuple[str, list[os.DirEntry]] | None = None  # the folder scanned last: `**` looks at it twice
 
     def match(self, folder: str, parts: list[str]) -> None:
         """The paths under `folder` that `parts` (the pattern's components still to match) name."""
@@ -278,7 +281,9 @@ class _Walk:
 
     def scan(self, folder: str) -> list[os.DirEntry]:
         """The entries of `folder`, sorted (so that a walk cut short is the same each time)."""
-        if self.dirs >= MAX_GLOB_DIRS:
+        if self.last is not None and self.last[0] == folder:
+            return self.last[1]
+        if self.dirs >= MAX_GLOB_DIRS or folder.count(os.sep) >= MAX_GLOB_DEPTH:
             self.stopped = True
             return []
         self.dirs += 1
@@ -291,8 +296,9 @@ class _Walk:
                     if len(entries) % SCAN_CHECK_EVERY == 0:
                         checkpoint()
         except OSError:  # unreadable or gone: nothing matches in it
-            return []
-        return sorted(entries, key=lambda e: e.name)
+            entries = []
+        self.last = (folder, sorted(entries, key=lambda e: e.name))
+        return self.last[1]
 
     def add(self, name: str) -> None:
         self.matches.append(name)
@@ -325,8 +331,8 @@ def _glob(workspace, pattern: str, notes: list[str]) -> list[str]:
         notes.append(f"`{pattern}` matched {MAX_GLOB_MATCHES:,} paths, where the walk stopped; later ones were not "
                      "looked at. Narrow the glob.")
     elif walk.stopped:
-        notes.append(f"`{pattern}`: the walk stopped after {MAX_GLOB_DIRS:,} folders; files past them were not "
-                     "looked at. Narrow the glob.")
+        notes.append(f"`{pattern}`: the walk stopped after {walk.dirs:,} folders (it opens at most "
+                     f"{MAX_GLOB_DIRS:,}, {MAX_GLOB_DEPTH} deep); files past them were not looked at. Narrow the glob.")
     if walk.links:
         notes.append(f"`{pattern}`: `**` passed by {walk.links:,} links to folders without entering them (a link "
                      "can lead back into its own folder). To glob through one, name it: `link/**/*.py`.")
@@ -428,7 +434,7 @@ def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], 
     first.result = read(first.request)
     nbytes, nlines = _measure(first)
     if nbytes > room_b or nlines > room_l:
-        first.result = _fit(first, read, room_b, room_l, at_least=1) or first.result
+        first.result = _fit(first, read, room_b, room_l, at_least=1) or first.result  # an image: shown whole
 
 
 def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -> ReadResult | None:
@@ -453,7 +459,7 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
         nbytes, nlines = _measure(f)
         if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
             return f.result
-    return None
+    return read(dataclasses.replace(f.request, limit=at_least)) if at_least else None
 
 
 def _count_shown(result: ReadResult) -> int | None:
