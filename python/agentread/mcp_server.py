@@ -31,7 +31,7 @@ from agentread.engine import Engine
 from agentread.many import ManyResult, expand, parse_many_request, read_many
 from agentread.reads import Reads, internal_result
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadError, ReadResult, error_result
+from agentread.result import ImagePart, ReadError, ReadResult
 from agentread.session import ReadSession
 from agentread.workspace import Workspace
 
