@@ -273,11 +273,18 @@ def workers_rss_mb(pid: int) -> list[float]:
             except OSError:
                 continue
     children = {p for p, parent in parents.items() if parent == pid}
-    return sorted(round(rss(p) / 2**20, 1) for p, parent in parents.items() if parent in children)
+    sizes = []
+    for p, parent in parents.items():
+        if parent in children:
+            try:
+                sizes.append(round(rss(p) / 2**20, 1))
+            except OSError:  # a worker killed at its deadline, gone since it was listed
+                continue
+    return sorted(sizes)
 
 
 def cancel_phase(server: ServerProcess) -> dict:
-    from agentread.server import READ_WORKERS
+    from agentread.reads import READ_WORKERS
 
     slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_WORKERS)]
     time.sleep(LOAD_DEADLINE / 3)  # all threads are now scanning, well within the deadline

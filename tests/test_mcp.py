@@ -3,8 +3,10 @@ Inspector's CLI. Every call crosses the process boundary as a client in use woul
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +26,10 @@ from test_pdf import build_pdf  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
 
 REPO = Path(__file__).resolve().parents[1]
+HOSTILE = REPO / "tests" / "data" / "hostile"
+
+# A read deadline short enough that the hostile PDF page (over a third of a second of PDFium) runs past it.
+DEADLINE = 0.2
 INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 
 
@@ -243,14 +249,103 @@ def test_read_many_through_the_client(ws: Path):
     assert [c.type for c in answer.content].count("image") == 1
 
 
-def test_the_deadline_answers_a_timeout(ws: Path, monkeypatch):
-    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", "0")
+def test_a_hostile_pdf_page_is_answered_timeout_and_the_server_goes_on(ws: Path, monkeypatch):
+    """PDFium spends over a third of a second on the page, in C no checkpoint reaches: the read runs in a worker
+    process, killed at the deadline, and the next call is answered."""
+    shutil.copy(HOSTILE / "pdfium-slow-page.pdf", ws / "slow.pdf")
+    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", str(DEADLINE))
 
     async def calls(client):
-        return await client.call_tool("read", {"path": "notes.txt"})
+        return [await client.call_tool("read", {"path": "slow.pdf"}),
+                await client.call_tool("read", {"path": "notes.txt", "limit": 2})]
+
+    slow, after = run({}, "--root", str(ws), calls=calls)
+    assert slow.is_error and "took longer than" in texts(slow) and "smaller part" in texts(slow)
+    assert not after.is_error and "line 2" in texts(after)
+
+
+def test_a_reader_that_crashes_costs_that_read_only(ws: Path, monkeypatch):
+    """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would (a test-only
+    variable): that call is an error, and the MCP server answers the calls after it, PDFs included."""
+    from agentread.workers import CRASH_FOR_TESTS
+
+    (ws / "crash.png").write_bytes(base64.b64decode(png_b64()))
+    monkeypatch.setenv(CRASH_FOR_TESTS, "crash.png")
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": "crash.png"}),
+                await client.call_tool("read", {"path": "doc.pdf", "pages": "2"}),
+                await client.call_tool("read", {"path": "notes.txt", "limit": 1})]
+
+    crashed, pdf, text = run({}, "--root", str(ws), calls=calls)
+    assert crashed.is_error and "SIGSEGV" in texts(crashed) and "Nothing else was affected" in texts(crashed)
+    assert not pdf.is_error and "second page" in texts(pdf)
+    assert not text.is_error and "line 1" in texts(text)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan", "inf"])
+def test_a_bad_deadline_keeps_the_default(ws: Path, monkeypatch, value: str):
+    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", value)
+
+    async def calls(client):
+        return await client.call_tool("read", {"path": "notes.txt", "offset": 30})
 
     answer = run({}, "--root", str(ws), calls=calls)
-    assert answer.is_error and "took longer than" in texts(answer)
+    assert not answer.is_error and "line 30" in texts(answer)
+
+
+def test_read_many_is_not_remembered_for_the_unchanged_stub(ws: Path):
+    """read_many shows the start of each of three long files; a read of one of them then is not "unchanged":
+    the model was never shown the rest."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (ws / name).write_text("".join(f"{name} line {i}\n" for i in range(1, 1501)))
+
+    async def calls(client):
+        many = await client.call_tool("read_many", {"paths": ["a.txt", "b.txt", "c.txt"]})
+        return many, await client.call_tool("read", {"path": "a.txt"}), await client.call_tool("read", {"path": "a.txt"})
+
+    many, first, again = run({}, "--root", str(ws), "--unchanged-stub", calls=calls)
+    assert "a.txt line 1\n" in texts(many) and "a.txt line 1500" not in texts(many)
+    assert "a.txt line 1500" in texts(first) and "Unchanged" not in texts(first)
+    assert "Unchanged" in texts(again)  # a read shown whole is remembered
+
+
+def test_the_prompt_names_where_a_link_leads(ws: Path):
+    """A link in the workspace to a secret is shown to the user as the file it leads to."""
+    secret = ws.parent / "credentials"
+    secret.write_text("KEY=1\n")
+    (ws / "notes.md").symlink_to(secret)
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async def calls(client):
+        return await client.call_tool("read", {"path": "notes.md"})
+
+    answer = run({"elicitation_callback": elicit}, "--root", str(ws), calls=calls)
+    assert answer.is_error and len(asked) == 1 and str(secret) in asked[0] and "secrets" in asked[0]
+
+
+def test_one_approval_covers_at_most_its_cap(ws: Path):
+    from agentread.mcp_server import MAX_APPROVAL_PATHS
+
+    names = [f"s{n}.env" for n in range(MAX_APPROVAL_PATHS + 2)]
+    for name in names:
+        (ws / name).write_text(f"{name}=1\n")
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async def calls(client):
+        return await client.call_tool("read_many", {"paths": names})
+
+    body = texts(run({"elicitation_callback": elicit}, "--root", str(ws), calls=calls))
+    assert len(asked) == 1 and "2 more files" in asked[0] and all(str(ws / n) in asked[0] for n in names[:MAX_APPROVAL_PATHS])
+    assert f"{names[0]}=1" in body and f"{names[-1]}=1" not in body
 
 
 def test_without_the_sdk_the_command_says_how_to_install_it(tmp_path: Path):

@@ -176,7 +176,8 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     file past that size, changed since, open in the editor (whose buffer may be any size), read raw before (a
     notebook, now read by cells) or now behind a link that led to a small one waits for a worker like any other
     read."""
-    from agentread.server import QUICK_READ_BYTES, READ_WORKERS
+    from agentread.reads import READ_WORKERS
+    from agentread.server import QUICK_READ_BYTES
 
     write_lines(tmp_path / "small.txt", 3000)
     write_lines(tmp_path / "open.txt", 3)

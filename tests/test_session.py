@@ -117,3 +117,20 @@ def test_asking_the_user_during_read_many_does_not_count_as_a_read(ws: Path):
     first, second = run({"elicitation_callback": elicit}, "--root", str(ws), "--unchanged-stub", calls=calls)
     assert "line 100" in texts(first) and "KEY=1" in texts(first) and "Unchanged" not in texts(first)
     assert "line 100" not in texts(second) and texts(second).count("Unchanged") == 2
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_with_the_stub_a_readers_refusal_of_the_params_is_invalid_params(ws: Path, workers: str):
+    """A PDF's pages the reader cannot parse are the caller's mistake (-32602), read in the server or in a worker,
+    and the server goes on."""
+    from rpc import ServerProcess
+    from test_pdf import build_pdf
+
+    (ws / "doc.pdf").write_bytes(build_pdf(["first page"]))
+    server = ServerProcess(workspace=ws, init_options={"unchangedStub": True}, env={"AGENTREAD_WORKERS": workers})
+    try:
+        answer = server.request("agentread/read", {"path": "doc.pdf", "pages": "Budget"})
+        assert answer["error"]["code"] == -32602 and "Budget" in answer["error"]["message"], answer
+        assert server.read(path="a.txt", limit=1)["endLine"] == 1
+    finally:
+        server.close()

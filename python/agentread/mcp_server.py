@@ -1,7 +1,8 @@
 """`agentread mcp`: the engine as a Model Context Protocol server on stdio, for any MCP client.
 
 Two tools, `read` and `read_many`, described once in tools.json (package.json's VS Code tool carries the same
-text). Reads run in worker threads with a deadline, confined as in the editor: to the client's MCP roots when it
+text). Reads run as the JSON-RPC server's do (reads.py): PDF, image and Office files in worker processes, the
+rest on threads, each with a deadline. They are confined as in the editor: to the client's MCP roots when it
 offers them, else to `--root` folders, else the current directory. A read outside them or of a sensitive file is
 refused with the engine's words, unless a flag allows it or, where the client can ask its user (elicitation),
 the user agrees.
@@ -10,11 +11,11 @@ the user agrees.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import logging
 import os
-import threading
 import warnings
 from importlib import resources
 from typing import Any
@@ -28,8 +29,9 @@ from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import Engine
 from agentread.many import ManyResult, expand, parse_many_request, read_many
+from agentread.reads import Reads, internal_result
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadError, ReadResult, error_result
+from agentread.result import ImagePart, ReadError, ReadResult
 from agentread.session import ReadSession
 from agentread.workspace import Workspace
 
@@ -39,16 +41,15 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 log = logging.getLogger("agentread.mcp")
 
-# Reads at once. The readers are mostly CPU-bound Python: more threads would not read faster, and four keep one
-# slow PDF from holding up quick reads behind it (as the JSON-RPC server does).
-READ_WORKERS = 4
-
-# A read still running after this long is answered with a `timeout` error and told to stop (as the JSON-RPC
-# server's deadline): an agent must not hang on a hostile file.
-READ_DEADLINE_SECONDS = float(os.environ.get("AGENTREAD_READ_DEADLINE", "60"))
-
 # Error codes a user's approval (or a flag) can lift.
 CONSENT_CODES = ("outside_workspace", "sensitive_file")
+# How each is put to the user.
+CONSENT_REASONS = {"outside_workspace": "outside the workspace folders",
+                   "sensitive_file": "may hold secrets (credentials, keys or environment settings)"}
+
+# Paths one approval covers: a user can weigh a list this long; a read_many asking for more is asked about the
+# first ones only, and the rest are refused.
+MAX_APPROVAL_PATHS = 20
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
@@ -64,12 +65,12 @@ class McpReads:
 
     def __init__(self, roots: list[str], allow_outside: bool, allow_sensitive: bool, unchanged_stub: bool):
         self.fallback_roots = roots
-        self.engine = Engine(Workspace(roots))
+        self.reads = Reads(Workspace(roots))
+        self.engine = self.reads.engine
         self.flag_grants = {code for code, on in zip(CONSENT_CODES, (allow_outside, allow_sensitive)) if on}
         self.session = ReadSession() if unchanged_stub else None
         self.roots_stale = True  # the client's roots are asked for before the next read
         self.roots_lock = anyio.Lock()  # reads wait while they are asked for
-        self.limiter = anyio.CapacityLimiter(READ_WORKERS)
         self.specs = tool_specs()
 
     # Protocol handlers.
@@ -95,52 +96,73 @@ class McpReads:
             else:
                 raise InvalidParams(f"unknown tool {params.name!r}; the tools are: {', '.join(self.specs)}")
         except InvalidParams as exc:
-            return _error(f"Error: invalid arguments: {exc}. Call again with arguments matching the tool's schema.")
+            return _invalid(exc)
         async with self.roots_lock:
             if self.roots_stale:
                 await self._sync_roots(ctx)
-        if params.name == "read":
-            return _content(await self._read_one(ctx, request))
-        return _many_content(await self._read_many(ctx, request))
+        try:
+            if params.name == "read":
+                return _content(await self._read_one(ctx, request))
+            return _many_content(await self._read_many(ctx, request))
+        except InvalidParams as exc:
+            return _invalid(exc)
 
     # Reads.
 
     async def _read_one(self, ctx, request: ReadRequest) -> ReadResult:
-        result = await self._in_thread(request.path, self._read, request, frozenset())
+        loop = asyncio.get_running_loop()
+        result = await self._in_thread(request.path, self._read, request, frozenset(), None, loop)
         if result.is_error and result.error.code in CONSENT_CODES:
             pending = await self._in_thread(request.path, self._pending, [request.path])
-            if pending and not isinstance(pending, ReadResult) and await self._ask(ctx, pending):
-                result = await self._in_thread(request.path, self._read, request, pending[request.path])
+            if pending and not isinstance(pending, ReadResult):
+                granted = await self._ask(ctx, pending)
+                if request.path in granted:
+                    result = await self._in_thread(request.path, self._read, request, granted[request.path], None,
+                                                   loop)
         return result
 
     async def _read_many(self, ctx, request) -> ManyResult | ReadResult:
-        # The user is asked once, before anything is read, about every file listed that needs approval: a reply
-        # read first and dropped would count, for the unchanged stub, as read.
-        pending = await self._in_thread("the files listed", lambda: self._pending(
-            [req.path for req in expand(self.engine.workspace, request.entries)[0]]))
+        # The user is asked once, before anything is read, about every file listed that needs approval.
+        pending = await self._in_thread("the files listed", lambda stop: self._pending(
+            [req.path for req in expand(self.engine.workspace, request.entries)[0]], stop))
         if isinstance(pending, ReadResult):
             return pending
-        granted = pending if pending and await self._ask(ctx, pending) else {}
+        granted = await self._ask(ctx, pending) if pending else {}
+        loop = asyncio.get_running_loop()
 
-        def read(req: ReadRequest) -> ReadResult:
-            return self._read(req, granted.get(req.path, frozenset()))
+        def many(stop) -> ManyResult:
+            # For the unchanged stub, only files the reply shows whole count as read: read_many reads each file
+            # whole, then cuts some or leaves them out to fit the reply.
+            held: list = []
+            reply = read_many(self.engine, request,
+                              lambda req: self._read(req, granted.get(req.path, frozenset()), held, loop, stop))
+            if self.session:
+                self.session.remember(held, [f.result for f in reply.files
+                                             if f.state == "whole" and not f.images_dropped])
+            return reply
 
-        return await self._in_thread("the files listed", read_many, self.engine, request, read)
+        return await self._in_thread("the files listed", many)
 
-    def _pending(self, paths: list[str]) -> dict[str, frozenset]:
-        """The paths that need the user's approval (past what the flags allow), with why. In a worker: it looks
-        at the file system."""
-        pending = {path: frozenset(self._reasons(path) - self.flag_grants) for path in paths}
-        return {path: reasons for path, reasons in pending.items() if reasons}
+    def _pending(self, paths: list[str], stop=None) -> dict[str, tuple[frozenset, str]]:
+        """The paths that need the user's approval (past what the flags allow): why, and where each leads. In a
+        thread: it looks at the file system."""
+        pending = {}
+        for path in paths:
+            reasons, real = self._reasons(path)
+            if reasons - self.flag_grants:
+                pending[path] = (reasons - self.flag_grants, real)
+        return pending
 
-    def _read(self, request: ReadRequest, granted: frozenset) -> ReadResult:
-        """One read, in a worker: refused outside the roots or of a sensitive file unless `granted` (by the user)
-        or the flags allow each reason it was refused for."""
+    def _read(self, request: ReadRequest, granted: frozenset, held: list | None, loop, stop) -> ReadResult:
+        """One read, on a thread: refused outside the roots or of a sensitive file unless `granted` (by the user)
+        or the flags allow each reason it was refused for. `held`: see ReadSession.read."""
         engine = self.engine
-        result = self._engine_read(engine, request)
+        result = self._engine_read(engine, request, held, loop, stop)
         if not (result.is_error and result.error.code in CONSENT_CODES):
             return result
-        reasons = self._reasons(request.path)
+        reasons = self._reasons(request.path)[0]
+        if not reasons:  # the file changed since the engine refused it: nobody was asked about this one
+            return result
         allowed = granted | self.flag_grants
         if reasons <= allowed:
             request = dataclasses.replace(request, consent=True)
@@ -148,48 +170,50 @@ class McpReads:
             # Outside allowed, the secret not: read as if its folder were a root, so the engine refuses it in its
             # own words as a sensitive file.
             folder = os.path.dirname(os.path.realpath(engine.workspace.absolute(request.path)))
-            engine = Engine(Workspace(engine.workspace.roots + [folder], list(engine.workspace.sensitive_patterns)))
+            engine = self.reads.engine_for(Workspace(engine.workspace.roots + [folder],
+                                                     list(engine.workspace.sensitive_patterns)))
         else:
             return result
-        return self._engine_read(engine, request)
+        return self._engine_read(engine, request, held, loop, stop)
 
-    def _engine_read(self, engine: Engine, request: ReadRequest) -> ReadResult:
-        return self.session.read(engine, request) if self.session is not None else engine.read(request)
+    def _engine_read(self, engine: Engine, request: ReadRequest, held: list | None, loop, stop) -> ReadResult:
+        def read(req: ReadRequest) -> ReadResult:
+            return self.reads.read_anywhere(engine, req, None, loop, stop)
 
-    def _reasons(self, raw: str) -> set[str]:
-        """Why the engine refuses `raw` without consent: outside the roots, sensitive, or both."""
+        return self.session.read(engine, request, None, read, held) if self.session else read(request)
+
+    def _reasons(self, raw: str) -> tuple[frozenset, str]:
+        """Why the engine refuses `raw` without consent (outside the roots, sensitive, or both), and the real
+        path it leads to."""
         workspace = self.engine.workspace
         try:
             path = workspace.absolute(raw)
         except ReadError:  # an invalid path is refused for that, not for consent
-            return set()
+            return frozenset(), raw
         real = os.path.realpath(path)
         reasons = set()
         if real not in workspace.roots and workspace.relative(real) is None:
             reasons.add("outside_workspace")
         if not os.path.isdir(real) and workspace.is_sensitive(path, real):
             reasons.add("sensitive_file")
-        return reasons
+        return frozenset(reasons), real
 
     async def _in_thread(self, what: str, fn, *args):
-        """fn(*args) in a worker thread, stopped at READ_DEADLINE_SECONDS with a `timeout` error result."""
-        stop = threading.Event()
+        """fn(*args, stop) on a read thread, within the deadline (a `timeout` result past it); a reader's failure
+        as an `internal` result."""
+        def run(stop):
+            try:
+                return run_cancellable(stop, fn, *args, stop)
+            except Cancelled:  # stopped: nobody waits for the answer any more
+                return None
+
         try:
-            with anyio.move_on_after(READ_DEADLINE_SECONDS):
-                try:
-                    return await anyio.to_thread.run_sync(run_cancellable, stop, fn, *args, abandon_on_cancel=True,
-                                                          limiter=self.limiter)
-                except Cancelled:  # stopped by the deadline just as it ended
-                    pass
-                except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-                    log.exception("unexpected failure reading %s", what)
-                    return error_result(what, "internal", f"reading {what} failed unexpectedly "
-                                        f"({type(exc).__name__}: {str(exc)[:200]}). Try a smaller range, or read "
-                                        "another file.")
-        finally:
-            stop.set()  # past the deadline, or the client cancelled the call: the reader stops at its next checkpoint
-        return error_result(what, "timeout", f"reading {what} took longer than {READ_DEADLINE_SECONDS:.0f} s and "
-                            "was stopped. Read a smaller part of it (offset/limit, pages or cells), or fewer files.")
+            return await self.reads.on_thread(what, run)
+        except InvalidParams:  # a reader's own check of the arguments (a PDF's pages): the caller answers it
+            raise
+        except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
+            log.exception("unexpected failure reading %s", what)
+            return internal_result(what, type(exc).__name__, str(exc))
 
     # The client.
 
@@ -208,30 +232,38 @@ class McpReads:
                             self.fallback_roots, exc_info=True)
         self.engine.workspace.set_roots(roots or self.fallback_roots)
 
-    async def _ask(self, ctx, pending: dict[str, frozenset]) -> bool:
-        """Whether the user, asked through the client (elicitation), approves reading the `pending` paths, for
-        the reasons given. False where the client cannot ask."""
+    async def _ask(self, ctx, pending: dict[str, tuple[frozenset, str]]) -> dict[str, frozenset]:
+        """What the user, asked through the client (elicitation), approves of the `pending` paths: each by
+        where it really leads, grouped by why it needs approval; at most MAX_APPROVAL_PATHS of them. Nothing
+        where the client cannot ask."""
         caps = ctx.session.client_capabilities
         if caps is None or caps.elicitation is None:
-            return False
-        paths, reasons = list(pending), set().union(*pending.values())
-        why = " and ".join(sorted({"outside_workspace": "outside the workspace folders",
-                                   "sensitive_file": "may hold secrets (credentials, keys or environment settings)"}[r]
-                                  for r in reasons))
-        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-        message = (f"The agent asks to read {shown}, which {'is' if len(paths) == 1 else 'are'} {why}. "
-                   "Allow this read?")
+            return {}
+        asked = dict(list(pending.items())[:MAX_APPROVAL_PATHS])
+        lines = [f"The agent asks to read {'this file' if len(asked) == 1 else f'these {len(asked)} files'}:"]
+        for code, why in CONSENT_REASONS.items():
+            reals = sorted({real for reasons, real in asked.values() if code in reasons})
+            if reals:
+                lines.append(f"- {why}: {', '.join(reals)}")
+        if len(pending) > len(asked):
+            lines.append(f"{len(pending) - len(asked)} more files it asked for are not part of this approval "
+                         "and will be refused.")
+        lines.append("Allow this read?")
         try:
-            answer = await ctx.session.elicit_form(message, {"type": "object", "properties": {}},
+            answer = await ctx.session.elicit_form("\n".join(lines), {"type": "object", "properties": {}},
                                                    related_request_id=ctx.request_id)
         except Exception:  # noqa: BLE001 - a client that failed to ask: not an approval
             log.warning("asking the user for approval failed", exc_info=True)
-            return False
-        return answer.action == "accept"
+            return {}
+        return {path: reasons for path, (reasons, _) in asked.items()} if answer.action == "accept" else {}
 
 
 def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _invalid(exc: InvalidParams) -> types.CallToolResult:
+    return _error(f"Error: invalid arguments: {exc}. Call again with arguments matching the tool's schema.")
 
 
 def _parts(parts) -> list:
@@ -269,7 +301,11 @@ def serve(args: argparse.Namespace) -> None:
     server = build_server(reads)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        reads.reads.start()
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            reads.reads.close()
 
     anyio.run(run)

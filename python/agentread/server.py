@@ -6,15 +6,15 @@ A read is an async handler, so the event loop goes on reading messages while it 
 - PDF, image and Office files, and notebooks with images (engine.runs_isolated): in a worker process
   (workers.py), which is killed at the read's deadline or when it is cancelled; a crash there costs that
   read only. A file read in a worker before, unchanged, goes there directly;
-- the rest (text, directories, notebooks without images): on a pool of threads (READ_WORKERS), told to stop
-  through its stop event when cancelled or out of time. The engine tells which reads go to a worker.
-A read still running at READ_DEADLINE_SECONDS is answered with a `timeout` error result.
+- the rest (text, directories, notebooks without images): on a pool of threads, told to stop through its stop
+  event when cancelled or out of time. The engine tells which reads go to a worker.
+A read still running at its deadline is answered with a `timeout` error result (reads.py, shared with the MCP
+server).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
 import logging
 import os
@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import unquote
 
@@ -34,29 +33,19 @@ from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.cancel import Cancelled, run_cancellable
-from agentread.engine import Engine, FileChanged, ReadElsewhere
+from agentread.engine import FileChanged, ReadElsewhere
 from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request, read_many
 from agentread.request import InvalidParams, ReadRequest, parse_request
+from agentread.reads import Reads, internal_result
+from agentread.result import ReadError, ReadResult
 from agentread.session import ReadSession
-from agentread.result import ReadError, ReadResult, error_result, result_from_json
-from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
 from agentread.workspace import Workspace, path_version
 
 READ_METHOD = "agentread/read"
 READ_MANY_METHOD = "agentread/readMany"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
 OUTPUTS_METHOD = "agentread/notebookOutputs"
-
-# Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not read faster;
-# four keep one slow read (a huge text file scanned to its end) from holding up the quick reads queued behind it.
-READ_WORKERS = 4
-
-# A read still running after this long is answered with an error and told to stop (in a worker process: the
-# worker is killed): the chat must not hang on a hostile file. Generous, because paging a big PDF cold can take
-# seconds on a slow machine. A read in a worker is timed from its start there, not while it waits its turn.
-# AGENTREAD_READ_DEADLINE sets another (tests use short ones).
-DEFAULT_READ_DEADLINE_SECONDS = 60.0
 
 # A repeat read of a text file this small, unchanged since a read of it took under QUICK_READ_SECONDS, is done on
 # the event loop: it is answered even while every thread is busy, and skips the hand-off to a thread and back.
@@ -69,28 +58,10 @@ QUICK_READ_SECONDS = 0.01
 QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
 
-# How often a read of many files, waiting on a worker process for one of them, looks whether it was cancelled.
-STOP_POLL_SECONDS = 0.05
-
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
 MAX_HEADER_LINE_BYTES = 64 << 10
 
 log = logging.getLogger("agentread")
-
-
-def _deadline() -> float:
-    raw = os.environ.get("AGENTREAD_READ_DEADLINE")
-    try:
-        seconds = DEFAULT_READ_DEADLINE_SECONDS if raw is None else float(raw)
-    except ValueError:
-        seconds = 0.0
-    if 0 < seconds < float("inf"):
-        return seconds
-    log.warning("AGENTREAD_READ_DEADLINE=%r is not a positive number of seconds; the default is used", raw)
-    return DEFAULT_READ_DEADLINE_SECONDS
-
-
-READ_DEADLINE_SECONDS = _deadline()
 
 
 def _converter():
@@ -185,18 +156,25 @@ class AgentReadServer(LanguageServer):
         notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
             notebook="*", cells=[types.NotebookCellLanguage(language="*")])])
         super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter)
-        limits = Limits.from_environment()
-        # Without workers (AGENTREAD_WORKERS=0, or Windows), every read is made in this process.
-        self.pool = WorkerPool(limits) if limits.workers and workers_supported() else None
-        self.engine = Engine(Workspace(), isolate=self.pool is not None)
-        # Reads only: pygls reads stdin on threads of its own, which a slow read must not hold up.
-        self.executor = ThreadPoolExecutor(max_workers=READ_WORKERS, thread_name_prefix="read")
+        # Reads on threads of their own (pygls reads stdin on its threads, which a slow read must not hold up),
+        # and in worker processes.
+        self.reads = Reads(Workspace())
+        self.engine = self.reads.engine
         # Keyed by real path (URIs of one file can be spelt many ways):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
         self.places = _Places(self.engine.workspace)
         # The unchanged-read stub (session.py), when initializationOptions.unchangedStub asks for it.
         self.session: ReadSession | None = None
+
+    @property
+    def executor(self):
+        """The read threads (reads.py)."""
+        return self.reads.executor
+
+    @executor.setter
+    def executor(self, executor) -> None:
+        self.reads.executor = executor
 
     async def read(self, params: Any) -> dict:
         """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
@@ -207,11 +185,11 @@ class AgentReadServer(LanguageServer):
         if not self.engine.workspace.roots:
             self.sync_roots()
         buffers = self.live_buffers()
-        if self.session:  # every read is compared with what this session was shown: no quick path
-            return await self._on_thread(request.path, self._read_in_session, request, buffers,
-                                         asyncio.get_running_loop())
-        known = self.places.known(request, buffers)
         try:
+            if self.session:  # every read is compared with what this session was shown: no quick path
+                return await self._on_thread(request.path, self._read_in_session, request, buffers,
+                                             asyncio.get_running_loop())
+            known = self.places.known(request, buffers)
             if known and known.place == "loop":
                 answer = self._read_on_loop(request, buffers, known.seen)
                 if answer is not None:
@@ -227,7 +205,7 @@ class AgentReadServer(LanguageServer):
             raise
         except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
             log.exception("unexpected failure reading %s", request.path)
-            return _internal(request, type(exc).__name__, str(exc))
+            return internal_result(request.path, type(exc).__name__, str(exc)).to_json()
 
     def _read_on_loop(self, request: ReadRequest, buffers: dict, seen: tuple) -> dict | None:
         """A quick read (see _Places), answered before the next message is read: nothing to cancel, no
@@ -244,19 +222,9 @@ class AgentReadServer(LanguageServer):
         return await self._on_thread(request.path, self._read_here, request, buffers)
 
     async def _on_thread(self, name: str, fn, *args) -> Any:
-        """fn(*args, stop) on a thread, within the deadline; `stop` is set when the read is cancelled or out of
-        time, and the reader stops at its next checkpoint."""
-        stop = threading.Event()
-        work = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args, stop)
-        try:
-            # A read cancelled or out of time before a thread takes it leaves the queue (the future is cancelled).
-            return await asyncio.wait_for(work, READ_DEADLINE_SECONDS)
-        except asyncio.TimeoutError:
-            stop.set()
-            return _timeout(name)
-        except asyncio.CancelledError:
-            stop.set()
-            raise
+        """fn(*args, stop) on a read thread, within the deadline (reads.py); a timeout as JSON."""
+        answer = await self.reads.on_thread(name, fn, *args)
+        return answer.to_json() if isinstance(answer, ReadResult) else answer
 
     async def read_many(self, params: Any) -> dict:
         """One agentread/readMany: {paths, consent?: [path...]}, the listed paths the user approved."""
@@ -295,18 +263,7 @@ class AgentReadServer(LanguageServer):
     def _read_anywhere(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> ReadResult:
         """On a thread, a read whose whole result is needed here (many files, the stub): in a worker process
         where the engine says."""
-        try:
-            return self.engine.read(request, buffers.get)
-        except ReadElsewhere as elsewhere:
-            work = asyncio.run_coroutine_threadsafe(
-                self._read_in_worker(request, _Elsewhere(None, elsewhere.path), buffers), loop)
-            while True:
-                try:
-                    return result_from_json(work.result(STOP_POLL_SECONDS))
-                except concurrent.futures.TimeoutError:
-                    if stop.is_set():
-                        work.cancel()  # the worker is killed, as for a cancelled read
-                        raise Cancelled() from None
+        return self.reads.read_anywhere(self.engine, request, buffers.get, loop, stop)
 
     def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | _Elsewhere | None:
         """On a thread. None when stopped: nobody waits for the answer any more."""
@@ -322,23 +279,9 @@ class AgentReadServer(LanguageServer):
         return result.to_json()
 
     async def _read_in_worker(self, request: ReadRequest, place: _Elsewhere, buffers: dict) -> dict:
-        try:
-            answer = await self.pool.read(request, place.path, buffers.get(place.path), self.engine.workspace,
-                                          READ_DEADLINE_SECONDS)
-        except asyncio.TimeoutError:
-            return _timeout(request.path)
-        except ReaderFailed as exc:
-            log.error("unexpected failure reading %s (in a worker process):\n%s", request.path, exc.trace)
-            return _internal(request, exc.name, str(exc))
-        except WorkerDied as exc:
-            limits = self.pool.limits
-            log.error("the worker process reading %s ended (%s)", request.path, exc.how)
-            return error_result(request.path, "internal", f"reading {request.path} ended the worker process "
-                                f"reading it ({exc.how}): a crash in a native library, or past its limits "
-                                f"({limits.memory_mb:,} MB of memory, {limits.cpu_seconds} s of CPU). Nothing else "
-                                "was affected. Read a smaller part of it (pages, offset/limit), or another "
-                                "file.").to_json()
-        self.places.note(place.seen, answer["kind"], answer["path"], 0.0, "worker")
+        answer = await self.reads.in_worker(request, place.path, buffers.get(place.path), self.engine.workspace)
+        if "error" not in answer:
+            self.places.note(place.seen, answer["kind"], answer["path"], 0.0, "worker")
         return answer
 
     def sync_roots(self) -> None:
@@ -410,8 +353,7 @@ def on_initialized(ls: AgentReadServer, params: types.InitializedParams) -> None
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.info("agentread %s ready; workspace roots: %s", __version__, ls.engine.workspace.roots)
-    if ls.pool:
-        ls.pool.start()
+    ls.reads.start()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -457,17 +399,6 @@ def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
         ls.notebook_changed[path] = time.time()
 
 
-def _internal(request: ReadRequest, name: str, message: str) -> dict:
-    return error_result(request.path, "internal", f"reading {request.path} failed unexpectedly ({name}: "
-                        f"{message[:200]}). Try a smaller range, or read another file.").to_json()
-
-
-def _timeout(name: str) -> dict:
-    log.warning("read of %s stopped after %.0f s", name, READ_DEADLINE_SECONDS)
-    return error_result(name, "timeout", f"reading {name} took longer than {READ_DEADLINE_SECONDS:g} s and was "
-                        "stopped. Read a smaller part of it (offset/limit, pages or cells), or fewer files.").to_json()
-
-
 class _ClientLogHandler(logging.Handler):
     """Log records go to the client's output (window/logMessage), never to stdout, the protocol channel."""
 
@@ -511,5 +442,4 @@ def serve() -> None:
     try:
         server.start_io(_Input(sys.stdin.buffer))
     finally:
-        if server.pool:
-            server.pool.close()
+        server.reads.close()

@@ -1,10 +1,10 @@
 """Opt-in: a session's repeated read of an unchanged file answers one line saying so, not the same text again.
 
-A session (one MCP connection, one editor window) that turned it on remembers, for each file and window it read
-(path, offset, limit, pages, cells, raw), what the file was: size, mtime, ctime, inode and a hash of its bytes
-(of the text, for an editor buffer). The same window of the same file, still the same, is answered with a stub
-of the same kind and fields, `unchanged: true`, and its text saying so. A changed file, another window, another
-session, or a read refused now is read as ever.
+Off by default. A session is one server process: in VS Code one window's server, in MCP one connection. One
+that turned it on remembers, for each file and window it read (path, offset, limit, pages, cells, raw), what the
+file was: size, mtime, ctime, inode and a hash of its bytes (of the text, for an editor buffer). The same window
+of the same file, still the same, is answered with a stub of the same kind and fields, `unchanged: true`, and its
+text saying so. A changed file, another window, another session, or a read refused now is read as ever.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import stat
+import threading
 from collections import OrderedDict
 from typing import Callable
 
 from agentread.live import LiveNotebook
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
+from agentread.workspace import Resolved, open_verified
 
 # Files larger than this are never stubbed: telling them unchanged would mean hashing them whole on every read.
 MAX_STUB_FILE_BYTES = 16 << 20
@@ -30,55 +31,75 @@ _HASH_CHUNK = 1 << 20
 
 
 class ReadSession:
-    """The reads of one session. `read` is Engine.read, with the stub."""
+    """The reads of one session. `read` is Engine.read, with the stub. Safe to use from several threads."""
 
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple, tuple[tuple, ReadResult]] = OrderedDict()
+        self._lock = threading.Lock()  # reads on several threads look up and remember windows
 
     def read(self, engine, request: ReadRequest, live: Callable | None = None,
-             read: Callable[[ReadRequest], ReadResult] | None = None) -> ReadResult:
+             read: Callable[[ReadRequest], ReadResult] | None = None, held: list | None = None) -> ReadResult:
         """engine.read(request, live), or the stub when this session read this window of this file, unchanged.
-        `read` reads it instead of engine.read (a server's, which reads where the engine says)."""
+        `read` reads it instead of engine.read (a server's, which reads where the engine says). With `held`, a
+        read is not remembered but added there, for `remember` once the caller knows it was shown whole."""
         lookup = live or engine.live
         read = read or (lambda req: engine.read(req, live))
         try:
-            real = engine.workspace.resolve(request.path, request.consent).path  # refused now: refused again
+            resolved = engine.workspace.resolve(request.path, request.consent)  # refused now: refused again
         except ReadError:
             return read(request)
-        key = (real, request.offset, request.limit, request.pages, request.cells, request.raw)
-        before = _fingerprint(real, lookup(real))
-        seen = self._seen.get(key)
-        if before is not None and seen is not None and seen[0] == before:
-            self._seen.move_to_end(key)
-            return _stub(seen[1])
+        key = (resolved.path, request.offset, request.limit, request.pages, request.cells, request.raw)
+        before = _fingerprint(resolved, lookup(resolved.path))
+        with self._lock:
+            seen = self._seen.get(key)
+            if before is not None and seen is not None and seen[0] == before:
+                self._seen.move_to_end(key)
+                return _stub(seen[1])
         result = read(request)
-        after = _fingerprint(real, lookup(real)) if before is not None else None
+        after = _fingerprint(resolved, lookup(resolved.path)) if before is not None else None
         if result.is_error or after is None or after != before:  # changed while read: what was shown is unknown
-            self._seen.pop(key, None)
+            with self._lock:
+                self._seen.pop(key, None)
             return result
-        self._seen[key] = (before, dataclasses.replace(result, content=[]))
-        self._seen.move_to_end(key)
-        if len(self._seen) > MAX_SESSION_READS:
-            self._seen.popitem(last=False)
+        if held is not None:
+            held.append((result, key, before))
+        else:
+            self._remember([(result, key, before)])
         return result
 
+    def remember(self, held: list, shown: list[ReadResult]) -> None:
+        """Remembers the reads `read` held back whose results are among `shown` (the very objects)."""
+        shown_ids = {id(result) for result in shown}
+        self._remember([entry for entry in held if id(entry[0]) in shown_ids])
 
-def _fingerprint(real: str, buffer) -> tuple | None:
+    def _remember(self, entries: list) -> None:
+        with self._lock:
+            for result, key, before in entries:
+                self._seen[key] = (before, dataclasses.replace(result, content=[]))
+                self._seen.move_to_end(key)
+                if len(self._seen) > MAX_SESSION_READS:
+                    self._seen.popitem(last=False)
+
+
+def _fingerprint(resolved: Resolved, buffer) -> tuple | None:
     """What tells this content of the file from any other; None where no stub is given (a directory, a large
-    file, an open notebook)."""
+    file, an open notebook, a file replaced since it was resolved)."""
     if isinstance(buffer, LiveNotebook):
         return None
     if isinstance(buffer, str):
         return "buffer", hashlib.blake2b(buffer.encode("utf-8", "surrogatepass")).digest()
+    if resolved.is_dir or resolved.st.st_size > MAX_STUB_FILE_BYTES:
+        return None
     try:
-        st = os.stat(real)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STUB_FILE_BYTES:
-            return None
-        digest = hashlib.blake2b()
-        with open(real, "rb") as f:
+        # Opened as the engine opens it: never blocking on a FIFO swapped in, and only the file resolved.
+        with open_verified(resolved) as f:
+            st = os.fstat(f.fileno())
+            if st.st_size > MAX_STUB_FILE_BYTES:
+                return None
+            digest = hashlib.blake2b()
             while chunk := f.read(_HASH_CHUNK):
                 digest.update(chunk)
-    except OSError:
+    except (OSError, ReadError):
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest.digest()
 

@@ -7,8 +7,8 @@ the other reads in flight.
 
 Each worker is a multiprocessing process, forked from a process that has imported the readers (multiprocessing's
 forkserver), so that a fresh worker is ready in milliseconds. The server sends it one request at a time over a
-multiprocessing pipe and waits for the answer on its event loop (no thread between them: a repeat read of a
-PDF page costs about 0.15 ms more than in the server). A file is always read by the same worker (a
+multiprocessing pipe and waits on its event loop for the answer to start; the rest is taken off the pipe on a
+thread, so that a worker stalled mid-reply cannot hold up the server. A file is always read by the same worker (a
 hash of its real path) so that what a worker keeps warm, the open PDF documents, serves the next read of it;
 the other requests for a busy worker wait their turn. The OS holds each worker to its address space
 (AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline or when
@@ -59,6 +59,13 @@ PRELOAD = ["agentread.engine", "agentread.pdf", "agentread.image", "agentread.of
 # Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a fault in a
 # native library would when asked to read a file of that name.
 CRASH_FOR_TESTS = "AGENTREAD_TEST_CRASH_FILE"
+
+# Of a reader's exception message, what a worker sends back: the server quotes less; this bounds the pipe.
+MAX_SENT_MESSAGE_CHARS = 1000
+
+# How long a worker that was told to end (or has ended) is waited for before it is killed; then it is waited for
+# until it is gone, so that its process and pipe are always released.
+EXIT_WAIT_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,7 @@ class _Worker:
                 connection = await self._ready()
                 connection.send(args)
             loop = asyncio.get_running_loop()
+            ends = loop.time() + deadline
             arrived = loop.create_future()  # the reply starts to arrive, or the worker has ended (end of file)
             loop.add_reader(connection.fileno(), _settle, arrived, None)
             late = loop.call_later(deadline, _settle, arrived, asyncio.TimeoutError())
@@ -175,10 +183,15 @@ class _Worker:
                 late.cancel()
                 if self.connection is connection:
                     loop.remove_reader(connection.fileno())
+            # The rest of the reply follows as the worker writes it: taken on a thread, within the deadline.
+            receiving = loop.run_in_executor(None, _receive, connection)
             try:
-                reply = connection.recv()  # the rest of the reply follows as the worker writes it
-            except (EOFError, OSError):
-                raise WorkerDied(await self._ended()) from None
+                reply = await asyncio.wait_for(asyncio.shield(receiving), max(ends - loop.time(), 0))
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self.kill(receiving)  # its end of the pipe closes: the thread stops receiving
+                raise
+            if reply is None:
+                raise WorkerDied(await self._ended())
         if reply[0] == "raised":
             name, message, trace = reply[1:]
             raise InvalidParams(message) if name == "InvalidParams" else ReaderFailed(name, message, trace)
@@ -226,8 +239,9 @@ class _Worker:
         theirs.close()
         return process, ours
 
-    def kill(self) -> None:
-        """Ends the worker now, whatever it is doing; the next read starts a fresh one."""
+    def kill(self, receiving: asyncio.Future | None = None) -> None:
+        """Ends the worker now, whatever it is doing; the next read starts a fresh one. The pipe is closed once
+        `receiving`, a thread taking a reply off it, is done."""
         process, connection, self.process, self.connection = self.process, self.connection, None, None
         if process is not None:
             if process.exitcode is None:  # its group: a program it runs (Tesseract) ends with it
@@ -236,7 +250,10 @@ class _Worker:
             process.kill()  # in case it had yet to make its group
             with contextlib.suppress(RuntimeError, ValueError):  # no loop (the server is ending), or not watched
                 asyncio.get_running_loop().remove_reader(connection.fileno())
-            connection.close()
+            if receiving is None or receiving.done():
+                connection.close()
+            else:
+                receiving.add_done_callback(lambda _: connection.close())
             # Collected on a thread: the process is gone at once, its exit status follows.
             threading.Thread(target=_exit_code, args=(process,), daemon=True).start()
 
@@ -246,11 +263,23 @@ def _settle(future: asyncio.Future, error: BaseException | None) -> None:
         future.set_exception(error) if error else future.set_result(None)
 
 
+def _receive(connection) -> Any:
+    """The reply, or None if the worker ended before it was whole."""
+    try:
+        return connection.recv()
+    except (EOFError, OSError):
+        return None
+
+
 def _exit_code(process) -> int | None:
-    process.join(5)
+    """How the process ended (as Process.exitcode), once it has; then it is released. One that does not end within
+    EXIT_WAIT_SECONDS is killed and waited for."""
+    process.join(EXIT_WAIT_SECONDS)
     code = process.exitcode
-    if code is not None:
-        process.close()
+    if code is None:
+        process.kill()
+        process.join()
+    process.close()
     return code
 
 
@@ -276,7 +305,7 @@ def _serve(connection, memory_bytes: int, server: int) -> None:
         try:
             connection.send(("result", _read(*args)))
         except Exception as exc:  # noqa: BLE001 - the server answers for it; the worker goes on
-            connection.send(("raised", type(exc).__name__, str(exc)[:1000], traceback.format_exc()))
+            connection.send(("raised", type(exc).__name__, str(exc)[:MAX_SENT_MESSAGE_CHARS], traceback.format_exc()))
 
 
 def _end_with(server: int) -> None:
