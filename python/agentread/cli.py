@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     mcp.add_argument("--allow-sensitive", action="store_true",
                      help="read sensitive files (.env, keys, credentials) without asking")
     mcp.add_argument("--unchanged-stub", action="store_true",
-                     help="answer a repeated read of an unchanged file with one line saying so")
+                     help="answer a repeated read of an unchanged file in this connection with one line saying so")
     args = parser.parse_args(argv)
     if args.command == "mcp":
         return _mcp(args)

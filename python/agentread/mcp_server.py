@@ -192,9 +192,9 @@ class McpReads:
             return frozenset(), raw
         real = os.path.realpath(path)
         reasons = set()
-        if real not in workspace.roots and workspace.relative(real) is None:
+        if not workspace.contains(real):  # as Workspace.resolve decides
             reasons.add("outside_workspace")
-        if not os.path.isdir(real) and workspace.is_sensitive(path, real):
+        if not os.path.isdir(real) and workspace.is_sensitive(path, real):  # as Workspace.resolve decides
             reasons.add("sensitive_file")
         return frozenset(reasons), real
 

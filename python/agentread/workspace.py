@@ -64,7 +64,7 @@ class Workspace:
         """The real path behind `raw`, or a ReadError saying why it may not or cannot be read."""
         path = self.absolute(raw)
         real = os.path.realpath(path)
-        inside = self._inside(real)
+        inside = self.contains(real)
         if not consent and not inside:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
             raise ReadError("outside_workspace", f"{raw} resolves to {real}, which is outside {where}. "
@@ -82,7 +82,8 @@ class Workspace:
                             "it could block or never end, so it is refused. Read a regular file instead.")
         return Resolved(real, st, inside)
 
-    def _inside(self, real: str) -> bool:
+    def contains(self, real: str) -> bool:
+        """Whether the real path `real` is a root or lies under one."""
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
 
     def relative(self, real: str) -> str | None:
