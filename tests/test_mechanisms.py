@@ -454,9 +454,9 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     (tmp_path / "a.txt").write_text("one\n")
     server = _server(tmp_path)
-    server.executor = ThreadPoolExecutor(1)
+    server.reads.executor = ThreadPoolExecutor(1)
     busy = threading.Event()
-    server.executor.submit(busy.wait, 30)  # the only worker is taken
+    server.reads.executor.submit(busy.wait, 30)  # the only worker is taken
     ran = []
     read = server.engine.read
     server.engine.read = lambda *args: ran.append(args) or read(*args)
@@ -470,5 +470,5 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     asyncio.run(play())
     busy.set()
-    server.executor.shutdown(wait=True)
+    server.reads.executor.shutdown(wait=True)
     assert not ran

@@ -167,15 +167,6 @@ class AgentReadServer(LanguageServer):
         # The unchanged-read stub (session.py), when initializationOptions.unchangedStub asks for it.
         self.session: ReadSession | None = None
 
-    @property
-    def executor(self):
-        """The read threads (reads.py)."""
-        return self.reads.executor
-
-    @executor.setter
-    def executor(self, executor) -> None:
-        self.reads.executor = executor
-
     async def read(self, params: Any) -> dict:
         """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
         try:
@@ -246,7 +237,7 @@ class AgentReadServer(LanguageServer):
         def read(one: ReadRequest) -> ReadResult:
             if one.path in consented:  # a glob's matches are never approved: only paths listed as they are
                 one = dataclasses.replace(one, consent=True)
-            return self._read_anywhere(one, buffers, loop, stop)
+            return self.reads.read_anywhere(self.engine, one, buffers.get, loop, stop)
 
         try:
             return run_cancellable(stop, read_many, self.engine, request, read).to_json()
@@ -256,14 +247,10 @@ class AgentReadServer(LanguageServer):
     def _read_in_session(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> dict | None:
         try:
             return run_cancellable(stop, self.session.read, self.engine, request, buffers.get,
-                                   lambda one: self._read_anywhere(one, buffers, loop, stop)).to_json()
+                                   lambda one: self.reads.read_anywhere(self.engine, one, buffers.get, loop,
+                                                                        stop)).to_json()
         except Cancelled:
             return None
-
-    def _read_anywhere(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> ReadResult:
-        """On a thread, a read whose whole result is needed here (many files, the stub): in a worker process
-        where the engine says."""
-        return self.reads.read_anywhere(self.engine, request, buffers.get, loop, stop)
 
     def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | _Elsewhere | None:
         """On a thread. None when stopped: nobody waits for the answer any more."""
