@@ -18,6 +18,7 @@ def _read(args: argparse.Namespace) -> int:
 
     window = {"offset": args.offset, "limit": args.limit, "pages": args.pages, "cells": args.cells, "raw": args.raw}
     window = {k: v for k, v in window.items() if v is not None}
+    size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     engine = Engine(Workspace([args.root or os.getcwd()]))
     try:
         from agentread.many import is_glob
@@ -28,10 +29,10 @@ def _read(args: argparse.Namespace) -> int:
             if window or args.consent:
                 raise InvalidParams("--offset, --limit, --pages, --cells, --raw and --consent apply to one path; "
                                     "read the files one at a time for them")
-            result = read_many(engine, parse_many_request({"paths": args.paths}))
+            result = read_many(engine, parse_many_request({"paths": args.paths, **size}))
             failed = False
         else:
-            result = engine.read(parse_request({"path": args.paths[0], **window,
+            result = engine.read(parse_request({"path": args.paths[0], **window, **size,
                                                 **({"consent": True} if args.consent else {})}))
             failed = result.is_error
     except InvalidParams as exc:
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="read even outside the root or a sensitive file (as if the user approved)")
     read.add_argument("--raw", action="store_true", default=None,
                       help="show a notebook's JSON source as numbered text lines")
+    read.add_argument("--max-bytes", type=int,
+                      help="the reply's text in bytes at most, as a host that passes on no more would need")
     read.add_argument("--json", action="store_true", help="print the whole result object")
     sub.add_parser("serve", help="run the JSON-RPC server on stdio")
     mcp = sub.add_parser("mcp", help="run the Model Context Protocol server on stdio (needs agentread[mcp])")

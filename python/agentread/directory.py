@@ -52,7 +52,13 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
         raise ReadError("offset_past_end", f"offset {first:,} is past the end of the listing of {request.path}, "
                         f"which has {len(listed):,} entries. Read it from offset 1.")
     end = min(len(listed), first - 1 + min(request.line_limit, MAX_DIR_ENTRIES))
-    shown = [line for _, line in listed[first - 1:end]]
+    shown, used = [], 0
+    for _, line in listed[first - 1:end]:
+        used += len(line.encode("utf-8", "surrogatepass")) + 1
+        if shown and used > request.output_bytes:  # long names: the text budget ends the page before the count
+            break
+        shown.append(line)
+    end = first - 1 + len(shown)
     total = f"{len(entries):,}" if complete else f"more than {MAX_DIR_SCAN:,}"
     where = f"; entries {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
     lines = [f"Directory {path} ({total} entries; folders first{where}):"] + shown

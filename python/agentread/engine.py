@@ -5,6 +5,7 @@ Every refusal a model can act on is a ReadError raised on the way and turned int
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 from typing import Callable
@@ -37,6 +38,11 @@ ISOLATED_KINDS = frozenset({"pdf", "image", "office", "legacy_office"})
 # A notebook's image outputs are decoded and drawn (Pillow, cairo for SVG): a notebook holding one is read in a
 # worker too. Its MIME type, as a key of an output's data, is looked for in the notebook's bytes.
 NOTEBOOK_IMAGE_KEY = b'"image/'
+
+# A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing line): a
+# reply still over the caller's `maxBytes` is read again with the budget cut by what it overshot, at most this
+# many times, before it is refused.
+MAX_FIT_TRIES = 3
 
 # A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
@@ -77,8 +83,26 @@ class Engine:
         """Never raises for a problem with the file: those become error results. InvalidParams propagates;
         FileChanged, raised before anything is read when `expect` (a file_version) is not the file's version;
         and ReadElsewhere, from an engine that isolates."""
+        live = live or self.live
+        result = self._guarded(request, live, expect)
+        if request.max_bytes is None:
+            return result
+        tried = request
+        for _ in range(MAX_FIT_TRIES):
+            over = result.text_bytes() - request.max_bytes
+            if over <= 0 or result.is_error:
+                return result
+            tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
+            result = self._guarded(tried, live, expect)
+        if result.text_bytes() <= request.max_bytes or result.is_error:
+            return result
+        return error_result(request.path, "reply_too_large", f"the smallest reply this read of {request.path} "
+                            f"gives ({result.text_bytes():,} bytes) is over the {request.max_bytes:,}-byte limit of "
+                            "one reply here. Read a smaller part of it: a smaller limit, one page or one cell.")
+
+    def _guarded(self, request: ReadRequest, live: LiveLookup, expect: tuple | None) -> ReadResult:
         try:
-            return self._read(request, live or self.live, expect)
+            return self._read(request, live, expect)
         except ReadError as exc:
             return error_result(request.path, exc.code, exc.message)
         except OSError as exc:  # the file system failed mid-read (EIO, a vanished mount, /proc oddities)

@@ -7,6 +7,14 @@ MAX_LINES = 2000
 # About 50 KB of rendered text per call: roughly 12-15k tokens, a large but affordable share of a context.
 MAX_OUTPUT_BYTES = 50_000
 
+# The smallest reply a caller may ask for (`maxBytes`): less cannot hold a window's closing line and a useful
+# part of a file; a smaller value is raised to it.
+MIN_REPLY_BYTES = 2_000
+
+# Of a reply limit the caller sets (`maxBytes`), the part kept for the lines that frame a window (a header, the
+# closing line with the call that continues), which readers add on top of their text budget.
+REPLY_FRAME_BYTES = 600
+
 # A single line longer than this is cut with a marker: minified files and hex dumps would otherwise spend the
 # whole budget on one line the model cannot use.
 MAX_LINE_CHARS = 2000

@@ -1,6 +1,7 @@
 """Many files in one reply: paths and globs → one read each → the reply's budget shared → one reply and its `next`.
 
-The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of text, MAX_MANY_IMAGES images),
+The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of text, or the caller's `maxBytes`;
+MAX_MANY_IMAGES images),
 shared so that no file starves the rest: each file asks for what its read gives alone; the budget goes first to
 the files that need least (each gets all it asks for while that is under an equal share of what is left), and
 the rest is split evenly among the larger ones. A file over its share is read again by lines, as many as fit;
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
-from agentread.request import InvalidParams, ReadRequest, parse_request
+from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart, error_result, sendable
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be worth a header.
@@ -45,9 +46,9 @@ MAX_MANY_IMAGE_BYTES = 10 << 20
 SUMMARY_RESERVE_LINES = 6
 SUMMARY_RESERVE_BYTES = 500
 SUMMARY_RESERVE_PER_FILE = 80
-# At most this much of the reply is kept back for them: the files keep the rest (a final trim keeps the reply
+# At most this share of the reply is kept back for them: the files keep the rest (a final trim keeps the reply
 # within its budget when paths are long).
-MAX_SUMMARY_BYTES = MAX_OUTPUT_BYTES // 2
+MAX_SUMMARY_SHARE = 0.5
 # A share that leaves a cut file less than this past its header shows too little: fewer files then share the reply.
 MIN_SHARE_BYTES = 300
 MIN_SHARE_LINES = 5
@@ -71,6 +72,12 @@ Read = Callable[[ReadRequest], ReadResult]
 @dataclass(frozen=True)
 class ManyRequest:
     entries: tuple[ReadRequest, ...]  # as given: a path may be a glob
+    max_bytes: int | None = None  # the reply's text in UTF-8 bytes at most (the host's limit); None: no limit
+
+    @property
+    def budget(self) -> int:
+        """The reply's text, closing lines included, in UTF-8 bytes at most."""
+        return MAX_OUTPUT_BYTES if self.max_bytes is None else min(self.max_bytes, MAX_OUTPUT_BYTES)
 
 
 @dataclass
@@ -143,8 +150,9 @@ def parse_many_request(params: Any) -> ManyRequest:
     """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
-    if set(params) != {"paths"}:
-        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - {'paths'}))}; known: paths")
+    if set(params) - {"paths", "maxBytes"}:
+        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - {'paths', 'maxBytes'}))}; "
+                            "known: paths, maxBytes")
     paths = params["paths"]
     if not isinstance(paths, list) or not paths:
         raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
@@ -159,7 +167,7 @@ def parse_many_request(params: Any) -> ManyRequest:
             raise InvalidParams(f"each entry of 'paths' must be a string or an object {{path, offset?, limit?, "
                                 f"pages?, cells?, raw?}}, got {item!r}")
         entries.append(parse_request(item))
-    return ManyRequest(tuple(entries))
+    return ManyRequest(tuple(entries), max_bytes(params))
 
 
 def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyResult:
@@ -171,11 +179,11 @@ def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyRes
     for req in listed:
         checkpoint()
         files.append(FileRead(req, read(req)))
-    _share(files, read, leftover)
+    _share(files, read, leftover, request.budget)
     _attach_images(files)
     if files and all(f.result is None for f in files):
-        _show_first(files, read, leftover, notes)
-    return _reply(files, leftover, notes)
+        _show_first(files, read, leftover, notes, request.budget)
+    return _reply(files, leftover, notes, request.budget)
 
 
 def _each_own_errors(read: Read) -> Read:
@@ -376,14 +384,14 @@ def _fair(needs: list[int], total: int) -> list[int]:
     return shares
 
 
-def _reserve(named: list[ReadRequest]) -> int:
+def _reserve(named: list[ReadRequest], budget: int) -> int:
     """Bytes kept back for the closing lines: a few, and each file `named` once in `next` with its window."""
     names = sum(SUMMARY_RESERVE_PER_FILE + len(json.dumps(_entry(req), ensure_ascii=False).encode("utf-8",
                 "surrogatepass")) for req in named[:MAX_MANY_FILES])
-    return min(SUMMARY_RESERVE_BYTES + names, MAX_SUMMARY_BYTES)
+    return min(SUMMARY_RESERVE_BYTES + names, int(budget * MAX_SUMMARY_SHARE))
 
 
-def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest]) -> None:
+def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest], budget: int) -> None:
     """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot is not shown.
     When the shares are too small to show much of a file (many files, long paths), the first half of the files
     share the reply, then the first quarter, ...: the rest wait, whole, in `next`."""
@@ -392,7 +400,7 @@ def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest]) -> No
     needs = [_measure(f) for f in files]
     count = len(files)
     while True:
-        shares = _shares(files[:count], needs[:count], [f.request for f in files[count:]] + leftover)
+        shares = _shares(files[:count], needs[:count], [f.request for f in files[count:]] + leftover, budget)
         if count == 1 or not any(_too_small(f, need, share) for f, need, share in zip(files, needs, shares)):
             break
         count //= 2
@@ -404,14 +412,15 @@ def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest]) -> No
             f.result = _fit(f, read, room_b, room_l)
 
 
-def _shares(files: list[FileRead], needs: list[tuple[int, int]], waiting: list[ReadRequest]) -> list[tuple[int, int]]:
+def _shares(files: list[FileRead], needs: list[tuple[int, int]], waiting: list[ReadRequest],
+            budget: int) -> list[tuple[int, int]]:
     """Each file's room in the reply, (bytes, lines), besides the closing lines that name `waiting` too."""
     line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
     # The closing `next` names only the files cut or not shown: room is kept for every file at first, then for
     # those over that first share. The shares only grow, so no other file joins them.
     named = files
     for _ in range(2):
-        byte_shares = _fair([b for b, _ in needs], MAX_OUTPUT_BYTES - _reserve([f.request for f in named] + waiting))
+        byte_shares = _fair([b for b, _ in needs], budget - _reserve([f.request for f in named] + waiting, budget))
         named = [f for f, (b, n), room_b, room_l in zip(files, needs, byte_shares, line_shares)
                  if b > room_b or n > room_l or f.rest is not None]
     return list(zip(byte_shares, line_shares))
@@ -424,11 +433,12 @@ def _too_small(f: FileRead, need: tuple[int, int], share: tuple[int, int]) -> bo
                                                + MIN_SHARE_BYTES or share[1] < MIN_SHARE_LINES)
 
 
-def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], notes: list[str]) -> None:
+def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], notes: list[str],
+                budget: int) -> None:
     """Nothing found room (long paths, many files): the first file is shown, cut to what the closing lines
     leave, one line at least, so that following `next` always moves on."""
     closing = _assemble(files, leftover, notes).text()
-    room_b = max(MAX_OUTPUT_BYTES - len(closing.encode("utf-8", "surrogatepass")), MIN_PROGRESS_BYTES)
+    room_b = max(budget - len(closing.encode("utf-8", "surrogatepass")), min(MIN_PROGRESS_BYTES, budget // 2))
     room_l = MAX_LINES - closing.count("\n") - 1
     first = files[0]
     first.result = read(first.request)
@@ -522,20 +532,20 @@ def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | 
     return {"path": request.path, **fields} if fields else request.path
 
 
-def _reply(files: list[FileRead], leftover: list[ReadRequest], notes: list[str]) -> ManyResult:
+def _reply(files: list[FileRead], leftover: list[ReadRequest], notes: list[str], budget: int) -> ManyResult:
     """The reply, within the budget: past it (the shares are estimates), the last files shown are left for
     `next`, all but one."""
     reply = _assemble(files, leftover, notes)
     shown = [f for f in files if f.result is not None]
-    while len(shown) > 1 and _over_budget(reply):
+    while len(shown) > 1 and _over_budget(reply, budget):
         shown.pop().result = None
         reply = _assemble(files, leftover, notes)
     return reply
 
 
-def _over_budget(reply: ManyResult) -> bool:
+def _over_budget(reply: ManyResult, budget: int) -> bool:
     text = reply.text()
-    return len(text.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES or text.count("\n") + 1 > MAX_LINES
+    return len(text.encode("utf-8", "surrogatepass")) > budget or text.count("\n") + 1 > MAX_LINES
 
 
 def _assemble(files: list[FileRead], leftover: list[ReadRequest], notes: list[str]) -> ManyResult:

@@ -90,6 +90,8 @@ class McpReads:
             if params.name == "read":
                 if "consent" in arguments:  # the user's approval is asked for here, never taken from the model
                     raise InvalidParams("unknown parameter(s): consent")
+                if "maxBytes" in arguments:  # the reply size is the host's, set by the server, not the model
+                    raise InvalidParams("unknown parameter(s): maxBytes")
                 request = parse_request(arguments)
             elif params.name == "read_many":
                 request = parse_many_request(arguments)

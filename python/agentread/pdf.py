@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable
 
 from agentread import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
+from agentread.limits import MAX_PDF_PAGES
 from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
@@ -406,7 +406,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
                     break
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
-            if not by_lines and used + size > MAX_OUTPUT_BYTES:
+            if not by_lines and used + size > request.output_bytes:
                 if parts:
                     break
                 # The first page alone is over the budget: the read becomes a line read of the pages asked for
@@ -472,7 +472,8 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     if offset > len(lines):
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end of pages {first}-{shown}, "
                         f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
-    out, last, cut = window(lines, offset, request.line_limit, MAX_OUTPUT_BYTES, also=f'pages="{first}-{shown}" and ')
+    out, last, cut = window(lines, offset, request.line_limit, request.output_bytes,
+                            also=f'pages="{first}-{shown}" and ')
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
     result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}

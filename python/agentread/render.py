@@ -47,7 +47,12 @@ def line_limit_reason(limit: int) -> str:
 
 
 def output_limit_reason(budget: int) -> str:
-    return f"output limit of about {budget // 1000} KB"
+    return f"output limit of {size_words(budget)}"
+
+
+def size_words(budget: int) -> str:
+    """A text budget as the closing lines name it: "about 50 KB", or exactly when it is small."""
+    return f"about {budget // 1000} KB" if budget >= 10_000 else f"{budget:,} bytes"
 
 
 class Window:

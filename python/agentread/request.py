@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentread.limits import MAX_LINES
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MIN_REPLY_BYTES, REPLY_FRAME_BYTES
 
 
 class InvalidParams(ValueError):
@@ -21,6 +21,15 @@ class ReadRequest:
     cells: str | None = None  # notebook cells, "4", "2-7", "1,4-6", a cell id, or "outline"
     consent: bool = False  # the user approved a read outside the workspace or of a sensitive file
     raw: bool = False  # read a notebook (or any text-based format) as its plain numbered source text
+    max_bytes: int | None = None  # the reply's text in UTF-8 bytes at most, as the host passes it on; None: no limit
+
+    @property
+    def output_bytes(self) -> int:
+        """The text budget of a reader's window: MAX_OUTPUT_BYTES, or what the caller's reply limit leaves once
+        the lines that frame a window have their room."""
+        if self.max_bytes is None:
+            return MAX_OUTPUT_BYTES
+        return max(1, min(self.max_bytes, MAX_OUTPUT_BYTES) - REPLY_FRAME_BYTES)
 
     @property
     def line_limit(self) -> int:
@@ -41,7 +50,7 @@ class ReadRequest:
         return max(1, total + 1 + self.offset) if self.from_end else self.first_line
 
 
-_FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw"}
+_FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes"}
 
 
 def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
@@ -95,7 +104,13 @@ def parse_request(params: Any) -> ReadRequest:
         raise InvalidParams("'path' is required and must be a non-empty string")
     return ReadRequest(path=path, offset=_offset(params), limit=_positive_int(params, "limit"),
                        pages=_optional_str(params, "pages"), cells=_optional_str(params, "cells"),
-                       consent=_flag(params, "consent"), raw=_flag(params, "raw"))
+                       consent=_flag(params, "consent"), raw=_flag(params, "raw"), max_bytes=max_bytes(params))
+
+
+def max_bytes(params: dict[str, Any]) -> int | None:
+    """`maxBytes`, the reply limit of the caller's host, raised to MIN_REPLY_BYTES."""
+    value = _positive_int(params, "maxBytes")
+    return None if value is None else max(value, MIN_REPLY_BYTES)
 
 
 def _flag(params: dict[str, Any], name: str) -> bool:

@@ -84,6 +84,10 @@ class ReadResult:
                 out.append(f"[image: {part.mime_type} {part.width}x{part.height}, attached]")
         return "\n".join(out)
 
+    def text_bytes(self) -> int:
+        """UTF-8 bytes of the text parts: what a host's limit on a reply's text counts."""
+        return sum(len(sendable(p.text).encode("utf-8")) for p in self.content if isinstance(p, TextPart))
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "path": sendable(self.path),
                                "content": [p.to_json() for p in self.content]}

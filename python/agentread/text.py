@@ -20,7 +20,7 @@ from operator import add
 from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
+from agentread.limits import MAX_LINE_CHARS
 from agentread.render import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
                               output_limit_reason)
 from agentread.request import ReadRequest
@@ -52,8 +52,8 @@ MAX_MEASURED_LINE_BYTES = 64 << 20
 COUNT_REST_BYTES = 128 << 20
 
 # The common window is rendered a block at a time (see _plain_window): enough bytes for the whole output budget
-# and a line past it, in the encodings whose decoding that cannot change.
-PLAIN_WINDOW_BYTES = MAX_OUTPUT_BYTES + WINDOW_CHUNK
+# and this much more, for a line past it, in the encodings whose decoding that cannot change.
+PLAIN_WINDOW_SLACK = WINDOW_CHUNK
 PLAIN_WINDOW_ENCODINGS = ("utf-8", "ascii")
 
 # UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
@@ -243,7 +243,7 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
                 return
 
 
-def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
+def _plain_window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
                   encoding: str) -> tuple[str, int, str | None] | None:
     """The common window (UTF-8, no line to cut) rendered a block at a time → (numbered text, next number,
     stop reason), the same as the line-by-line loop in read_text gives; None when that loop must decide.
@@ -254,18 +254,19 @@ def _plain_window(stream: BinaryIO, start: int, first: int, limit: int,
     if encoding not in PLAIN_WINDOW_ENCODINGS:
         return None
     stream.seek(start)
-    block = stream.read(PLAIN_WINDOW_BYTES)
-    eof = len(block) < PLAIN_WINDOW_BYTES
+    wanted = budget + PLAIN_WINDOW_SLACK
+    block = stream.read(wanted)
+    eof = len(block) < wanted
     if number_window is not None:
-        window = number_window(block, eof, first, limit, MAX_OUTPUT_BYTES, MAX_LINE_CHARS)
+        window = number_window(block, eof, first, limit, budget, MAX_LINE_CHARS)
         if window is None:
             return None
         rendered, shown, stop = window
         try:
-            return rendered.decode(encoding), first + shown, _stop_reason(stop, limit, MAX_OUTPUT_BYTES)
+            return rendered.decode(encoding), first + shown, _stop_reason(stop, limit, budget)
         except UnicodeDecodeError:
             pass  # bad bytes, shown replaced: each line is sized as shown, below
-    return _number_block(block, eof, first, limit, MAX_OUTPUT_BYTES, encoding)
+    return _number_block(block, eof, first, limit, budget, encoding)
 
 
 def _stop_reason(stop: int, limit: int, budget: int) -> str | None:
@@ -352,7 +353,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
                         f"{max(total, 1):,}.")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
-    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, decode_as)
+    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, request.output_bytes,
+                                            decode_as)
     last = number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
@@ -374,13 +376,15 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     return result
 
 
-def _window(stream: BinaryIO, start: int, first: int, limit: int, encoding: str) -> tuple[list[str], int, str | None]:
-    """Numbered lines from byte `start`, the first numbered `first` → (rendered, next number, stop reason)."""
-    fast = _plain_window(stream, start, first, limit, encoding)
+def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
+            encoding: str) -> tuple[list[str], int, str | None]:
+    """Numbered lines from byte `start`, the first numbered `first`, within `limit` lines and `budget` bytes
+    → (rendered, next number, stop reason)."""
+    fast = _plain_window(stream, start, first, limit, budget, encoding)
     if fast is not None:
         block, number, stop_reason = fast
         return [block], number, stop_reason
-    win = Window(first, limit, MAX_OUTPUT_BYTES)
+    win = Window(first, limit, budget)
     for raw, full_len in _lines(stream, start):
         if not win.add(_line_text(raw, full_len, encoding)):
             break
@@ -396,7 +400,8 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     from the end (-1 is the last line), as counting the lines before them would mean reading the whole file."""
     first = request.offset
     # Lines appended since the end was found are not shown: the window stops at line -1 as it was found.
-    rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first), encoding)
+    rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first),
+                                            request.output_bytes, encoding)
     last = number - 1
     if last >= -1:
         stop_reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)

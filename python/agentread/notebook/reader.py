@@ -13,6 +13,7 @@ from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCe
 from agentread.notebook.schema import schema_problems
 from agentread.notebook.select import OUTLINE, format_cells, select_cells
 from agentread.notebook.svgcheck import rasterise_within
+from agentread.render import size_words
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
@@ -63,7 +64,7 @@ def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult
     positions = select_cells(nb, request.cells)
     if request.offset is not None or request.limit is not None:
         return _window(nb, positions, request, path)
-    return _by_cells(nb, positions, path)
+    return _by_cells(nb, positions, path, request.output_bytes)
 
 
 def notebook_outline(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -74,10 +75,10 @@ def notebook_outline(data: bytes, request: ReadRequest, path: str) -> ReadResult
 class _Parts:
     """The content being built: text lines, with image parts placed right after the line that names them."""
 
-    def __init__(self, nb: Notebook) -> None:
+    def __init__(self, nb: Notebook, budget: int) -> None:
         """Starts with the notebook's summary line; a notebook that may need a warning line keeps room for it."""
         warned = nb.odd or bool(nb.warnings)
-        self._budget_bytes = MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES - (WARNING_RESERVE_BYTES if warned else 0)
+        self._budget_bytes = budget - CLOSING_RESERVE_BYTES - (WARNING_RESERVE_BYTES if warned else 0)
         self._budget_lines = MAX_LINES - CLOSING_RESERVE_LINES - warned
         self.content: list[TextPart | ImagePart] = []
         self._lines: list[str] = []
@@ -185,7 +186,7 @@ def _warning(nb: Notebook, positions: list[int]) -> str | None:
     return line.encode("utf-8", "surrogatepass")[:WARNING_RESERVE_BYTES].decode("utf-8", "ignore")
 
 
-def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
+def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> ReadResult:
     """Whole cells until a budget (text, lines, images) is reached; a first cell too big alone is cut.
 
     `next` names the cells that follow; after a cut first cell it is that cell (and the rest of the selection)
@@ -193,7 +194,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
     was shown but an output was cut to head and tail, `next` reads what the first such cut left out.
     """
     cap = SINGLE_CELL_CAP if len(positions) == 1 else OUTPUT_CAP
-    parts = _Parts(nb)
+    parts = _Parts(nb, budget)
     shown: list[int] = []
     full = ""
     resume: int | None = None  # the line of the first cell (uncut numbering) where a cut first cell resumes
@@ -207,7 +208,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
         fits = parts.fits(sum(map(_size, rendered.lines)), len(rendered.lines))
         images_fit = parts.image_refs + images <= MAX_IMAGES_PER_CALL
         if shown and not (fits and images_fit):
-            full = _which_budget(fits)
+            full = _which_budget(fits, budget)
             break
         shown.append(pos)
         sent = len(rendered.lines)
@@ -229,7 +230,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str) -> ReadResult:
         index = nb.cells[shown[0]].index
         next_ = {"cells": format_cells(nb, shown + rest), "offset": resume}
         closing = (f"[Shown: cell {index} (part), its lines 1-{resume - 1} of {cell_lines}, of {len(nb.cells)} "
-                   f"cells. It alone is over the per-call budget ({MAX_OUTPUT_BYTES // 1000} KB, {MAX_LINES} "
+                   f"cells. It alone is over the per-call budget ({size_words(budget)}, {MAX_LINES} "
                    f"lines). Continue with cells=\"{next_['cells']}\", offset={resume}: the rest of cell {index}"
                    f"{_then(nb, rest)}, line by line.")
     elif rest:
@@ -273,9 +274,9 @@ def _then(nb: Notebook, rest: list[int]) -> str:
     return f", then {'cell' if len(rest) == 1 else 'cells'} {later}"
 
 
-def _which_budget(text_fits: bool) -> str:
+def _which_budget(text_fits: bool, budget: int) -> str:
     if not text_fits:
-        return f"text budget ({MAX_OUTPUT_BYTES // 1000} KB, {MAX_LINES} lines)"
+        return f"text budget ({size_words(budget)}, {MAX_LINES} lines)"
     return f"image budget ({MAX_IMAGES_PER_CALL} images)"
 
 
@@ -333,7 +334,7 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     if start > max(total, 1):
         raise ReadError("offset_past_end", f"offset {start} is past the end: the notebook has {total} {what}; "
                         "call again with a smaller offset")
-    parts = _Parts(nb)
+    parts = _Parts(nb, request.output_bytes)
     if total and (hint := context(start - 1)):
         parts.text(hint)
     end = start - 1

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.image import image_part
-from agentread.limits import MAX_OUTPUT_BYTES
 from agentread.notebook.reader import MAX_IMAGE_DATA_PER_CALL, MAX_IMAGES_PER_CALL
 from agentread.render import window
 from agentread.request import InvalidParams, ReadRequest
@@ -104,7 +103,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end: the rendered {kind} has "
                         f"{len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
     also = f'pages="{pages}" and ' if pages else ""
-    out, last, cut = window(lines, offset, request.line_limit, MAX_OUTPUT_BYTES, also)
+    out, last, cut = window(lines, offset, request.line_limit, request.output_bytes, also)
     content: list[TextPart | ImagePart] = []
     text: list[str] = [header] if header else []
     held_back: list[int] = []

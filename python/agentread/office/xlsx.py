@@ -31,11 +31,11 @@ from typing import Iterator
 from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
+from agentread.limits import MAX_LINE_CHARS
 from agentread.office.document import cell_text, pipe_row, select_sections
 from agentread.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
                                        sheet_rows)
-from agentread.render import cut_line
+from agentread.render import cut_line, output_limit_reason
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -116,8 +116,8 @@ class _Reader:
             if not shown:
                 continue
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
-            if rows and used > MAX_OUTPUT_BYTES - CLOSING_RESERVE_BYTES:
-                stop, reason = row_number, f"output limit of about {MAX_OUTPUT_BYTES // 1000} KB"
+            if rows and used > self.request.output_bytes - CLOSING_RESERVE_BYTES:
+                stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
             rows.append((row_number, shown))
         if stop is None and start > 1 and not rows:
