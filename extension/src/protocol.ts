@@ -17,9 +17,11 @@ export interface ReadInput {
   raw?: boolean;
 }
 
-/** What the server receives: the model's input plus the user's consent, which only the extension sets. */
+/** What the server receives: the model's input plus what only the extension sets: the user's consent, and
+ * the most text one reply may hold (the host's limit, `replySize.ts`). */
 export interface ReadParams extends ReadInput {
   consent?: boolean;
+  maxBytes?: number;
 }
 
 export interface TextContent {
@@ -107,6 +109,7 @@ export interface ReadManyInput {
 /** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
 export interface ReadManyParams extends ReadManyInput {
   consent?: string[];
+  maxBytes?: number;
 }
 
 /** One file of a read-many reply: how it fared (`whole`, `cut`, `error`, `not_shown`) and what it showed. */
@@ -141,7 +144,7 @@ const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw'] as con
  * (a `consent` of its own, say) reaches the server; the server validates the values and answers a
  * malformed request with JSON-RPC -32602.
  */
-export function toReadParams(input: ReadInput, consent: boolean): ReadParams {
+export function toReadParams(input: ReadInput, consent: boolean, maxBytes?: number): ReadParams {
   const params: Record<string, unknown> = {};
   const source = (input ?? {}) as unknown as Record<string, unknown>;
   for (const field of INPUT_FIELDS) {
@@ -153,6 +156,9 @@ export function toReadParams(input: ReadInput, consent: boolean): ReadParams {
   if (consent) {
     params.consent = true;
   }
+  if (maxBytes !== undefined) {
+    params.maxBytes = maxBytes;
+  }
   return params as unknown as ReadParams;
 }
 
@@ -162,8 +168,9 @@ export async function forwardRead(
   input: ReadInput,
   consent: boolean,
   token?: unknown,
+  maxBytes?: number,
 ): Promise<ReadResult> {
-  const result = await send(READ_METHOD, toReadParams(input, consent), token);
+  const result = await send(READ_METHOD, toReadParams(input, consent, maxBytes), token);
   return result as ReadResult;
 }
 
@@ -172,7 +179,11 @@ export async function forwardRead(
  * toReadParams does), and `consent` listing the paths the user approved. Anything that is not a list goes
  * as it is, for the server to refuse with -32602.
  */
-export function toReadManyParams(input: ReadManyInput, approved: readonly string[]): ReadManyParams {
+export function toReadManyParams(
+  input: ReadManyInput,
+  approved: readonly string[],
+  maxBytes?: number,
+): ReadManyParams {
   const paths = input?.paths;
   const params: ReadManyParams = {
     paths: Array.isArray(paths)
@@ -181,6 +192,9 @@ export function toReadManyParams(input: ReadManyInput, approved: readonly string
   };
   if (approved.length > 0) {
     params.consent = [...approved];
+  }
+  if (maxBytes !== undefined) {
+    params.maxBytes = maxBytes;
   }
   return params;
 }
@@ -191,8 +205,9 @@ export async function forwardReadMany(
   input: ReadManyInput,
   approved: readonly string[],
   token?: unknown,
+  maxBytes?: number,
 ): Promise<ReadManyResult> {
-  return (await send(READ_MANY_METHOD, toReadManyParams(input, approved), token)) as ReadManyResult;
+  return (await send(READ_MANY_METHOD, toReadManyParams(input, approved, maxBytes), token)) as ReadManyResult;
 }
 
 /** The path of an entry of `paths`, whether a string or an object. */

@@ -11,6 +11,8 @@ export interface Settings {
   sensitiveFiles: string[];
   /** `agentread.unchangedReadStub`: a re-read of an unchanged file answers one short line. */
   unchangedReadStub: boolean;
+  /** `agentread.maxReplyBytes`: the most text one reply holds; 0 picks it from the host (replySize.ts). */
+  maxReplyBytes: number;
 }
 
 export function readSettings(): Settings {
@@ -20,7 +22,29 @@ export function readSettings(): Settings {
   const sensitiveFiles = (config.get<string[]>('sensitiveFiles') ?? []).filter(
     (pattern) => typeof pattern === 'string' && pattern.trim() !== '',
   );
-  return { python, sensitiveFiles, unchangedReadStub: config.get<boolean>('unchangedReadStub') === true };
+  const maxReplyBytes = config.get<number>('maxReplyBytes');
+  return {
+    python,
+    sensitiveFiles,
+    unchangedReadStub: config.get<boolean>('unchangedReadStub') === true,
+    maxReplyBytes: typeof maxReplyBytes === 'number' && maxReplyBytes > 0 ? maxReplyBytes : 0,
+  };
+}
+
+/** VS Code's chat agent (Copilot Chat) writes a tool result whose text is over this setting to a file, and the
+ * model then gets one line naming the file instead of the result. */
+const HOST_LARGE_RESULTS = 'github.copilot.chat.agent.largeToolResultsToDisk';
+
+/** The host's limit on a tool result's text, in bytes, where the chat agent has one and it is on. */
+export function hostToolResultLimit(): number | undefined {
+  const section = vscode.workspace.getConfiguration(HOST_LARGE_RESULTS);
+  const threshold = section.inspect<number>('thresholdBytes');
+  const known = [threshold?.defaultValue, threshold?.globalValue, threshold?.workspaceValue].some((v) => v !== undefined);
+  if (!known || section.get<boolean>('enabled') === false) {
+    return undefined;
+  }
+  const value = section.get<number>('thresholdBytes');
+  return typeof value === 'number' && value > 0 ? value : undefined;
 }
 
 /** Settings the server is started with: a change restarts it (the trace level is picked up by the client itself). */

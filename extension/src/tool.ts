@@ -18,8 +18,9 @@ import {
   type ReadResult,
 } from './protocol';
 import type { ReadLog } from './reads';
+import { replyBytes, shrunkForTokens, textBytes } from './replySize';
 import type { ServerManager } from './server';
-import { readSettings, workspaceFolderPaths } from './settings';
+import { hostToolResultLimit, readSettings, workspaceFolderPaths } from './settings';
 
 export const TOOL_NAME = 'agentread_read';
 export const MANY_TOOL_NAME = 'agentread_read_many';
@@ -123,7 +124,8 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     const input = options.input;
     const consent = this.approvals.take(inputKey(input)) === true;
     const started = new Date();
-    const result = await readOrFailure(invocationMessage(input), forwardRead(this.server.send, input, consent, token), token);
+    const work = withinBudget(options, (maxBytes) => forwardRead(this.server.send, input, consent, token, maxBytes), token);
+    const result = await readOrFailure(invocationMessage(input), work, token);
     if (typeof result === 'string') {
       this.reads.recordFailure(input, result, started);
     } else {
@@ -185,7 +187,7 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     const input = options.input;
     const approved = this.approvals.take(manyKey(input)) ?? [];
     const started = new Date();
-    const work = forwardReadMany(this.server.send, input, approved, token);
+    const work = withinBudget(options, (maxBytes) => forwardReadMany(this.server.send, input, approved, token, maxBytes), token);
     const result = await readOrFailure(manyInvocationMessage(input), work, token);
     if (typeof result === 'string') {
       const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
@@ -195,6 +197,37 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     }
     return toolResult(result);
   }
+}
+
+/** The most text a reply of this invocation may hold: the user's setting, else the host's (replySize.ts). */
+function replyLimit(options: vscode.LanguageModelToolInvocationOptions<unknown>): number | undefined {
+  return replyBytes({
+    setting: readSettings().maxReplyBytes,
+    hostThreshold: hostToolResultLimit(),
+    tokenBudget: options.tokenizationOptions?.tokenBudget,
+  });
+}
+
+/**
+ * `read` within this invocation's reply limit. A reply that counts more tokens than the model's budget for it
+ * is asked for again, smaller, once; a limit the user set is kept as it is.
+ */
+async function withinBudget<T extends ReadResult | ReadManyResult>(
+  options: vscode.LanguageModelToolInvocationOptions<unknown>,
+  read: (maxBytes: number | undefined) => Promise<T>,
+  token: vscode.CancellationToken,
+): Promise<T> {
+  const result = await read(replyLimit(options));
+  const tokenization = options.tokenizationOptions;
+  if (!tokenization || readSettings().maxReplyBytes > 0 || result.isError) {
+    return result;
+  }
+  const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  const tokens = await tokenization.countTokens(text, token);
+  if (tokens <= tokenization.tokenBudget) {
+    return result;
+  }
+  return read(shrunkForTokens(textBytes(result.content), tokens, tokenization.tokenBudget));
 }
 
 /** What the model receives: the result's text and image parts, or the text of a request that failed. */
