@@ -170,19 +170,30 @@ async function main() {
     const watcher = setInterval(async () => {
       if (!shotTaken && fs.existsSync(path.join(work, 'screenshot.ready'))) {
         shotTaken = true;
-        await page.screenshot({ path: shot });
+        try {
+          await page.screenshot({ path: shot });
+        } catch (error) {
+          consoleLog.push(`[runner] the editor screenshot failed: ${error}`);
+        }
         fs.writeFileSync(path.join(work, 'screenshot.taken'), '');
       }
     }, 200);
+    // A browser that goes away ends the run at once, saying so, instead of at the suite's timeout.
+    const gone = new Promise((resolve) => {
+      page.on('crash', () => resolve('the page crashed'));
+      page.on('close', () => resolve('the page closed'));
+      browser.on('disconnected', () => resolve('the browser went away'));
+    });
     const code = await Promise.race([
       exitCode,
+      gone,
       new Promise((resolve) => setTimeout(() => resolve('timeout'), SUITE_TIMEOUT_MS).unref()),
     ]);
     clearInterval(watcher);
-    if (!shotTaken) {
+    if (!shotTaken && typeof code === 'number') {
       await page.screenshot({ path: shot });
     }
-    const stats = imageStats(decodePng(fs.readFileSync(shot)));
+    const stats = fs.existsSync(shot) ? imageStats(decodePng(fs.readFileSync(shot))) : { variance: 0, colours: 0 };
     step(`screenshot ${shot}: luminance variance ${stats.variance.toFixed(1)}, ${stats.colours} colours`);
 
     const resultsPath = path.join(work, 'e2e-results.json');
@@ -198,6 +209,8 @@ async function main() {
     const problems = [];
     if (code === 'timeout') {
       problems.push(`the suite did not finish within ${SUITE_TIMEOUT_MS / 1000} s`);
+    } else if (typeof code === 'string') {
+      problems.push(code);
     } else if (code !== 0) {
       problems.push(`the suite exited with ${code}`);
     }
