@@ -10,6 +10,16 @@ import pytest
 
 from rpc import ServerProcess
 
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the property tests say so themselves
+    pass
+else:
+    # Hypothesis times how long an example, and drawing the first ones, take; the gate must not pass or fail on
+    # how fast the machine is. Tests that give their own settings inherit these.
+    settings.register_profile("any-speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("any-speed")
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("AGENTREAD_CORPUS", REPO.parent / "shared" / "corpus"))
 

@@ -7,14 +7,42 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 
-# How long a test waits for any one answer before it counts as a hang.
-ANSWER_TIMEOUT = 30.0
+# How long a test waits for any one answer, or for a server to reach a state, before it counts as a hang: only a
+# server that is stuck takes this long, so no test passes or fails on how fast the machine is.
+ANSWER_TIMEOUT = 60.0
+
+# How often a test looks whether a server has reached the state it waits for.
+POLL_SECONDS = 0.01
+
+# The read deadline of a server whose test waits out a read that never ends and then reads small files: far above
+# what a read of a small file takes anywhere, and short enough that each such test waits it out only briefly.
+STOPPED_AFTER = 10.0
+
+# The least size of a file whose first line never ends (write_unending_line): a scan of less could end during a
+# test's wait on some machine. Every file system the tests run on allows far larger files (ext4 16 TiB).
+MIN_UNENDING_BYTES = 1 << 40
+
+# A PDF reader that never returns for a file of this name and reaches no checkpoint, as PDFium stuck in C code
+# would: injected into a server (ServerProcess's `inject`, or injected()), it spins in the worker reading the file.
+STUCK_PDF = "stuck.pdf"
+STUCK_READER = f"""
+import agentread.pdf as pdf
+_real = pdf.read_pdf
+def read_pdf(stream, request, path, *args, **kwargs):
+    if path.endswith({STUCK_PDF!r}):
+        while True:
+            pass
+    return _real(stream, request, path, *args, **kwargs)
+pdf.read_pdf = read_pdf
+"""
 
 # As the extension starts the server (extension/src/launch.ts, serverEnv): stdout unbuffered.
 SERVER_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
@@ -42,12 +70,16 @@ def read_message(stream) -> dict | None:
 
 class ServerProcess:
     def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, inject: str | None = None):
+        """`inject`: Python source the server (and each process it starts) runs first; see injected()."""
+        self._injected = tempfile.TemporaryDirectory(prefix="agentread-inject-") if inject else None
         env = {**os.environ, **SERVER_ENV,
-               "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
+               "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}),
+               **(injected(Path(self._injected.name), inject) if inject else {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self._next_id = 0
+        self._shut_down = False
         self._answers: dict[Any, queue.Queue] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict] = []
@@ -81,6 +113,7 @@ class ServerProcess:
             self.proc.stdin.flush()
 
     def send(self, method: str, params: Any) -> int:
+        self._shut_down |= method == "shutdown"
         with self._lock:
             self._next_id += 1
             msg_id = self._next_id
@@ -104,12 +137,15 @@ class ServerProcess:
 
     def close(self) -> None:
         try:
-            self.request("shutdown", None, timeout=5)
+            if not self._shut_down:  # a server answers one shutdown only
+                self.request("shutdown", None)
             self.notify("exit", None)
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=ANSWER_TIMEOUT)
         except Exception:  # noqa: BLE001 - a test may have left it wedged; make sure it goes
             self.proc.kill()
             self.proc.wait()
+        if self._injected:
+            self._injected.cleanup()
 
 
 def text_of(result: dict) -> str:
@@ -140,7 +176,65 @@ def descendants(pid: int, table: dict) -> set[int]:
     return family - {pid}
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU time used so far by a process and all its live descendants (a server and its worker processes)."""
+def injected(folder: Path, source: str) -> dict[str, str]:
+    """The environment of a server that runs `source` first: it is written to `folder` as sitecustomize.py, which
+    every Python process started with this environment imports (the server, and the process its workers are
+    forked from). For faults and stuck readers no real input makes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(source)
+    return {"PYTHONPATH": os.pathsep.join([str(folder), str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+
+
+def write_unending_line(path: Path) -> Path:
+    """A sparse file as large as its file system allows (never on disk), whose first line never ends: text for as
+    far as the sniffer looks, then zeros. Finding its second line means scanning all of it, which no read here
+    gets through: such a read ends only when it is stopped."""
+    with open(path, "wb") as f:
+        f.write(b"x" * (1 << 20))
+        size = 1 << 62
+        while True:
+            try:
+                f.truncate(size)
+                return path
+            except OSError:  # past the largest file the file system allows
+                size //= 2
+                if size < MIN_UNENDING_BYTES:
+                    raise
+
+
+def holders(pid: int, path: Path) -> dict[int, int]:
+    """The processes of a server's tree (it and its descendants) that hold `path` open: pid -> how many times. A
+    read of the file under way holds it open."""
+    target = os.path.realpath(path)
+    found = {}
     table = processes()
-    return sum(table[p][1] for p in descendants(pid, table) | {pid} if p in table)
+    for p in descendants(pid, table) | {pid}:
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+        except OSError:  # it ended meanwhile
+            continue
+        count = 0
+        for fd in fds:
+            try:
+                count += os.readlink(f"/proc/{p}/fd/{fd}") == target
+            except OSError:  # closed meanwhile
+                continue
+        if count:
+            found[p] = count
+    return found
+
+
+def workers_reading(server: ServerProcess, path: Path) -> set[int]:
+    """The server's worker processes that hold `path` open: reading it (the server itself holds it only while it
+    looks at what the file is)."""
+    return holders(server.proc.pid, path).keys() - {server.proc.pid}
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = ANSWER_TIMEOUT) -> Any:
+    """Polls `condition` until it returns something true, and returns that; fails, naming `what`, if it is still
+    false after `timeout` seconds (a hang)."""
+    end = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < end, f"still not so after {timeout:g} s: {what}"
+        time.sleep(POLL_SECONDS)
+    return value

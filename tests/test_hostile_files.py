@@ -9,16 +9,12 @@ from __future__ import annotations
 import json
 import os
 import struct
-import time
 import zlib
 from pathlib import Path
 
 import pytest
 
 from rpc import text_of
-
-# Every hostile read must answer within this long (the slowest here takes a few seconds on 2 cores).
-ANSWER_WITHIN = 20.0
 
 # Peak resident memory of the server (VmHWM) after a hostile read: well under the machine, far over normal.
 MAX_PEAK_RSS = 1536 << 20
@@ -35,19 +31,18 @@ def _status(pid: int, field: str) -> int:
 
 
 def hostile_read(server, **params) -> dict:
-    """Read with a deadline, check memory stayed bounded and that the server still reads a normal file."""
-    start = time.monotonic()
-    result = server.read(timeout=ANSWER_WITHIN + 10, **params)
-    elapsed = time.monotonic() - start
-    assert elapsed < ANSWER_WITHIN, f"answered after {elapsed:.1f} s"
+    """Read, check it ended on its own within the server's default deadline (a read past it is answered `timeout`,
+    or not within the wait for an answer), that memory stayed bounded and that the server still reads a normal
+    file."""
+    result = server.read(**params)
     peak = _status(server.proc.pid, "VmHWM")
     assert peak < MAX_PEAK_RSS, f"server peak RSS {peak >> 20} MB"
     assert len(text_of(result).encode("utf-8")) < MAX_ANSWER_TEXT
     if result["isError"]:
-        assert text_of(result).startswith("Error: ") and result["error"]["code"] != "internal", result
+        assert text_of(result).startswith("Error: ") and result["error"]["code"] not in ("internal", "timeout"), result
     folder = Path(server.workspace_dir)
     (folder / "normal.txt").write_text("still here\n")
-    after = server.read(path="normal.txt", timeout=5)
+    after = server.read(path="normal.txt")
     assert text_of(after) == "     1\tstill here"
     return result
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import anyio  # noqa: E402  (installed with the SDK)
 from mcp import Client, StdioServerParameters, types  # noqa: E402
 
 from agentread.mcp_server import tool_specs  # noqa: E402
+from rpc import ANSWER_TIMEOUT, POLL_SECONDS, STOPPED_AFTER, STUCK_PDF, STUCK_READER, injected  # noqa: E402
 from test_notebook import code, notebook, png_b64, result  # noqa: E402
 from test_pdf import build_pdf  # noqa: E402
 
@@ -26,10 +26,6 @@ from test_pdf import build_pdf  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
 
 REPO = Path(__file__).resolve().parents[1]
-HOSTILE = REPO / "tests" / "data" / "hostile"
-
-# A read deadline short enough that the hostile PDF page (over a third of a second of PDFium) runs past it.
-DEADLINE = 0.2
 INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 
 
@@ -183,9 +179,11 @@ def test_roots_are_asked_again_when_the_client_says_they_changed(ws: Path, tmp_p
         before = await client.call_tool("read", {"path": "here.txt"})
         offered[:] = [second]
         await client.send_roots_list_changed()
-        await anyio.sleep(0.5)  # a notification has no answer to wait for
-        return before, await client.call_tool("read", {"path": "here.txt"}), \
-            await client.call_tool("read", {"path": str(first / "here.txt")})
+        # A notification has no answer to wait for: read until the new root shows (a hang if it never does).
+        with anyio.fail_after(ANSWER_TIMEOUT):
+            while "in second" not in texts(after := await client.call_tool("read", {"path": "here.txt"})):
+                await anyio.sleep(POLL_SECONDS)
+        return before, after, await client.call_tool("read", {"path": str(first / "here.txt")})
 
     before, after, old_root = run({"list_roots_callback": roots}, "--root", str(ws), calls=calls)
     assert "in first" in texts(before) and "in second" in texts(after)
@@ -249,14 +247,17 @@ def test_read_many_through_the_client(ws: Path):
     assert [c.type for c in answer.content].count("image") == 1
 
 
-def test_a_hostile_pdf_page_is_answered_timeout_and_the_server_goes_on(ws: Path, monkeypatch):
-    """PDFium spends over a third of a second on the page, in C no checkpoint reaches: the read runs in a worker
-    process, killed at the deadline, and the next call is answered."""
-    shutil.copy(HOSTILE / "pdfium-slow-page.pdf", ws / "slow.pdf")
-    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", str(DEADLINE))
+def test_a_pdf_read_past_its_deadline_is_answered_timeout_and_the_server_goes_on(ws: Path, tmp_path: Path,
+                                                                                 monkeypatch):
+    """A PDF reader stuck where no checkpoint reaches (injected: rpc.STUCK_READER; as PDFium on a hostile page,
+    in C): the read runs in a worker process, killed at the deadline, and the next call is answered."""
+    (ws / STUCK_PDF).write_bytes(build_pdf(["never read"]))
+    monkeypatch.setenv("AGENTREAD_READ_DEADLINE", str(STOPPED_AFTER))
+    for name, value in injected(tmp_path / "inject", STUCK_READER).items():
+        monkeypatch.setenv(name, value)
 
     async def calls(client):
-        return [await client.call_tool("read", {"path": "slow.pdf"}),
+        return [await client.call_tool("read", {"path": STUCK_PDF}),
                 await client.call_tool("read", {"path": "notes.txt", "limit": 2})]
 
     slow, after = run({}, "--root", str(ws), calls=calls)

@@ -713,6 +713,11 @@ def test_schema_words_are_cleaned_and_short():
     assert "cell 1 (id=c1): cell_type should be a string, not an object." in _warning(read(json.dumps(doc).encode()))
 
 
+# Reads that grow with the notebook's size end far within this on any machine, busy or not; Python work that grows
+# with the square of its cells would run far past it. The check tells the two apart and no more.
+LINEAR_OR_NOT = 120.0
+
+
 def test_a_huge_notebook_reads_within_bounds():
     cells = [{"cell_type": "code", "source": f"x = {i}", "metadata": {}, "execution_count": i,
               "outputs": [stream(f"{i}\n")]} for i in range(100_000)]
@@ -720,8 +725,7 @@ def test_a_huge_notebook_reads_within_bounds():
     started = time.perf_counter()
     first = read(data)
     outline = read(data, cells="outline")
-    elapsed = time.perf_counter() - started
-    assert elapsed < 10
+    assert time.perf_counter() - started < LINEAR_OR_NOT, "the reads grow faster than the notebook"
     assert len(first.text().encode()) <= MAX_OUTPUT_BYTES and len(outline.text().encode()) <= MAX_OUTPUT_BYTES
     assert first.total_cells == 100_000 and first.next["cells"].endswith("-100000")
     assert outline.next == {"cells": "outline", "offset": outline.end_line + 1}

@@ -15,6 +15,10 @@ from agentread import pdfium
 # Pages compared per document: the corpus's PDFs are short, and a few pages cover each one's fonts and layout.
 PAGES_COMPARED = 20
 
+# How long closing a document may take before it counts as a deadlock: only a thread that waits forever takes this
+# long.
+DEADLOCKED_AFTER = 60
+
 
 def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
     import pypdfium2
@@ -90,7 +94,7 @@ def test_a_document_dropped_by_a_thread_holding_the_lock_closes_without_deadlock
 
     worker = threading.Thread(target=drop_under_lock, daemon=True)
     worker.start()
-    worker.join(timeout=10)
+    worker.join(timeout=DEADLOCKED_AFTER)
     assert not worker.is_alive(), "closing a dropped document waited for the lock its own thread held"
     assert closed == [True]
 

@@ -13,6 +13,7 @@ from math import ceil
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
+from agentread import pdfpages
 from agentread.pdf import MAX_FORM_DEPTH
 from agentread.pdfpages import ocr_text, render_page, scanned_page
 from agentread.result import ImagePart, ReadError, TextPart
@@ -65,8 +66,14 @@ def _scan_pdf(words: str) -> bytes:
     return out.getvalue()
 
 
-def test_scanned_page_parts_note_image_and_ocr():
-    parts = scanned_page(1, render_page(_scan_pdf("INVOICE 4711"), 1))
+# How long Tesseract may take on the page here before it counts as stuck, in place of the reader's limit for a call
+# a model waits on (OCR_TIMEOUT_SECONDS): the test is about the OCR text added, which must not depend on speed.
+OCR_STUCK_AFTER = 120
+
+
+def test_scanned_page_parts_note_image_and_ocr(monkeypatch):
+    monkeypatch.setattr(pdfpages, "OCR_TIMEOUT_SECONDS", OCR_STUCK_AFTER)
+    parts = scanned_page(1, render_page(_scan_pdf("INVOICE 4711"), 1), ocr_seconds=OCR_STUCK_AFTER)
     assert isinstance(parts[0], TextPart) and "no extractable text" in parts[0].text
     assert isinstance(parts[1], ImagePart)
     if shutil.which("tesseract") is None:
