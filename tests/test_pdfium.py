@@ -1,6 +1,6 @@
-"""agentread.pdfium, the engine's few PDFium calls, against pypdfium2's own Python layer on the same library:
-the text of every page of the corpus's PDFs, which documents open, and closing from the garbage collector.
-(Rendering is held to pypdfium2's in test_pdfpages.)"""
+"""agentread.pdfium, the engine's PDFium calls through pypdfium2, against pypdfium2's own text extraction: the
+text of every page of the corpus's PDFs, which documents open and why not, closing from the garbage collector,
+and every pypdfium2 helper closed under the lock. (Rendering is held to pypdfium2's in test_pdfpages.)"""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
                 with pdfium.LOCK, ours.page(number) as page:
                     text = page.text()
                     assert page.size == pytest.approx(theirs[number - 1].get_size()), (path.name, number)
-                assert text == theirs[number - 1].get_textpage().get_text_range(), (path.name, number)
+                textpage = theirs[number - 1].get_textpage()
+                assert text == textpage.get_text_range(0, textpage.count_chars()), (path.name, number)
                 compared += 1
             with pdfium.LOCK:
                 ours.close()
@@ -109,27 +110,19 @@ def test_a_closed_document_refuses_its_pages(corpus):
 
 
 def test_without_the_library_a_pdf_is_read_by_pypdf(corpus, monkeypatch):
-    """No PDFium to load (a pypdfium2 built without its own, none on the system): PDFs are still read."""
-    import ctypes
-    import ctypes.util
-    import importlib.util
+    """No PDFium to load (pypdfium2 missing, or its library failing to load): PDFs are still read."""
+    import sys
 
     from agentread.engine import Engine
     from agentread.request import parse_request
     from agentread.workspace import Workspace
 
-    monkeypatch.setattr(pdfium, "_C", None)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
-    monkeypatch.setattr(ctypes, "CDLL", _no_such_library)  # by its name alone it would be found, loaded already
+    monkeypatch.setattr(pdfium, "_PYPDFIUM2", None)
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # its import then fails, as a missing package's does
     with pytest.raises(pdfium.PdfiumError, match="cannot be loaded"):
         pdfium.Document(b"%PDF-1.4")
     result = Engine(Workspace([str(corpus)])).read(parse_request({"path": "pdf/pdflatex-4-pages.pdf", "pages": "2"}))
     assert not result.is_error and result.total_pages == 4 and "--- Page 2 ---\n" in result.text()
-
-
-def _no_such_library(name, *args, **kwargs):
-    raise OSError(f"{name}: cannot open shared object file: No such file or directory")
 
 
 def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_path):
@@ -141,7 +134,7 @@ def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_
 
     path = tmp_path / "blocks.bin"
     path.write_bytes(bytes(range(256)) * 4)
-    with open(path, "rb") as f:
+    with open(path, "rb") as f, pdfium.LOCK:
         reader = pdfium._FileReader(f.fileno())
     buffer = (ctypes.c_ubyte * 300)()
     assert reader._get_block(None, 1000, buffer, 24) == 1 and bytes(buffer[:24]) == bytes(range(232, 256))
@@ -152,7 +145,7 @@ def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_
     stop.set()
     assert run_cancellable(stop, reader._get_block, None, 0, buffer, 10) == 0, "the read was cancelled"
     assert reader.bytes_read == 24
-    os.close(reader.fd)
+    reader.close()
 
 
 def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_path, monkeypatch):
@@ -169,3 +162,146 @@ def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_p
     assert not result.is_error and "--- Page 2 ---\n" in result.text()
     doc = next(d for key, d in pdf.DOCUMENTS._docs.items() if key[0] == str((tmp_path / "memory.pdf").resolve()))
     assert doc.backend.pdf.source == data and doc.size == len(data)
+
+
+def test_an_encrypted_pdf_is_refused_saying_it_needs_a_password(tmp_path):
+    from pypdf import PdfReader, PdfWriter
+    from test_pdf import build_pdf
+
+    (tmp_path / "plain.pdf").write_bytes(build_pdf(["secret words"]))
+    writer = PdfWriter(clone_from=PdfReader(tmp_path / "plain.pdf"))
+    writer.encrypt(user_password="hunter2", owner_password="owner-pw", algorithm="RC4-128")
+    with open(tmp_path / "locked.pdf", "wb") as f:
+        writer.write(f)
+    with pytest.raises(pdfium.PdfiumError, match="it needs a password"):
+        pdfium.Document((tmp_path / "locked.pdf").read_bytes())
+
+
+# What pypdfium2's helpers call to close what they hold: each must run under LOCK, whoever closes it.
+CLOSERS = ("FPDF_CloseDocument", "FPDF_ClosePage", "FPDFText_ClosePage", "FPDFBitmap_Destroy")
+
+
+def test_every_pypdfium2_helper_is_closed_under_the_lock(corpus, monkeypatch):
+    """Closed by the reader, by its document, or by the garbage collector dropping the reader's wrapper: never by
+    pypdfium2's own finalizers alone, which take no lock."""
+    with pdfium.LOCK:
+        raw = pdfium.library().raw
+    closed = []
+
+    def watched(name):
+        close = getattr(raw, name)
+
+        def closing(handle):
+            closed.append((name, _held_by_another_thread()))
+            return close(handle)
+        return closing
+
+    for name in CLOSERS:
+        monkeypatch.setattr(raw, name, watched(name))  # before any helper is made: some keep their closer
+    path = corpus / "pdf" / "pdflatex-4-pages.pdf"
+    with pdfium.LOCK:
+        document = pdfium.Document(path.read_bytes())
+        with document.page(1) as page:
+            assert page.text() and page.render(0.25).size == (149, 211)  # A4 in points, a quarter of it
+        document.page(2)  # left open: the document closes it
+        document.close()
+    with open(path, "rb") as f, pdfium.LOCK:
+        document = pdfium.Document(fd=f.fileno())
+        page = document.page(3)
+        assert page.text()
+    del page  # dropped unclosed, outside the lock
+    gc.collect()
+    del document
+    gc.collect()
+    # pypdfium2 before 5.0 never destroys a bitmap drawn into a buffer of its own (only its pixels are freed).
+    assert {name for name, _ in closed} >= set(CLOSERS) - {"FPDFBitmap_Destroy"}
+    assert all(held for _, held in closed), closed
+    assert [name for name, _ in closed].count("FPDF_CloseDocument") == 2
+
+
+def _held_by_another_thread() -> bool:
+    """Whether LOCK is held (here: by the thread asking), so that another thread cannot take it."""
+    taken = []
+
+    def try_to_take():
+        if pdfium.LOCK.acquire(blocking=False):
+            pdfium.LOCK.release()
+            taken.append(True)
+
+    other = threading.Thread(target=try_to_take)
+    other.start()
+    other.join()
+    return not taken
+
+
+def test_no_pdfium_function_is_declared_by_hand():
+    """PDFium's signatures are pypdfium2's, generated from PDFium's headers: a wrong one is a memory bug."""
+    import re
+    from pathlib import Path
+
+    for path in Path(pdfium.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bFPDF\w*\.(argtypes|restype)\b|libpdfium|pdfium\.dll|\bpypdfium2_raw\b", text), path
+        if path.name.startswith("pdf"):  # nor a structure or callback type of PDFium's by hand
+            assert not re.search(r"\b(argtypes|restype|CDLL|CFUNCTYPE|Structure)\b", text), path
+
+
+def test_the_object_walk_stops_at_a_cancelled_read(corpus):
+    """A hostile page can hold millions of objects: the walk over them looks for a cancelled read as it goes."""
+    from agentread.cancel import Cancelled, run_cancellable
+
+    stop = threading.Event()
+    stop.set()
+    with pdfium.LOCK:
+        document = pdfium.Document((corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes())
+        with document.page(1) as page:
+            assert list(page.objects())
+            with pytest.raises(Cancelled):
+                run_cancellable(stop, lambda: list(page.objects()))
+        document.close()
+
+
+def test_a_page_that_starts_and_ends_with_thousands_of_characters_left_out_of_its_text_reads():
+    """NUL character codes of a font without a Unicode map are in PDFium's character list but not its text: the
+    reader skips them in a loop (pypdfium2's get_text_range() recurses once a character, past Python's stack)."""
+    from test_pdf import pdf_of
+
+    left_out = b"\\000" * 3000
+    content = b"BT /F1 12 Tf 72 720 Td (" + left_out + b"AB" + left_out + b") Tj ET"
+    data = pdf_of({
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R"
+           b" /Resources << /Font << /F1 3 0 R >> >> >>",
+        5: b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+    })
+    with pdfium.LOCK:
+        document = pdfium.Document(data)
+        with document.page(1) as page:
+            assert page.text() in ("AB", "\ufffe\ufffe")  # the PDFium of pypdfium2 4 gives both letters as U+FFFE
+        document.close()
+
+
+def test_documents_left_open_are_closed_quietly_at_exit(corpus):
+    """pypdfium2 closes what is still open at exit, on stderr, and then tears PDFium down: the reader closes its
+    documents first, under the lock (a process's document cache holds them open to the end)."""
+    import subprocess
+    import sys
+
+    script = """
+import sys, weakref
+class Holder:
+    pass
+holder = Holder()
+weakref.finalize(holder, print, "done")  # weakref's exit handler, registered before pypdfium2's is
+from agentread import pdfium
+path = sys.argv[1]
+kept = pdfium.Document(open(path, "rb").read())
+page = kept.page(1)
+with open(path, "rb") as f:
+    from_file = pdfium.Document(fd=f.fileno())
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(corpus / "pdf" / "pdflatex-4-pages.pdf")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == "done\n", done

@@ -108,10 +108,10 @@ def _keep_first_objects(page, keep: int) -> bool:
     object of no width. Not removed: PDFium finds the object to remove by a search from the start, itself
     quadratic. The walk costs about a quarter of a typical page's text extraction, so that no form, however
     deeply nested, can hide its objects; past the budget a form is shrunk whole, without a walk."""
-    shrink = pdfium.library().FPDFPageObj_Transform
+    shrink = pdfium.library().raw.FPDFPageObj_Transform
     left, shrunk = keep, None
     # The walk asks whether to enter a form right after handing it here: only one that was kept.
-    for thing, _ in page.objects(enter=lambda form: form != shrunk):
+    for thing, _ in page.objects(enter=lambda form: form is not shrunk):
         if left > 0:
             left -= 1
         else:
@@ -122,15 +122,15 @@ def _keep_first_objects(page, keep: int) -> bool:
 
 def _mostly_picture(page) -> bool:
     """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
-    c = pdfium.library()
-    if c.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
+    raw = pdfium.library().raw
+    if raw.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
         return False
     page_left, page_bottom, page_right, page_top = page.box
     covered = 0.0
     for seen, (thing, matrix) in enumerate(page.objects(max_depth=MAX_FORM_DEPTH), 1):
         if seen > MAX_SCAN_OBJECTS:
             return False  # objects nested in forms count too: a form can hold millions
-        box = pdfium.bounds(thing, matrix) if c.FPDFPageObj_GetType(thing) == pdfium.OBJECT_IMAGE else None
+        box = pdfium.bounds(thing, matrix) if raw.FPDFPageObj_GetType(thing) == raw.FPDF_PAGEOBJ_IMAGE else None
         if box is None:
             continue
         left, bottom, right, top = box

@@ -1,8 +1,7 @@
 """PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is shown the page.
 
-PDFium (agentread.pdfium, on the library pypdfium2 ships: no system package) renders the page; where the
-`tesseract` program is installed, its OCR text is added under the picture, marked as OCR so the model weighs it
-as a guess.
+PDFium (through pypdfium2, by agentread.pdfium: no system package) renders the page; where the `tesseract`
+program is installed, its OCR text is added under the picture, marked as OCR so the model weighs it as a guess.
 """
 
 from __future__ import annotations
