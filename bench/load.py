@@ -289,15 +289,15 @@ def workers_rss_mb(pid: int) -> list[float]:
 
 
 def cancel_phase(server: ServerProcess, folder: Path) -> dict:
-    from agentread.reads import READ_WORKERS
+    from agentread.service import READ_THREADS
 
     huge = folder / "huge.log"
 
     def held() -> int:
         return sum(holders(server.proc.pid, huge).values())
 
-    slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_WORKERS)]
-    under_way = wait_for(lambda: held() == READ_WORKERS)  # every read thread is scanning it
+    slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_THREADS)]
+    under_way = wait_for(lambda: held() == READ_THREADS)  # every read thread is scanning it
     cancelled_at = time.monotonic()
     for msg_id in slow:
         server.notify("$/cancelRequest", {"id": msg_id})

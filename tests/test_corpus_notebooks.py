@@ -11,7 +11,8 @@ import pytest
 
 from agentread.notebook import read_notebook
 from agentread.notebook.model import notebook_from_dict
-from agentread.notebook.reader import MAX_IMAGES_PER_CALL, render_notebook
+from agentread.limits import MAX_REPLY_IMAGES
+from agentread.notebook.reader import render_notebook
 from agentread.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart
@@ -93,7 +94,7 @@ def test_every_image_is_attached_or_accounted_for(notebook):
     skipped = sum(r.text().count(", could not be decoded: ") + r.text().count(", not attached: ") for r in results)
     assert attached + skipped == expected
     for result in results:
-        assert sum(isinstance(p, ImagePart) for p in result.content) <= MAX_IMAGES_PER_CALL
+        assert sum(isinstance(p, ImagePart) for p in result.content) <= MAX_REPLY_IMAGES
 
 
 def test_text_matches_the_notebook(notebook):

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from agentread import many
+import agentread.many.glob as many_glob
 from agentread.engine import Engine
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
-from agentread.many import MAX_MANY_IMAGES, parse_many_request, read_many
+from agentread.limits import MAX_REPLY_IMAGES
+from agentread.many import parse_many_request, read_many
 from agentread.request import InvalidParams
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
@@ -33,7 +35,7 @@ def call(engine: Engine, paths: list) -> many.ManyResult:
 def within_budget(reply: many.ManyResult) -> None:
     text = reply.text()
     assert len(text.encode()) <= MAX_OUTPUT_BYTES and text.count("\n") + 1 <= MAX_LINES
-    assert sum(isinstance(p, ImagePart) for p in reply.content) <= MAX_MANY_IMAGES
+    assert sum(isinstance(p, ImagePart) for p in reply.content) <= MAX_REPLY_IMAGES
 
 
 def numbered(text: str) -> list[tuple[int, str]]:
@@ -156,11 +158,11 @@ def test_globs_sorted_inside_the_root_hidden_left_out_and_capped(ws: Path, tmp_p
 
 def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
     image = __import__("base64").b64decode(png_b64(40, 30))
-    for i in range(MAX_MANY_IMAGES + 2):
+    for i in range(MAX_REPLY_IMAGES + 2):
         (ws / f"p{i:02}.png").write_bytes(image)
     reply = call(Engine(Workspace([str(ws)])), ["*.png"])
-    assert sum(isinstance(p, ImagePart) for p in reply.content) == MAX_MANY_IMAGES
-    assert reply.next == {"paths": [f"p{MAX_MANY_IMAGES:02}.png", f"p{MAX_MANY_IMAGES + 1:02}.png"]}
+    assert sum(isinstance(p, ImagePart) for p in reply.content) == MAX_REPLY_IMAGES
+    assert reply.next == {"paths": [f"p{MAX_REPLY_IMAGES:02}.png", f"p{MAX_REPLY_IMAGES + 1:02}.png"]}
     assert [f.state for f in reply.files][-2:] == ["not_shown", "not_shown"]
 
 
@@ -182,7 +184,7 @@ def test_json_form_lists_each_file_state(ws: Path):
 
 def test_a_notebook_past_the_image_budget_is_left_for_next_whole(ws: Path):
     image = __import__("base64").b64decode(png_b64(40, 30))
-    for i in range(MAX_MANY_IMAGES):
+    for i in range(MAX_REPLY_IMAGES):
         (ws / f"p{i:02}.png").write_bytes(image)
     (ws / "z.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64()}))))
     engine = Engine(Workspace([str(ws)]))
@@ -214,7 +216,7 @@ def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, 
     assert "`**/*.nomatch` matched no file" in reply.text()
     assert [f.request.path for f in call(engine, ["a/*.txt"]).files] == ["a/x.txt"]  # named, a link is followed
 
-    monkeypatch.setattr(many, "MAX_GLOB_DIRS", 2)
+    monkeypatch.setattr(many_glob, "MAX_GLOB_DIRS", 2)
     reply = call(engine, ["**/*.txt"])
     assert "`**/*.txt`: the walk stopped after 2 folders (it opens at most 2" in reply.text()
     assert [f.request.path for f in reply.files] == ["x.txt"]
@@ -323,7 +325,7 @@ def test_a_glob_walk_stops_at_its_depth(ws: Path, monkeypatch):
     (ws / "deep" / "er").mkdir(parents=True)
     (ws / "deep" / "er" / "y.txt").write_text("y\n")
     (ws / "deep" / "x.txt").write_text("x\n")
-    monkeypatch.setattr(many, "MAX_GLOB_DEPTH", 1)
+    monkeypatch.setattr(many_glob, "MAX_GLOB_DEPTH", 1)
     reply = call(Engine(Workspace([str(ws)])), ["**/*.txt"])
     assert [f.request.path for f in reply.files] == ["deep/x.txt"]
     assert "the walk stopped after 2 folders (it opens at most 10,000, 1 deep)" in reply.text()

@@ -8,6 +8,7 @@ the file. Server: each read is answered once; a file is read on the event loop o
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import random
@@ -17,6 +18,7 @@ import pytest
 
 from agentread import pdf, text
 from agentread.engine import Engine
+from agentread.readers import READERS
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 from test_pdf import build_pdf
@@ -290,7 +292,6 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
                                                                              monkeypatch):
     """The file here is 2 MB of padding the page never refers to: PDFium reads its end (cross-references) and
     the page's objects, the cache holds none of it, and a PDF over the size limit is refused all the same."""
-    from agentread import engine as engine_module
 
     data = build_pdf(["the first page"])
     xref = data.rindex(b"\nxref\n") + 1
@@ -305,7 +306,7 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
     assert 0 < first < len(padded) // 20 and doc.size == 0 and pdf.DOCUMENTS.held_bytes <= held
     assert "the first page" in read(engine, path="big.pdf").text()
     assert doc.backend.pdf.source.bytes_read == first, "a warm read reads nothing of the file"
-    monkeypatch.setitem(engine_module.MAX_WHOLE_FILE_BYTES, "pdf", 100_000)
+    monkeypatch.setitem(READERS, "pdf", dataclasses.replace(READERS["pdf"], max_bytes=100_000))
     (tmp_path / "big.pdf").write_bytes(padded + b"\n")  # changed: not the document cached
     refused = read(engine, path="big.pdf")
     assert refused.is_error and refused.error.code == "file_too_large", refused.text()
@@ -313,8 +314,7 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
 
 def test_the_servers_imports_hold_no_format_library_and_a_pdf_read_loads_only_pdfium(tmp_path: Path):
     """Cold start: the server's module imports no format library; what a format needs is imported when it is
-    first read. A PDF read loads the PDFium library through agentread.pdfium, not pypdfium2's Python layer
-    (which declares PDFium's whole API, ~20 ms)."""
+    first read: a PDF read, PDFium through pypdfium2, and no other format's library."""
     import subprocess
     import sys
 
@@ -331,21 +331,24 @@ assert "a page" in Engine(Workspace([sys.argv[1]])).read(parse_request({"path": 
 print(sorted(name for name in libraries if name in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["[]", "['agentread.pdfium']"], done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["[]", "['agentread.pdfium', 'pypdfium2']"], done.stdout + done.stderr
 
 
 # --- whole-file reads -----------------------------------------------------------------------------------------
 
-def test_a_whole_file_read_takes_what_the_file_holds_when_read(monkeypatch):
-    from agentread import engine
+def test_a_whole_file_read_takes_what_the_file_holds_when_read():
+    from agentread.readers import Source
 
-    monkeypatch.setitem(engine.MAX_WHOLE_FILE_BYTES, "pdf", 1000)
+    def whole(data: bytes, size: int) -> bytes:
+        return Source(path="a.pdf", name="a.pdf", stream=io.BytesIO(data), kind="pdf", description="pdf",
+                      encoding=None, bom=0, size=size, cache_key=("a.pdf",), from_editor=False, limit=1000).whole()
+
     data = bytes(range(256)) * 3
     # Read sized to the file as measured; a file that has grown since is read on, up to the limit.
-    assert engine._whole(io.BytesIO(data), "pdf", len(data), "a.pdf") == data
-    assert engine._whole(io.BytesIO(data), "pdf", 10, "a.pdf") == data
-    assert engine._whole(io.BytesIO(data * 2), "pdf", 10, "a.pdf") == (data * 2)[:1000]
-    assert engine._whole(io.BytesIO(data[:5]), "pdf", 700, "a.pdf") == data[:5]  # shrunk since
+    assert whole(data, len(data)) == data
+    assert whole(data, 10) == data
+    assert whole(data * 2, 10) == (data * 2)[:1000]
+    assert whole(data[:5], 700) == data[:5]  # shrunk since
 
 
 def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path: Path, engine: Engine, monkeypatch):
@@ -361,86 +364,43 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
     assert read(engine, path="large.log").total_lines == 60_000
 
 
-# --- the server: where a read runs ------------------------------------------------------------------------
+# --- the server ----------------------------------------------------------------------------------------------
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
-    """What the server remembers of reads (the test in test_protocol shows where they then run)."""
-    from agentread.server import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _Places
+    """What the read service remembers of reads (the test in test_protocol shows where they then run)."""
+    from agentread.service import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickFiles
 
     workspace = Workspace([str(tmp_path)])
     (tmp_path / "a.txt").write_text("one\n")
     request = parse_request({"path": "a.txt"})
-    places = _Places(workspace)
-    seen = places.look(request)
-    result = Engine(workspace).read(request)
+    engine = Engine(workspace)
+    plan = engine.plan(request)
+    quick = _QuickFiles()
 
-    def note(seconds: float, where: str, kind: str = "text") -> None:
-        places.note(seen, kind, result.path, seconds, where)
+    def still(req=request, live=None) -> bool:
+        version = quick.version(workspace, req)
+        return version is not None and quick.still(engine.plan(req, live), version)
 
-    def place(req=request, buffers=None) -> str | None:
-        known = places.known(req, buffers or {})
-        return known.place if known else None
-
-    note(0.001, "thread")
-    assert place() == "loop" and place(parse_request({"path": str(tmp_path / "a.txt")})) == "loop"
-    assert place(buffers={result.path: "an editor's buffer"}) is None
-    assert place(parse_request({"path": "a.txt", "raw": True})) is None
-    note(QUICK_READ_SECONDS, "thread")  # slow on a thread: it may have waited
-    assert place() == "loop"
-    note(QUICK_READ_SECONDS, "loop")  # a pause of a loaded machine, maybe
-    assert place() == "loop"
-    note(QUICK_READ_SLOW_SECONDS, "loop")  # slow where nothing else waits for it
-    assert place() is None
-    note(0.5, "worker", "pdf")  # read in a worker: it goes there directly, with its real path
-    assert place() == "worker" and places.known(request, {}).path == result.path
-    note(0.001, "thread", "directory")  # neither: forgotten
-    assert place() is None
-    seen = places.look(request)
-    (tmp_path / "a.txt").write_text("one\ntwo\n")  # changed after the read began
-    note(0.001, "thread")
-    assert not places.known(request, {})
-
-
-def test_a_quick_read_whose_file_is_replaced_after_its_lookup_goes_to_a_thread(tmp_path: Path):
-    """The event loop finds a file quick; another process puts a large file in its place before the engine
-    opens it. The engine then reads nothing on the loop, and a thread reads the new file, under a deadline."""
-    import asyncio
-
-    from agentread.engine import FileChanged
-    from agentread.workspace import file_version
-
-    server = _server(tmp_path)
-    path = tmp_path / "a.txt"
-    path.write_text("one\n")
-    request = parse_request({"path": "a.txt"})
-    result = server.engine.read(request)
-    server.places.note(server.places.look(request), result.kind, result.path, 0.001, "thread")
-    known = server.places.known
-    looked_up = []
-
-    def known_then_replaced(*args):
-        looked_up.append(known(*args))
-        (tmp_path / "new.txt").write_text("two\n" * 300_000)  # 1.2 MB: more than a quick read may be
-        os.replace(tmp_path / "new.txt", path)
-        return looked_up[-1]
-
-    server.places.known = known_then_replaced
-    on_workers = []
-    read_here = server._read_here
-    server._read_here = lambda *args: on_workers.append(args) or read_here(*args)
-    answer = asyncio.run(server.read({"path": "a.txt"}))
-    assert looked_up[0], "the file was quick when the loop looked"
-    assert answer["totalLines"] == 300_000 and len(on_workers) == 1
-    with pytest.raises(FileChanged):
-        server.engine.read(request, expect=looked_up[0][1])  # the version the loop saw
-    assert server.engine.read(request, expect=file_version(path.stat())).total_lines == 300_000
+    quick.note(workspace, plan, 0.001, on_loop=False)
+    assert still() and still(parse_request({"path": str(tmp_path / "a.txt")}))
+    assert not still(live={plan.resolved.path: "an editor's buffer"}.get)
+    assert not still(parse_request({"path": "a.txt", "raw": True}))
+    quick.note(workspace, plan, QUICK_READ_SECONDS, on_loop=False)  # slow on a thread: it may have waited
+    assert still()
+    quick.note(workspace, plan, QUICK_READ_SECONDS, on_loop=True)  # a pause of a loaded machine, maybe
+    assert still()
+    quick.note(workspace, plan, QUICK_READ_SLOW_SECONDS, on_loop=True)  # slow where nothing else waits for it
+    assert not still()
+    quick.note(workspace, plan, 0.001, on_loop=False)
+    (tmp_path / "a.txt").write_text("one\ntwo\n")  # changed since
+    assert not still()
 
 
 def _server(root: Path):
     from agentread.server import AgentReadServer
 
     server = AgentReadServer()
-    server.engine.workspace.set_roots([str(root)])
+    server.service.workspace.set_roots([str(root)])
     server.live_buffers = dict  # no editor is open: the server was never initialized by a client
     return server
 
@@ -454,12 +414,12 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     (tmp_path / "a.txt").write_text("one\n")
     server = _server(tmp_path)
-    server.reads.executor = ThreadPoolExecutor(1)
+    server.service.executor = ThreadPoolExecutor(1)
     busy = threading.Event()
-    server.reads.executor.submit(busy.wait, 30)  # the only worker is taken
+    server.service.executor.submit(busy.wait, 30)  # the only worker is taken
     ran = []
-    read = server.engine.read
-    server.engine.read = lambda *args: ran.append(args) or read(*args)
+    plan = server.service.engine.plan
+    server.service.engine.plan = lambda *args: ran.append(args) or plan(*args)
 
     async def play():
         task = asyncio.create_task(server.read({"path": "a.txt"}))
@@ -470,5 +430,5 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     asyncio.run(play())
     busy.set()
-    server.reads.executor.shutdown(wait=True)
+    server.service.executor.shutdown(wait=True)
     assert not ran

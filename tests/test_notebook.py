@@ -16,7 +16,7 @@ from PIL import Image
 
 from agentread.limits import MAX_OUTPUT_BYTES
 from agentread.notebook import notebook_outline, read_notebook
-from agentread.notebook.reader import MAX_IMAGES_PER_CALL
+from agentread.limits import MAX_REPLY_IMAGES
 from agentread.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError
@@ -303,16 +303,16 @@ def test_image_base64_split_in_lines_is_read_and_damaged_base64_is_named():
 
 def test_image_budget_stops_at_a_cell_and_notes_extras_within_one_cell():
     image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": png_b64()}}
-    data = notebook(*[code(f"plot({i})", image) for i in range(MAX_IMAGES_PER_CALL + 3)])
+    data = notebook(*[code(f"plot({i})", image) for i in range(MAX_REPLY_IMAGES + 3)])
     first = read(data)
-    assert sum(isinstance(p, ImagePart) for p in first.content) == MAX_IMAGES_PER_CALL
-    assert first.next == {"cells": f"{MAX_IMAGES_PER_CALL + 1}-{MAX_IMAGES_PER_CALL + 3}"}
-    crowded = read(notebook(code("plots()", *[image] * (MAX_IMAGES_PER_CALL + 2))))
-    assert sum(isinstance(p, ImagePart) for p in crowded.content) == MAX_IMAGES_PER_CALL
+    assert sum(isinstance(p, ImagePart) for p in first.content) == MAX_REPLY_IMAGES
+    assert first.next == {"cells": f"{MAX_REPLY_IMAGES + 1}-{MAX_REPLY_IMAGES + 3}"}
+    crowded = read(notebook(code("plots()", *[image] * (MAX_REPLY_IMAGES + 2))))
+    assert sum(isinstance(p, ImagePart) for p in crowded.content) == MAX_REPLY_IMAGES
     note = re.findall(r'not attached: at most \d+ images per call; call again with cells="1", offset=(\d+)',
                       crowded.text())
     assert len(note) == 2
-    again = read(notebook(code("plots()", *[image] * (MAX_IMAGES_PER_CALL + 2))), cells="1", offset=int(note[0]))
+    again = read(notebook(code("plots()", *[image] * (MAX_REPLY_IMAGES + 2))), cells="1", offset=int(note[0]))
     assert sum(isinstance(p, ImagePart) for p in again.content) == 2
 
 

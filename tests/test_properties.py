@@ -106,11 +106,11 @@ _path_text = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  #
                       .map("".join)))
 def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, path):
     """Whatever path a model sends (URIs, ~, brackets, escapes, lone surrogates): a result from the engine, and
-    no exception from the server's lookup of quick reads either."""
+    no exception from the consent check a client asks before reading either."""
     import orjson
 
     from agentread.request import InvalidParams
-    from agentread.server import _Places
+    from agentread.result import ReadError
 
     try:
         request = parse_request({"path": path})
@@ -118,9 +118,10 @@ def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, pa
         return
     result = engine.read(request)
     orjson.dumps(result.to_json())  # as the server sends it: UTF-8, which has no lone surrogates
-    places = _Places(engine.workspace)
-    places.note(places.look(request), result.kind, result.path, 0.0, "loop")
-    places.known(request, {})
+    try:
+        engine.workspace.refusal(path)
+    except ReadError as exc:  # a path that names no file: the read was refused for the same
+        assert result.is_error and result.error.code == exc.code
 
 
 # ---- text windows -----------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ SEEN_WAITING = 1.0
 # tested on its own (test_mechanisms); here a first read slowed by a busy machine must not leave the file to the
 # read threads.
 ANY_READ_IS_QUICK = """
-import agentread.server as server
-server.QUICK_READ_SECONDS = server.QUICK_READ_SLOW_SECONDS = float("inf")
+import agentread.service as service
+service.QUICK_READ_SECONDS = service.QUICK_READ_SLOW_SECONDS = float("inf")
 """
 
 
@@ -190,12 +190,11 @@ def quick_server(tmp_path):
 
 
 def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(quick_server, tmp_path):
-    """A small text file read quickly before, unchanged, is read on the event loop (server.QUICK_READ_BYTES); a
+    """A small text file read quickly before, unchanged, is read on the event loop (service.QUICK_READ_BYTES); a
     file past that size, changed since, open in the editor (whose buffer may be any size), read raw before (a
     notebook, now read by cells) or now behind a link that led to a small one waits for a worker like any other
     read."""
-    from agentread.reads import READ_WORKERS
-    from agentread.server import QUICK_READ_BYTES
+    from agentread.service import QUICK_READ_BYTES, READ_THREADS
 
     server = quick_server
     write_lines(tmp_path / "small.txt", 3000)
@@ -212,7 +211,7 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     (tmp_path / "link.txt").symlink_to(tmp_path / "large.txt")
     server.notify("textDocument/didOpen", {"textDocument": {"uri": (tmp_path / "open.txt").as_uri(), "version": 1,
                                                             "languageId": "plaintext", "text": "a\n" * 5000}})
-    busy = _reads_that_never_end(server, tmp_path, READ_WORKERS)
+    busy = _reads_that_never_end(server, tmp_path, READ_THREADS)
     waiting = []
     try:
         assert server.read(path="small.txt", offset=10, limit=5) == first
@@ -233,7 +232,7 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     answers = [server.wait(msg_id)["result"] for msg_id in waiting]
     assert [answer.get("endLine") for answer in answers] == [1, 3001, 5000, None, 1]
     assert answers[3]["kind"] == "notebook"
-    assert [server.wait(msg_id)["error"]["code"] for msg_id in busy] == [-32800] * READ_WORKERS
+    assert [server.wait(msg_id)["error"]["code"] for msg_id in busy] == [-32800] * READ_THREADS
 
 
 def test_a_client_response_with_the_id_of_a_read_does_not_leave_it_unanswered(tmp_path):

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentread.engine import Engine
+from agentread.engine import PROBLEMS, Engine, problem_result, run
 from agentread.request import parse_request
+from agentread.result import ReadResult
 from agentread.session import ReadSession
 from agentread.workspace import Workspace
 
@@ -26,8 +27,19 @@ def engine(ws: Path) -> Engine:
     return Engine(Workspace([str(ws)]))
 
 
-def read(session: ReadSession, engine: Engine, **params):
-    return session.read(engine, parse_request(params))
+def read(session: ReadSession, engine: Engine, live=None, **params):
+    """A read through the session as the read service makes it: planned, looked up, read, kept."""
+    request = parse_request(params)
+    try:
+        plan = engine.plan(request, live)
+    except PROBLEMS as exc:
+        return problem_result(request, exc)
+    seen = session.lookup(plan)
+    if isinstance(seen, ReadResult):
+        return seen
+    result = run(plan)
+    session.keep(plan, seen, result)
+    return result
 
 
 def test_an_unchanged_reread_is_one_line_of_the_same_kind_and_fields(engine: Engine):
@@ -80,11 +92,11 @@ def test_a_read_refused_now_is_refused_though_it_was_read_with_consent(ws: Path,
 def test_an_editor_buffer_is_told_by_its_text(ws: Path, engine: Engine):
     session = ReadSession()
     buffers = {str(ws / "a.txt"): "edited\n"}
-    first = session.read(engine, parse_request({"path": "a.txt"}), buffers.get)
+    first = read(session, engine, buffers.get, path="a.txt")
     assert first.text() == "     1\tedited"
-    assert session.read(engine, parse_request({"path": "a.txt"}), buffers.get).unchanged
+    assert read(session, engine, buffers.get, path="a.txt").unchanged
     buffers[str(ws / "a.txt")] = "edited again\n"
-    assert "edited again" in session.read(engine, parse_request({"path": "a.txt"}), buffers.get).text()
+    assert "edited again" in read(session, engine, buffers.get, path="a.txt").text()
 
 
 def test_the_mcp_server_stubs_only_with_its_flag(ws: Path):

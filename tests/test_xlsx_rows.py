@@ -123,7 +123,7 @@ def test_rows_without_numbers_are_parsed_from_the_top(tmp_path):
 def test_an_offset_past_the_last_row_is_an_error_that_says_so(tmp_path):
     (tmp_path / "book.xlsx").write_bytes(workbook(sheet(rows_with_shared_formulas())))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "book.xlsx", "offset": ROWS + 10}))
-    assert result.error.code == "offset_past_end" and "past the last row of sheet 1" in result.text()
+    assert result.error.code == "offset_past_end" and "past the end of sheet 1" in result.text()
 
 
 def test_a_workbook_listing_thousands_of_sheets_is_refused_at_once(tmp_path):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from typing import BinaryIO
 
+from agentread.readers import Source
+from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
-from agentread.text import LINE_END, WIDE_ENCODINGS
+from agentread.text import LINE_END, WIDE_ENCODINGS, read_text
 
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
@@ -22,6 +24,20 @@ MAX_HEADER_CHARS = 500
 
 # Bytes read to find the header line: the cut header in any encoding, with room to find where the line ends.
 HEADER_BYTES = MAX_HEADER_CHARS * 4
+
+
+def is_delimited(path: str) -> bool:
+    """Whether a text file is read as delimited rows: by its name (the first line decides the rest)."""
+    return os.path.splitext(path)[1].lower() in DELIMITERS
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's delimited reader: a text window, the header row in view."""
+    encoding = source.encoding or "utf-8"
+    result = read_text(source.stream, request, source.path, encoding, source.bom, source.size,
+                       None if source.from_editor else source.cache_key,
+                       label="utf-8 (editor buffer)" if source.from_editor else None)
+    return add_header(result, source.stream, source.path, encoding, source.bom)
 
 
 def add_header(result: ReadResult, source: BinaryIO, path: str, encoding: str, bom: int) -> ReadResult:

@@ -6,6 +6,7 @@ import os
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_DIR_ENTRIES
+from agentread.render import past_end
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -49,8 +50,7 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
     listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
     first = request.line_from(len(listed))
     if first > max(len(listed), 1):
-        raise ReadError("offset_past_end", f"offset {first:,} is past the end of the listing of {request.path}, "
-                        f"which has {len(listed):,} entries. Read it from offset 1.")
+        raise past_end(first, len(listed), "entry", f"the listing of {request.path}")
     end = min(len(listed), first - 1 + min(request.line_limit, MAX_DIR_ENTRIES))
     shown, used = [], 0
     for _, line in listed[first - 1:end]:

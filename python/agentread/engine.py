@@ -1,6 +1,8 @@
-"""The read, top to bottom: resolve the path → directory? → sniff → one reader → ReadResult.
+"""The read, top to bottom: resolve the path → sniff → the reader its row names (readers/) → ReadResult.
 
-Every refusal a model can act on is a ReadError raised on the way and turned into an error result here.
+`Engine.plan` resolves and sniffs, and says whether the read runs in a worker process; `run` reads a plan, here
+or in a worker, without resolving or sniffing again. Every refusal a model can act on is a ReadError raised on
+the way, turned into an error result by `answer`.
 """
 
 from __future__ import annotations
@@ -8,202 +10,190 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
+from dataclasses import dataclass
 from typing import Callable
 
-from agentread.delimited import add_header
+from agentread.delimited import is_delimited
 from agentread.directory import read_directory
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
+from agentread.readers import READERS, Source
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
-from agentread.text import read_text
 from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
-
-# Files read whole (image, notebook, Office) are refused past these sizes: the readers hold the file in memory. So
-# is a PDF, though PDFium reads only what its pages need: one of its streams may be most of the file, and is
-# then held whole; a damaged one is scanned whole to rebuild its cross-references; pypdf reads it whole.
-# Each is far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG" must not).
-# A legacy Office file is read whole only to say what it is.
-MAX_WHOLE_FILE_BYTES = {"pdf": 512 << 20, "image": 100 << 20, "notebook": 512 << 20, "office": 512 << 20,
-                        "legacy_office": 512 << 20}
-
-# Kinds whose readers call native code (PDFium, Pillow's decoders, lxml, cairo, Tesseract) or can run long on a
-# hostile file. The server reads them in a worker process (workers.py), where a crash or a runaway read costs
-# that process only; text, directories and binary refusals are read where the request is, which is faster.
-ISOLATED_KINDS = frozenset({"pdf", "image", "office", "legacy_office"})
-
-# A notebook's image outputs are decoded and drawn (Pillow, cairo for SVG): a notebook holding one is read in a
-# worker too. Its MIME type, as a key of an output's data, is looked for in the notebook's bytes.
-NOTEBOOK_IMAGE_KEY = b'"image/'
 
 # A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing line): a
 # reply still over the caller's `maxBytes` is read again with the budget cut by what it overshot, at most this
 # many times, before it is refused.
 MAX_FIT_TRIES = 3
 
+# A notebook holding an image output is read in a worker (its images are decoded and drawn): its MIME type, as a
+# key of an output's data, is looked for in the notebook's bytes, this many at a time.
+NOTEBOOK_IMAGE_KEY = b'"image/'
+IMAGE_SCAN_BYTES = 1 << 20
+
 # A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
 
 
-class FileChanged(Exception):
-    """The file a read was told to expect (Engine.read's `expect`) has changed since; nothing was read."""
+@dataclass(frozen=True)
+class Plan:
+    """A read resolved and sniffed: what `run` reads, wherever it runs (it crosses to a worker process)."""
 
-
-class ReadElsewhere(Exception):
-    """Raised by an engine that isolates (Engine's `isolate`) for a file whose reader runs in a worker process
-    (runs_isolated); nothing was read. `path` is the real path (it picks the worker)."""
-
-    def __init__(self, path: str):
-        super().__init__(path)
-        self.path = path
-
-
-def runs_isolated(kind: str, data: bytes | None = None, live: LiveNotebook | None = None) -> bool:
-    """Whether a reader of this kind of content runs in a worker process: the one place that decides it. A
-    notebook does when its bytes (`data`) or the editor's outputs for it (`live`) hold an image."""
-    if kind == "notebook":
-        return (data is not None and NOTEBOOK_IMAGE_KEY in data) or (live is not None and any(
-            isinstance(output, dict) and isinstance(output.get("data"), dict)
-            and any(str(key).startswith("image/") for key in output["data"])
-            for cell in live.cells for output in cell.outputs or ()))
-    return kind in ISOLATED_KINDS
+    request: ReadRequest
+    resolved: Resolved
+    kind: str  # a row of READERS, "directory", or "live_notebook"
+    info: FileInfo | None = None
+    buffer: str | LiveNotebook | None = None  # the editor's text or notebook, when the file is open there
+    isolated: bool = False  # read in a worker process where the server has them
 
 
 class Engine:
-    def __init__(self, workspace: Workspace, live: LiveLookup | None = None, isolate: bool = False):
+    def __init__(self, workspace: Workspace, live: LiveLookup | None = None):
         self.workspace = workspace
         self.live = live or (lambda path: None)
-        # The server's engine: a file that runs_isolated raises ReadElsewhere instead of being read.
-        self.isolate = isolate
 
-    def read(self, request: ReadRequest, live: LiveLookup | None = None, expect: tuple | None = None) -> ReadResult:
-        """Never raises for a problem with the file: those become error results. InvalidParams propagates;
-        FileChanged, raised before anything is read when `expect` (a file_version) is not the file's version;
-        and ReadElsewhere, from an engine that isolates."""
-        live = live or self.live
-        result = self._guarded(request, live, expect)
-        if request.max_bytes is None:
-            return result
-        tried = request
-        for _ in range(MAX_FIT_TRIES):
-            over = result.text_bytes() - request.max_bytes
-            if over <= 0 or result.is_error:
-                return result
-            tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
-            result = self._guarded(tried, live, expect)
-        if result.text_bytes() <= request.max_bytes or result.is_error:
-            return result
-        return error_result(request.path, "reply_too_large", f"the smallest reply this read of {request.path} "
-                            f"gives ({result.text_bytes():,} bytes) is over the {request.max_bytes:,}-byte limit of "
-                            "one reply here. Read a smaller part of it: a smaller limit, one page or one cell.")
+    def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
+        """The read, here. Never raises for a problem with the file; InvalidParams propagates."""
+        return answer(request, lambda: run(self.plan(request, live)))
 
-    def _guarded(self, request: ReadRequest, live: LiveLookup, expect: tuple | None) -> ReadResult:
-        try:
-            return self._read(request, live, expect)
-        except ReadError as exc:
-            return error_result(request.path, exc.code, exc.message)
-        except OSError as exc:  # the file system failed mid-read (EIO, a vanished mount, /proc oddities)
-            return error_result(request.path, "read_failed", f"{request.path} could not be read: "
-                                f"{exc.strerror or exc}. It may be on a failing disk or be a system file; "
-                                "read another file.")
-        except (MemoryError, RecursionError) as exc:
-            log.exception("read of %s exhausted resources", request.path)
-            return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
-                                f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
-
-    def _read(self, request: ReadRequest, live: LiveLookup, expect: tuple | None) -> ReadResult:
+    def plan(self, request: ReadRequest, live: LiveLookup | None = None) -> Plan:
+        """Resolve and sniff: where the read leads, what reads it, and whether in a worker. Raises ReadError."""
         resolved = self.workspace.resolve(request.path, request.consent)
-        if expect is not None and (resolved.is_dir or file_version(resolved.st) != expect):
-            raise FileChanged(resolved.path)  # open_verified then holds the read to this inode
         if resolved.is_dir:
-            return read_directory(resolved.path, request)
-        buffer = live(resolved.path)
+            return Plan(request, resolved, "directory")
+        buffer = (live or self.live)(resolved.path)
         if isinstance(buffer, LiveNotebook) and not request.raw:
-            return self._read_live_notebook(buffer, request, resolved)
+            with open_verified(resolved) as f:
+                saved_images = _holds_image(f)
+            return Plan(request, resolved, "live_notebook", buffer=buffer,
+                        isolated=saved_images or _live_images(buffer))
         if isinstance(buffer, str):
             data = buffer.encode("utf-8", errors="surrogatepass")
             info = sniff(data[:SNIFF_BYTES], resolved.path)
-            return self._dispatch(io.BytesIO(data), info, request, resolved, len(data), live_buffer=True)
+            kind = _kind(info, request, resolved.path, len(data))
+            return Plan(request, resolved, kind, info, buffer,
+                        READERS[kind].isolated or (kind == "notebook" and NOTEBOOK_IMAGE_KEY in data))
         with open_verified(resolved) as f:
             info = sniff(f.read(SNIFF_BYTES), resolved.path)
-            return self._dispatch(f, info, request, resolved, resolved.st.st_size, live_buffer=False)
+            kind = _kind(info, request, resolved.path, resolved.st.st_size)
+            return Plan(request, resolved, kind, info,
+                        isolated=READERS[kind].isolated or (kind == "notebook" and _holds_image(f)))
 
-    def _read_live_notebook(self, live: LiveNotebook, request: ReadRequest, resolved: Resolved) -> ReadResult:
-        from agentread.notebook import read_notebook
 
-        with open_verified(resolved) as f:
-            saved = _whole(f, "notebook", resolved.st.st_size, request.path)
-        if self.isolate and runs_isolated("notebook", saved, live):
-            raise ReadElsewhere(resolved.path)
-        result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
-        outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
-        note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
-        if resolved.st.st_mtime > live.changed_at > 0:
-            note += " The file on disk was saved after the editor's last change and may differ; raw=true reads it."
-        result.content.insert(0, TextPart(note + "]"))
+# What a read can meet in a file, each turned into an error result by `problem_result`.
+PROBLEMS = (ReadError, OSError, MemoryError, RecursionError)
+
+
+def answer(request: ReadRequest, read: Callable[[], ReadResult]) -> ReadResult:
+    """read(), with every problem of the file it meets turned into the error result the model reads."""
+    try:
+        return read()
+    except PROBLEMS as exc:
+        return problem_result(request, exc)
+
+
+def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
+    """The error result for one of PROBLEMS met reading `request`."""
+    if isinstance(exc, ReadError):
+        return error_result(request.path, exc.code, exc.message)
+    if isinstance(exc, OSError):  # the file system failed mid-read (EIO, a vanished mount, /proc oddities)
+        return error_result(request.path, "read_failed", f"{request.path} could not be read: "
+                            f"{exc.strerror or exc}. It may be on a failing disk or be a system file; "
+                            "read another file.")
+    log.error("read of %s exhausted resources", request.path, exc_info=exc)
+    return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
+                        f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
+
+
+def run(plan: Plan) -> ReadResult:
+    """Read what `plan` names, held to the caller's `maxBytes`. Raises ReadError (see `answer`)."""
+    limit = plan.request.max_bytes
+    result = _read(plan, plan.request)
+    tried = plan.request
+    for _ in range(MAX_FIT_TRIES):
+        over = 0 if limit is None or result.is_error else result.text_bytes() - limit
+        if over <= 0:
+            return result
+        tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
+        result = _read(plan, tried)
+    if result.is_error or result.text_bytes() <= limit:
         return result
+    raise ReadError("reply_too_large", f"the smallest reply this read of {plan.request.path} gives "
+                    f"({result.text_bytes():,} bytes) is over the {limit:,}-byte limit of one reply here. Read a "
+                    "smaller part of it: a smaller limit, one page or one cell.")
 
-    def _dispatch(self, f, info: FileInfo, request: ReadRequest, resolved: Resolved, size: int,
-                  live_buffer: bool) -> ReadResult:
-        path = resolved.path
-        st = resolved.st
-        cache_key = None if live_buffer else (path, *file_version(st))
-        kind = "text" if request.raw and info.encoding else info.kind
-        if kind == "binary":
-            raise ReadError("binary", f"{request.path} is a binary file ({info.description}, {size:,} bytes) "
-                            "and cannot be shown as text. Look for a text form of it (source, export, docs).")
-        if kind == "text":
-            encoding = info.encoding or "utf-8"
-            result = read_text(f, request, path, encoding, info.bom, size, cache_key,
-                               label="utf-8 (editor buffer)" if live_buffer else None)
-            return add_header(result, f, path, encoding, info.bom)
-        if self.isolate and runs_isolated(kind):
-            raise ReadElsewhere(path)
-        if kind == "pdf":
-            from agentread.pdf import read_pdf
 
-            # PDFium reads from the file only what the pages asked for need (a page of a 6 MB manual, 200 KB),
-            # once: the parsed document is cached under cache_key. pypdf, for what PDFium refuses, reads it whole.
-            _check_size(kind, size, request.path)
-            return read_pdf(f, request, path, cache_key or (path, hash(f.getvalue())),
-                            whole=lambda: _whole(f, kind, size, request.path))
-        data = _whole(f, kind, size, request.path)
-        if kind == "image":
-            from agentread.image import read_image
+def _read(plan: Plan, request: ReadRequest) -> ReadResult:
+    path = plan.resolved.path
+    if plan.kind == "directory":
+        return read_directory(path, request)
+    if plan.kind == "live_notebook":
+        return _read_live_notebook(plan, request)
+    row = READERS[plan.kind]
+    if isinstance(plan.buffer, str):
+        data = plan.buffer.encode("utf-8", errors="surrogatepass")
+        return row.read(_source(plan, io.BytesIO(data), len(data), (path, "editor", hash(data))), request)
+    with open_verified(plan.resolved) as f:
+        return row.read(_source(plan, f, plan.resolved.st.st_size, (path, *file_version(plan.resolved.st))),
+                        request)
 
-            return read_image(data, request, path, info.description)
-        if kind == "office":
-            from agentread.office import read_office
 
-            return read_office(data, request, path)
-        if kind == "legacy_office":
-            from agentread.office import refuse_legacy
+def _source(plan: Plan, stream, size: int, cache_key: tuple) -> Source:
+    info = plan.info
+    return Source(path=plan.resolved.path, name=plan.request.path, stream=stream, kind=info.kind,
+                  description=info.description, encoding=info.encoding, bom=info.bom, size=size,
+                  cache_key=cache_key, from_editor=isinstance(plan.buffer, str), limit=READERS[plan.kind].max_bytes)
 
-            raise refuse_legacy(data, request.path, size)
-        if self.isolate and runs_isolated(kind, data):
-            raise ReadElsewhere(path)
-        from agentread.notebook import read_notebook
 
-        return read_notebook(data[info.bom:], request, path)
+def _kind(info: FileInfo, request: ReadRequest, path: str, size: int) -> str:
+    """The row that reads the file; a file over the row's size limit is refused before it is read."""
+    kind = "text" if request.raw and info.encoding else info.kind
+    if kind == "text" and is_delimited(path):
+        kind = "delimited"
+    _check_size(kind, size, request.path)
+    return kind
 
 
 def _check_size(kind: str, size: int, name: str) -> None:
-    limit = MAX_WHOLE_FILE_BYTES[kind]
+    limit = READERS[kind].max_bytes
     if size > limit:
         raise ReadError("file_too_large", f"{name} is a {kind} file of {size:,} bytes, over the {limit:,}-byte "
                         f"limit for {kind} files. It cannot be read whole; ask the user for a smaller export.")
 
 
-def _whole(f, kind: str, size: int, name: str) -> bytes:
-    _check_size(kind, size, name)
-    limit = MAX_WHOLE_FILE_BYTES[kind]
+def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
+    from agentread.notebook import read_notebook
+
+    resolved, live = plan.resolved, plan.buffer
+    _check_size("notebook", resolved.st.st_size, request.path)
+    with open_verified(resolved) as f:
+        saved = f.read()
+    result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
+    outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
+    note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
+    if resolved.st.st_mtime > live.changed_at > 0:
+        note += " The file on disk was saved after the editor's last change and may differ; raw=true reads it."
+    result.content.insert(0, TextPart(note + "]"))
+    return result
+
+
+def _holds_image(f) -> bool:
+    """Whether the notebook file holds an image output's key, looked for a chunk at a time from its start."""
     f.seek(0)
-    # Asked for `limit` bytes, read() sets aside that much memory before reading: 6.7 ms for a 6.5 MB PDF
-    # against 1.2 sized to the file. A file grown since it was measured is read on, up to the limit.
-    data = f.read(size + 1)
-    if len(data) > size:
-        data += f.read(limit + 1 - len(data))
-    return data[:limit]
+    tail = b""
+    while chunk := f.read(IMAGE_SCAN_BYTES):
+        if NOTEBOOK_IMAGE_KEY in tail + chunk:
+            return True
+        tail = chunk[-len(NOTEBOOK_IMAGE_KEY):]
+    return False
+
+
+def _live_images(live: LiveNotebook) -> bool:
+    """Whether the editor's outputs of an open notebook hold an image."""
+    return any(isinstance(output, dict) and isinstance(output.get("data"), dict)
+               and any(str(key).startswith("image/") for key in output["data"])
+               for cell in live.cells for output in cell.outputs or ())

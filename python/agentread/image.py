@@ -18,6 +18,7 @@ import pybase64
 from zlib_ng import zlib_ng
 
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
+from agentread.readers import Source
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
@@ -521,6 +522,11 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
 
 def _smaller(size: tuple[int, int]) -> str:
     return f"downscaled from {size[0]}x{size[1]}"
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's image reader."""
+    return read_image(source.whole(), request, source.path, source.description)
 
 
 def read_image(data: bytes, request: ReadRequest, path: str, detected: str) -> ReadResult:

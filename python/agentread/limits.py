@@ -32,6 +32,12 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024
 # Images that would decode to more pixels than this are refused as decompression bombs (about 400 MB RGBA).
 MAX_IMAGE_PIXELS = 100_000_000
 
+# Images one reply attaches, and their encoded bytes in all: a plot costs a model roughly 1-2k tokens, so ten
+# cost about what MAX_OUTPUT_BYTES of text does, and the bytes keep a reply well under the request size providers
+# accept even when every image is near MAX_IMAGE_BYTES.
+MAX_REPLY_IMAGES = 10
+MAX_REPLY_IMAGE_BYTES = 10 << 20
+
 # Directory listings show at most this many entries; the rest are counted, not listed.
 MAX_DIR_ENTRIES = 500
 

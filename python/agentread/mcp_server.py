@@ -26,14 +26,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from agentread import __version__
-from agentread.cancel import Cancelled, run_cancellable
-from agentread.engine import Engine
-from agentread.many import ManyResult, expand, parse_many_request, read_many
-from agentread.reads import Reads, internal_result
+from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadError, ReadResult
-from agentread.session import ReadSession
-from agentread.workspace import Workspace
+from agentread.result import ImagePart, ReadResult
+from agentread.service import ReadService
+from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
 # Roots (and the logging this server does not use) are deprecated in the protocol's next version, but every
 # client in use today speaks the current one, where roots are how it says which folders the agent may read.
@@ -41,11 +38,9 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 log = logging.getLogger("agentread.mcp")
 
-# Error codes a user's approval (or a flag) can lift.
-CONSENT_CODES = ("outside_workspace", "sensitive_file")
-# How each is put to the user.
-CONSENT_REASONS = {"outside_workspace": "outside the workspace folders",
-                   "sensitive_file": "may hold secrets (credentials, keys or environment settings)"}
+# How each reason a read needs approval for is put to the user.
+CONSENT_WORDS = {OUTSIDE: "outside the workspace folders",
+                 SENSITIVE: "may hold secrets (credentials, keys or environment settings)"}
 
 # Paths one approval covers: a user can weigh a list this long; a read_many asking for more is asked about the
 # first ones only, and the rest are refused.
@@ -61,14 +56,13 @@ def tool_specs() -> dict[str, dict[str, Any]]:
 
 
 class McpReads:
-    """The server's state for its one connection: the workspace, what the flags allow, the client's roots."""
+    """The server's state for its one connection: its read service, what the flags allow, the client's roots."""
 
     def __init__(self, roots: list[str], allow_outside: bool, allow_sensitive: bool, unchanged_stub: bool):
         self.fallback_roots = roots
-        self.reads = Reads(Workspace(roots))
-        self.engine = self.reads.engine
-        self.flag_grants = {code for code, on in zip(CONSENT_CODES, (allow_outside, allow_sensitive)) if on}
-        self.session = ReadSession() if unchanged_stub else None
+        self.service = ReadService(Workspace(roots), stub=unchanged_stub)
+        self.flag_grants = frozenset(code for code, on in ((OUTSIDE, allow_outside), (SENSITIVE, allow_sensitive))
+                                     if on)
         self.roots_stale = True  # the client's roots are asked for before the next read
         self.roots_lock = anyio.Lock()  # reads wait while they are asked for
         self.specs = tool_specs()
@@ -87,11 +81,11 @@ class McpReads:
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         try:
+            # The user's approval is asked for here and the reply size is the host's: neither comes from the model.
+            taken = {"consent", "maxBytes"} & set(arguments)
+            if taken:
+                raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(taken))}")
             if params.name == "read":
-                if "consent" in arguments:  # the user's approval is asked for here, never taken from the model
-                    raise InvalidParams("unknown parameter(s): consent")
-                if "maxBytes" in arguments:  # the reply size is the host's, set by the server, not the model
-                    raise InvalidParams("unknown parameter(s): maxBytes")
                 request = parse_request(arguments)
             elif params.name == "read_many":
                 request = parse_many_request(arguments)
@@ -112,110 +106,27 @@ class McpReads:
     # Reads.
 
     async def _read_one(self, ctx, request: ReadRequest) -> ReadResult:
-        loop = asyncio.get_running_loop()
-        result = await self._in_thread(request.path, self._read, request, frozenset(), None, loop)
-        if result.is_error and result.error.code in CONSENT_CODES:
-            pending = await self._in_thread(request.path, self._pending, [request.path])
-            if pending and not isinstance(pending, ReadResult):
-                granted = await self._ask(ctx, pending)
-                if request.path in granted:
-                    result = await self._in_thread(request.path, self._read, request, granted[request.path], None,
-                                                   loop)
+        request = dataclasses.replace(request, consent=self.flag_grants)
+        result = await self.service.read(request)
+        if result.is_error and result.error.code in CONSENT_REASONS:
+            pending = await self._pending([request.path])
+            granted = await self._ask(ctx, pending) if pending else {}
+            if request.path in granted:
+                result = await self.service.read(dataclasses.replace(request, consent=self.flag_grants
+                                                                     | granted[request.path]))
         return result
 
     async def _read_many(self, ctx, request) -> ManyResult | ReadResult:
         # The user is asked once, before anything is read, about every file listed that needs approval.
-        pending = await self._in_thread("the files listed", lambda stop: self._pending(
-            [req.path for req in expand(self.engine.workspace, request.entries)[0]], stop))
-        if isinstance(pending, ReadResult):
-            return pending
+        pending = await self._pending(request)
         granted = await self._ask(ctx, pending) if pending else {}
-        loop = asyncio.get_running_loop()
+        return await self.service.read_many(request, lambda path: self.flag_grants | granted.get(path, frozenset()))
 
-        def many(stop) -> ManyResult:
-            # For the unchanged stub, only files the reply shows whole count as read: read_many reads each file
-            # whole, then cuts some or leaves them out to fit the reply.
-            held: list = []
-            reply = read_many(self.engine, request,
-                              lambda req: self._read(req, granted.get(req.path, frozenset()), held, loop, stop))
-            if self.session:
-                self.session.remember(held, [f.result for f in reply.files
-                                             if f.state == "whole" and not f.images_dropped])
-            return reply
-
-        return await self._in_thread("the files listed", many)
-
-    def _pending(self, paths: list[str], stop=None) -> dict[str, tuple[frozenset, str]]:
-        """The paths that need the user's approval (past what the flags allow): why, and where each leads. In a
-        thread: it looks at the file system."""
-        pending = {}
-        for path in paths:
-            reasons, real = self._reasons(path)
-            if reasons - self.flag_grants:
-                pending[path] = (reasons - self.flag_grants, real)
-        return pending
-
-    def _read(self, request: ReadRequest, granted: frozenset, held: list | None, loop, stop) -> ReadResult:
-        """One read, on a thread: refused outside the roots or of a sensitive file unless `granted` (by the user)
-        or the flags allow each reason it was refused for. `held`: see ReadSession.read."""
-        engine = self.engine
-        result = self._engine_read(engine, request, held, loop, stop)
-        if not (result.is_error and result.error.code in CONSENT_CODES):
-            return result
-        reasons = self._reasons(request.path)[0]
-        if not reasons:  # the file changed since the engine refused it: nobody was asked about this one
-            return result
-        allowed = granted | self.flag_grants
-        if reasons <= allowed:
-            request = dataclasses.replace(request, consent=True)
-        elif "outside_workspace" in allowed and "outside_workspace" in reasons:
-            # Outside allowed, the secret not: read as if its folder were a root, so the engine refuses it in its
-            # own words as a sensitive file.
-            folder = os.path.dirname(os.path.realpath(engine.workspace.absolute(request.path)))
-            engine = self.reads.engine_for(Workspace(engine.workspace.roots + [folder],
-                                                     list(engine.workspace.sensitive_patterns)))
-        else:
-            return result
-        return self._engine_read(engine, request, held, loop, stop)
-
-    def _engine_read(self, engine: Engine, request: ReadRequest, held: list | None, loop, stop) -> ReadResult:
-        def read(req: ReadRequest) -> ReadResult:
-            return self.reads.read_anywhere(engine, req, None, loop, stop)
-
-        return self.session.read(engine, request, None, read, held) if self.session else read(request)
-
-    def _reasons(self, raw: str) -> tuple[frozenset, str]:
-        """Why the engine refuses `raw` without consent (outside the roots, sensitive, or both), and the real
-        path it leads to."""
-        workspace = self.engine.workspace
-        try:
-            path = workspace.absolute(raw)
-        except ReadError:  # an invalid path is refused for that, not for consent
-            return frozenset(), raw
-        real = os.path.realpath(path)
-        reasons = set()
-        if not workspace.contains(real):  # as Workspace.resolve decides
-            reasons.add("outside_workspace")
-        if not os.path.isdir(real) and workspace.is_sensitive(path, real):  # as Workspace.resolve decides
-            reasons.add("sensitive_file")
-        return frozenset(reasons), real
-
-    async def _in_thread(self, what: str, fn, *args):
-        """fn(*args, stop) on a read thread, within the deadline (a `timeout` result past it); a reader's failure
-        as an `internal` result."""
-        def run(stop):
-            try:
-                return run_cancellable(stop, fn, *args, stop)
-            except Cancelled:  # stopped: nobody waits for the answer any more
-                return None
-
-        try:
-            return await self.reads.on_thread(what, run)
-        except InvalidParams:  # a reader's own check of the arguments (a PDF's pages): the caller answers it
-            raise
-        except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-            log.exception("unexpected failure reading %s", what)
-            return internal_result(what, type(exc).__name__, str(exc))
+    async def _pending(self, paths: list[str] | ManyRequest) -> dict[str, tuple[frozenset, str]]:
+        """The paths that need the user's approval past what the flags allow: why, and where each leads."""
+        refusals = await self.service.check(paths)
+        return {r.path: (r.reasons - self.flag_grants, r.real) for r in refusals
+                if r is not None and r.reasons - self.flag_grants}
 
     # The client.
 
@@ -227,12 +138,12 @@ class McpReads:
         if caps is not None and caps.roots is not None:
             try:
                 listed = await ctx.session.list_roots()
-                roots = [self.engine.workspace.absolute(str(root.uri)) for root in listed.roots
+                roots = [self.service.workspace.absolute(str(root.uri)) for root in listed.roots
                          if str(root.uri).startswith("file:")]
             except Exception:  # noqa: BLE001 - a client that cannot answer: keep to the folders we were given
                 log.warning("the client offers roots but did not list them; reading inside %s",
                             self.fallback_roots, exc_info=True)
-        self.engine.workspace.set_roots(roots or self.fallback_roots)
+        self.service.workspace.set_roots(roots or self.fallback_roots)
 
     async def _ask(self, ctx, pending: dict[str, tuple[frozenset, str]]) -> dict[str, frozenset]:
         """What the user, asked through the client (elicitation), approves of the `pending` paths: each by
@@ -243,7 +154,7 @@ class McpReads:
             return {}
         asked = dict(list(pending.items())[:MAX_APPROVAL_PATHS])
         lines = [f"The agent asks to read {'this file' if len(asked) == 1 else f'these {len(asked)} files'}:"]
-        for code, why in CONSENT_REASONS.items():
+        for code, why in CONSENT_WORDS.items():
             reals = sorted({real for reasons, real in asked.values() if code in reasons})
             if reals:
                 lines.append(f"- {why}: {', '.join(reals)}")
@@ -303,11 +214,11 @@ def serve(args: argparse.Namespace) -> None:
     server = build_server(reads)
 
     async def run() -> None:
-        reads.reads.start()
+        reads.service.start()
         try:
             async with stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         finally:
-            reads.reads.close()
+            reads.service.close()
 
     anyio.run(run)

@@ -21,6 +21,7 @@ from agentread import pdfium  # loads the library on first use, so a PDF PDFium 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_PDF_PAGES
 from agentread.render import window
+from agentread.readers import Source
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
@@ -374,6 +375,12 @@ def _extract(doc: _Document, number: int) -> str:
     if not text.strip():
         return NO_TEXT.format(number)
     return text
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's PDF reader. PDFium reads from the file only what the pages asked for need, once: the
+    parsed document is kept under the source's cache key. pypdf, for what PDFium refuses, reads it whole."""
+    return read_pdf(source.stream, request, source.path, source.cache_key, whole=source.whole)
 
 
 def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple,

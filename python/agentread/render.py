@@ -7,6 +7,7 @@ cite line numbers from it reliably.
 from __future__ import annotations
 
 from agentread.limits import MAX_LINE_CHARS
+from agentread.result import ReadError
 
 
 def numbered(number: int, line: str) -> str:
@@ -40,6 +41,17 @@ def continuation(first: int, last: int, total: int | None, reason: str, call: st
     of = f" of {total:,}" if total is not None else ""
     span = f"{first:,}-{last:,}" if first > 0 else f"{first:,} to {last:,}"  # counted from the end
     return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
+
+
+def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
+    """The error for an offset past the end of what a read numbers (`total` of them, a `noun` each, in `of`):
+    every reader's, in the same words."""
+    if total is None:
+        return ReadError("offset_past_end", f"offset {offset:,} is past the end of {of}. Call again with a smaller "
+                         "offset, or without one to read it from the start.")
+    nouns = noun if total == 1 else noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return ReadError("offset_past_end", f"offset {offset:,} is past the end of {of}, which has {total:,} {nouns}. "
+                     f"Call again with an offset from 1 to {max(total, 1):,}.")
 
 
 def line_limit_reason(limit: int) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MIN_REPLY_BYTES, REPLY_FRAME_BYTES
+from agentread.workspace import CONSENT_REASONS
 
 
 class InvalidParams(ValueError):
@@ -19,7 +20,7 @@ class ReadRequest:
     limit: int | None = None  # number of lines, capped at MAX_LINES
     pages: str | None = None  # PDF page range, "3" or "10-20"
     cells: str | None = None  # notebook cells, "4", "2-7", "1,4-6", a cell id, or "outline"
-    consent: bool = False  # the user approved a read outside the workspace or of a sensitive file
+    consent: frozenset = frozenset()  # what the user approved the read despite (workspace.CONSENT_REASONS)
     raw: bool = False  # read a notebook (or any text-based format) as its plain numbered source text
     max_bytes: int | None = None  # the reply's text in UTF-8 bytes at most, as the host passes it on; None: no limit
 
@@ -104,7 +105,8 @@ def parse_request(params: Any) -> ReadRequest:
         raise InvalidParams("'path' is required and must be a non-empty string")
     return ReadRequest(path=path, offset=_offset(params), limit=_positive_int(params, "limit"),
                        pages=_optional_str(params, "pages"), cells=_optional_str(params, "cells"),
-                       consent=_flag(params, "consent"), raw=_flag(params, "raw"), max_bytes=max_bytes(params))
+                       consent=CONSENT_REASONS if _flag(params, "consent") else frozenset(), raw=_flag(params, "raw"),
+                       max_bytes=max_bytes(params))
 
 
 def max_bytes(params: dict[str, Any]) -> int | None:

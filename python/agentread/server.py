@@ -1,28 +1,19 @@
-"""The JSON-RPC server on stdio (pygls): protocol handlers only, every read is the engine's.
+"""The JSON-RPC server on stdio (pygls): the protocol only; every read is the read service's (service.py).
 
 A read is an async handler, so the event loop goes on reading messages while it runs, and pygls's own
-`$/cancelRequest` handling cancels the handler's task (pygls answers -32800). Where a read runs:
-- a repeat read of a small text file that read quickly before: on the event loop (QUICK_READ_BYTES);
-- PDF, image and Office files, and notebooks with images (engine.runs_isolated): in a worker process
-  (workers.py), which is killed at the read's deadline or when it is cancelled; a crash there costs that
-  read only. A file read in a worker before, unchanged, goes there directly;
-- the rest (text, directories, notebooks without images): on a pool of threads, told to stop through its stop
-  event when cancelled or out of time. The engine tells which reads go to a worker.
-A read still running at its deadline is answered with a `timeout` error result (reads.py, shared with the MCP
-server).
+`$/cancelRequest` handling cancels the handler's task (pygls answers -32800), which stops the read. Besides
+LSP's document and notebook sync (the editor's unsaved state is what is read), the methods are
+`agentread/read`, `agentread/readMany` and `agentread/check` (docs/CONTRACT.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import sys
-import threading
 import time
-from collections import OrderedDict
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -32,34 +23,25 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_c
 from pygls.uris import to_fs_path
 
 from agentread import __version__
-from agentread.cancel import Cancelled, run_cancellable
-from agentread.engine import FileChanged, ReadElsewhere
 from agentread.live import LiveCell, LiveNotebook
-from agentread.many import parse_many_request, read_many
-from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.reads import Reads, internal_result
-from agentread.result import ReadError, ReadResult
+from agentread.many import parse_many_request
+from agentread.request import InvalidParams, parse_request
+from agentread.result import ReadResult
+from agentread.service import ReadService
 from agentread.session import ReadSession
-from agentread.workspace import Workspace, path_version
+from agentread.workspace import CONSENT_REASONS, Workspace
 
 READ_METHOD = "agentread/read"
 READ_MANY_METHOD = "agentread/readMany"
+CHECK_METHOD = "agentread/check"
 # Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
 OUTPUTS_METHOD = "agentread/notebookOutputs"
 
-# A repeat read of a text file this small, unchanged since a read of it took under QUICK_READ_SECONDS, is done on
-# the event loop: it is answered even while every thread is busy, and skips the hand-off to a thread and back.
-# Any window of such a file reads in about a millisecond (one whole count of its lines at most). The time only
-# keeps out files on storage slow enough to hold up the event loop.
-QUICK_READ_BYTES = 1 << 20
-QUICK_READ_SECONDS = 0.01
-# A read on the event loop slower than this sends the file back to the workers: ten times what made it quick,
-# so that a pause of a loaded machine (a collection, another process) during one read does not.
-QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
-QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
-
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
 MAX_HEADER_LINE_BYTES = 64 << 10
+
+# Paths one `agentread/check` looks at: what one call of a tool names at most (many.MAX_MANY_FILES).
+MAX_CHECK_PATHS = 100
 
 log = logging.getLogger("agentread")
 
@@ -77,205 +59,64 @@ def _converter():
     return converter
 
 
-class _Places:
-    """Where the last read of a file ran, by the absolute path a request named and whether it asked for raw text
-    (a notebook read raw is text; read by cells, it may attach images): on the event loop ("loop": a small text
-    file that read in under QUICK_READ_SECONDS), or in a worker process ("worker", with the real path, which
-    picks the worker); with the file's version then. Only where a read runs is decided here; what it reads is
-    resolved again by the engine. A path is looked up without touching the file system, so that only a file
-    read before is looked at on the event loop (a hung mount there would stop every message)."""
-
-    def __init__(self, workspace: Workspace) -> None:
-        self._workspace = workspace
-        self._files: OrderedDict[tuple, tuple] = OrderedDict()  # (absolute path, raw) -> place, real path, version
-        self._lock = threading.Lock()  # noted by threads, looked up on the event loop
-
-    def look(self, request) -> tuple | None:
-        """Before a read: (key, version) of what the request's path leads to now; None if it names no file. A
-        change from here on makes another version, so a file changed while it is read is not remembered."""
-        key = self._key(request)
-        return (key, path_version(key[0])) if key else None
-
-    def note(self, seen: tuple | None, kind: str, path: str, seconds: float, where: str) -> None:
-        """After a read that ran `where` ("loop", "thread" or "worker"): a small text file read in under
-        QUICK_READ_SECONDS runs on the loop from now on, a file read in a worker goes there directly; others
-        are forgotten. A slower text read on a thread, which may have waited for the interpreter lock behind
-        other reads, changes nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back
-        to the threads."""
-        slow = seconds >= (QUICK_READ_SLOW_SECONDS if where == "loop" else QUICK_READ_SECONDS)
-        if seen is None or (kind == "text" and slow and where == "thread"):
-            return
-        key, version = seen[:2]
-        place = None
-        if where == "worker" and version:
-            place = "worker"
-        elif kind == "text" and not slow and version and version[3] <= QUICK_READ_BYTES:
-            place = "loop"
-        with self._lock:
-            self._files.pop(key, None)
-            if place:
-                self._files[key] = (place, path, version)
-                if len(self._files) > QUICK_FILES:
-                    self._files.popitem(last=False)
-
-    def known(self, request, buffers: dict) -> _Known | None:
-        """Where the last read of the file the request's path leads to ran, if it leads there as before and the
-        file is unchanged since; else None. Never for a file open in the editor (its buffer is what is read)."""
-        key = self._key(request)
-        with self._lock:
-            entry = self._files.get(key) if key else None
-        if entry is None or entry[1] in buffers:
-            return None
-        # The path is followed again: a link since pointed at another file finds another inode.
-        version = path_version(key[0])
-        return _Known(entry[0], (key, version), entry[1]) if version == entry[2] else None
-
-    def _key(self, request) -> tuple | None:
-        try:
-            return self._workspace.absolute(request.path), request.raw
-        except ReadError:
-            return None
-
-
-class _Known(NamedTuple):
-    """Where the last read of a file ran ("loop" or "worker"), the file as looked up now (key, version), and its
-    real path."""
-    place: str
-    seen: tuple
-    path: str
-
-
-class _Elsewhere(NamedTuple):
-    """A read the engine sent to a worker process: what it knew of the file, and its real path."""
-    seen: tuple | None
-    path: str
-
-
 class AgentReadServer(LanguageServer):
     def __init__(self) -> None:
         notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
             notebook="*", cells=[types.NotebookCellLanguage(language="*")])])
         super().__init__("agentread", __version__, notebook_document_sync=notebooks, converter_factory=_converter)
-        # Reads on threads of their own (pygls reads stdin on its threads, which a slow read must not hold up),
-        # and in worker processes.
-        self.reads = Reads(Workspace())
-        self.engine = self.reads.engine
+        self.service = ReadService(Workspace())
         # Keyed by real path (URIs of one file can be spelt many ways):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
-        self.places = _Places(self.engine.workspace)
-        # The unchanged-read stub (session.py), when initializationOptions.unchangedStub asks for it.
-        self.session: ReadSession | None = None
 
-    async def read(self, params: Any) -> dict:
+    async def read(self, params: Any) -> dict | None:
         """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
         try:
             request = parse_request(params)
-        except InvalidParams as exc:
+            self._roots_known()
+            return _json(await self.service.read(request, self.live_buffers().get))
+        except InvalidParams as exc:  # malformed, or a reader's own check of the params
             raise JsonRpcInvalidParams(str(exc)) from None
-        if not self.engine.workspace.roots:
-            self.sync_roots()
-        buffers = self.live_buffers()
-        try:
-            if self.session:  # every read is compared with what this session was shown: no quick path
-                return await self._on_thread(request.path, self._read_in_session, request, buffers,
-                                             asyncio.get_running_loop())
-            known = self.places.known(request, buffers)
-            if known and known.place == "loop":
-                answer = self._read_on_loop(request, buffers, known.seen)
-                if answer is not None:
-                    return answer
-            if known and known.place == "worker":
-                place = _Elsewhere(known.seen, known.path)  # straight to its worker
-            else:
-                place = await self._read_on_thread(request, buffers)  # the result, or where the engine sends it
-            return place if isinstance(place, dict) else await self._read_in_worker(request, place, buffers)
-        except InvalidParams as exc:  # a reader's own check of the params
-            raise JsonRpcInvalidParams(str(exc)) from None
-        except (asyncio.CancelledError, JsonRpcInvalidParams):
-            raise
-        except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-            log.exception("unexpected failure reading %s", request.path)
-            return internal_result(request.path, type(exc).__name__, str(exc)).to_json()
 
-    def _read_on_loop(self, request: ReadRequest, buffers: dict, seen: tuple) -> dict | None:
-        """A quick read (see _Places), answered before the next message is read: nothing to cancel, no
-        deadline. None if the file changed since it was looked up (a thread then reads it)."""
-        started = time.perf_counter()
-        try:
-            result = self.engine.read(request, buffers.get, seen[1])
-        except FileChanged:
-            return None
-        self.places.note(seen, result.kind, result.path, time.perf_counter() - started, "loop")
-        return result.to_json()
-
-    async def _read_on_thread(self, request: ReadRequest, buffers: dict) -> dict | _Elsewhere:
-        return await self._on_thread(request.path, self._read_here, request, buffers)
-
-    async def _on_thread(self, name: str, fn, *args) -> Any:
-        """fn(*args, stop) on a read thread, within the deadline (reads.py); a timeout as JSON."""
-        answer = await self.reads.on_thread(name, fn, *args)
-        return answer.to_json() if isinstance(answer, ReadResult) else answer
-
-    async def read_many(self, params: Any) -> dict:
-        """One agentread/readMany: {paths, consent?: [path...]}, the listed paths the user approved."""
+    async def read_many(self, params: Any) -> dict | None:
+        """One agentread/readMany: {paths, consent?: [path...], maxBytes?}, `consent` the listed paths the user
+        approved."""
         params = dict(params) if isinstance(params, dict) else params
         consented = params.pop("consent", []) if isinstance(params, dict) else []
         try:
             if not isinstance(consented, list) or not all(isinstance(c, str) for c in consented):
                 raise InvalidParams("'consent' must be a list of the paths, as given in 'paths', the user approved")
             request = parse_many_request(params)
+            self._roots_known()
+            # A glob's matches are never approved: only paths listed as they are.
+            approved = frozenset(consented)
+            reply = await self.service.read_many(
+                request, lambda path: CONSENT_REASONS if path in approved else frozenset(), self.live_buffers().get)
+            return _json(reply)
         except InvalidParams as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        if not self.engine.workspace.roots:
+
+    async def check(self, params: Any) -> dict:
+        """One agentread/check: {paths: [...]} → {checks: [...]}, what would refuse reading each without the
+        user's approval, for the client to ask the user first (docs/CONTRACT.md)."""
+        paths = params.get("paths") if isinstance(params, dict) else None
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) \
+                or not 0 < len(paths) <= MAX_CHECK_PATHS:
+            raise JsonRpcInvalidParams(f"params must be {{\"paths\": [path, ...]}}, 1 to {MAX_CHECK_PATHS} paths")
+        self._roots_known()
+        refusals = await self.service.check(paths)
+        return {"checks": [{"path": path, "reasons": sorted(r.reasons) if r else [], "real": r.real if r else None,
+                            "pattern": r.pattern if r else None} for path, r in zip(paths, refusals)]}
+
+    def _roots_known(self) -> None:
+        if not self.service.workspace.roots:
             self.sync_roots()
-        return await self._on_thread("the files listed", self._read_many_here, request, frozenset(consented),
-                                     self.live_buffers(), asyncio.get_running_loop())
-
-    def _read_many_here(self, request, consented: frozenset, buffers: dict, loop,
-                        stop: threading.Event) -> dict | None:
-        def read(one: ReadRequest) -> ReadResult:
-            if one.path in consented:  # a glob's matches are never approved: only paths listed as they are
-                one = dataclasses.replace(one, consent=True)
-            return self.reads.read_anywhere(self.engine, one, buffers.get, loop, stop)
-
-        try:
-            return run_cancellable(stop, read_many, self.engine, request, read).to_json()
-        except Cancelled:
-            return None
-
-    def _read_in_session(self, request: ReadRequest, buffers: dict, loop, stop: threading.Event) -> dict | None:
-        try:
-            return run_cancellable(stop, self.session.read, self.engine, request, buffers.get,
-                                   lambda one: self.reads.read_anywhere(self.engine, one, buffers.get, loop,
-                                                                        stop)).to_json()
-        except Cancelled:
-            return None
-
-    def _read_here(self, request: ReadRequest, buffers: dict, stop: threading.Event) -> dict | _Elsewhere | None:
-        """On a thread. None when stopped: nobody waits for the answer any more."""
-        seen = self.places.look(request)
-        started = time.perf_counter()
-        try:
-            result = run_cancellable(stop, self.engine.read, request, buffers.get)
-        except ReadElsewhere as elsewhere:
-            return _Elsewhere(seen, elsewhere.path)
-        except Cancelled:
-            return None
-        self.places.note(seen, result.kind, result.path, time.perf_counter() - started, "thread")
-        return result.to_json()
-
-    async def _read_in_worker(self, request: ReadRequest, place: _Elsewhere, buffers: dict) -> dict:
-        answer = await self.reads.in_worker(request, place.path, buffers.get(place.path), self.engine.workspace)
-        if "error" not in answer:
-            self.places.note(place.seen, answer["kind"], answer["path"], 0.0, "worker")
-        return answer
 
     def sync_roots(self) -> None:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
         if not folders and self.workspace.root_path:
             folders = [self.workspace.root_path]
-        self.engine.workspace.set_roots([f for f in folders if f])
+        self.service.workspace.set_roots([f for f in folders if f])
 
     def live_buffers(self) -> dict[str, str | LiveNotebook]:
         """Open editor documents and notebooks by real path. Taken on the event loop, where pygls mutates them."""
@@ -312,6 +153,11 @@ class AgentReadServer(LanguageServer):
 server = AgentReadServer()
 
 
+def _json(reply) -> dict | None:
+    """A reply as the result JSON; None for a read stopped with nobody waiting for it."""
+    return None if reply is None else reply.to_json()
+
+
 def _file_path(uri: str) -> str | None:
     if not uri.startswith("file:"):
         return None
@@ -327,9 +173,9 @@ def on_initialize(ls: AgentReadServer, params: types.InitializeParams) -> None:
     options = params.initialization_options or {}
     patterns = options.get("sensitivePatterns") if isinstance(options, dict) else None
     if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
-        ls.engine.workspace.sensitive_patterns = tuple(patterns)
+        ls.service.workspace.sensitive_patterns = tuple(patterns)
     if isinstance(options, dict) and options.get("unchangedStub") is True:
-        ls.session = ReadSession()
+        ls.service.session = ReadSession()
 
 
 @server.feature(types.INITIALIZED)
@@ -339,8 +185,8 @@ def on_initialized(ls: AgentReadServer, params: types.InitializedParams) -> None
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
-    log.info("agentread %s ready; workspace roots: %s", __version__, ls.engine.workspace.roots)
-    ls.reads.start()
+    log.info("agentread %s ready; workspace roots: %s", __version__, ls.service.workspace.roots)
+    ls.service.start()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -371,6 +217,11 @@ async def on_read(ls: AgentReadServer, params: Any) -> dict:
 @server.feature(READ_MANY_METHOD)
 async def on_read_many(ls: AgentReadServer, params: Any) -> dict:
     return await ls.read_many(params)
+
+
+@server.feature(CHECK_METHOD)
+async def on_check(ls: AgentReadServer, params: Any) -> dict:
+    return await ls.check(params)
 
 
 @server.feature(OUTPUTS_METHOD)
@@ -429,4 +280,4 @@ def serve() -> None:
     try:
         server.start_io(_Input(sys.stdin.buffer))
     finally:
-        server.reads.close()
+        server.service.close()

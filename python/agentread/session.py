@@ -14,12 +14,14 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from agentread.live import LiveNotebook
-from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 from agentread.workspace import Resolved, open_verified
+
+if TYPE_CHECKING:
+    from agentread.engine import Plan
 
 # Files larger than this are never stubbed: telling them unchanged would mean hashing them whole on every read.
 MAX_STUB_FILE_BYTES = 16 << 20
@@ -31,44 +33,44 @@ _HASH_CHUNK = 1 << 20
 
 
 class ReadSession:
-    """The reads of one session. `read` is Engine.read, with the stub. Safe to use from several threads."""
+    """The reads of one session: `lookup` before a read, `keep` after it. Safe to use from several threads."""
 
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple, tuple[tuple, ReadResult]] = OrderedDict()
         self._lock = threading.Lock()  # reads on several threads look up and remember windows
 
-    def read(self, engine, request: ReadRequest, live: Callable | None = None,
-             read: Callable[[ReadRequest], ReadResult] | None = None, held: list | None = None) -> ReadResult:
-        """engine.read(request, live), or the stub when this session read this window of this file, unchanged.
-        `read` reads it instead of engine.read (a server's, which reads where the engine says). With `held`, a
-        read is not remembered but added there, for `remember` once the caller knows it was shown whole."""
-        lookup = live or engine.live
-        read = read or (lambda req: engine.read(req, live))
-        try:
-            resolved = engine.workspace.resolve(request.path, request.consent)  # refused now: refused again
-        except ReadError:
-            return read(request)
-        key = (resolved.path, request.offset, request.limit, request.pages, request.cells, request.raw)
-        before = _fingerprint(resolved, lookup(resolved.path))
+    def lookup(self, plan: Plan) -> ReadResult | tuple | None:
+        """The stub, when this session read this window of this file and it is unchanged since; else the mark
+        `keep` takes after the read (None: the read is never stubbed). Hashes the file: on a read thread."""
+        request = plan.request
+        before = _fingerprint(plan.resolved, plan.buffer)
+        if before is None:
+            return None
+        key = (plan.resolved.path, request.offset, request.limit, request.pages, request.cells, request.raw)
         with self._lock:
             seen = self._seen.get(key)
-            if before is not None and seen is not None and seen[0] == before:
+            if seen is not None and seen[0] == before:
                 self._seen.move_to_end(key)
                 return _stub(seen[1])
-        result = read(request)
-        after = _fingerprint(resolved, lookup(resolved.path)) if before is not None else None
-        if result.is_error or after is None or after != before:  # changed while read: what was shown is unknown
+        return key, before
+
+    def keep(self, plan: Plan, mark: tuple | None, result: ReadResult, held: list | None = None) -> None:
+        """After the read `lookup` marked: remembered if it showed the file as it was then (with `held`, added
+        there instead, for `remember` once the caller knows it was shown whole)."""
+        if mark is None:
+            return
+        key, before = mark
+        if result.is_error or not _same(plan, before):  # changed while read: what was shown is unknown
             with self._lock:
                 self._seen.pop(key, None)
-            return result
+            return
         if held is not None:
             held.append((result, key, before))
         else:
             self._remember([(result, key, before)])
-        return result
 
     def remember(self, held: list, shown: list[ReadResult]) -> None:
-        """Remembers the reads `read` held back whose results are among `shown` (the very objects)."""
+        """Remembers the reads `keep` held back whose results are among `shown` (the very objects)."""
         shown_ids = {id(result) for result in shown}
         self._remember([entry for entry in held if id(entry[0]) in shown_ids])
 
@@ -79,6 +81,18 @@ class ReadSession:
                 self._seen.move_to_end(key)
                 if len(self._seen) > MAX_SESSION_READS:
                     self._seen.popitem(last=False)
+
+
+def _same(plan: Plan, before: tuple) -> bool:
+    """Whether the file is as `before` found it: a write changes its ctime, so its status tells without hashing
+    it again; an editor buffer is the same text."""
+    if isinstance(plan.buffer, str):
+        return _fingerprint(plan.resolved, plan.buffer) == before
+    try:
+        st = os.stat(plan.resolved.path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == before[:5]
 
 
 def _fingerprint(resolved: Resolved, buffer) -> tuple | None:

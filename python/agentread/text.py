@@ -22,7 +22,8 @@ from typing import BinaryIO, Iterator
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
 from agentread.render import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
-                              output_limit_reason)
+                              output_limit_reason, past_end)
+from agentread.readers import Source
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -322,6 +323,13 @@ def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[Bi
     return io.BytesIO(text.encode("utf-8")), "utf-8", True
 
 
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's text reader: a window of the file as numbered lines."""
+    return read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
+                     None if source.from_editor else source.cache_key,
+                     label="utf-8 (editor buffer)" if source.from_editor else None)
+
+
 def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, bom: int = 0,
               size: int = 0, cache_key: tuple | None = None, label: str | None = None) -> ReadResult:
     """A window of numbered lines from `source`, a binary stream positioned anywhere.
@@ -348,9 +356,7 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         if first == 1 and total == 0:
             return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
                               total_lines=0, encoding=encoding_label)
-        raise ReadError("offset_past_end", f"offset {first:,} is past the end of the file, which has "
-                        f"{total:,} line{'s' if total != 1 else ''}. Call again with an offset from 1 to "
-                        f"{max(total, 1):,}.")
+        raise past_end(first, total, "line", "the file")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
     rendered, number, stop_reason = _window(stream, start, first, request.line_limit, request.output_bytes,

@@ -1,7 +1,7 @@
 """Worker processes for the readers that call native code or can run away on a hostile file.
 
-The server reads PDFs, images, Office files and notebooks with attachments in these (engine.runs_isolated
-decides which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml, cairo), a page
+The server reads PDFs, images, Office files and notebooks with attachments in these (the readers' table says
+which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml, cairo), a page
 PDFium spends a minute on, or a reader that runs out of memory costs one worker process, never the server or
 the other reads in flight.
 
@@ -33,9 +33,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from agentread.engine import Engine
-from agentread.request import InvalidParams, ReadRequest
-from agentread.workspace import Workspace
+from agentread.engine import Plan, answer, run
+from agentread.request import InvalidParams
+from agentread.result import ReadResult
 
 log = logging.getLogger("agentread")
 
@@ -122,15 +122,12 @@ class WorkerPool:
         self._workers = [_Worker(self) for _ in range(limits.workers)]
         self.server = os.getpid()  # what workers end with
 
-    async def read(self, request: ReadRequest, real_path: str, buffer: Any, workspace: Workspace,
-                   deadline: float) -> dict:
-        """The read's result (JSON), from the worker for `real_path`, within `deadline` seconds of its start
-        there (TimeoutError; the worker is killed). `buffer` is the editor's text or notebook for the path, if
-        open. WorkerDied if the worker ended during it; InvalidParams or ReaderFailed if the reader raised."""
-        worker = self._workers[route(real_path, len(self._workers))]
-        args = ((tuple(workspace.roots), workspace.sensitive_patterns), request,
-                None if buffer is None else (real_path, buffer), self.limits.cpu_seconds)
-        return await worker.read(args, deadline)
+    async def read(self, plan: Plan, deadline: float) -> ReadResult:
+        """The planned read's result, from the worker for its file, within `deadline` seconds of its start there
+        (TimeoutError; the worker is killed). WorkerDied if the worker ended during it; InvalidParams or
+        ReaderFailed if the reader raised."""
+        worker = self._workers[route(plan.resolved.path, len(self._workers))]
+        return await worker.read((plan, self.limits.cpu_seconds), deadline)
 
     def start(self) -> None:
         """Starts the workers in the background (on the event loop), so that they are ready by the first read
@@ -160,7 +157,7 @@ class _Worker:
         self.connection = None  # the server's end of the pipe to the process
         self.starting: asyncio.Future | None = None
 
-    async def read(self, args: tuple, deadline: float) -> dict:
+    async def read(self, args: tuple, deadline: float) -> ReadResult:
         async with self.turn:
             connection = await self._ready()
             try:
@@ -285,8 +282,6 @@ def _exit_code(process) -> int | None:
 
 # --- in the worker process ----------------------------------------------------------------------------------
 
-_engine: list = [None, None]  # the workspace (roots, sensitive patterns) and its Engine, kept warm between reads
-
 
 def _serve(connection, memory_bytes: int, server: int) -> None:
     """The worker's life: set up, then read each request the server sends until the pipe closes."""
@@ -340,14 +335,14 @@ def _set_limit(name: str, value: int) -> None:
         log.warning("the worker's %s could not be set", name)
 
 
-def _read(workspace: tuple, request: ReadRequest, live: tuple | None, cpu_seconds: int) -> dict:
+def _read(plan: Plan, cpu_seconds: int) -> ReadResult:
+    """The planned read, as the server resolved and sniffed it: the file is opened again, checked to be the one
+    it resolved, and read."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     _set_limit("RLIMIT_CPU", int(usage.ru_utime + usage.ru_stime) + 1 + cpu_seconds)  # so far, and this read's
     crash = os.environ.get(CRASH_FOR_TESTS)
-    if crash and os.path.basename(request.path) == crash:
+    if crash and os.path.basename(plan.request.path) == crash:
         ctypes.string_at(0)  # a read of address 0: SIGSEGV
-    if _engine[0] != workspace:
-        _engine[:] = workspace, Engine(Workspace(list(workspace[0]), list(workspace[1])))
-    return _engine[1].read(request, dict([live]).get if live else None).to_json()
+    return answer(plan.request, lambda: run(plan))

@@ -30,6 +30,20 @@ DEFAULT_SENSITIVE_PATTERNS = (
 # A path longer than this is refused before touching the file system (PATH_MAX on Linux).
 MAX_PATH_CHARS = 4096
 
+# Why a read may need the user's approval: the error codes a read refused for lack of it answers.
+OUTSIDE = "outside_workspace"
+SENSITIVE = "sensitive_file"
+CONSENT_REASONS = frozenset({OUTSIDE, SENSITIVE})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What would refuse a read of a path without the user's approval: the one rule every client asks."""
+    path: str  # as asked
+    real: str  # where it leads, symlinks resolved
+    reasons: frozenset  # of CONSENT_REASONS
+    pattern: str | None = None  # the sensitive pattern it matches, if one does
+
 
 @dataclass(frozen=True)
 class Resolved:
@@ -60,27 +74,38 @@ class Workspace:
             path = os.path.join(base, path)
         return path
 
-    def resolve(self, raw: str, consent: bool = False) -> Resolved:
-        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read."""
+    def refusal(self, raw: str) -> Refusal:
+        """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a path that
+        names no file (it is refused for that, whatever the user says)."""
         path = self.absolute(raw)
         real = os.path.realpath(path)
-        inside = self.contains(real)
-        if not consent and not inside:
+        reasons = set() if self.contains(real) else {OUTSIDE}
+        pattern = None if os.path.isdir(real) else self.sensitive_pattern(path, real)
+        if pattern is not None:
+            reasons.add(SENSITIVE)
+        return Refusal(raw, real, frozenset(reasons), pattern)
+
+    def resolve(self, raw: str, consent: frozenset = frozenset()) -> Resolved:
+        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read. `consent`: the
+        reasons the user approved the read despite (CONSENT_REASONS)."""
+        refusal = self.refusal(raw)
+        real, refused = refusal.real, refusal.reasons - consent
+        if OUTSIDE in refused:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
-            raise ReadError("outside_workspace", f"{raw} resolves to {real}, which is outside {where}. "
+            raise ReadError(OUTSIDE, f"{raw} resolves to {real}, which is outside {where}. "
                             "The user must approve reading it: ask them, or read a file inside the workspace.")
         try:
             st = os.stat(real)
         except OSError as exc:
             raise _stat_error(raw, exc) from None
-        if not consent and not stat.S_ISDIR(st.st_mode) and self.is_sensitive(path, real):
-            raise ReadError("sensitive_file", f"{raw} looks like a file holding secrets (credentials, keys or "
+        if SENSITIVE in refused and not stat.S_ISDIR(st.st_mode):
+            raise ReadError(SENSITIVE, f"{raw} looks like a file holding secrets (credentials, keys or "
                             "environment settings), so it is not read without the user's approval. Ask the "
                             "user to approve this read, or work without its contents.")
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
                             "it could block or never end, so it is refused. Read a regular file instead.")
-        return Resolved(real, st, inside)
+        return Resolved(real, st, OUTSIDE not in refusal.reasons)
 
     def contains(self, real: str) -> bool:
         """Whether the real path `real` is a root or lies under one."""
@@ -106,15 +131,17 @@ class Workspace:
         self._sensitive_patterns = patterns
         self._sensitive = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
-    def is_sensitive(self, path: str, real: str) -> bool:
-        """True if the requested absolute path or the real path it leads to matches a sensitive pattern."""
+    def sensitive_pattern(self, path: str, real: str) -> str | None:
+        """The sensitive pattern the requested absolute path or the real path it leads to matches, if any."""
         names = {os.path.basename(path), os.path.basename(real)}
         # ~/.ssh/id_rsa and ~/.aws/credentials: match the last two components too.
         names.update("/".join(p.replace(os.sep, "/").split("/")[-2:]) for p in (path, real))
         rel = self.relative(real)
         if rel:
             names.add(rel.replace(os.sep, "/"))
-        return any(self._sensitive.match(name) for name in names)
+        if not any(self._sensitive.match(name) for name in names):
+            return None
+        return next(p for p in self._sensitive_patterns if any(fnmatch.fnmatchcase(n, p) for n in names))
 
 
 def _as_path(raw: str) -> str:

@@ -6,24 +6,17 @@ import binascii
 from collections import Counter
 
 from agentread.image import image_part
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCell, human_size, outline_line,
                                        render_cell, svg_rasteriser)
 from agentread.notebook.schema import schema_problems
 from agentread.notebook.select import OUTLINE, format_cells, select_cells
 from agentread.notebook.svgcheck import rasterise_within
-from agentread.render import size_words
+from agentread.readers import Source
+from agentread.render import past_end, size_words
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
-
-# Images attached per call. A plot costs a model roughly 1-2k tokens, so ten cost about what the 50 KB of
-# text does; it also stays well under the number of images providers accept in one request.
-MAX_IMAGES_PER_CALL = 10
-
-# Base64 image data attached per call: keeps one tool result well under the 20-30 MB request size
-# providers accept, even when every image is near the 5 MB per-image limit.
-MAX_IMAGE_DATA_PER_CALL = 10_000_000
 
 # Each output of a many-cell read keeps at most this much, as head and tail: enough to see how a long log
 # began and how it ended, while a 50 KB call still holds a dozen or so such cells.
@@ -46,6 +39,11 @@ WARNING_RESERVE_BYTES = 1_300
 # A cut cell's closing line names the cells after it when that list is this short; a longer one is already
 # spelled in the line's `cells="…"` and is not repeated.
 MAX_THEN_CELLS_CHARS = 40
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's notebook reader: the .ipynb file's bytes, past any byte order mark."""
+    return read_notebook(source.whole()[source.bom:], request, source.path)
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -103,15 +101,15 @@ class _Parts:
     def image(self, ref: ImageRef) -> None:
         self.image_refs += 1
         see = f"call again with cells=\"{ref.cell}\", offset={ref.line} to see it"
-        if self.attached >= MAX_IMAGES_PER_CALL:
-            self.text(f"[image {ref.describe()}, not attached: at most {MAX_IMAGES_PER_CALL} images per call; {see}]")
+        if self.attached >= MAX_REPLY_IMAGES:
+            self.text(f"[image {ref.describe()}, not attached: at most {MAX_REPLY_IMAGES} images per call; {see}]")
             return
         try:
             part, note = _image_part(ref)
         except ReadError as exc:
             self.text(f"[image {ref.describe()}, could not be decoded: {exc.message}]")
             return
-        if self._image_chars + len(part.data) > MAX_IMAGE_DATA_PER_CALL:
+        if self._image_chars + len(part.data) > MAX_REPLY_IMAGE_BYTES:
             self.text(f"[image {ref.label}: {part.mime_type} {part.width}x{part.height}, not attached: this "
                       f"call already carries {human_size(self._image_chars)} of images; {see}]")
             return
@@ -206,7 +204,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
         rendered = render_cell(cell, cap, format_cells(nb, [pos]))
         images = sum(isinstance(line, ImageRef) for line in rendered.lines)
         fits = parts.fits(sum(map(_size, rendered.lines)), len(rendered.lines))
-        images_fit = parts.image_refs + images <= MAX_IMAGES_PER_CALL
+        images_fit = parts.image_refs + images <= MAX_REPLY_IMAGES
         if shown and not (fits and images_fit):
             full = _which_budget(fits, budget)
             break
@@ -277,7 +275,7 @@ def _then(nb: Notebook, rest: list[int]) -> str:
 def _which_budget(text_fits: bool, budget: int) -> str:
     if not text_fits:
         return f"text budget ({size_words(budget)}, {MAX_LINES} lines)"
-    return f"image budget ({MAX_IMAGES_PER_CALL} images)"
+    return f"image budget ({MAX_REPLY_IMAGES} images)"
 
 
 def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str) -> ReadResult:
@@ -308,7 +306,7 @@ def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str)
                 partial.append({"cell": nb.cells[pos].index, "lines": [own_first, own_last]})
         return shown, {"cellLines": partial} if partial else {}
 
-    return _paged(nb, lines, context, covered, request, path, "rendered lines")
+    return _paged(nb, lines, context, covered, request, path, "rendered line")
 
 
 def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
@@ -322,7 +320,7 @@ def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
             return outline_line(nb.cells[i])
 
     return _paged(nb, _Lazy(), lambda i: None, lambda first, last: (list(range(first - 1, last)), {}), request,
-                  path, "outline lines", cells=OUTLINE)
+                  path, "outline line", cells=OUTLINE)
 
 
 def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: str, what: str,
@@ -332,8 +330,7 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     total = len(lines)
     start = request.line_from(total)
     if start > max(total, 1):
-        raise ReadError("offset_past_end", f"offset {start} is past the end: the notebook has {total} {what}; "
-                        "call again with a smaller offset")
+        raise past_end(start, total, what, "the notebook")
     parts = _Parts(nb, request.output_bytes)
     if total and (hint := context(start - 1)):
         parts.text(hint)
@@ -350,7 +347,7 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     if end < total:
         next_ = {"offset": end + 1, **({"cells": cells} if cells else {})}
         also = f", cells=\"{cells}\"" if cells else ""
-        parts.text(f"[Shown: {what} {start}-{end} of {total}. Continue with offset={end + 1}{also}.]")
+        parts.text(f"[Shown: {what}s {start}-{end} of {total}. Continue with offset={end + 1}{also}.]")
     positions, more = covered(start, end) if total else ([], {})
     described = {"cells": [nb.cells[pos].index for pos in positions], **({"lines": [start, end]} if total else {}),
                  **more}

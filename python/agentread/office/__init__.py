@@ -15,6 +15,7 @@ import zipfile
 import zlib
 
 from agentread.office.detect import ole2_contents, ooxml_format_of_zip
+from agentread.readers import Source
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -40,6 +41,16 @@ MAX_SECTIONS = 1000
 # Where each format lists its sections, and the tag of one entry.
 _SECTION_LISTS = {"xlsx": ("xl/workbook.xml", re.compile(rb"<(?:\w+:)?sheet\s"), "sheets"),
                   "pptx": ("ppt/presentation.xml", re.compile(rb"<(?:\w+:)?sldId\s"), "slides")}
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's Office reader: DOCX, XLSX and PPTX."""
+    return read_office(source.whole(), request, source.path)
+
+
+def refuse_legacy_file(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's answer to an OLE2 compound file: what it is, and how to convert it."""
+    raise refuse_legacy(source.whole(), source.name, source.size)
 
 
 def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.image import image_part
-from agentread.notebook.reader import MAX_IMAGE_DATA_PER_CALL, MAX_IMAGES_PER_CALL
-from agentread.render import window
+from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.render import past_end, window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
@@ -95,13 +95,12 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
 def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str | None = None,
          pages: str | None = None) -> ReadResult:
     """The window of `doc` the request asks for (offset/limit over its lines), with the images named in it
-    attached after their lines, at most MAX_IMAGES_PER_CALL and MAX_IMAGE_DATA_PER_CALL of them.
+    attached after their lines, at most MAX_REPLY_IMAGES and MAX_REPLY_IMAGE_BYTES of them.
     `pages` is repeated in the continuing call when the read was of a slide range."""
     lines = doc.lines
     offset = request.line_from(len(lines))
     if offset > max(len(lines), 1):
-        raise ReadError("offset_past_end", f"offset {offset:,} is past the end: the rendered {kind} has "
-                        f"{len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
+        raise past_end(offset, len(lines), "line", f"the rendered {kind}")
     also = f'pages="{pages}" and ' if pages else ""
     out, last, cut = window(lines, offset, request.line_limit, request.output_bytes, also)
     content: list[TextPart | ImagePart] = []
@@ -113,7 +112,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         image = doc.images.get(number)
         if image is None:
             continue
-        if attached >= MAX_IMAGES_PER_CALL or image_chars >= MAX_IMAGE_DATA_PER_CALL:
+        if attached >= MAX_REPLY_IMAGES or image_chars >= MAX_REPLY_IMAGE_BYTES:
             held_back.append(number)
             continue
         try:
@@ -121,7 +120,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         except ReadError as exc:
             text[-1] = f"{text[-1][:-1]}, not attached: it could not be decoded ({exc.message})]"
             continue
-        if image_chars + len(part.data) > MAX_IMAGE_DATA_PER_CALL:
+        if image_chars + len(part.data) > MAX_REPLY_IMAGE_BYTES:
             held_back.append(number)
             continue
         attached += 1
@@ -133,7 +132,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     text += out[last - offset + 1:]  # the closing line of a cut window
     if held_back:
         text.append(f"[Images on line{'s' if len(held_back) > 1 else ''} {', '.join(map(str, held_back))} not "
-                    f"attached: at most {MAX_IMAGES_PER_CALL} images (about {MAX_IMAGE_DATA_PER_CALL // 1_000_000} "
+                    f"attached: at most {MAX_REPLY_IMAGES} images (about {MAX_REPLY_IMAGE_BYTES >> 20} "
                     f"MB) per call. Call again with {also}offset={held_back[0]} to see them.]")
     if text:
         content.append(TextPart("\n".join(text)))

@@ -35,7 +35,7 @@ from agentread.limits import MAX_LINE_CHARS
 from agentread.office.document import cell_text, pipe_row, select_sections
 from agentread.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
                                        sheet_rows)
-from agentread.render import cut_line, output_limit_reason
+from agentread.render import cut_line, output_limit_reason, past_end
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -121,8 +121,7 @@ class _Reader:
                 break
             rows.append((row_number, shown))
         if stop is None and start > 1 and not rows:
-            raise ReadError("offset_past_end", f"offset {start:,} is past the last row of sheet {number}. Call "
-                            "again with a smaller offset, or without one to read the sheet from its first row.")
+            raise past_end(start, None, "row", f"sheet {number}")
         if stop is None:
             extent = f"{rows[-1][0]:,} rows" if rows else "empty"
         elif declared_rows >= stop:

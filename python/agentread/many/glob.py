@@ -1,0 +1,161 @@
+"""Globs of a read of many files: a bounded walk of the file system that does not loop through links, sorted so
+that a walk cut short is the same each time, inside the workspace only."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+
+from agentread.cancel import checkpoint
+from agentread.result import ReadError
+
+# Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past this the reply
+# says the listing stopped.
+MAX_GLOB_MATCHES = 10_000
+# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says so. And how
+# deep it goes: each level is a Python call, and the interpreter allows 1,000.
+MAX_GLOB_DIRS = 10_000
+MAX_GLOB_DEPTH = 200
+# Entries of one folder between two cancellation checks: a folder of a million files must still stop when asked.
+SCAN_CHECK_EVERY = 4096
+
+
+
+def is_glob(path: str, workspace) -> bool:
+    """Whether `path` is a glob to expand: it has glob characters and names no file as it is."""
+    if not any(c in path for c in "*?["):
+        return False
+    try:
+        return not os.path.lexists(workspace.absolute(path))  # a file may hold "[" in its name
+    except ReadError:  # an invalid path is read, and refused, as a path
+        return False
+
+
+@dataclass
+class _Walk:
+    """One glob's walk over the file system, by os.scandir: what it matched and what it passed by. A `**` does
+    not enter links to folders (a link back into its own folder would loop forever); a link matched by a plain
+    wildcard is followed, the pattern's depth bounding it."""
+    base: str  # what a relative pattern is taken from
+    matches: list[str] = field(default_factory=list)  # as the pattern spells them
+    dirs: int = 0  # folders opened
+    links: int = 0  # links to folders a `**` passed by
+    stopped: bool = False  # a cap was reached
+    last: tuple[str, list[os.DirEntry]] | None = None  # the folder scanned last: `**` looks at it twice
+
+    def match(self, folder: str, parts: list[str]) -> None:
+        """The paths under `folder` that `parts` (the pattern's components still to match) name."""
+        part, rest = parts[0], parts[1:]
+        if self.stopped:
+            return
+        if not _magic(part):
+            name = os.path.join(folder, part)
+            if rest and os.path.isdir(os.path.join(self.base, name)):
+                self.match(name, rest)
+            elif not rest and os.path.lexists(os.path.join(self.base, name)):
+                self.add(name)
+            return
+        entries = self.scan(folder)
+        if part == "**":  # no folder, then each folder below, recursively
+            if rest:
+                self.match(folder, rest)
+            else:
+                for entry in entries:
+                    if not entry.name.startswith(".") and not _is_dir(entry):
+                        self.add(os.path.join(folder, entry.name))
+            for entry in entries:
+                if entry.name.startswith(".") or not _is_dir(entry):
+                    continue
+                if entry.is_symlink():
+                    self.links += 1
+                else:
+                    self.match(os.path.join(folder, entry.name), parts)
+            return
+        pattern = re.compile(fnmatch.translate(part))
+        for entry in entries:
+            if (entry.name.startswith(".") and not part.startswith(".")) or not pattern.match(entry.name):
+                continue
+            if rest and _is_dir(entry):
+                self.match(os.path.join(folder, entry.name), rest)
+            elif not rest:
+                self.add(os.path.join(folder, entry.name))
+
+    def scan(self, folder: str) -> list[os.DirEntry]:
+        """The entries of `folder`, sorted (so that a walk cut short is the same each time)."""
+        if self.last is not None and self.last[0] == folder:
+            return self.last[1]
+        if self.dirs >= MAX_GLOB_DIRS or folder.count(os.sep) >= MAX_GLOB_DEPTH:
+            self.stopped = True
+            return []
+        self.dirs += 1
+        checkpoint()
+        entries = []
+        try:
+            with os.scandir(os.path.join(self.base, folder) or ".") as it:
+                for entry in it:
+                    entries.append(entry)
+                    if len(entries) % SCAN_CHECK_EVERY == 0:
+                        checkpoint()
+        except OSError:  # unreadable or gone: nothing matches in it
+            entries = []
+        self.last = (folder, sorted(entries, key=lambda e: e.name))
+        return self.last[1]
+
+    def add(self, name: str) -> None:
+        self.matches.append(name)
+        if len(self.matches) >= MAX_GLOB_MATCHES:
+            self.stopped = True
+
+
+def _magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
+    """The regular files `pattern` matches inside the roots, sorted, by the path as the pattern spells it (from the
+    first root when relative). Matches that lead outside the roots (through a link) are left out and counted."""
+    spelled = os.path.expanduser(pattern)
+    absolute = os.path.isabs(spelled)
+    parts = [p for p in spelled.split(os.sep) if p and p != "."]
+    parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]  # `**/**` is `**`
+    literal = next(i for i, p in enumerate(parts) if _magic(p) or i == len(parts) - 1)
+    walk = _Walk(base="" if absolute else workspace.absolute("."))
+    walk.match(os.path.join(os.sep if absolute else "", *parts[:literal]), parts[literal:])
+    if len(walk.matches) >= MAX_GLOB_MATCHES:
+        notes.append(f"`{pattern}` matched {MAX_GLOB_MATCHES:,} paths, where the walk stopped; later ones were not "
+                     "looked at. Narrow the glob.")
+    elif walk.stopped:
+        notes.append(f"`{pattern}`: the walk stopped after {walk.dirs:,} folders (it opens at most "
+                     f"{MAX_GLOB_DIRS:,}, {MAX_GLOB_DEPTH} deep); files past them were not looked at. Narrow the glob.")
+    if walk.links:
+        notes.append(f"`{pattern}`: `**` passed by {walk.links:,} links to folders without entering them (a link "
+                     "can lead back into its own folder). To glob through one, name it: `link/**/*.py`.")
+    files, outside = [], 0
+    for name in walk.matches:
+        real = real_path(workspace, name)
+        if not os.path.isfile(real):
+            continue
+        if workspace.relative(real) is None:
+            outside += 1
+        else:
+            files.append(name)
+    if outside:
+        notes.append(f"`{pattern}` matched {outside:,} files that lead outside the workspace (through links); they "
+                     "were not read. Name one as a path to ask the user for it.")
+    return sorted(files)
+
+
+def real_path(workspace, path: str) -> str:
+    try:
+        return os.path.realpath(workspace.absolute(path))
+    except (ReadError, ValueError):  # an invalid path: its read reports it
+        return path

@@ -1,0 +1,80 @@
+"""The reader seam: every format is one module with `read(source, request) -> ReadResult`, and one row below.
+
+A row says which module reads the kind sniff found, whether its reads run in a worker process (the reader calls
+native code or can run away on a hostile file), and how large a file it takes whole. The module is imported on
+first use, so a server that never sees a PDF never loads PDFium.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import BinaryIO, Callable
+
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file, resolved and sniffed: what a reader reads."""
+
+    path: str  # the real path, symlinks resolved
+    name: str  # the path as the request gave it, for messages
+    stream: BinaryIO  # seekable, positioned anywhere
+    kind: str  # as sniff found it (sniff.FileInfo.kind)
+    description: str  # its detected MIME type, or its kind
+    encoding: str | None  # text: the Python codec
+    bom: int  # bytes of byte order mark to skip
+    size: int
+    cache_key: tuple  # (path, version): what a reader may keep warm between reads of the same content
+    from_editor: bool  # the editor's unsaved text, not the file on disk
+    limit: int  # the most bytes `whole` reads (its row's max_bytes)
+
+    def whole(self) -> bytes:
+        """The whole file, for the readers of formats that are parsed whole."""
+        self.stream.seek(0)
+        # Asked for `limit` bytes, read() would set aside that much memory first: sized to the file instead. A
+        # file grown since it was measured is read on, up to the limit.
+        data = self.stream.read(self.size + 1)
+        if len(data) > self.size:
+            data += self.stream.read(self.limit + 1 - len(data))
+        return data[:self.limit]
+
+
+@dataclass(frozen=True)
+class Row:
+    reader: str  # "module:function", the function taking (source, request)
+    isolated: bool  # read in a worker process where the server has them
+    max_bytes: int  # a larger file is refused (readers that take it whole hold it in memory)
+
+    def read(self, source: Source, request: ReadRequest) -> ReadResult:
+        module, function = self.reader.split(":")
+        return getattr(importlib.import_module(module), function)(source, request)
+
+
+def refuse_binary(source: Source, request: ReadRequest) -> ReadResult:
+    raise ReadError("binary", f"{source.name} is a binary file ({source.description}, {source.size:,} bytes) "
+                    "and cannot be shown as text. Look for a text form of it (source, export, docs).")
+
+
+# Whole-file limits, each far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG"
+# must not). A PDF too: PDFium reads only the pages asked for, but one stream may be most of the file and is then
+# held whole, a damaged one is scanned whole to rebuild its cross-references, and pypdf reads it whole.
+MAX_DOCUMENT_BYTES = 512 << 20
+MAX_IMAGE_FILE_BYTES = 100 << 20
+# Text is streamed: a window costs what it shows, whatever the file's size.
+UNLIMITED = 1 << 62
+
+READERS: dict[str, Row] = {
+    "text": Row("agentread.text:read", isolated=False, max_bytes=UNLIMITED),
+    "delimited": Row("agentread.delimited:read", isolated=False, max_bytes=UNLIMITED),
+    "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED),
+    "pdf": Row("agentread.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "image": Row("agentread.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
+    "office": Row("agentread.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "legacy_office": Row("agentread.office:refuse_legacy_file", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read in a worker
+    # (Engine.plan looks), the rest here.
+    "notebook": Row("agentread.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
+}

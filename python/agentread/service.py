@@ -1,0 +1,330 @@
+"""The one read service both servers call: where a read runs, its deadline, cancellation, the unchanged-read
+stub, consent for the files of a many-files read, and the answer to a reader that failed unexpectedly. The
+JSON-RPC and MCP servers keep only their protocol: parsing, envelopes, asking the user.
+
+A read is planned on a read thread (Engine.plan: the path resolved, the file sniffed). A plan whose reader
+isolates (the readers' table) is read in a worker process (workers.py), awaited on the event loop, which kills
+the worker at the deadline or when the read is cancelled; any other is read on that same thread, told to stop
+through its event (cancel.py). Either way a read past its deadline is answered `timeout`, and a reader's
+unexpected failure `internal`, with words the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import logging
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, NamedTuple
+
+from agentread.cancel import Cancelled, run_cancellable
+from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
+from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
+from agentread.request import InvalidParams, ReadRequest
+from agentread.result import ReadError, ReadResult, error_result
+from agentread.session import ReadSession
+from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
+from agentread.workspace import Refusal, Workspace, file_version
+
+log = logging.getLogger("agentread")
+
+# Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not read faster;
+# four keep one slow read (a huge text file scanned to its end) from holding up the quick reads queued behind it.
+READ_THREADS = 4
+
+# A read still running after this long is answered with a `timeout` error and told to stop (in a worker process:
+# the worker is killed): an agent must not hang on a hostile file. Generous, because paging a big PDF cold can
+# take seconds on a slow machine. A read in a worker is timed from its start there, not while it waits its turn.
+# AGENTREAD_READ_DEADLINE sets another (tests use short ones).
+DEFAULT_READ_DEADLINE_SECONDS = 60.0
+DEADLINE_VARIABLE = "AGENTREAD_READ_DEADLINE"
+
+# A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since, is read on the
+# event loop: it is answered even while every read thread is busy. Any window of such a file reads in about a
+# millisecond; the time only keeps out files on storage slow enough to hold up the loop.
+QUICK_READ_BYTES = 1 << 20
+QUICK_READ_SECONDS = 0.01
+# A read on the event loop slower than this sends the file back to the threads: ten times what made it quick, so
+# that a pause of a loaded machine during one read does not.
+QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
+QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
+
+# How often a thread waiting on a worker process for a read of many files looks whether it was told to stop.
+STOP_POLL_SECONDS = 0.05
+
+# Of an unexpected exception's message, what an `internal` error quotes: enough to tell what failed, short
+# enough not to flood the model with a reader's dump.
+MAX_QUOTED_CHARS = 200
+
+# What a client grants a file it names: the reasons (workspace.CONSENT_REASONS) its user approved reading it
+# despite.
+Grants = Callable[[str], frozenset]
+
+
+def read_deadline(env=os.environ) -> float:
+    """AGENTREAD_READ_DEADLINE in seconds; a value that is not a positive finite number keeps the default, with
+    a warning."""
+    raw = env.get(DEADLINE_VARIABLE)
+    if raw is None:
+        return DEFAULT_READ_DEADLINE_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if 0 < seconds < math.inf:
+        return seconds
+    log.warning("%s=%r is not a positive number of seconds; the default is used", DEADLINE_VARIABLE, raw)
+    return DEFAULT_READ_DEADLINE_SECONDS
+
+
+def timeout_result(name: str, deadline: float) -> ReadResult:
+    log.warning("read of %s stopped after %g s", name, deadline)
+    return error_result(name, "timeout", f"reading {name} took longer than {deadline:g} s and was stopped. Read "
+                        "a smaller part of it (offset/limit, pages or cells), or fewer files.")
+
+
+def internal_result(name: str, kind: str, message: str) -> ReadResult:
+    return error_result(name, "internal", f"reading {name} failed unexpectedly ({kind}: "
+                        f"{message[:MAX_QUOTED_CHARS]}). Try a smaller range, or read another file.")
+
+
+class _QuickFiles:
+    """The small text files whose last read was quick, by the absolute path a request named and whether it asked
+    for raw text, with the file's version then. Looked up without touching the file system, so that only a file
+    read before is looked at on the event loop (a hung mount there would stop every message)."""
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[tuple, tuple] = OrderedDict()
+        self._lock = threading.Lock()  # noted by threads, looked up on the event loop
+
+    def version(self, workspace: Workspace, request: ReadRequest) -> tuple | None:
+        """The version the file had when a read of it was last quick; None if it was not."""
+        with self._lock:
+            return self._files.get(_key(workspace, request))
+
+    @staticmethod
+    def still(plan: Plan, version: tuple) -> bool:
+        """Whether the planned read is of the same small text file, unchanged, and not an editor's buffer."""
+        return (plan.kind in ("text", "delimited") and plan.buffer is None and plan.resolved.st.st_size <= QUICK_READ_BYTES
+                and file_version(plan.resolved.st) == version)
+
+    def note(self, workspace: Workspace, plan: Plan, seconds: float, on_loop: bool) -> None:
+        """After a read: a small text file read in under QUICK_READ_SECONDS is quick from now on. A slower read
+        on a thread, which may have waited for the interpreter lock behind other reads, changes nothing; on the
+        event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to the threads."""
+        key = _key(workspace, plan.request)
+        if key is None:
+            return
+        small_text = plan.kind in ("text", "delimited") and plan.buffer is None \
+            and plan.resolved.st.st_size <= QUICK_READ_BYTES
+        with self._lock:
+            if small_text and seconds < QUICK_READ_SECONDS:
+                self._files.pop(key, None)
+                self._files[key] = file_version(plan.resolved.st)
+                if len(self._files) > QUICK_FILES:
+                    self._files.popitem(last=False)
+            elif not small_text or (on_loop and seconds >= QUICK_READ_SLOW_SECONDS):
+                self._files.pop(key, None)
+
+
+def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:
+    try:
+        return workspace.absolute(request.path), request.raw
+    except ReadError:
+        return None
+
+
+class _Planned(NamedTuple):
+    """A read planned on a thread for a worker process, and the stub session's mark of it."""
+    plan: Plan
+    mark: tuple | None
+
+
+class ReadService:
+    """A server's reads: its engine on its workspace, its worker processes, its read threads, its stub session."""
+
+    def __init__(self, workspace: Workspace, stub: bool = False) -> None:
+        limits = Limits.from_environment()
+        # Without workers (AGENTREAD_WORKERS=0, or Windows), every read is made on a read thread.
+        self.pool = WorkerPool(limits) if limits.workers and workers_supported() else None
+        self.engine = Engine(workspace)
+        # A thread is held until its read really ends, so a read stopped at its deadline still counts here.
+        self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
+        self.deadline = read_deadline()
+        self.session = ReadSession() if stub else None
+        self.quick = _QuickFiles()
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.engine.workspace
+
+    def start(self) -> None:
+        """Starts the worker processes in the background (on the running event loop)."""
+        if self.pool:
+            self.pool.start()
+
+    def close(self) -> None:
+        if self.pool:
+            self.pool.close()
+
+    # What the front ends call.
+
+    async def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
+        """One read, answered whatever happens to it; InvalidParams if its reader refuses the params."""
+        version = None if self.session else self.quick.version(self.workspace, request)
+        plan = None
+        if version is not None:  # every read with the stub is compared with what the session was shown: none here
+            try:
+                plan = self.engine.plan(request, live)
+            except PROBLEMS as exc:
+                return problem_result(request, exc)
+            if _QuickFiles.still(plan, version):
+                started = time.perf_counter()
+                result = answer(request, lambda: run(plan))
+                self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=True)
+                return result
+        planned = await self._on_thread(request.path, self._here, request, live, None, plan)
+        if not isinstance(planned, _Planned):
+            return planned
+        result = await self._in_worker(planned.plan)
+        if self.session:
+            self.session.keep(planned.plan, planned.mark, result)
+        return result
+
+    async def read_many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
+                        ) -> ManyResult | ReadResult:
+        """A read of many files, each with the consent `grants` gives its path as listed. A ReadResult when the
+        whole call failed (its deadline)."""
+        loop = asyncio.get_running_loop()
+
+        def many(stop: threading.Event) -> ManyResult:
+            # For the stub, only files the reply shows whole count as read: read_many reads each file whole,
+            # then cuts some or leaves them out to fit the reply.
+            held: list = []
+
+            def one(req: ReadRequest) -> ReadResult:
+                req = dataclasses.replace(req, consent=req.consent | grants(req.path))
+                return self._one_waiting(req, live, held, loop, stop)
+
+            reply = read_many(self.engine, request, one)
+            if self.session:
+                self.session.remember(held, [f.result for f in reply.files
+                                             if f.state == "whole" and not f.images_dropped])
+            return reply
+
+        return await self._on_thread("the files listed", many)
+
+    async def check(self, paths: list[str] | ManyRequest) -> list[Refusal | None]:
+        """The consent rule, for a client to ask its user before it reads: for each path (or each file a read of
+        many lists, its globs expanded), what would refuse a read of it without approval (no reasons: nothing),
+        or None for a glob (its matches are read inside the workspace only) or a path that names no file
+        (refused for that). On a read thread: it looks at the file system."""
+        def refusals(stop: threading.Event) -> list[Refusal | None]:
+            names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths.entries)[0]]
+            out: list[Refusal | None] = []
+            for raw in names:
+                try:
+                    out.append(None if is_glob(raw, self.workspace) else self.workspace.refusal(raw))
+                except ReadError:
+                    out.append(None)
+            return out
+
+        return await self._on_thread("the paths checked", refusals)
+
+    # Where reads run.
+
+    def _here(self, request: ReadRequest, live: LiveLookup | None, held: list | None, plan: Plan | None,
+              stop: threading.Event) -> ReadResult | _Planned:
+        """On a read thread: the read planned (unless it was), and made here unless a worker process reads it."""
+        if plan is None:
+            try:
+                plan = self.engine.plan(request, live)
+            except PROBLEMS as exc:
+                return problem_result(request, exc)
+        mark = None
+        if self.session:
+            seen = self.session.lookup(plan)
+            if isinstance(seen, ReadResult):
+                return seen
+            mark = seen
+        if plan.isolated and self.pool:
+            return _Planned(plan, mark)
+        started = time.perf_counter()
+        result = answer(request, lambda: run(plan))
+        self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=False)
+        if self.session:
+            self.session.keep(plan, mark, result, held)
+        return result
+
+    def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list,
+                     loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
+        """On a read thread, a read whose result is needed there (one file of many): a worker's read is waited
+        for until `stop` is set (then the worker is killed and Cancelled raised)."""
+        planned = self._here(request, live, held, None, stop)
+        if not isinstance(planned, _Planned):
+            return planned
+        work = asyncio.run_coroutine_threadsafe(self._in_worker(planned.plan), loop)
+        while True:
+            try:
+                result = work.result(STOP_POLL_SECONDS)
+                break
+            except concurrent.futures.TimeoutError:
+                if stop.is_set():
+                    work.cancel()  # the worker is killed, as for a cancelled read
+                    raise Cancelled() from None
+        if self.session:
+            self.session.keep(planned.plan, planned.mark, result, held)
+        return result
+
+    async def _on_thread(self, name: str, fn: Callable, *args) -> Any:
+        """fn(*args, stop) on a read thread, within the deadline (else a `timeout` result); `stop` is set when the
+        call is cancelled or out of time, and the reader stops at its next checkpoint. A reader's unexpected
+        failure is an `internal` result; InvalidParams, a reader's own check of the params, propagates."""
+        stop = threading.Event()
+
+        def call() -> Any:
+            try:
+                return run_cancellable(stop, fn, *args, stop)
+            except Cancelled:  # stopped: nobody waits for the answer any more
+                return None
+
+        work = asyncio.get_running_loop().run_in_executor(self.executor, call)
+        try:
+            # A read cancelled or out of time before a thread takes it leaves the queue (the future is cancelled).
+            return await asyncio.wait_for(work, self.deadline)
+        except asyncio.TimeoutError:
+            stop.set()
+            return timeout_result(name, self.deadline)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+        except InvalidParams:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
+            log.exception("unexpected failure reading %s", name)
+            return internal_result(name, type(exc).__name__, str(exc))
+
+    async def _in_worker(self, plan: Plan) -> ReadResult:
+        """The planned read in the worker process for its file: its result, or an error result when it ran out
+        of time, its reader failed or its worker ended. InvalidParams if the reader refused the params."""
+        name = plan.request.path
+        try:
+            return await self.pool.read(plan, self.deadline)
+        except asyncio.TimeoutError:
+            return timeout_result(name, self.deadline)
+        except ReaderFailed as exc:
+            log.error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
+            return internal_result(name, exc.name, str(exc))
+        except WorkerDied as exc:
+            limits = self.pool.limits
+            log.error("the worker process reading %s ended (%s)", name, exc.how)
+            return error_result(name, "internal", f"reading {name} ended the worker process reading it "
+                                f"({exc.how}): a crash in a native library, or past its limits "
+                                f"({limits.memory_mb:,} MB of memory, {limits.cpu_seconds} s of CPU). Nothing else "
+                                "was affected. Read a smaller part of it (pages, offset/limit), or another file.")
