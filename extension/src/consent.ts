@@ -1,13 +1,15 @@
-// When a read needs the user's approval: a path outside every workspace folder, or a sensitive file.
-// The server enforces the same rules (it refuses such reads without `consent: true`, see
-// python/agentread/workspace.py); the tool applies them first so it can ask the user. No `vscode` import,
-// so the unit tests check it directly.
+// When a read needs the user's approval, as the server decides it: `agentread/check` answers with the one rule
+// the server enforces (python/agentread/workspace.py, Workspace.refusal), so the tool asks exactly when a read
+// would be refused. No `vscode` import, so the unit tests check it against the real server.
 
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import type { SendRequest } from './protocol';
+
+/** The JSON-RPC method that tells, for each path, what would refuse a read of it without approval. */
+export const CHECK_METHOD = 'agentread/check';
 
 export interface ConsentCheck {
+  /** The path as the model gave it. */
+  path: string;
   /** The path the read resolves to, symbolic links followed. */
   resolvedPath: string;
   outsideWorkspace: boolean;
@@ -15,136 +17,32 @@ export interface ConsentCheck {
   sensitivePattern?: string;
 }
 
-/** The path as the server takes it: `file://` URIs and `~` understood, relative to the first workspace folder. */
-export function resolveRequestedPath(requested: string, folders: readonly string[]): string {
-  let raw = requested;
-  if (raw.startsWith('file://')) {
-    try {
-      raw = decodeURIComponent(new URL(raw).pathname);
-    } catch {
-      // not a URI after all: taken as a path
-    }
+/** One path's answer from `agentread/check` (docs/CONTRACT.md). */
+interface ServerCheck {
+  path: string;
+  reasons: string[];
+  real: string | null;
+  pattern: string | null;
+}
+
+/**
+ * The paths of one call whose reads need the user's approval, and why, as the server decides; globs and paths
+ * that name no file need none (the server expands globs inside the workspace only, and refuses the rest).
+ */
+export async function checkConsent(send: SendRequest, paths: readonly string[], token?: unknown): Promise<ConsentCheck[]> {
+  const unique = [...new Set(paths.filter((path) => typeof path === 'string' && path !== ''))];
+  if (unique.length === 0) {
+    return [];
   }
-  if (raw === '~' || raw.startsWith('~/')) {
-    raw = path.join(os.homedir(), raw.slice(1));
-  }
-  if (path.isAbsolute(raw)) {
-    return path.normalize(raw);
-  }
-  return path.resolve(folders[0] ?? process.cwd(), raw);
-}
-
-/** realpath of the longest existing prefix, with the rest appended: a missing file still resolves. */
-export function realPathOfNearest(target: string): string {
-  let existing = target;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync.native(existing), ...rest);
-    } catch {
-      const parent = path.dirname(existing);
-      if (parent === existing) {
-        return target;
-      }
-      rest.unshift(path.basename(existing));
-      existing = parent;
-    }
-  }
-}
-
-function isInside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
-
-/** A shell-style glob as a regular expression, as Python's fnmatch reads it: `*` also crosses `/`. */
-export function globToRegExp(glob: string): RegExp {
-  let source = '';
-  for (let i = 0; i < glob.length; i++) {
-    const char = glob[i];
-    if (char === '*') {
-      source += '.*';
-    } else if (char === '?') {
-      source += '.';
-    } else if (char === '[') {
-      const close = glob.indexOf(']', glob[i + 1] === '!' || glob[i + 1] === ']' ? i + 2 : i + 1);
-      if (close < 0) {
-        source += '\\[';
-      } else {
-        let body = glob.slice(i + 1, close).replace(/\\/g, '\\\\');
-        if (body.startsWith('!')) {
-          body = '^' + body.slice(1);
-        } else if (body.startsWith('^')) {
-          body = '\\' + body;
-        }
-        source += `[${body}]`;
-        i = close;
-      }
-    } else {
-      source += char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    }
-  }
-  return new RegExp(`^${source}$`, 's');
-}
-
-/** The names a sensitive pattern is tried against: file name, workspace-relative path, last two components. */
-function candidateNames(file: string, roots: readonly string[]): string[] {
-  const names = [path.basename(file)];
-  const real = realPathOfNearest(file);
-  const root = roots.find((candidate) => real.startsWith(candidate.replace(/[\\/]+$/, '') + path.sep));
-  if (root) {
-    names.push(path.relative(root, real).split(path.sep).join('/'));
-  }
-  names.push(file.split(path.sep).join('/').split('/').slice(-2).join('/'));
-  return names;
-}
-
-/** The first pattern that matches the requested path or the file it leads to. */
-export function sensitivePatternFor(
-  requested: string,
-  resolved: string,
-  roots: readonly string[],
-  patterns: readonly string[],
-): string | undefined {
-  const names = [...candidateNames(requested, roots), ...candidateNames(resolved, roots)];
-  return patterns.find((pattern) => {
-    const regexp = globToRegExp(pattern);
-    return names.some((name) => regexp.test(name));
-  });
-}
-
-function isDirectory(file: string): boolean {
-  try {
-    return fs.statSync(file).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function exists(file: string): boolean {
-  return fs.existsSync(file);
-}
-
-/** Decides whether reading `requested` needs the user's approval, by the rules the server applies. */
-export function checkConsent(
-  requested: string,
-  folders: readonly string[],
-  sensitivePatterns: readonly string[],
-): ConsentCheck {
-  const absolute = resolveRequestedPath(requested, folders);
-  const resolvedPath = realPathOfNearest(absolute);
-  const roots = folders.map((folder) => realPathOfNearest(path.resolve(folder)));
-  const outsideWorkspace = !roots.some((root) => isInside(resolvedPath, root));
-  // Like the server: a missing file is "not found" and a directory listing holds no secrets.
-  const sensitivePattern =
-    exists(resolvedPath) && !isDirectory(resolvedPath)
-      ? sensitivePatternFor(absolute, resolvedPath, roots, sensitivePatterns)
-      : undefined;
-  return { resolvedPath, outsideWorkspace, sensitivePattern };
-}
-
-export function needsConsent(check: ConsentCheck): boolean {
-  return check.outsideWorkspace || check.sensitivePattern !== undefined;
+  const answer = (await send(CHECK_METHOD, { paths: unique }, token)) as { checks: ServerCheck[] };
+  return answer.checks
+    .filter((check) => check.reasons.length > 0)
+    .map((check) => ({
+      path: check.path,
+      resolvedPath: check.real ?? check.path,
+      outsideWorkspace: check.reasons.includes('outside_workspace'),
+      sensitivePattern: check.reasons.includes('sensitive_file') ? (check.pattern ?? '') : undefined,
+    }));
 }
 
 /** The question put to the user (the message is Markdown). */
@@ -167,22 +65,6 @@ export function consentQuestion(check: ConsentCheck): { title: string; message: 
     title: 'Allow reading a sensitive file?',
     message: `The agent wants to read ${shown}, which matches \`${check.sensitivePattern}\` in the \`agentread.sensitiveFiles\` setting and may hold secrets. ${sent}`,
   };
-}
-
-/**
- * Whether an entry of a read of many files is a glob, as the server decides: it holds a wildcard and no file
- * has that name. The server expands globs inside the workspace only, so a glob itself needs no approval.
- */
-export function isGlob(requested: string, folders: readonly string[]): boolean {
-  if (!/[*?[]/.test(requested)) {
-    return false;
-  }
-  try {
-    fs.lstatSync(resolveRequestedPath(requested, folders));
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 /** The question put to the user about several files of one call (the message is Markdown). */

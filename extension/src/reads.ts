@@ -2,7 +2,6 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { realPathOfNearest, resolveRequestedPath } from './consent';
 import { formatSize, resultSize } from './convert';
 import type { AgentView } from './agentView';
 import {
@@ -175,9 +174,13 @@ function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }
 
+/** The file a read showed: the real path the server read, else the path asked for, from the first folder. */
 function resolvedFile(input: ReadInput, result?: ReadResult): string {
+  if (result && !result.isError && result.path) {
+    return result.path;
+  }
   if (typeof input?.path === 'string' && input.path) {
-    return realPathOfNearest(resolveRequestedPath(input.path, workspaceFolderPaths()));
+    return path.resolve(workspaceFolderPaths()[0] ?? '', input.path);
   }
   return result?.path ?? '';
 }

@@ -2,7 +2,7 @@
 // needs consent, forwards the read to the server, and hands the model text and image parts.
 
 import * as vscode from 'vscode';
-import { checkConsent, consentQuestion, consentQuestionMany, isGlob, needsConsent, type ConsentCheck } from './consent';
+import { checkConsent, consentQuestion, consentQuestionMany } from './consent';
 import { failureText, toParts, type PartFactory } from './convert';
 import {
   entryPath,
@@ -20,7 +20,7 @@ import {
 import type { ReadLog } from './reads';
 import { replyBytes, shrunkForTokens, textBytes } from './replySize';
 import type { ServerManager } from './server';
-import { hostToolResultLimit, readSettings, workspaceFolderPaths } from './settings';
+import { hostToolResultLimit, readSettings } from './settings';
 
 export const TOOL_NAME = 'agentread_read';
 export const MANY_TOOL_NAME = 'agentread_read_many';
@@ -43,12 +43,16 @@ export function partFactory(): PartFactory<ToolPart> {
   };
 }
 
-/** The consent rules applied to one input, or undefined when there is no path to check. */
-export function consentCheckFor(input: ReadInput): ConsentCheck | undefined {
-  if (typeof input?.path !== 'string' || input.path === '') {
-    return undefined; // the server answers a malformed request with -32602
+/**
+ * The paths of a call that need the user's approval, as the server decides. A server that cannot answer asks
+ * nothing: it cannot read either, and the model gets the failure.
+ */
+async function consentChecks(server: ServerManager, paths: string[], token: vscode.CancellationToken) {
+  try {
+    return await checkConsent(server.send, paths, token);
+  } catch {
+    return [];
   }
-  return checkConsent(input.path, workspaceFolderPaths(), readSettings().sensitiveFiles);
 }
 
 function inputKey(input: ReadInput): string {
@@ -108,12 +112,13 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     private readonly reads: ReadLog,
   ) {}
 
-  prepareInvocation(
+  async prepareInvocation(
     options: vscode.LanguageModelToolInvocationPrepareOptions<ReadInput>,
-  ): vscode.PreparedToolInvocation {
+    token: vscode.CancellationToken,
+  ): Promise<vscode.PreparedToolInvocation> {
     const input = options.input;
-    const check = consentCheckFor(input);
-    const question = check && needsConsent(check) ? consentQuestion(check) : undefined;
+    const checks = typeof input?.path === 'string' ? await consentChecks(this.server, [input.path], token) : [];
+    const question = checks.length > 0 ? consentQuestion(checks[0]) : undefined;
     return this.approvals.prepare(invocationMessage(input), inputKey(input), question, true);
   }
 
@@ -135,29 +140,6 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
   }
 }
 
-/**
- * The entries of a read of many files that need the user's approval, by their path as given, with why.
- * Globs need none: the server expands them inside the workspace only, and a sensitive file one matches is
- * refused there, for the model to name it (and the user to be asked).
- */
-export function manyConsentChecks(input: ReadManyInput): Array<{ path: string; check: ConsentCheck }> {
-  if (!Array.isArray(input?.paths)) {
-    return [];
-  }
-  const folders = workspaceFolderPaths();
-  const patterns = readSettings().sensitiveFiles;
-  const found = new Map<string, ConsentCheck>();
-  for (const requested of input.paths.map(entryPath)) {
-    if (requested && !found.has(requested) && !isGlob(requested, folders)) {
-      const check = checkConsent(requested, folders, patterns);
-      if (needsConsent(check)) {
-        found.set(requested, check);
-      }
-    }
-  }
-  return [...found].map(([path, check]) => ({ path, check }));
-}
-
 function manyKey(input: ReadManyInput): string {
   return JSON.stringify(toReadManyParams(input, []));
 }
@@ -171,12 +153,14 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     private readonly reads: ReadLog,
   ) {}
 
-  prepareInvocation(
+  async prepareInvocation(
     options: vscode.LanguageModelToolInvocationPrepareOptions<ReadManyInput>,
-  ): vscode.PreparedToolInvocation {
+    token: vscode.CancellationToken,
+  ): Promise<vscode.PreparedToolInvocation> {
     const input = options.input;
-    const needed = manyConsentChecks(input);
-    const question = needed.length > 0 ? consentQuestionMany(needed.map((each) => each.check)) : undefined;
+    const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
+    const needed = await consentChecks(this.server, paths, token);
+    const question = needed.length > 0 ? consentQuestionMany(needed) : undefined;
     return this.approvals.prepare(manyInvocationMessage(input), manyKey(input), question, needed.map((each) => each.path));
   }
 

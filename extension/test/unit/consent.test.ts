@@ -1,96 +1,74 @@
-// When the tool asks the user before reading.
+// When the tool asks the user before reading: the server's answer to `agentread/check`, and the question.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { checkConsent, consentQuestion, consentQuestionMany, globToRegExp, isGlob, needsConsent } from '../../src/consent';
+import { checkConsent, consentQuestion, consentQuestionMany, type ConsentCheck } from '../../src/consent';
+import { startServer, type Server } from './harness';
 
-describe('globToRegExp (Python fnmatch semantics)', () => {
-  const cases: Array<[string, string, boolean]> = [
-    ['.env', '.env', true],
-    ['.env', 'x.env', false],
-    ['.env.*', '.env.local', true],
-    ['*.pem', 'server.pem', true],
-    ['*.pem', 'keys/server.pem', true], // `*` crosses `/`, as in fnmatch
-    ['id_rsa', 'id_rsa.pub', false],
-    ['id_rsa.*', 'id_rsa.pub', true],
-    ['.ssh/*', '.ssh/config', true],
-    ['file?.txt', 'file1.txt', true],
-    ['[!a]bc', 'xbc', true],
-    ['[!a]bc', 'abc', false],
-    ['[ab]c', 'bc', true],
-    ['a+b(c)', 'a+b(c)', true],
-  ];
-  for (const [glob, name, expected] of cases) {
-    it(`${glob} ${expected ? 'matches' : 'does not match'} ${name}`, () => {
-      assert.equal(globToRegExp(glob).test(name), expected);
-    });
-  }
-});
-
-describe('checkConsent', () => {
+describe('checkConsent, as the real server decides', () => {
   let root: string;
   let workspace: string;
+  let server: Server;
   const patterns = ['.env', '*.pem', 'secrets/*'];
+  const check = async (requested: string): Promise<ConsentCheck | undefined> =>
+    (await checkConsent(server.send, [requested]))[0];
 
-  before(() => {
+  before(async () => {
     root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentread-consent-')));
     workspace = path.join(root, 'ws');
     fs.mkdirSync(path.join(workspace, 'secrets'), { recursive: true });
     fs.writeFileSync(path.join(workspace, 'a.txt'), 'a');
     fs.writeFileSync(path.join(workspace, '.env'), 'X=1');
     fs.writeFileSync(path.join(workspace, 'secrets', 'token.txt'), 't');
+    fs.writeFileSync(path.join(workspace, 'odd[1].txt'), 'x');
     fs.writeFileSync(path.join(root, 'outside.txt'), 'o');
     fs.symlinkSync(path.join(root, 'outside.txt'), path.join(workspace, 'escape.txt'));
+    server = await startServer(workspace, patterns);
   });
 
-  after(() => fs.rmSync(root, { recursive: true, force: true }));
-
-  it('reads workspace files without asking', () => {
-    assert.equal(needsConsent(checkConsent('a.txt', [workspace], patterns)), false);
-    assert.equal(needsConsent(checkConsent(path.join(workspace, 'a.txt'), [workspace], patterns)), false);
-    assert.equal(needsConsent(checkConsent('missing.txt', [workspace], patterns)), false);
+  after(async () => {
+    await server?.stop();
+    fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('asks for files outside the workspace, symbolic links followed', () => {
-    for (const requested of [path.join(root, 'outside.txt'), '../outside.txt', 'escape.txt', '/etc/hostname']) {
-      const check = checkConsent(requested, [workspace], patterns);
-      assert.equal(check.outsideWorkspace, true, requested);
+  it('reads workspace files without asking', async () => {
+    for (const requested of ['a.txt', path.join(workspace, 'a.txt'), 'missing.txt', 'secrets']) {
+      assert.equal(await check(requested), undefined, requested);
     }
-    assert.equal(checkConsent('escape.txt', [workspace], patterns).resolvedPath, path.join(root, 'outside.txt'));
   });
 
-  it('asks for sensitive files, by name or workspace-relative path', () => {
-    assert.equal(checkConsent('.env', [workspace], patterns).sensitivePattern, '.env');
-    assert.equal(checkConsent('secrets/token.txt', [workspace], patterns).sensitivePattern, 'secrets/*');
-    assert.equal(checkConsent('secrets', [workspace], patterns).sensitivePattern, undefined); // a directory
+  it('asks for files outside the workspace, symbolic links followed', async () => {
+    for (const requested of [path.join(root, 'outside.txt'), '../outside.txt', 'escape.txt', '/etc/hostname']) {
+      assert.equal((await check(requested))?.outsideWorkspace, true, requested);
+    }
+    assert.equal((await check('escape.txt'))?.resolvedPath, path.join(root, 'outside.txt'));
   });
 
-  it('treats everything as outside when no folder is open', () => {
-    assert.equal(checkConsent(path.join(workspace, 'a.txt'), [], patterns).outsideWorkspace, true);
+  it('asks for sensitive files, by name or workspace-relative path, naming the pattern', async () => {
+    assert.equal((await check('.env'))?.sensitivePattern, '.env');
+    assert.equal((await check('secrets/token.txt'))?.sensitivePattern, 'secrets/*');
   });
 
-  it('says what is asked and why', () => {
-    const outside = consentQuestion(checkConsent(path.join(root, 'outside.txt'), [workspace], patterns));
+  it('asks nothing for globs, which the server expands inside the workspace only', async () => {
+    assert.deepEqual(await checkConsent(server.send, ['src/**/*.py', 'odd[12].txt', '*.env']), []);
+    assert.equal(await check('odd[1].txt'), undefined); // a file of that name: a path, inside
+  });
+
+  it('says what is asked and why', async () => {
+    const outside = consentQuestion((await check(path.join(root, 'outside.txt')))!);
     assert.match(outside.title, /outside the workspace/);
     assert.ok(outside.message.includes(path.join(root, 'outside.txt')));
-    const sensitive = consentQuestion(checkConsent('.env', [workspace], patterns));
+    const sensitive = consentQuestion((await check('.env'))!);
     assert.match(sensitive.title, /sensitive/);
     assert.match(sensitive.message, /agentread\.sensitiveFiles/);
   });
 
-  it('tells globs from paths as the server does: a wildcard, and no file of that name', () => {
-    assert.equal(isGlob('src/**/*.py', [workspace]), true);
-    assert.equal(isGlob('a.txt', [workspace]), false);
-    fs.writeFileSync(path.join(workspace, 'odd[1].txt'), 'x');
-    assert.equal(isGlob('odd[1].txt', [workspace]), false);
-    assert.equal(isGlob('odd[12].txt', [workspace]), true);
-  });
-
-  it('asks once about the files of one call that need it, naming each and why', () => {
-    const checks = [path.join(root, 'outside.txt'), '.env'].map((file) => checkConsent(file, [workspace], patterns));
+  it('asks once about the files of one call that need it, naming each and why', async () => {
+    const checks = await checkConsent(server.send, [path.join(root, 'outside.txt'), 'a.txt', '.env']);
+    assert.deepEqual(checks.map((each) => each.path), [path.join(root, 'outside.txt'), '.env']);
     const question = consentQuestionMany(checks);
     assert.match(question.title, /2 files/);
     assert.ok(question.message.includes(`\`${path.join(root, 'outside.txt')}\`: outside the workspace`), question.message);

@@ -145,17 +145,19 @@ describe('agentread in VS Code', () => {
   });
 
   it('asks for confirmation only outside the workspace and for sensitive files', async () => {
-    const prepare = (input: { path: string; cells?: string }) => api.tool.prepareInvocation({ input });
-    const outside = prepare({ path: outsideFile() });
+    const token = new vscode.CancellationTokenSource().token;
+    const prepare = (input: { path: string; cells?: string }) => api.tool.prepareInvocation({ input }, token);
+    const outside = await prepare({ path: outsideFile() });
     assert.ok(outside.confirmationMessages, 'a read outside the workspace is confirmed');
     assert.match(outside.confirmationMessages.title, /outside the workspace/);
-    const env = prepare({ path: '.env' });
+    const env = await prepare({ path: '.env' });
     assert.ok(env.confirmationMessages, 'a sensitive file is confirmed');
-    const link = prepare({ path: 'link-to-outside.txt' });
+    const link = await prepare({ path: 'link-to-outside.txt' });
     assert.ok(link.confirmationMessages, 'a link leading outside is confirmed');
-    const plain = prepare({ path: 'lines.txt' });
+    const plain = await prepare({ path: 'lines.txt' });
     assert.equal(plain.confirmationMessages, undefined);
-    assert.equal(prepare({ path: inWorkspace('analysis.ipynb'), cells: '3-7' }).invocationMessage, 'Reading analysis.ipynb, cells 3–7');
+    const notebook = await prepare({ path: inWorkspace('analysis.ipynb'), cells: '3-7' });
+    assert.equal(notebook.invocationMessage, 'Reading analysis.ipynb, cells 3–7');
   });
 
   // What VS Code 1.100 (code-server 4.100.3) does with a tool call that has no chat invocation token, as

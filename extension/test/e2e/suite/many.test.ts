@@ -33,12 +33,13 @@ describe('agentread reads many files, and stubs unchanged re-reads, in VS Code',
     assert.ok(files.includes('lines.txt') && files.includes('analysis.ipynb'), files.join(', '));
   });
 
-  it('asks before reading listed files outside the workspace, not for globs or workspace files', () => {
-    const prepare = (paths: string[]) => api.manyTool.prepareInvocation({ input: { paths } });
-    const asked = prepare(['lines.txt', '../outside/notes.txt', '*.md']);
+  it('asks before reading listed files outside the workspace, not for globs or workspace files', async () => {
+    const token = new vscode.CancellationTokenSource().token;
+    const prepare = (paths: string[]) => api.manyTool.prepareInvocation({ input: { paths } }, token);
+    const asked = await prepare(['lines.txt', '../outside/notes.txt', '*.md']);
     assert.ok(asked.confirmationMessages);
     assert.match(asked.confirmationMessages.title, /outside the workspace/);
-    assert.equal(prepare(['lines.txt', '**/*.txt']).confirmationMessages, undefined);
+    assert.equal((await prepare(['lines.txt', '**/*.txt'])).confirmationMessages, undefined);
   });
 
   it('reads a listed file outside the workspace only by way of the confirmation', async () => {
