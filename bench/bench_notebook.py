@@ -92,7 +92,7 @@ def generate(path: Path) -> None:
 
 def child(operation: str, path: str, runs: int) -> None:
     """Run one operation `runs` times in this fresh process; print the times and this process's peak RSS."""
-    from agentread.notebook import read_notebook
+    from agentread.readers.notebook import read_notebook
     from agentread.request import ReadRequest
 
     if operation == "nbformat.reads":

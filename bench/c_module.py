@@ -22,9 +22,9 @@ sys.path.insert(0, str(HERE))
 
 import bench_notebook  # noqa: E402
 import data  # noqa: E402
-from agentread import text  # noqa: E402
+from agentread.readers import text  # noqa: E402
 from agentread.engine import Engine  # noqa: E402
-from agentread.notebook import model  # noqa: E402
+from agentread.readers.notebook import model  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 

@@ -413,14 +413,14 @@ def warm_up() -> None:
     import openpyxl  # noqa: F401
     import pptx  # noqa: F401
 
-    import agentread.image  # noqa: F401
-    import agentread.notebook  # noqa: F401
-    import agentread.office.docx  # noqa: F401
-    import agentread.office.pptx  # noqa: F401
-    import agentread.office.xlsx  # noqa: F401
-    import agentread.pdf  # noqa: F401
+    import agentread.readers.image  # noqa: F401
+    import agentread.readers.notebook  # noqa: F401
+    import agentread.readers.office.docx  # noqa: F401
+    import agentread.readers.office.pptx  # noqa: F401
+    import agentread.readers.office.xlsx  # noqa: F401
+    import agentread.readers.pdf  # noqa: F401
 
-    agentread.image._pillow()
+    agentread.readers.image._pillow()
 
 
 def _cpu_seconds() -> float:
@@ -609,7 +609,7 @@ async def _fuzz_pool(args, seeds: list[tuple[str, bytes]]) -> dict:
     import asyncio
 
     from agentread.request import InvalidParams, parse_request
-    from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
+    from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
     from agentread.workspace import Workspace
 
     os.environ["PATH"] = PATH_WITHOUT_TESSERACT  # the workers inherit it: OCR is the in-process mode's to fuzz

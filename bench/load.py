@@ -130,7 +130,7 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108000000003
 
 # Injected into the server process: the PDF reader raises for one file, as a reader bug would.
 FAULT_INJECTION = """
-import agentread.pdf as pdf
+import agentread.readers.pdf as pdf
 _real = pdf.read_pdf
 def read_pdf(stream, request, path, *args, **kwargs):
     if path.endswith("raises.pdf"):
@@ -289,7 +289,7 @@ def workers_rss_mb(pid: int) -> list[float]:
 
 
 def cancel_phase(server: ServerProcess, folder: Path) -> dict:
-    from agentread.service import READ_THREADS
+    from agentread.serve.service import READ_THREADS
 
     huge = folder / "huge.log"
 

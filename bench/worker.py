@@ -8,7 +8,7 @@
     python bench/worker.py image PATH [PATH...]              each image to an image part
     python bench/worker.py image-library PATH [PATH...]      Pillow alone: each decoded and downscaled
 
-The process first imports what a started server has imported (agentread.server: pygls, logging, asyncio...),
+The process first imports what a started server has imported (agentread.serve.jsonrpc: pygls, logging, asyncio...),
 so "cold" is a fresh server's first read of a format, its library imported on that read; the server's own
 start is timed apart, over stdio. Peak memory is the process's maximum resident size, interpreter included.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-import agentread.server  # noqa: E402,F401 - see above
+import agentread.serve.jsonrpc  # noqa: E402,F401 - see above
 from agentread.engine import Engine  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
@@ -122,7 +122,7 @@ def pdfium(path: str, *ranges: str) -> dict:
 def image(*paths: str) -> dict:
     """Each image to an image part. Pillow and its readers of the common formats are imported first (~45 ms):
     imports are excluded here as everywhere, and the floor's are imported outside its timing too."""
-    from agentread.image import _pillow
+    from agentread.readers.image import _pillow
 
     _pillow()
     times, sizes = [], []

@@ -34,7 +34,7 @@ MIN_UNENDING_BYTES = 1 << 40
 # would: injected into a server (ServerProcess's `inject`, or injected()), it spins in the worker reading the file.
 STUCK_PDF = "stuck.pdf"
 STUCK_READER = f"""
-import agentread.pdf as pdf
+import agentread.readers.pdf as pdf
 _real = pdf.read_pdf
 def read_pdf(stream, request, path, *args, **kwargs):
     if path.endswith({STUCK_PDF!r}):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agentread.notebook import read_notebook
-from agentread.notebook.model import notebook_from_dict
+from agentread.readers.notebook import read_notebook
+from agentread.readers.notebook.model import notebook_from_dict
 from agentread.limits import MAX_REPLY_IMAGES
-from agentread.notebook.reader import render_notebook
-from agentread.notebook.render import svg_rasteriser
+from agentread.readers.notebook.reader import render_notebook
+from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart
 
@@ -150,7 +150,7 @@ def test_window_paging_covers_the_rendering():
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
     """Reads and outlines are the same whether the parser skips long image payloads or parses them."""
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     data = (CORPUS / name).read_bytes()
     outline = ReadRequest(path=name, cells="outline")
@@ -228,7 +228,7 @@ def test_the_layout_check_sends_every_notebook_the_schema_rejects_to_the_validat
     the reader's own warning)."""
     from nbformat.validator import iter_validate
 
-    from agentread.notebook.model import parse_notebook
+    from agentread.readers.notebook.model import parse_notebook
 
     checked = 0
     for name in sorted(FACTS):

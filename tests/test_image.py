@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from agentread import image as image_module
+from agentread.readers import image as image_module
 from agentread.engine import Engine
-from agentread.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
+from agentread.readers.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
 from agentread.request import parse_request
 from agentread.result import ImagePart, ReadError

@@ -17,7 +17,7 @@ mcp = pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not inst
 import anyio  # noqa: E402  (installed with the SDK)
 from mcp import Client, StdioServerParameters, types  # noqa: E402
 
-from agentread.mcp_server import tool_specs  # noqa: E402
+from agentread.serve.mcp import tool_specs  # noqa: E402
 from rpc import ANSWER_TIMEOUT, POLL_SECONDS, STOPPED_AFTER, STUCK_PDF, STUCK_READER, injected  # noqa: E402
 from test_notebook import code, notebook, png_b64, result  # noqa: E402
 from test_pdf import build_pdf  # noqa: E402
@@ -268,7 +268,7 @@ def test_a_pdf_read_past_its_deadline_is_answered_timeout_and_the_server_goes_on
 def test_a_reader_that_crashes_costs_that_read_only(ws: Path, monkeypatch):
     """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would (a test-only
     variable): that call is an error, and the MCP server answers the calls after it, PDFs included."""
-    from agentread.workers import CRASH_FOR_TESTS
+    from agentread.serve.workers import CRASH_FOR_TESTS
 
     (ws / "crash.png").write_bytes(base64.b64decode(png_b64()))
     monkeypatch.setenv(CRASH_FOR_TESTS, "crash.png")
@@ -330,7 +330,7 @@ def test_the_prompt_names_where_a_link_leads(ws: Path):
 
 
 def test_one_approval_covers_at_most_its_cap(ws: Path):
-    from agentread.mcp_server import MAX_APPROVAL_PATHS
+    from agentread.serve.mcp import MAX_APPROVAL_PATHS
 
     names = [f"s{n}.env" for n in range(MAX_APPROVAL_PATHS + 2)]
     for name in names:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentread import pdf, text
+from agentread.readers import pdf, text
 from agentread.engine import Engine
 from agentread.readers import READERS
 from agentread.request import parse_request
@@ -321,17 +321,17 @@ def test_the_servers_imports_hold_no_format_library_and_a_pdf_read_loads_only_pd
     (tmp_path / "a.pdf").write_bytes(build_pdf(["a page"]))
     script = """
 import sys
-import agentread.server
+import agentread.serve.jsonrpc
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace
-libraries = ("pypdf", "pypdfium2", "agentread.pdfium", "PIL", "openpyxl", "docx", "pptx", "cairosvg", "pillow_heif")
+libraries = ("pypdf", "pypdfium2", "agentread.readers.pdf.pdfium", "PIL", "openpyxl", "docx", "pptx", "cairosvg", "pillow_heif")
 print(sorted(name for name in libraries if name in sys.modules))
 assert "a page" in Engine(Workspace([sys.argv[1]])).read(parse_request({"path": "a.pdf"})).text()
 print(sorted(name for name in libraries if name in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["[]", "['agentread.pdfium', 'pypdfium2']"], done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["[]", "['agentread.readers.pdf.pdfium', 'pypdfium2']"], done.stdout + done.stderr
 
 
 # --- whole-file reads -----------------------------------------------------------------------------------------
@@ -368,7 +368,7 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
     """What the read service remembers of reads (the test in test_protocol shows where they then run)."""
-    from agentread.service import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickFiles
+    from agentread.serve.service import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickFiles
 
     workspace = Workspace([str(tmp_path)])
     (tmp_path / "a.txt").write_text("one\n")
@@ -397,7 +397,7 @@ def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
 
 
 def _server(root: Path):
-    from agentread.server import AgentReadServer
+    from agentread.serve.jsonrpc import AgentReadServer
 
     server = AgentReadServer()
     server.service.workspace.set_roots([str(root)])

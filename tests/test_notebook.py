@@ -15,9 +15,9 @@ import pytest
 from PIL import Image
 
 from agentread.limits import MAX_OUTPUT_BYTES
-from agentread.notebook import notebook_outline, read_notebook
+from agentread.readers.notebook import notebook_outline, read_notebook
 from agentread.limits import MAX_REPLY_IMAGES
-from agentread.notebook.render import svg_rasteriser
+from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError
 
@@ -366,7 +366,7 @@ def _no_base64(text: str) -> None:
 
 @pytest.fixture(params=["rasteriser unavailable", "rasteriser available", "svg too large to rasterise"])
 def svg_mode(request, monkeypatch):
-    from agentread.notebook import render
+    from agentread.readers.notebook import render
 
     if request.param == "rasteriser unavailable":
         monkeypatch.setattr(render, "_rasteriser", False)  # look for it again, and find the import failing
@@ -435,7 +435,7 @@ def test_a_long_line_that_is_not_base64_is_scanned_in_linear_time():
     # After a wrapped base64 block, a 64 KB hex dump line cut with " (truncated)" is neither a wrapped line nor
     # the block's last line. A pattern that backtracks over it quadratically takes minutes here (in C, where no
     # deadline stops it); a linear one, milliseconds.
-    from agentread.notebook.clean import hide_base64
+    from agentread.readers.notebook.clean import hide_base64
 
     block = base64.encodebytes(bytes(range(256)) * 3).decode()
     hex_dump = (bytes(range(256)).hex() * 128)[:65_536] + " (truncated)"
@@ -451,7 +451,7 @@ def _noise_png_b64(side: int, seed: int) -> str:
 
 
 def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>"}}
     data = notebook(*[code(f"plot({i})", {**image, "data": {**image["data"], "image/png": _noise_png_b64(160, i)}})
@@ -479,7 +479,7 @@ def test_image_payloads_are_not_parsed_into_memory(monkeypatch):
     '"application/json": ' + "[" * 1010 + "1" + "]" * 1010,  # deeper than Python's recursion
 ])
 def test_payloads_set_aside_read_as_parsed_whatever_else_the_bundles_hold(monkeypatch, odd):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     plots = [code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)]
     data = notebook(*plots, code("x", result({"text/plain": "PLACE"}))).replace(b'"text/plain": "PLACE"', odd.encode())
@@ -496,7 +496,7 @@ def test_payloads_set_aside_read_as_parsed_whatever_else_the_bundles_hold(monkey
 
 
 def test_a_payload_outside_every_bundle_is_parsed_with_the_rest(monkeypatch):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     plots = [code(f"plot({i})", result({"image/png": _noise_png_b64(160, i)})) for i in range(3)]
     doc = json.loads(notebook(*plots))
@@ -511,7 +511,7 @@ def test_a_payload_outside_every_bundle_is_parsed_with_the_rest(monkeypatch):
 
 
 def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     b64 = _noise_png_b64(90, 1)
     wrapped = "\n".join(b64[i:i + 76] for i in range(0, len(b64), 76)) + "\n"  # as some writers store it
@@ -531,7 +531,7 @@ def test_image_payloads_with_json_escapes_read_the_same(monkeypatch):
 
 
 def test_a_payload_head_is_a_prefix_of_its_text_wherever_the_cut_falls():
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     quoted = b'"' + b"iVBORw0K\\u0069\\n\\/AB\\r\\n" * 40 + b'"'
     text = json.loads(quoted)
@@ -543,7 +543,7 @@ def test_a_payload_head_is_a_prefix_of_its_text_wherever_the_cut_falls():
 
 
 def test_odd_image_payloads_are_left_to_the_parser(monkeypatch):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     b64 = _noise_png_b64(90, 2)
     good = notebook(code("p", result({"image/png": b64}))).decode()
@@ -689,7 +689,7 @@ def test_only_the_cells_shown_are_checked_and_a_clean_notebook_not_at_all():
     assert "cell 2 (id=c2)" in _warning(read(data, cells="outline"))
     assert "cell 2 (id=c2)" in _warning(read(data, offset=4, limit=1))  # the window's one line is cell 2's
     assert "Warning" not in read(data, offset=1, limit=3).text()
-    from agentread.notebook.model import parse_notebook
+    from agentread.readers.notebook.model import parse_notebook
 
     assert not parse_notebook(notebook(markdown("a"), code("b", stream("x\n"), result({"text/plain": "1"})))).odd
 

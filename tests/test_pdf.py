@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentread import pdf
+from agentread.readers import pdf
 from agentread.engine import Engine
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.request import InvalidParams, parse_request

@@ -1,4 +1,4 @@
-"""agentread.pdfium, the engine's PDFium calls through pypdfium2, against pypdfium2's own text extraction: the
+"""agentread.readers.pdf.pdfium, the engine's PDFium calls through pypdfium2, against pypdfium2's own text extraction: the
 text of every page of the corpus's PDFs, which documents open and why not, closing from the garbage collector,
 and every pypdfium2 helper closed under the lock. (Rendering is held to pypdfium2's in test_pdfpages.)"""
 
@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from agentread import pdfium
+from agentread.readers.pdf import pdfium
 
 # Pages compared per document: the corpus's PDFs are short, and a few pages cover each one's fonts and layout.
 PAGES_COMPARED = 20
@@ -150,7 +150,7 @@ def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_
 
 def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_path, monkeypatch):
     """Without pread (Windows), a document read from its file would hold it open, and there undeletable."""
-    from agentread import pdf
+    from agentread.readers import pdf
     from agentread.engine import Engine
     from agentread.request import parse_request
     from agentread.workspace import Workspace
@@ -295,7 +295,7 @@ class Holder:
     pass
 holder = Holder()
 weakref.finalize(holder, print, "done")  # weakref's exit handler, registered before pypdfium2's is
-from agentread import pdfium
+from agentread.readers.pdf import pdfium
 path = sys.argv[1]
 kept = pdfium.Document(open(path, "rb").read())
 page = kept.page(1)

@@ -13,9 +13,9 @@ from math import ceil
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from agentread import pdfpages
-from agentread.pdf import MAX_FORM_DEPTH
-from agentread.pdfpages import ocr_text, render_page, scanned_page
+from agentread.readers.pdf import pages as pdfpages
+from agentread.readers.pdf import MAX_FORM_DEPTH
+from agentread.readers.pdf.pages import ocr_text, render_page, scanned_page
 from agentread.result import ImagePart, ReadError, TextPart
 
 
@@ -41,7 +41,7 @@ def test_a_photo_page_is_sent_as_jpeg_within_the_size_limit(corpus):
 def test_a_scanned_text_page_is_sent_as_png_with_every_pixel_rendered(corpus):
     import pypdfium2
 
-    from agentread.pdfpages import MAX_RENDER_SCALE
+    from agentread.readers.pdf.pages import MAX_RENDER_SCALE
 
     data = (corpus / "pdf" / "Seige_of_Vicksburg_Sample_OCR.pdf").read_bytes()
     part = render_page(data, 2)
@@ -180,7 +180,7 @@ def test_a_scan_is_measured_on_its_page_wherever_the_page_starts_and_however_it_
     (tmp_path / "scan.pdf").write_bytes(_stamped_scan_pdf("Scanned", origin=origin, rotate=rotate))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "scan.pdf"}))
     assert "has little text and is mostly pictures" in result.content[1].text
-    from agentread.pdfpages import MAX_RENDER_SCALE
+    from agentread.readers.pdf.pages import MAX_RENDER_SCALE
 
     shown = (300, 400) if rotate in (0, 180) else (400, 300)  # drawn turned, at 300 dpi
     assert (result.content[2].width, result.content[2].height) == tuple(ceil(side * MAX_RENDER_SCALE) for side in shown)

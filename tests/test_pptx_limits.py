@@ -7,7 +7,7 @@ import copy
 from pathlib import Path
 
 from agentread.engine import Engine
-from agentread.office.pptx import MAX_SHAPES_PER_SLIDE
+from agentread.readers.office.pptx import MAX_SHAPES_PER_SLIDE
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 

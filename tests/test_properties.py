@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentread.engine import Engine
 from agentread.limits import MAX_LINE_CHARS
-from agentread.notebook import read_notebook
+from agentread.readers.notebook import read_notebook
 from agentread.request import parse_request
 from agentread.result import ReadError, ReadResult
 from agentread.sniff import sniff
@@ -136,7 +136,7 @@ _line_end_bytes = st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"\x00"
 @BOUNDED
 @given(data=_line_end_bytes, cut=st.floats(0, 1))
 def test_the_line_end_counters_count_as_the_editor_splits(data: bytes, cut: float):
-    from agentread import text
+    from agentread.readers import text
 
     n = int(len(data) * cut)
     want = len(TERMINATORS.findall(data[:n]))  # a CR at the end of the prefix counts as a line end
@@ -171,8 +171,8 @@ def test_a_block_numbered_at_once_reads_as_the_line_loop_numbers_it(data, cut, f
     """The two block renderers of a text window (compiled, and in a few C-level calls) against the line loop
     they stand in for (Window over the editor's lines): the same text, lines and reason to stop, or None where
     they leave it to the loop. The block may end mid-line, mid-CRLF or mid-character, as a read's block does."""
-    from agentread import text
-    from agentread.render import Window
+    from agentread.readers import text
+    from agentread.numbering import Window
 
     block = data[: int(len(data) * cut)]
     eof = len(block) == len(data)
@@ -243,7 +243,7 @@ def test_windows_number_lines_like_the_editor_and_next_continues_exactly(folder,
        chunk=st.integers(1, 64))
 def test_windows_counted_from_the_end_number_lines_like_the_editor(folder, engine, data, share, limit, chunk):
     """In a file too large to count, the lines found reading backwards are the editor's last lines."""
-    from agentread import text
+    from agentread.readers import text
 
     path = write(folder, data)
     info = sniff(data[:65536], str(path))
@@ -407,7 +407,7 @@ def test_notebook_rendering_raises_only_read_errors_and_leaks_no_escapes_or_base
        .map(lambda runs: b"".join((b"iVBOR+/=0z" * 30)[:n] + byte for n, byte in runs)),  # plain runs, then a byte
        cut=st.floats(0, 1), start=st.integers(0, 900))
 def test_the_compiled_payload_check_stops_where_a_json_string_stops_being_plain(data, cut, start):
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     assume(model.plain_end is not None)
     start = min(start, len(data))
@@ -419,7 +419,7 @@ def test_the_compiled_payload_check_stops_where_a_json_string_stops_being_plain(
 
 
 def test_the_compiled_payload_check_refuses_a_range_outside_its_bytes():
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     assert model.plain_end is not None, "setup.py builds agentread._scan"
     for start, end in ((-1, 2), (2, 1), (0, 4)):
@@ -454,7 +454,7 @@ _PNG_B64 = _noise_png_b64(96)  # 12 KB of base64: long enough to be set aside
 def test_notebook_reads_the_same_with_image_payloads_set_aside_or_parsed(edits, cells):
     """Long image payloads are left in the file's bytes (notebook/model.py); whatever a payload holds, the read
     (or the error) is the one the parser gives when it reads every payload itself."""
-    from agentread.notebook import model
+    from agentread.readers.notebook import model
 
     plots = [{"cell_type": "code", "source": f"plot({i})", "metadata": {}, "execution_count": i, "outputs": [
         {"output_type": "display_data", "metadata": {},

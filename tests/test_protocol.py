@@ -29,7 +29,7 @@ SEEN_WAITING = 1.0
 # tested on its own (test_mechanisms); here a first read slowed by a busy machine must not leave the file to the
 # read threads.
 ANY_READ_IS_QUICK = """
-import agentread.service as service
+import agentread.serve.service as service
 service.QUICK_READ_SECONDS = service.QUICK_READ_SLOW_SECONDS = float("inf")
 """
 
@@ -194,7 +194,7 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     file past that size, changed since, open in the editor (whose buffer may be any size), read raw before (a
     notebook, now read by cells) or now behind a link that led to a small one waits for a worker like any other
     read."""
-    from agentread.service import QUICK_READ_BYTES, READ_THREADS
+    from agentread.serve.service import QUICK_READ_BYTES, READ_THREADS
 
     server = quick_server
     write_lines(tmp_path / "small.txt", 3000)
@@ -406,7 +406,7 @@ def _answers(stream, count: int) -> list[dict]:
 def test_a_header_line_past_the_limit_ends_the_connection(tmp_path):
     """A client that is not speaking LSP (one endless line, no Content-Length) ends the server: it is not held
     in memory however long it grows."""
-    from agentread.server import MAX_HEADER_LINE_BYTES
+    from agentread.serve.jsonrpc import MAX_HEADER_LINE_BYTES
 
     proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,

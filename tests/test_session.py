@@ -12,7 +12,7 @@ import pytest
 from agentread.engine import PROBLEMS, Engine, problem_result, run
 from agentread.request import parse_request
 from agentread.result import ReadResult
-from agentread.session import ReadSession
+from agentread.serve.session import ReadSession
 from agentread.workspace import Workspace
 
 

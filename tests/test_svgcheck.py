@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentread.notebook.svgcheck import MAX_SVG_DEPTH, MAX_USE_CHAIN, MAX_VISITS, unsafe_reason
+from agentread.readers.notebook.svgcheck import MAX_SVG_DEPTH, MAX_USE_CHAIN, MAX_VISITS, unsafe_reason
 
 HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
 PLOT = (HEAD + '<defs><path id="tick" d="M 0 0 L 0 3.5"/></defs><g id="axis"><use xlink:href="#tick" x="5"/>'
@@ -51,7 +51,7 @@ def test_references_that_expand_past_the_budget_are_refused_as_such():
 
 
 def test_a_rasteriser_stuck_in_a_loop_of_string_calls_is_stopped():
-    from agentread.notebook.svgcheck import RasterTimeout, rasterise_within
+    from agentread.readers.notebook.svgcheck import RasterTimeout, rasterise_within
 
     def stuck(bytestring: bytes) -> bytes:  # as cairosvg on some damaged paths: a loop of str methods only
         text = bytestring.decode()

@@ -213,7 +213,7 @@ def test_the_number_column_widens_at_line_a_million_within_a_window(ws: Path, en
 
 
 def test_a_block_of_numbered_lines_is_each_line_numbered():
-    from agentread.render import numbered, numbered_lines
+    from agentread.numbering import numbered, numbered_lines
 
     lines = ["a", "", "é\tb %s %d", "last"]
     for first in (1, 999_998, 123_456_789):
@@ -352,7 +352,7 @@ def test_negative_offset_counts_back_from_the_end(engine: Engine, ten_k: list[st
 def uncounted(monkeypatch):
     """Every file treated as too large to count on a first read; tiny scan chunks, so that line ends straddle
     their boundaries everywhere."""
-    from agentread import text
+    from agentread.readers import text
 
     monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)
     monkeypatch.setattr(text, "SCAN_CHUNK", 3)
@@ -383,7 +383,7 @@ def test_following_next_from_the_end(engine: Engine, ten_k: list[str], uncounted
 
 def test_lines_appended_after_the_end_was_found_are_not_numbered_past_it(ws: Path, engine: Engine, uncounted,
                                                                           monkeypatch):
-    from agentread import text
+    from agentread.readers import text
 
     path = ws / "growing.log"
     path.write_text("".join(f"line {i}\n" for i in range(100)))

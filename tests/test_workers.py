@@ -1,4 +1,4 @@
-"""Reads in worker processes (python/agentread/workers.py), through the real server over stdio: a read that never
+"""Reads in worker processes (python/agentread/serve/workers.py), through the real server over stdio: a read that never
 ends, a crash in native code or a reader past its worker's memory limit costs that worker only; the read is
 answered with a clear error, the core is free again, and every other read answers. The hostile files fuzzing
 found are read."""
@@ -34,7 +34,7 @@ def png(width: int, height: int) -> bytes:
 
 
 def worker_of(folder: Path, name: str) -> int:
-    from agentread.workers import DEFAULT_WORKERS, route
+    from agentread.serve.workers import DEFAULT_WORKERS, route
 
     return route(str((folder / name).resolve()), DEFAULT_WORKERS)
 
@@ -124,7 +124,7 @@ def test_a_reader_that_crashes_is_answered_internal_and_nothing_else_is_lost(tmp
     """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would (enabled by a
     test-only variable). That read is answered `internal`; a slow read in flight on the other worker, and the
     reads after it, answer."""
-    from agentread.workers import CRASH_FOR_TESTS
+    from agentread.serve.workers import CRASH_FOR_TESTS
 
     (tmp_path / "crash.png").write_bytes(png(4, 4))
     slow = name_on(tmp_path, "slow", ".pdf", worker_of(tmp_path, "crash.png"), same=False)
@@ -176,7 +176,7 @@ def test_without_workers_every_read_is_made_in_the_server(tmp_path):
 
 
 def test_limits_come_from_the_environment_and_bad_values_keep_the_defaults():
-    from agentread.workers import Limits
+    from agentread.serve.workers import Limits
 
     assert Limits.from_environment({}) == Limits()
     assert Limits.from_environment({"AGENTREAD_WORKERS": "3", "AGENTREAD_WORKER_MEMORY_MB": "512",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentread.engine import Engine
-from agentread.office.sheetxml import open_from_row
+from agentread.readers.office.sheetxml import open_from_row
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 
@@ -127,7 +127,7 @@ def test_an_offset_past_the_last_row_is_an_error_that_says_so(tmp_path):
 
 
 def test_a_workbook_listing_thousands_of_sheets_is_refused_at_once(tmp_path):
-    from agentread.office import MAX_SECTIONS
+    from agentread.readers.office import MAX_SECTIONS
 
     data = workbook(sheet(rows_with_shared_formulas()))
     listed = "".join(f'<sheet name="S{n}" sheetId="{n}" r:id="rId1"/>' for n in range(1, MAX_SECTIONS + 2))
@@ -145,7 +145,7 @@ def test_a_workbook_listing_thousands_of_sheets_is_refused_at_once(tmp_path):
 
 
 def test_every_row_is_found_wherever_the_scan_chunks_cut_its_tag(tmp_path, monkeypatch):
-    from agentread.office import sheetxml
+    from agentread.readers.office import sheetxml
 
     # Chunks of a few hundred bytes cut row tags and shared formula cells at every possible place.
     monkeypatch.setattr(sheetxml, "SCAN_CHUNK", 300)

@@ -58,7 +58,7 @@ const PROBE_SCRIPT = [
   '        if not met:',
   '            out["unmet"].append({"requirement": text, "name": name, "found": found})',
   '    try:',
-  '        import agentread.server',
+  '        import agentread.serve.jsonrpc',
   '    except ImportError as exc:',
   '        out["missing"] = getattr(exc, "name", None) or str(exc)',
   'print(json.dumps(out))',

@@ -55,7 +55,7 @@ def _emit(stream, text: str, code: int) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     """The MCP server, whose SDK is an optional extra: without it, one line saying how to install it."""
     try:
-        from agentread import mcp_server
+        from agentread.serve import mcp as mcp_server
     except ImportError as exc:
         if exc.name is None or not exc.name.startswith(("mcp", "anyio", "pydantic")):
             raise
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         # collector walking them cost 70 ms of start-up, and then 30 ms each time a read set off a full
         # collection: they are imported with it off, then left out of every collection (gc.freeze).
         gc.disable()
-        from agentread.server import serve
+        from agentread.serve.jsonrpc import serve
 
         gc.freeze()
         gc.enable()

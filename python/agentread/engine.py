@@ -13,8 +13,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from agentread.delimited import is_delimited
-from agentread.directory import read_directory
+from agentread.readers.delimited import is_delimited
+from agentread.readers.directory import read_directory
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
@@ -166,7 +166,7 @@ def _check_size(kind: str, size: int, name: str) -> None:
 
 
 def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
-    from agentread.notebook import read_notebook
+    from agentread.readers.notebook import read_notebook
 
     resolved, live = plan.resolved, plan.buffer
     _check_size("notebook", resolved.st.st_size, request.path)

@@ -33,7 +33,7 @@ def merge(disk: dict[str, Any] | None, live: LiveNotebook) -> Any:
     outputs are matched to live cells by cell id, else by position when the cell's source is unchanged."""
     import nbformat
 
-    from agentread.notebook.model import IDS_FROM_MINOR
+    from agentread.readers.notebook.model import IDS_FROM_MINOR
 
     stored = (disk or {}).get("cells")
     saved_cells = [c for c in stored if isinstance(c, dict)] if isinstance(stored, list) else []
@@ -82,7 +82,7 @@ def _source(cell: dict[str, Any]) -> str:
 def saved_notebook(disk_bytes: bytes | None) -> dict[str, Any] | None:
     """The notebook saved on disk as nbformat 4 (an older version upgraded by nbformat, without the ids its
     upgrade draws), or None when it cannot be read: the editor's cells then stand alone."""
-    from agentread.notebook.model import upgrade  # the notebook reader, loaded only when a notebook is read
+    from agentread.readers.notebook.model import upgrade  # the notebook reader, loaded only when a notebook is read
 
     try:
         disk = json.loads(disk_bytes) if disk_bytes else None

@@ -67,14 +67,15 @@ MAX_IMAGE_FILE_BYTES = 100 << 20
 UNLIMITED = 1 << 62
 
 READERS: dict[str, Row] = {
-    "text": Row("agentread.text:read", isolated=False, max_bytes=UNLIMITED),
-    "delimited": Row("agentread.delimited:read", isolated=False, max_bytes=UNLIMITED),
+    "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED),
+    "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED),
     "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED),
-    "pdf": Row("agentread.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
-    "image": Row("agentread.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
-    "office": Row("agentread.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
-    "legacy_office": Row("agentread.office:refuse_legacy_file", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "image": Row("agentread.readers.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
+    "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
+                         max_bytes=MAX_DOCUMENT_BYTES),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read in a worker
     # (Engine.plan looks), the rest here.
-    "notebook": Row("agentread.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
+    "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
 }

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 
-from agentread.office.document import Rendered, pipe_table, select_sections, show
+from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from agentread.image import image_part
+from agentread.readers.image import image_part
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.render import past_end, window
+from agentread.numbering import past_end, window
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 

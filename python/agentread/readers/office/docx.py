@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 
-from agentread.office.document import Rendered, pipe_table, show
+from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 

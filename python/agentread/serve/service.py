@@ -28,8 +28,8 @@ from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem
 from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
-from agentread.session import ReadSession
-from agentread.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
+from agentread.serve.session import ReadSession
+from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
 from agentread.workspace import Refusal, Workspace, file_version
 
 log = logging.getLogger("agentread")

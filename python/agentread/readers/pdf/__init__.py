@@ -1,6 +1,6 @@
 """PDFs page by page: only the pages asked for are parsed, the parsed document is kept warm.
 
-PDFium (agentread.pdfium) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds,
+PDFium (agentread.readers.pdf.pdfium) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds,
 about as fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted
 files open with an empty owner password in pypdf only; some broken cross-reference tables it rebuilds), and its
 errors say what is wrong with a file neither can open. pypdf's `reader.pages` flattens the whole page tree on
@@ -17,10 +17,10 @@ import time
 from collections import OrderedDict
 from typing import BinaryIO, Callable
 
-from agentread import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
+from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_PDF_PAGES
-from agentread.render import window
+from agentread.numbering import window
 from agentread.readers import Source
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
@@ -401,7 +401,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
             text = _page_text(doc, number)
             if not by_lines and _is_picture_page(doc, number, text):
                 if len(pictures) < MAX_RENDERED_PAGES:
-                    from agentread.pdfpages import render_pdfium_page
+                    from agentread.readers.pdf.pages import render_pdfium_page
 
                     try:
                         pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
@@ -455,7 +455,7 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int
     """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
     if not pictures:
         return [TextPart("\n\n".join(blocks))]
-    from agentread.pdfpages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
+    from agentread.readers.pdf.pages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
 
     ocr_until = time.monotonic() + OCR_BUDGET_SECONDS
     content: list[Part] = []

@@ -16,9 +16,9 @@ from typing import Any, Union
 import orjson
 import pybase64
 
-from agentread.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
-from agentread.notebook.model import Cell, Notebook, Payload
-from agentread.notebook.svgcheck import unsafe_reason
+from agentread.readers.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
+from agentread.readers.notebook.model import Cell, Notebook, Payload
+from agentread.readers.notebook.svgcheck import unsafe_reason
 
 
 def _payload_text(value: Any) -> str:

@@ -53,8 +53,8 @@ DEFAULT_MEMORY_MB = 3072
 DEFAULT_CPU_SECONDS = 120
 
 # Imported once by the process that workers are forked from, so that a fresh worker does not import them.
-PRELOAD = ["agentread.engine", "agentread.pdf", "agentread.image", "agentread.office", "agentread.notebook",
-           "PIL.Image", "lxml.etree"]
+PRELOAD = ["agentread.engine", "agentread.readers.pdf", "agentread.readers.image", "agentread.readers.office",
+           "agentread.readers.notebook", "PIL.Image", "lxml.etree"]
 
 # Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a fault in a
 # native library would when asked to read a file of that name.

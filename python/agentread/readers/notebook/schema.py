@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from agentread.notebook.clean import clean_output
-from agentread.notebook.model import Notebook, Payload
+from agentread.readers.notebook.clean import clean_output
+from agentread.readers.notebook.model import Notebook, Payload
 
 # A problem is told in at most this many characters: a value it quotes is cut, never the cell it names.
 MAX_PROBLEM_CHARS = 200

@@ -1,6 +1,6 @@
 """PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is shown the page.
 
-PDFium (through pypdfium2, by agentread.pdfium: no system package) renders the page; where the `tesseract`
+PDFium (through pypdfium2, by agentread.readers.pdf.pdfium: no system package) renders the page; where the `tesseract`
 program is installed, its OCR text is added under the picture, marked as OCR so the model weighs it as a guess.
 """
 
@@ -14,7 +14,7 @@ import subprocess
 
 import pybase64
 
-from agentread.image import encode_png, image_part
+from agentread.readers.image import encode_png, image_part
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE
 from agentread.result import ImagePart, Part, ReadError, TextPart
 
@@ -41,7 +41,7 @@ OCR_BUDGET_SECONDS = 20
 
 def render_page(data: bytes, number: int) -> ImagePart:
     """Page `number` (1-based) of the PDF in `data`, rendered as an image part."""
-    from agentread.pdfium import LOCK, Document, PdfiumError
+    from agentread.readers.pdf.pdfium import LOCK, Document, PdfiumError
 
     with LOCK:
         try:
@@ -58,7 +58,7 @@ def render_page(data: bytes, number: int) -> ImagePart:
 
 
 def render_pdfium_page(pdf, number: int) -> ImagePart:
-    """Page `number` of an open agentread.pdfium Document; the caller holds its LOCK."""
+    """Page `number` of an open agentread.readers.pdf.pdfium Document; the caller holds its LOCK."""
     with pdf.page(number) as page:
         width, height = page.size
         picture = page.render(min(MAX_IMAGE_SIDE / max(width, height, 1), MAX_RENDER_SCALE))

@@ -27,8 +27,8 @@ from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadResult
-from agentread.service import ReadService
-from agentread.session import ReadSession
+from agentread.serve.service import ReadService
+from agentread.serve.session import ReadSession
 from agentread.workspace import CONSENT_REASONS, Workspace
 
 READ_METHOD = "agentread/read"

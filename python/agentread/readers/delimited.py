@@ -14,7 +14,7 @@ from typing import BinaryIO
 from agentread.readers import Source
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
-from agentread.text import LINE_END, WIDE_ENCODINGS, read_text
+from agentread.readers.text import LINE_END, WIDE_ENCODINGS, read_text
 
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 

@@ -54,6 +54,6 @@ Outline line per cell (`cells="outline"`):
     Cell 3 [id=ab12cd34] code (python) exec=7, 12 lines: import numpy as np | stdout 3 lines; display image/png 640x480 33.1 KB, text/plain 21 B
 """
 
-from agentread.notebook.reader import notebook_outline, read, read_notebook
+from agentread.readers.notebook.reader import notebook_outline, read, read_notebook
 
 __all__ = ["read", "read_notebook", "notebook_outline"]

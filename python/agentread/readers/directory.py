@@ -6,7 +6,7 @@ import os
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_DIR_ENTRIES
-from agentread.render import past_end
+from agentread.numbering import past_end
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 

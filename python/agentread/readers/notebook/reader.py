@@ -5,16 +5,16 @@ from __future__ import annotations
 import binascii
 from collections import Counter
 
-from agentread.image import image_part
+from agentread.readers.image import image_part
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
-from agentread.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCell, human_size, outline_line,
+from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
+from agentread.readers.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCell, human_size, outline_line,
                                        render_cell, svg_rasteriser)
-from agentread.notebook.schema import schema_problems
-from agentread.notebook.select import OUTLINE, format_cells, select_cells
-from agentread.notebook.svgcheck import rasterise_within
+from agentread.readers.notebook.schema import schema_problems
+from agentread.readers.notebook.select import OUTLINE, format_cells, select_cells
+from agentread.readers.notebook.svgcheck import rasterise_within
 from agentread.readers import Source
-from agentread.render import past_end, size_words
+from agentread.numbering import past_end, size_words
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 

@@ -29,7 +29,7 @@ from agentread import __version__
 from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
 from agentread.result import ImagePart, ReadResult
-from agentread.service import ReadService
+from agentread.serve.service import ReadService
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
 # Roots (and the logging this server does not use) are deprecated in the protocol's next version, but every
@@ -52,7 +52,7 @@ _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, 
 
 def tool_specs() -> dict[str, dict[str, Any]]:
     """The tools' titles, descriptions and input schemas (tools.json, shipped with the package)."""
-    return json.loads(resources.files("agentread").joinpath("tools.json").read_text(encoding="utf-8"))
+    return json.loads(resources.files("agentread.serve").joinpath("tools.json").read_text(encoding="utf-8"))
 
 
 class McpReads:

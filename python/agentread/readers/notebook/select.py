@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agentread.notebook.model import DERIVED_ID_PREFIX, Notebook
+from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook
 from agentread.result import ReadError
 
 OUTLINE = "outline"

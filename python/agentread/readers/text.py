@@ -21,7 +21,7 @@ from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
-from agentread.render import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
+from agentread.numbering import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
                               output_limit_reason, past_end)
 from agentread.readers import Source
 from agentread.request import ReadRequest

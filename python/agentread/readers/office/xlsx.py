@@ -32,10 +32,10 @@ from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
-from agentread.office.document import cell_text, pipe_row, select_sections
-from agentread.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
+from agentread.readers.office.document import cell_text, pipe_row, select_sections
+from agentread.readers.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
                                        sheet_rows)
-from agentread.render import cut_line, output_limit_reason, past_end
+from agentread.numbering import cut_line, output_limit_reason, past_end
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 

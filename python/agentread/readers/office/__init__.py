@@ -14,7 +14,7 @@ import re
 import zipfile
 import zlib
 
-from agentread.office.detect import ole2_contents, ooxml_format_of_zip
+from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
 from agentread.readers import Source
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
@@ -58,11 +58,11 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     fmt = _check_package(data, path)
     try:
         if fmt == "docx":
-            from agentread.office.docx import read_docx as reader
+            from agentread.readers.office.docx import read_docx as reader
         elif fmt == "xlsx":
-            from agentread.office.xlsx import read_xlsx as reader
+            from agentread.readers.office.xlsx import read_xlsx as reader
         else:
-            from agentread.office.pptx import read_pptx as reader
+            from agentread.readers.office.pptx import read_pptx as reader
     except ImportError as exc:
         raise ReadError("internal", f"reading {fmt.upper()} files needs the Python package {_PACKAGES[fmt]}, "
                         f"which is not installed ({exc}). Install it with: pip install {_PACKAGES[fmt]}") from None
