@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "python"))
 
+from builders import build_pdf  # noqa: E402
 from rpc import POLL_SECONDS, ServerProcess, holders, text_of, write_unending_line  # noqa: E402
 
 TEXT_FILES = 8
@@ -72,36 +73,6 @@ HOSTILE_EVERY = 100
 HOSTILE = REPO / "tests" / "data" / "hostile"
 CRASH_FILE = "crash.png"  # a read of it crashes its worker (AGENTREAD_TEST_CRASH_FILE)
 HOSTILE_NAMES = (*sorted(p.name for p in HOSTILE.glob("*.p*")), CRASH_FILE)
-
-
-def build_pdf(pages: list[str]) -> bytes:
-    """A small PDF with one line of text per page."""
-    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
-    kids = []
-    for i, text in enumerate(pages):
-        page, content = 4 + 2 * i, 5 + 2 * i
-        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        objects[content] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        objects[page] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-                         b"/Resources << /Font << /F1 3 0 R >> >> >>" % content)
-        kids.append(b"%d 0 R" % page)
-    objects[2] = b"<< /Type /Pages /Kids [" + b" ".join(kids) + b"] /Count %d >>" % len(pages)
-    return pdf_bytes(objects)
-
-
-def pdf_bytes(objects: dict[int, bytes]) -> bytes:
-    """Numbered objects → a PDF file with a correct cross-reference table; object 1 is the catalog."""
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    start, size = len(out), max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for number in range(1, size):
-        out += b"%010d 00000 n \n" % offsets.get(number, 0)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, start)
-    return bytes(out)
 
 
 def make_workspace(folder: Path) -> None:

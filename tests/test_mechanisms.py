@@ -21,7 +21,7 @@ from agentread.engine import Engine
 from agentread.readers import READERS
 from agentread.request import parse_request
 from agentread.workspace import Workspace
-from test_pdf import build_pdf
+from builders import build_pdf
 
 
 def read(engine: Engine, **params):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rpc import REPO, ServerProcess, text_of
-from test_notebook import code, notebook, png_b64, result, stream
-from test_pdf import build_pdf
+from builders import code, notebook, png_b64, result, stream
+from builders import build_pdf
 
 # The chat agent's default limit (VS Code's `largeToolResultsToDisk.thresholdBytes`), and a much smaller one.
 HOST_LIMIT = 8192
@@ -170,7 +170,7 @@ def test_the_cli_cuts_to_max_bytes(ws):
 
 def test_the_mcp_server_does_not_take_the_limit_from_the_model(tmp_path):
     pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
-    from test_mcp import run, texts
+    from mcp_client import run, texts
 
     (tmp_path / "a.txt").write_text("a\n")
 

@@ -101,7 +101,7 @@ def test_an_editor_buffer_is_told_by_its_text(ws: Path, engine: Engine):
 
 def test_the_mcp_server_stubs_only_with_its_flag(ws: Path):
     pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
-    from test_mcp import run, texts
+    from mcp_client import run, texts
 
     async def calls(client):
         return [await client.call_tool("read", {"path": "a.txt", "limit": 3}) for _ in range(2)]
@@ -116,7 +116,7 @@ def test_asking_the_user_during_read_many_does_not_count_as_a_read(ws: Path):
     pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
     from mcp import types
 
-    from test_mcp import run, texts
+    from mcp_client import run, texts
 
     (ws / ".env").write_text("KEY=1\n")
 
@@ -136,7 +136,7 @@ def test_with_the_stub_a_readers_refusal_of_the_params_is_invalid_params(ws: Pat
     """A PDF's pages the reader cannot parse are the caller's mistake (-32602), read in the server or in a worker,
     and the server goes on."""
     from rpc import ServerProcess
-    from test_pdf import build_pdf
+    from builders import build_pdf
 
     (ws / "doc.pdf").write_bytes(build_pdf(["first page"]))
     server = ServerProcess(workspace=ws, init_options={"unchangedStub": True}, env={"AGENTREAD_WORKERS": workers})

@@ -528,7 +528,7 @@ def test_truncated_always_comes_with_next_and_following_it_ends(ws: Path, engine
     import openpyxl
     from pptx import Presentation
 
-    from test_pdf import build_pdf
+    from builders import build_pdf
 
     if name == "long.txt":
         (ws / name).write_text("".join(f"line {n}\n" for n in range(1, 5001)))

@@ -19,7 +19,7 @@ from agentread.result import ImagePart
 from agentread.sniff import sniff
 from agentread.workspace import Workspace
 
-DATA = Path(__file__).parent / "data" / "office"
+DATA = Path(__file__).resolve().parents[1] / "data" / "office"
 
 
 def read(root: Path, **params):

@@ -303,7 +303,7 @@ def test_a_document_whose_uri_names_no_file_does_not_break_reads(server, tmp_pat
 def test_cancelling_a_pdf_read_kills_its_worker(tmp_path):
     """A PDF read in a worker process that would never end (a reader stuck where no checkpoint reaches, injected:
     rpc.STUCK_READER) is cancelled: answered -32800, and the worker reading it is killed."""
-    from test_pdf import build_pdf
+    from builders import build_pdf
 
     (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
     (tmp_path / "good.pdf").write_bytes(build_pdf(["read after"]))

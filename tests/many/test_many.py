@@ -19,8 +19,8 @@ from agentread.many import parse_many_request, read_many
 from agentread.request import InvalidParams
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
-from test_notebook import code, notebook, png_b64, result, stream
-from test_pdf import build_pdf
+from builders import code, notebook, png_b64, result, stream
+from builders import build_pdf
 
 NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
 

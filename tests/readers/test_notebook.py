@@ -20,39 +20,9 @@ from agentread.limits import MAX_REPLY_IMAGES
 from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError
+from builders import code, markdown, notebook, png_b64, result, stream
 
 HEADER = re.compile(r"^### Cell (\d+) \[id=([^\]]*)\] ", re.MULTILINE)
-
-
-def code(source: str, *outputs: dict, count: int | None = 1, **extra) -> dict:
-    return {"cell_type": "code", "source": source, "metadata": {}, "execution_count": count,
-            "outputs": list(outputs), **extra}
-
-
-def markdown(source: str, **extra) -> dict:
-    return {"cell_type": "markdown", "source": source, "metadata": {}, **extra}
-
-
-def stream(text: str, name: str = "stdout") -> dict:
-    return {"output_type": "stream", "name": name, "text": text}
-
-
-def result(data: dict) -> dict:
-    return {"output_type": "execute_result", "execution_count": 1, "data": data, "metadata": {}}
-
-
-def png_b64(width: int = 64, height: int = 48) -> str:
-    out = io.BytesIO()
-    Image.new("RGB", (width, height), (200, 30, 30)).save(out, "PNG")
-    return base64.b64encode(out.getvalue()).decode()
-
-
-def notebook(*cells: dict, with_ids: bool = True, language: str = "python") -> bytes:
-    if with_ids:
-        cells = tuple({"id": f"c{i}", **c} for i, c in enumerate(cells, 1))
-    doc = {"nbformat": 4, "nbformat_minor": 5 if with_ids else 4, "cells": list(cells),
-           "metadata": {"kernelspec": {"name": "k", "display_name": "K", "language": language}}}
-    return json.dumps(doc).encode()
 
 
 def read(data: bytes, **params):

@@ -16,63 +16,7 @@ from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError
 from agentread.workspace import Workspace, path_version
-
-
-def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker") -> bytes:
-    """A PDF with one page per entry (None: a page with no text). With `group`, pages hang under
-    intermediate /Pages nodes of `group` pages each, and the font resources live on those nodes only."""
-    objects: dict[int, bytes] = {}
-    font = 3
-    objects[font] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-    resources = f"<< /Font << /F1 {font} 0 R >> >>".encode()
-    next_id = 4
-    leaves: list[int] = []
-    for number, text in enumerate(page_texts, start=1):
-        page_id, content_id = next_id, next_id + 1
-        next_id += 2
-        stream = b"" if text is None else f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        objects[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        leaves.append(page_id)
-    kids_of_root: list[int] = []
-    parent_of: dict[int, int] = {}
-    if group:
-        for start in range(0, len(leaves), group):
-            node = next_id
-            next_id += 1
-            members = leaves[start:start + group]
-            kids = " ".join(f"{k} 0 R" for k in members).encode()
-            objects[node] = (b"<< /Type /Pages /Parent 2 0 R /Kids [" + kids + b"] /Count %d /Resources " % len(members)
-                             + resources + b" >>")
-            for k in members:
-                parent_of[k] = node
-            kids_of_root.append(node)
-    else:
-        kids_of_root = leaves
-        parent_of = {k: 2 for k in leaves}
-    for page_id in leaves:
-        own = b"" if group else b" /Resources " + resources
-        objects[page_id] = (b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
-                            % (parent_of[page_id], page_id + 1) + own + b" >>")
-    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objects[2] = (b"<< /Type /Pages /Kids [" + " ".join(f"{k} 0 R" for k in kids_of_root).encode()
-                  + b"] /Count %d >>" % len(leaves))
-    return pdf_of(objects)
-
-
-def pdf_of(objects: dict[int, bytes]) -> bytes:
-    """A PDF file of these numbered objects (1 the catalog), with its cross-reference table."""
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for obj_id in sorted(objects):
-        offsets[obj_id] = len(out)
-        out += b"%d 0 obj\n" % obj_id + objects[obj_id] + b"\nendobj\n"
-    xref = len(out)
-    size = max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for obj_id in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[obj_id]
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
-    return bytes(out)
+from builders import build_pdf, pdf_of
 
 
 def page_blocks(text: str) -> dict[int, str]:

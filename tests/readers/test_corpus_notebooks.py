@@ -17,7 +17,7 @@ from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart
 
-CORPUS = Path(os.environ.get("AGENTREAD_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
+CORPUS = Path(os.environ.get("AGENTREAD_CORPUS") or Path(__file__).resolve().parents[3] / "shared" / "corpus")
 if not (CORPUS / "expectations.json").is_file():
     pytest.skip(f"the shared corpus is not at {CORPUS} (set AGENTREAD_CORPUS)", allow_module_level=True)
 

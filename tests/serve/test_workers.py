@@ -14,9 +14,9 @@ import pytest
 
 from rpc import (ANSWER_TIMEOUT, STOPPED_AFTER, STUCK_PDF, STUCK_READER, ServerProcess, descendants, processes, text_of,
                  wait_until, workers_reading)
-from test_pdf import build_pdf
+from builders import build_pdf
 
-HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
+HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile"
 
 
 def killed(pids: set[int]) -> bool:

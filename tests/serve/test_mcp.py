@@ -15,36 +15,18 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
 
 import anyio  # noqa: E402  (installed with the SDK)
-from mcp import Client, StdioServerParameters, types  # noqa: E402
+from mcp import types  # noqa: E402
 
 from agentread.serve.mcp import tool_specs  # noqa: E402
+from builders import build_pdf, code, notebook, png_b64, result  # noqa: E402
+from mcp_client import run, texts  # noqa: E402
 from rpc import ANSWER_TIMEOUT, POLL_SECONDS, STOPPED_AFTER, STUCK_PDF, STUCK_READER, injected  # noqa: E402
-from test_notebook import code, notebook, png_b64, result  # noqa: E402
-from test_pdf import build_pdf  # noqa: E402
 
 # Roots are deprecated in the protocol's next version; every client in use speaks the current one.
 pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
-
-
-def server_params(*args: str) -> StdioServerParameters:
-    # The SDK starts servers with a bare environment; this one needs PYTHONPATH to find the package under test.
-    return StdioServerParameters(command=sys.executable, args=["-m", "agentread", "mcp", *args], env=dict(os.environ))
-
-
-def run(client_args: dict, *server_args: str, calls):
-    """Start the server, connect as a client speaking today's protocol (as Claude Code, Cursor and VS Code do),
-    and run `calls(client)`; its answer."""
-    async def main():
-        async with Client(server_params(*server_args), mode="legacy", **client_args) as client:
-            return await calls(client)
-    return anyio.run(main)
-
-
-def texts(answer: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in answer.content if c.type == "text")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from rpc import ServerProcess, text_of
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture
