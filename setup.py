@@ -1,16 +1,17 @@
-"""Builds the engine's one compiled part, its loops over every byte of a file (counting line ends, numbering a
-window's lines, finding where a notebook's image payload stops being plain JSON string bytes); none of them
-parses a file format. Everything else is in pyproject.toml.
+"""Builds the engine's one compiled part, its loops over every byte of a file (counting line ends,
+numbering a window's lines, finding where a notebook's image payload stops being plain JSON string
+bytes); none of them parses a file format. Everything else is in pyproject.toml.
 
-Optional: where no C compiler is found the package installs without it and does the same in Python, several
-times slower (bench/README.md has the figures each function buys)."""
+Optional: where no C compiler is found the package installs without it and does the same in Python,
+several times slower (bench/README.md has the figures each function buys)."""
 
 import os
 import sysconfig
 
 from setuptools import Extension, setup
 
-# The stable ABI (abi3): one build serves every CPython from 3.10. Free-threaded builds have no stable ABI.
+# The stable ABI (abi3): one build serves every CPython from 3.10. Free-threaded builds have
+# no stable ABI.
 LIMITED_API = not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 setup(

@@ -1,4 +1,5 @@
-"""The cold-start reference: a pygls server with one trivial request handler and nothing else imported."""
+"""The cold-start reference: a pygls server with one trivial request handler and nothing
+else imported."""
 
 from pygls.lsp.server import LanguageServer
 

@@ -1,20 +1,21 @@
-"""Benchmark: the notebook reader on a ~100 MB notebook and a real 3.9 MB one, against json.loads, nbconvert and
-jupytext.
+"""Benchmark: the notebook reader on a ~100 MB notebook and a real 3.9 MB one, against json.loads,
+nbconvert and jupytext.
 
     python bench/bench_notebook.py [--runs 5] [--keep DIR]
 
-Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an ANSI
-coloured traceback, then times, each in a fresh process: `json.loads` of the file, nbformat's own reading of it
-(`nbformat.reads`, as_version=4: what the reader's fast parse stands in for), the outline (cells="outline"), the
-first budgeted read (no cells), and as whole processes (start-up included) `jupyter
-nbconvert --to markdown`, `jupytext --to md` (each skipped when not installed) and agentread's command line
-doing the first read. Each operation includes reading the file. Reports, per operation: median wall time
-(imports excluded but for the whole processes), its ratio to json.loads and the file size over it (MB/s); peak
-RSS, its ratio to the file size, and what the operation added to the interpreter it ran in (peak RSS minus the
-RSS after the imports: the same interpreter, with agentread and Pillow imported, for every row but the whole
-processes, measured whole). One run per process, so a peak is that of one operation. Then the same for the
-real handson-ml2 notebook of the shared corpus (../shared/corpus, or $AGENTREAD_CORPUS; skipped when absent).
-Not part of the test run.
+Generates (deterministically) 500 cells, most with a large base64 PNG output and every tenth with an
+ANSI coloured traceback, then times, each in a fresh process: `json.loads` of the file, nbformat's
+own reading of it (`nbformat.reads`, as_version=4: what the reader's fast parse stands in for), the
+outline (cells="outline"), the first budgeted read (no cells), and as whole processes (start-up
+included) `jupyter nbconvert --to markdown`, `jupytext --to md` (each skipped when not installed)
+and agentread's command line doing the first read. Each operation includes reading the file.
+Reports, per operation: median wall time (imports excluded but for the whole processes), its ratio
+to json.loads and the file size over it (MB/s); peak RSS, its ratio to the file size, and what the
+operation added to the interpreter it ran in (peak RSS minus the RSS after the imports: the same
+interpreter, with agentread and Pillow imported, for every row but the whole processes, measured
+whole). One run per process, so a peak is that of one operation. Then the same for the real
+handson-ml2 notebook of the shared corpus (../shared/corpus, or $AGENTREAD_CORPUS; skipped when
+absent). Not part of the test run.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ DISTINCT_IMAGES = 8  # encoded once and reused: generation stays fast, the file 
 IMAGE_SIDE = 460  # random grey pixels barely compress: about 210 KB of PNG, 280 KB of base64 each
 SEED = 20240611
 
-# Rows timed as whole processes, start-up included: the peers (each converts the whole notebook to Markdown),
-# and agentread's own command line doing its first read, to compare like with like.
+# Rows timed as whole processes, start-up included: the peers (each converts the whole notebook to
+# Markdown), and agentread's own command line doing its first read, to compare like with like.
 PEERS = {"nbconvert": "nbconvert", "jupytext": "jupytext"}
 WHOLE_PROCESSES = {
     "nbconvert": ["{python}", "-m", "nbconvert", "--to", "markdown", "--output-dir", "{out}", "{path}"],
@@ -50,7 +51,8 @@ WHOLE_PROCESSES = {
 }
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
-# The real notebook measured after the generated one: 3.9 MB of plots and text from the handson-ml2 book.
+# The real notebook measured after the generated one: 3.9 MB of plots and text from the
+# handson-ml2 book.
 REAL_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 REAL_NOTEBOOK = "notebooks/real/handson-ml2_09_unsupervised_learning.ipynb"
 
@@ -91,7 +93,8 @@ def generate(path: Path) -> None:
 
 
 def child(operation: str, path: str, runs: int) -> None:
-    """Run one operation `runs` times in this fresh process; print the times and this process's peak RSS."""
+    """Run one operation `runs` times in this fresh process; print the times and this
+    process's peak RSS."""
     from agentread.readers.notebook import read_notebook
     from agentread.request import ReadRequest
 
@@ -122,7 +125,8 @@ def child(operation: str, path: str, runs: int) -> None:
 
 
 def measure(operation: str, path: Path, runs: int) -> dict | None:
-    """Each run in a fresh process, so peak RSS is that of one operation (not of the allocator's leftovers)."""
+    """Each run in a fresh process, so peak RSS is that of one operation (not of the
+    allocator's leftovers)."""
     times, peaks, added = [], [], []
     for _ in range(runs):
         proc = subprocess.run([sys.executable, __file__, "--child", operation, str(path), "--runs", "1"],
@@ -157,8 +161,8 @@ def main() -> None:
     folder = Path(args.keep or tempfile.mkdtemp(prefix="agentread-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "big.ipynb"
-    # In its own process: Linux carries a process's peak RSS over fork and exec, so a parent that had held the
-    # whole notebook would lend that peak to every measured child.
+    # In its own process: Linux carries a process's peak RSS over fork and exec, so a parent that
+    # had held the whole notebook would lend that peak to every measured child.
     subprocess.run([sys.executable, __file__, "--generate", str(path)], check=True)
     print(f"{path}: {path.stat().st_size / 2**20:.1f} MiB, {CELLS} cells; {args.runs} runs each, medians")
     measure_all(path, args.runs)

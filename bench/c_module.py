@@ -1,11 +1,12 @@
-"""What each function of the engine's C module (python/agentread/_scan.c) buys: the read it serves, through the
-engine, with the function and with the Python the engine falls back on where the module was not built.
+"""What each function of the engine's C module (python/agentread/_scan.c) buys: the read it serves,
+through the engine, with the function and with the Python the engine falls back on where the module
+was not built.
 
     python bench/c_module.py [--runs 5] [--data DIR]
 
-One process; the two alternate round after round, so a busy machine slows them alike; medians. Inputs: the
-bench's 0.9 GB log (bench/data.py) and the ~95 MB notebook bench/bench_notebook.py generates. Not part of the
-test run.
+One process; the two alternate round after round, so a busy machine slows them alike; medians.
+Inputs: the bench's 0.9 GB log (bench/data.py) and the ~95 MB notebook bench/bench_notebook.py
+generates. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ sys.path.insert(0, str(HERE))
 
 import bench_notebook  # noqa: E402
 import data  # noqa: E402
-from agentread.readers import text  # noqa: E402
 from agentread.engine import Engine  # noqa: E402
+from agentread.readers import text  # noqa: E402
 from agentread.readers.notebook import model  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 
 
 def read_ms(path: Path, engine: Engine | None = None, **params) -> float:
-    """One read through a fresh engine and line index (nothing cached: a first read), or through `engine` (a
-    repeat read)."""
+    """One read through a fresh engine and line index (nothing cached: a first read), or through
+    `engine` (a repeat read)."""
     if engine is None:
         engine = Engine(Workspace([str(path.parent)]))
         text.INDEXES = text._IndexCache(text.INDEX_CACHE_FILES)  # kept across engines, as in a server
@@ -43,7 +44,8 @@ def read_ms(path: Path, engine: Engine | None = None, **params) -> float:
 
 
 def compare(label: str, module, name: str, fallback, read, runs: int) -> None:
-    """`read()` with module.name as built and as `fallback`, alternately; prints both medians and their ratio."""
+    """`read()` with module.name as built and as `fallback`, alternately; prints both medians and
+    their ratio."""
     built = getattr(module, name)
     times = {"C": [], "Python": []}
     read()  # the page cache and the imports, once

@@ -1,4 +1,5 @@
-"""Benchmark inputs, generated deterministically under a scratch directory (nothing large is committed).
+"""Benchmark inputs, generated deterministically under a scratch directory (nothing large
+is committed).
 
 Each generator writes its file once and reuses it when it is already there with the expected size.
 """
@@ -12,8 +13,8 @@ import os
 import random
 from pathlib import Path
 
-# The text workload: a 1 GB log of 10M lines. Mostly ~100-byte records; the odd lines that make real logs
-# hard are sprinkled through the whole file so that every part of it exercises them.
+# The text workload: a 1 GB log of 10M lines. Mostly ~100-byte records; the odd lines that make real
+# logs hard are sprinkled through the whole file so that every part of it exercises them.
 LOG_LINES = 10_000_000
 LONG_LINE_EVERY = 2_003  # a 5,000-character line (a stack dump, a JSON blob)
 LONG_LINE_CHARS = 5_000
@@ -31,9 +32,9 @@ DEFAULT_DIR = Path(os.environ.get("AGENTREAD_BENCH_DATA", "/tmp/agentread-bench"
 
 
 def compile_engine() -> None:
-    """Writes agentread's bytecode, as pip does for an installed package and as every peer's already is:
-    where PYTHONDONTWRITEBYTECODE is set (or the tree was never imported), each fresh process would otherwise
-    compile the engine from source, ~50 ms that no user pays twice."""
+    """Writes agentread's bytecode, as pip does for an installed package and as every peer's already
+    is: where PYTHONDONTWRITEBYTECODE is set (or the tree was never imported), each fresh process
+    would otherwise compile the engine from source, ~50 ms that no user pays twice."""
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "python" / "agentread", quiet=1)
 
 
@@ -104,7 +105,8 @@ def images(root: Path = DEFAULT_DIR) -> tuple[Path, Path]:
 
 
 def r_manual() -> Path | None:
-    """The R reference manual from Debian's r-doc-pdf (`apt-get install -y r-doc-pdf`), a real 2,415-page PDF."""
+    """The R reference manual from Debian's r-doc-pdf (`apt-get install -y r-doc-pdf`), a real
+    2,415-page PDF."""
     for pattern in ("/usr/share/R/doc/manual/fullrefman.pdf", "/usr/share/doc/r-doc-pdf/fullrefman.pdf*",
                     "/usr/lib/R/doc/manual/fullrefman.pdf", "/usr/share/**/fullrefman.pdf"):
         found = [p for p in glob.glob(pattern, recursive=True) if p.endswith(".pdf")]

@@ -1,4 +1,5 @@
-"""The round-trip floor: a plain stdio JSON-RPC loop (LSP framing, orjson) around the same engine read.
+"""The round-trip floor: a plain stdio JSON-RPC loop (LSP framing, orjson) around the same
+engine read.
 
 What a server costs when it does nothing but frame, parse, read and answer, one request at a time.
 """

@@ -1,42 +1,49 @@
-"""Mutation fuzzing of the readers, in-process: sniff + Engine.read over a temp file, every input watched.
+"""Mutation fuzzing of the readers, in-process: sniff + Engine.read over a temp file, every
+input watched.
 
 Usage:
     python bench/fuzz.py                       # 10,000 inputs, 2 workers
     python bench/fuzz.py --inputs 1000000      # stop after this many inputs ...
     python bench/fuzz.py --seconds 3600        # ... or after this long, whichever comes first
-    python bench/fuzz.py --workers 2 --seed 7 --corpus ../shared/corpus --crashes /tmp/agentread-fuzz-crashes
+    python bench/fuzz.py --workers 2 --seed 7 --corpus ../shared/corpus \\
+        --crashes /tmp/agentread-fuzz-crashes
 
-What one input is: bytes made from a seed file of the shared corpus or of tests/data/office (or from nothing)
-by a few random mutations (bit flips, interesting bytes, inserted, deleted, duplicated or spliced runs, numbers
-made huge, truncation; for JSON seeds also structural ones: a node replaced by a value of the wrong type,
-nesting), or plain random bytes. An Office seed (a zip) is mostly mutated inside: one member's bytes mutated
-(its XML also structurally: an element repeated thousands of times, nested deep, an entity expansion) and the
-zip written again with correct checksums, a member dropped, duplicated or given another's content, or a field
-of the central directory corrupted; a plain byte flip of a zip mostly just fails its CRC check. The input is
-written under a name whose extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin/.docx/.xlsx/.pptx (half the
-time the seed's own), and read with a request drawn from a small set (whole file, an offset/limit window, one counted from the end, a
-page or sheet range, an outline, cells, raw). Tesseract is on the PATH for one input in ten (OCR_EVERY).
+What one input is: bytes made from a seed file of the shared corpus or of tests/data/office (or from
+nothing) by a few random mutations (bit flips, interesting bytes, inserted, deleted, duplicated or
+spliced runs, numbers made huge, truncation; for JSON seeds also structural ones: a node replaced by
+a value of the wrong type, nesting), or plain random bytes. An Office seed (a zip) is mostly mutated
+inside: one member's bytes mutated (its XML also structurally: an element repeated thousands of
+times, nested deep, an entity expansion) and the zip written again with correct checksums, a member
+dropped, duplicated or given another's content, or a field of the central directory corrupted; a
+plain byte flip of a zip mostly just fails its CRC check. The input is written under a name whose
+extension rotates over .txt/.pdf/.png/.ipynb/.json/.bin/.docx/.xlsx/.pptx (half the time the seed's
+own), and read with a request drawn from a small set (whole file, an offset/limit window, one
+counted from the end, a page or sheet range, an outline, cells, raw). Tesseract is on the PATH for
+one input in ten (OCR_EVERY).
 
 What counts:
-    crash  Engine.read raised (any exception: the engine must turn every problem with a file into an error
-           result), sniff answered a kind the engine does not route, the result could not be encoded as the
-           JSON the server sends, it was an `internal` error, or a reader ran out of memory (a `too_complex`
-           result from a MemoryError: inputs are a few MB and a worker may use 4 GB, so that is a reader
-           multiplying its input a thousandfold, which would take a server without a memory limit down).
-    hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input it is on
-           and when it started; the parent kills a worker stuck past the timeout and starts a new one. At the
-           end the first hangs (up to 12) are replayed alone in fresh processes: "hangs_confirmed_alone" lists
-           those whose read still takes more CPU time than the timeout there (the others were slow only under
-           load), or whose replay does not end.
-With --pool, every input is read through the server's worker pool instead (agentread/workers.py: worker processes
-forked from a preloaded one, memory and CPU limits), --timeout being the read deadline: a read stopped there has
-its worker killed and is counted as killed, not as a hang (a hang is then the pool not answering at all); a
-worker that dies (a crash in native code) is a crash. Tesseract is off the PATH in this mode, and sniff's answers
-are not checked (both are the in-process mode's).
-Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with a .report beside it
-(request, exception, traceback). Inputs are a pure function of (--seed, index), so an index replays with
+    crash  Engine.read raised (any exception: the engine must turn every problem with a file into an
+           error result), sniff answered a kind the engine does not route, the result could not be
+           encoded as the JSON the server sends, it was an `internal` error, or a reader ran out of
+           memory (a `too_complex` result from a MemoryError: inputs are a few MB and a worker may
+           use 4 GB, so that is a reader multiplying its input a thousandfold, which would take a
+           server without a memory limit down).
+    hang   one input took longer than --timeout seconds (default 5). Each worker publishes the input
+           it is on and when it started; the parent kills a worker stuck past the timeout and starts
+           a new one. At the end the first hangs (up to 12) are replayed alone in fresh processes:
+           "hangs_confirmed_alone" lists those whose read still takes more CPU time than the timeout
+           there (the others were slow only under load), or whose replay does not end.
+With --pool, every input is read through the server's worker pool instead (agentread/workers.py:
+worker processes forked from a preloaded one, memory and CPU limits), --timeout being the read
+deadline: a read stopped there has its worker killed and is counted as killed, not as a hang (a hang
+is then the pool not answering at all); a worker that dies (a crash in native code) is a crash.
+Tesseract is off the PATH in this mode, and sniff's answers are not checked (both are the in-process
+mode's). Every crashing or hanging input is saved to the crashes folder as <kind>-<index><ext> with
+a .report beside it (request, exception, traceback). Inputs are a pure function of (--seed, index),
+so an index replays with
     python bench/fuzz.py --replay INDEX --seed S
-The figures printed at the end: inputs, crashes (distinct by exception and place), hangs, inputs per second.
+The figures printed at the end: inputs, crashes (distinct by exception and place), hangs,
+inputs per second.
 """
 
 from __future__ import annotations
@@ -66,12 +73,14 @@ DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_CRASHES = Path("/tmp/agentread-fuzz-crashes")
 EXTENSIONS = (".txt", ".pdf", ".png", ".ipynb", ".json", ".bin", ".docx", ".xlsx", ".pptx")
 
-# The Office readers' seeds: real DOCX, XLSX and PPTX files (and a legacy .xls), kept with the tests.
+# The Office readers' seeds: real DOCX, XLSX and PPTX files (and a legacy .xls), kept
+# with the tests.
 OFFICE_SEEDS = REPO / "tests" / "data" / "office"
 OFFICE_SUFFIXES = (".docx", ".xlsx", ".pptx", ".xls")
 
-# Share of inputs grown from an Office seed. Left to a uniform draw they would be one in twelve (12 of some
-# 150 seeds); the Office readers are the newest and their formats the most layered (zip, XML, relationships).
+# Share of inputs grown from an Office seed. Left to a uniform draw they would be one in twelve
+# (12 of some 150 seeds); the Office readers are the newest and their formats the most layered (zip,
+# XML, relationships).
 OFFICE_SEED_SHARE = 0.25
 
 # Share of inputs from a zip seed that are mutated inside the zip rather than as plain bytes.
@@ -81,21 +90,22 @@ ZIP_MAGIC = b"PK\x03\x04"
 # Every kind sniff may answer; anything else is a crash.
 KINDS = ("text", "pdf", "image", "notebook", "office", "legacy_office", "binary")
 
-# Seeds above this size are left out: an input grown from one costs ten times the average (pypdf rebuilding
-# the cross-reference table of a damaged 400 KB PDF, a 700 KB notebook mutated as JSON) for little gain; big
-# files are the hostile-file tests' and the benchmarks' to cover.
+# Seeds above this size are left out: an input grown from one costs ten times the average (pypdf
+# rebuilding the cross-reference table of a damaged 400 KB PDF, a 700 KB notebook mutated as JSON)
+# for little gain; big files are the hostile-file tests' and the benchmarks' to cover.
 MAX_SEED_BYTES = 256 << 10
 
-# Tesseract (a separate program, about 0.3 s a page) is found on PATH by one input in this many. A page
-# without text is rendered either way; OCR on every such page would cost a sixth of the run's time to fuzz
-# a program that is not this project's, while one in ten still runs it thousands of times in a long run.
+# Tesseract (a separate program, about 0.3 s a page) is found on PATH by one input in this many. A
+# page without text is rendered either way; OCR on every such page would cost a sixth of the run's
+# time to fuzz a program that is not this project's, while one in ten still runs it thousands of
+# times in a long run.
 OCR_EVERY = 10
 PATH = os.environ.get("PATH", "")
 PATH_WITHOUT_TESSERACT = os.pathsep.join(
     d for d in PATH.split(os.pathsep) if not os.path.isfile(os.path.join(d, "tesseract")))
 
-# Each worker may use this much address space; a reader that blows up its memory then fails with MemoryError
-# (which the engine must turn into an error result) instead of taking the machine down.
+# Each worker may use this much address space; a reader that blows up its memory then fails with
+# MemoryError (which the engine must turn into an error result) instead of taking the machine down.
 WORKER_MEMORY_BYTES = 4 << 30
 
 REQUESTS = (
@@ -112,22 +122,25 @@ INTERESTING = (b"\x00", b"\xff", b"\x7f", b"\x80", b"\n", b"\r", b"\r\n", b"0", 
                b"<<", b">>", b"[", b"]", b"{", b"}", b"\"", b"\\", b"\xef\xbb\xbf", b"\xfe\xff", b"\x1b[31m")
 DEEP = "@@deep@@"
 DEEP_LEVELS = 20_000
-# Crashing inputs saved per distinct crash (exception and place) and worker: one bug, not ten thousand files.
+# Crashing inputs saved per distinct crash (exception and place) and worker: one bug, not ten
+# thousand files.
 SAVED_PER_SIGNATURE = 3
-# Hangs replayed alone at the end (each replay may take the timeout and a cold start, which under load takes
-# up to REPLAY_START_SECONDS: importing the readers and loading the seeds).
+# Hangs replayed alone at the end (each replay may take the timeout and a cold start, which under
+# load takes up to REPLAY_START_SECONDS: importing the readers and loading the seeds).
 MAX_HANGS_REPLAYED = 12
 REPLAY_START_SECONDS = 30
 HUGE_NUMBERS = (b"0", b"-1", b"99999999", b"2147483648", b"18446744073709551616", b"1e308", b"-0", b"3.5")
 
-# An XML element repeated this many times: a sheet of 20,000 rows, a document of 20,000 paragraphs, a slide
-# of 20,000 shapes. A grown member stops at MAX_GROWN_MEMBER_BYTES: big enough that a reader's cost per
-# element shows, small enough to keep the rate (a whole-file limit is not what is being tested here).
+# An XML element repeated this many times: a sheet of 20,000 rows, a document of 20,000 paragraphs,
+# a slide of 20,000 shapes. A grown member stops at MAX_GROWN_MEMBER_BYTES: big enough that a
+# reader's cost per element shows, small enough to keep the rate (a whole-file limit is not what is
+# being tested here).
 XML_REPEATS = (2, 50, 1000, 20_000)
 MAX_GROWN_MEMBER_BYTES = 8 << 20
 XML_NESTING = (100, 300, 3000)
 _ELEMENT_START = re.compile(rb"<([A-Za-z_][\w.:-]*)[\s/>]")
-# Element starts looked for in the first this many bytes of a member: bounds the cost of a 2 MB part.
+# Element starts looked for in the first this many bytes of a member: bounds the cost of
+# a 2 MB part.
 XML_SCAN_BYTES = 200_000
 # Share of member mutations aimed at an XML part rather than any member (a picture, a thumbnail).
 XML_MEMBER_SHARE = 0.9
@@ -136,8 +149,9 @@ XML_MEMBER_SHARE = 0.9
 LAUGHS = (b'<!DOCTYPE l [<!ENTITY l0 "lol">'
           + b"".join(b'<!ENTITY l%d "%s">' % (i, b"&l%d;" % (i - 1) * 10) for i in range(1, 10)) + b"]>")
 
-# Fields of a central directory header (offset in the header, width in bytes) and of the end of central
-# directory record, whose damage zipfile and the readers must survive: counts, sizes and offsets that lie.
+# Fields of a central directory header (offset in the header, width in bytes) and of the end of
+# central directory record, whose damage zipfile and the readers must survive: counts, sizes and
+# offsets that lie.
 CENTRAL_HEADER_FIELDS = ((10, 2), (16, 4), (20, 4), (24, 4), (28, 2), (30, 2), (32, 2), (42, 4))
 END_RECORD_FIELDS = ((8, 2), (10, 2), (12, 4), (16, 4), (20, 2))
 FIELD_VALUES = (0, 1, 0x7F, 0xFFFF, 0xFFFFFFFF)
@@ -157,7 +171,8 @@ def _is_office(seed: tuple[str, bytes]) -> bool:
     return seed[0].endswith(OFFICE_SUFFIXES)
 
 
-# ---- mutations ------------------------------------------------------------------------------------------
+# ---- mutations
+# ------------------------------------------------------------------------------------------
 
 def _json_mutation(data: bytes, rng: random.Random) -> bytes | None:
     try:
@@ -249,7 +264,8 @@ def mutate(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]]) -> b
 
 
 def _xml_mutation(body: bytes, rng: random.Random) -> bytes | None:
-    """One structural change to an XML part: an element repeated, its tag nested deep, or an entity expansion."""
+    """One structural change to an XML part: an element repeated, its tag nested deep, or an
+    entity expansion."""
     starts = list(_ELEMENT_START.finditer(body, 0, XML_SCAN_BYTES))
     if not starts:
         return None
@@ -276,7 +292,8 @@ def _xml_mutation(body: bytes, rng: random.Random) -> bytes | None:
 
 
 def _corrupt_central_directory(data: bytes, rng: random.Random) -> bytes | None:
-    """One field of a central directory header, or of the end record, overwritten with a value that lies."""
+    """One field of a central directory header, or of the end record, overwritten with a
+    value that lies."""
     end = data.rfind(b"PK\x05\x06")
     if end < 0 or end + 22 > len(data):
         return None
@@ -294,8 +311,8 @@ def _corrupt_central_directory(data: bytes, rng: random.Random) -> bytes | None:
 
 
 def _zip_mutation(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]]) -> bytes | None:
-    """One change inside a zip, written back with correct checksums (or with its directory damaged); None
-    when `data` is not a zip that opens."""
+    """One change inside a zip, written back with correct checksums (or with its directory damaged);
+    None when `data` is not a zip that opens."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = [(i.filename, i.compress_type, archive.read(i)) for i in archive.infolist()]
@@ -321,7 +338,8 @@ def _zip_mutation(data: bytes, rng: random.Random, seeds: list[tuple[str, bytes]
     with warnings.catch_warnings(), zipfile.ZipFile(out, "w") as archive:
         warnings.simplefilter("ignore")  # "Duplicate name": meant
         for name, method, body in members:
-            # Fastest compression: the readers do not care how well a member is packed, the rate does.
+            # Fastest compression: the readers do not care how well a member is packed,
+            # the rate does.
             archive.writestr(zipfile.ZipInfo(name), body, compress_type=method, compresslevel=1)
     return out.getvalue()
 
@@ -344,7 +362,8 @@ def make_input(seed: int, index: int, seeds: list[tuple[str, bytes]]) -> tuple[s
     return ext, data, dict(rng.choice(REQUESTS))
 
 
-# ---- one input, and the workers -------------------------------------------------------------------------
+# ---- one input, and the workers
+# -------------------------------------------------------------------------
 
 def check_one(engine, folder: Path, index: int, ext: str, data: bytes, params: dict) -> str | None:
     """Read one input; None when it ended as a clean result, else a description of the crash."""
@@ -388,8 +407,8 @@ def _signature(detail: str) -> str:
 
 
 def watch_sniff() -> None:
-    """Check sniff's answer where the engine asks for it (once an input): a kind the engine does not route
-    would fall through to its last reader, so it is a crash."""
+    """Check sniff's answer where the engine asks for it (once an input): a kind the engine does not
+    route would fall through to its last reader, so it is a crash."""
     import agentread.engine
 
     real = agentread.engine.sniff
@@ -404,14 +423,14 @@ def watch_sniff() -> None:
 
 
 def warm_up() -> None:
-    """Import every reader before the clock runs: a cold first input would otherwise look like a hang."""
+    """Import every reader before the clock runs: a cold first input would otherwise look
+    like a hang."""
     import charset_normalizer  # noqa: F401
-    import pypdf  # noqa: F401
-    from PIL import Image  # noqa: F401
-
     import docx  # noqa: F401
     import openpyxl  # noqa: F401
     import pptx  # noqa: F401
+    import pypdf  # noqa: F401
+    from PIL import Image  # noqa: F401
 
     import agentread.readers.image  # noqa: F401
     import agentread.readers.notebook  # noqa: F401
@@ -430,10 +449,11 @@ def _cpu_seconds() -> float:
 
 
 def confirm_hang(index: int, args) -> bool:
-    """Replay a hang alone, in a fresh process with its readers imported: is it slow without the load of the
-    other workers (and whatever else the machine runs)? Slow means the read's CPU time (Tesseract's included)
-    is over the timeout, or the replay does not end: on a busy machine wall time says more about the machine
-    than about the read, and a read that waits without computing runs into the replay's own limit."""
+    """Replay a hang alone, in a fresh process with its readers imported: is it slow without the
+    load of the other workers (and whatever else the machine runs)? Slow means the read's CPU time
+    (Tesseract's included) is over the timeout, or the replay does not end: on a busy machine wall
+    time says more about the machine than about the read, and a read that waits without computing
+    runs into the replay's own limit."""
     import subprocess
 
     command = [sys.executable, __file__, "--replay", str(index), "--seed", str(args.seed), "--corpus", args.corpus]
@@ -485,7 +505,8 @@ def worker(wid: int, first: int, stride: int, last: int, seed: int, corpus: str,
 def run(args) -> dict:
     import signal
 
-    # A plain `kill` of the parent still stops the workers (the finally below), and still prints the figures.
+    # A plain `kill` of the parent still stops the workers (the finally below), and still prints
+    # the figures.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     ctx = mp.get_context("fork")
     seeds = load_seeds(Path(args.corpus))
@@ -515,8 +536,8 @@ def run(args) -> dict:
     distinct: dict[str, int] = {}
 
     def drain() -> None:
-        # Kept empty as the run goes: a full pipe would stall the workers' queue threads, and a worker killed
-        # while writing into a full pipe would leave half a message in it.
+        # Kept empty as the run goes: a full pipe would stall the workers' queue threads, and a
+        # worker killed while writing into a full pipe would leave half a message in it.
         while True:
             try:
                 sig = signatures.get_nowait()
@@ -548,7 +569,8 @@ def run(args) -> dict:
                 elif not proc.is_alive():
                     proc.join()
                     if proc.exitcode not in (0, None) and slot["started"].value:
-                        # The worker died mid-input (a segfault in a C extension, say): a crash of its own kind.
+                        # The worker died mid-input (a segfault in a C extension, say): a crash of
+                        # its own kind.
                         index = slot["current"].value
                         ext, data, params = make_input(args.seed, index, seeds)
                         save(Path(args.crashes), "died", index, ext, data, params, f"exit code {proc.exitcode}")
@@ -590,16 +612,18 @@ def run(args) -> dict:
             "distinct_crashes": distinct}
 
 
-# ---- through the server's worker pool -------------------------------------------------------------------
+# ---- through the server's worker pool
+# -------------------------------------------------------------------
 
 # A read the pool has not answered this long after its deadline is a hang of the pool itself.
 POOL_HANG_GRACE = 10.0
 
 
 def run_pool(args) -> dict:
-    """Every input read through the server's worker pool (agentread/workers.py), --workers worker processes
-    with twice as many reads in flight and --timeout as the read deadline: a read the pool stops at its
-    deadline (its worker killed) is counted as killed, not as a hang; a worker that dies is a crash."""
+    """Every input read through the server's worker pool (agentread/workers.py), --workers worker
+    processes with twice as many reads in flight and --timeout as the read deadline: a read the pool
+    stops at its deadline (its worker killed) is counted as killed, not as a hang; a worker that
+    dies is a crash."""
     import asyncio
 
     return asyncio.run(_fuzz_pool(args, load_seeds(Path(args.corpus))))
@@ -699,7 +723,7 @@ def replay(args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=0, help="stop after this long (0: no time limit)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)

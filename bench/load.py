@@ -5,24 +5,26 @@ Usage:
     python bench/load.py --requests 1000 --in-flight 16
 
 What it does and checks, in order, printing the figures:
- 1. N mixed reads with K in flight (text windows at random offsets, a PDF page, a small notebook by cells,
-    a missing file, a binary file, a malformed request) and, one in every 100, a hostile file: the PDF page
-    and the PPTX fuzzing found (tests/data/hostile) and a PNG whose read crashes its worker process (a
-    test-only variable of the server). The server runs with a read deadline of LOAD_DEADLINE seconds, far
-    above any good read. No answer lost (each arrives within LOST_AFTER) and none mismatched (each answer to a
-    good file is checked against its own request: the path it names and the content that offset, page or cell
-    must show); each hostile read answered with a result (what was read, `internal` for the PNG, or `timeout`).
- 2. Memory: the server's RSS after a warm-up (the first 10% of requests) against the end: growth <= 10%.
- 3. Cancellation: as many slow reads as the server has read threads (offset 2 of a sparse file as large as the
-    file system allows, whose first line never ends: none of them ends unless stopped), each cancelled once all
-    of them are under way: each answers -32800; then 4 quick reads of files never read before (so that each
-    needs a read thread) all answer with their content, and the slow reads let go of their file. The quick
-    reads can only be answered once cancelling has freed the threads: the deadline is longer than the wait.
-    The time each step took is printed, not checked.
- 4. A reader that raises unexpectedly: the server process is started with a `sitecustomize` that makes the
-    PDF reader raise RuntimeError for one file name (no known real input does that any more; the injected
-    fault exercises the real server's handling). The answer is an error result with code `internal`, and
-    the next request still answers.
+ 1. N mixed reads with K in flight (text windows at random offsets, a PDF page, a small notebook by
+    cells, a missing file, a binary file, a malformed request) and, one in every 100, a hostile
+    file: the PDF page and the PPTX fuzzing found (tests/data/hostile) and a PNG whose read crashes
+    its worker process (a test-only variable of the server). The server runs with a read deadline of
+    LOAD_DEADLINE seconds, far above any good read. No answer lost (each arrives within LOST_AFTER)
+    and none mismatched (each answer to a good file is checked against its own request: the path it
+    names and the content that offset, page or cell must show); each hostile read answered with a
+    result (what was read, `internal` for the PNG, or `timeout`).
+ 2. Memory: the server's RSS after a warm-up (the first 10% of requests) against the end:
+    growth <= 10%.
+ 3. Cancellation: as many slow reads as the server has read threads (offset 2 of a sparse file as
+    large as the file system allows, whose first line never ends: none of them ends unless stopped),
+    each cancelled once all of them are under way: each answers -32800; then 4 quick reads of files
+    never read before (so that each needs a read thread) all answer with their content, and the slow
+    reads let go of their file. The quick reads can only be answered once cancelling has freed the
+    threads: the deadline is longer than the wait. The time each step took is printed, not checked.
+ 4. A reader that raises unexpectedly: the server process is started with a `sitecustomize` that
+    makes the PDF reader raise RuntimeError for one file name (no known real input does that any
+    more; the injected fault exercises the real server's handling). The answer is an error result
+    with code `internal`, and the next request still answers.
 Exit status 0 when every check holds, 1 otherwise.
 """
 
@@ -51,20 +53,21 @@ TEXT_LINES = 5_000
 PDF_PAGES = 3
 NOTEBOOK_CELLS = 6
 
-# How long any one answer (or a state of the server waited for) may take before it counts as lost: only a
-# server that is stuck takes this long.
+# How long any one answer (or a state of the server waited for) may take before it counts as lost:
+# only a server that is stuck takes this long.
 LOST_AFTER = 60.0
 
 # Memory growth allowed between the warm-up and the end of the run.
 MAX_GROWTH = 0.10
 
-# The read deadline of the server under load: far above any good read, so that none is answered `timeout` on a
-# slow or busy machine; the hostile files are answered with whatever they give. Longer than LOST_AFTER, so
-# that in the cancellation phase only a cancel can free a read thread within the wait for the quick reads.
+# The read deadline of the server under load: far above any good read, so that none is answered
+# `timeout` on a slow or busy machine; the hostile files are answered with whatever they give.
+# Longer than LOST_AFTER, so that in the cancellation phase only a cancel can free a read thread
+# within the wait for the quick reads.
 LOAD_DEADLINE = 2 * LOST_AFTER
 
-# Text files read only after cancelling: never read before, each needs a read thread (a small file read before
-# may be read on the event loop, which no busy thread holds up).
+# Text files read only after cancelling: never read before, each needs a read thread (a small file
+# read before may be read on the event loop, which no busy thread holds up).
 FRESH_FILES = 4
 
 # One read in this many is of a hostile file.
@@ -112,8 +115,8 @@ pdf.read_pdf = read_pdf
 
 
 def make_request(rng: random.Random):
-    """→ (params, check) where check(answer) returns None when the answer is the one asked for, else why not;
-    a hostile file's check answers "hostile <outcome>" for any result."""
+    """→ (params, check) where check(answer) returns None when the answer is the one asked for, else
+    why not; a hostile file's check answers "hostile <outcome>" for any result."""
     if rng.randrange(HOSTILE_EVERY) == 0:
         name = rng.choice(HOSTILE_NAMES)
 
@@ -130,7 +133,8 @@ def make_request(rng: random.Random):
 
         def check(answer):
             r = answer.get("result") or {}
-            want = f"{offset:6d}\tfile {i} line {offset}\n" if offset < TEXT_LINES else f"{offset:6d}\tfile {i} line {offset}"
+            want = (f"{offset:6d}\tfile {i} line {offset}\n" if offset < TEXT_LINES
+                    else f"{offset:6d}\tfile {i} line {offset}")
             if not r.get("path", "").endswith("/" + name) or r.get("startLine") != offset:
                 return f"path/startLine {r.get('path')} {r.get('startLine')}"
             text = text_of(r)

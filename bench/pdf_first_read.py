@@ -1,11 +1,13 @@
-"""A fresh process's first PDF read, timed inside the process: the engine built (as a started server's is), then
-page 1 read, which imports the PDF reader and PDFium's binding and opens the document. With two source trees,
-the second the baseline, they alternate process by process and the ratio is taken pair by pair.
+"""A fresh process's first PDF read, timed inside the process: the engine built (as a started
+server's is), then page 1 read, which imports the PDF reader and PDFium's binding and opens the
+document. With two source trees, the second the baseline, they alternate process by process and the
+ratio is taken pair by pair.
 
-    python bench/pdf_first_read.py [--runs 15] [--pdf examples/pdflatex-4-pages.pdf] [TREE [BASELINE]]
+    python bench/pdf_first_read.py [--runs 15] [--pdf examples/pdflatex-4-pages.pdf]
+        [TREE [BASELINE]]
 
-TREE and BASELINE are folders holding the `agentread` package (this checkout's `python/` by default), e.g. a
-`git worktree` of an older commit's `python/`. Not part of the test run.
+TREE and BASELINE are folders holding the `agentread` package (this checkout's `python/` by
+default), e.g. a `git worktree` of an older commit's `python/`. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# What the child process runs: everything a started server has imported comes before the clock starts.
+# What the child process runs: everything a started server has imported comes before the
+# clock starts.
 CHILD = """
 import sys, time
 from agentread.engine import Engine

@@ -1,12 +1,13 @@
-"""agentread's benchmark suite: every read path against its peers and its floor, in one run on one machine.
+"""agentread's benchmark suite: every read path against its peers and its floor, in one run on
+one machine.
 
     python bench/run.py [--runs 3] [--only text,pdf,server,image,notebook] [--full-pdf] [--data DIR]
 
-Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is committed),
-runs each peer and agentread alternately, round after round, and prints a Markdown table of medians with the
-ratio to the floor (the least any tool must do) and to the best peer, and the peak memory of each process.
-agentread's cold figures come from a fresh process per round (imports excluded: the cold start of the server
-is its own row). Not part of the test run.
+Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is
+committed), runs each peer and agentread alternately, round after round, and prints a Markdown table
+of medians with the ratio to the floor (the least any tool must do) and to the best peer, and the
+peak memory of each process. agentread's cold figures come from a fresh process per round (imports
+excluded: the cold start of the server is its own row). Not part of the test run.
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ def shell(cmd: str) -> tuple[float, float]:
 
 
 def worker(*args: str, checkout: Path = REPO) -> dict:
-    """Timings from bench/worker.py (of another checkout of agentread, if given); its peak RSS measured by GNU
-    time, a small parent (a child forked from this process would inherit this process's high-water mark)."""
+    """Timings from bench/worker.py (of another checkout of agentread, if given); its peak RSS
+    measured by GNU time, a small parent (a child forked from this process would inherit this
+    process's high-water mark)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
         command = ["/usr/bin/time", "-f", "%M", "-o", out.name, PY, str(checkout / "bench" / "worker.py"), *args]
         done = subprocess.run(command, check=True, capture_output=True, text=True, env=ENV)
@@ -110,7 +112,8 @@ def worker(*args: str, checkout: Path = REPO) -> dict:
     return result
 
 
-# --- 1. text windows --------------------------------------------------------------------------------------
+# --- 1. text windows
+# --------------------------------------------------------------------------------------
 
 NAIVE_READLINES = "import sys; f=open(sys.argv[1],'rb'); a=int(sys.argv[2]); sys.stdout.buffer.writelines(" \
                   "f.readlines()[a-1:a-1+%d])" % WINDOW
@@ -136,9 +139,9 @@ def bench_text(table: Table, runs: int, root: Path) -> None:
             cold = worker("text", str(log), str(a), str(a))
             table.row(w, "agentread cold", ours=True).add(cold["ms"][0], cold["rss_mb"])
             table.row(w, "agentread repeat", ours=True).add(cold["ms"][1], cold["rss_mb"])
-        # The "last" window above is asked for by its line number, which needs the lines before it counted (the
-        # cold read scans). Asked for as the last lines, the end is found reading backwards, as tail does; the
-        # wc -l floor stays, to show what a scan would have cost.
+        # The "last" window above is asked for by its line number, which needs the lines before it
+        # counted (the cold read scans). Asked for as the last lines, the end is found reading
+        # backwards, as tail does; the wc -l floor stays, to show what a scan would have cost.
         w = f"text: last {WINDOW:,} lines (offset=-{WINDOW})"
         table.row(w, "wc -l (floor)", floor=True).add(ms, rss)
         table.row(w, f"tail -n {WINDOW}").add(*shell(f"tail -n {WINDOW} {q}"))
@@ -154,7 +157,8 @@ def shlex_quote(s: str) -> str:
     return shlex.quote(s)
 
 
-# --- 2. PDF pages ------------------------------------------------------------------------------------------
+# --- 2. PDF pages
+# ------------------------------------------------------------------------------------------
 
 def bench_pdf(table: Table, runs: int, full: bool) -> None:
     pdf = data.r_manual()
@@ -183,14 +187,17 @@ def bench_pdf(table: Table, runs: int, full: bool) -> None:
         r = worker("pdf-next", str(pdf), str(0 if full else span))
         table.row(w, "agentread next, next, ...", ours=True).add(r["ms"][0], r["rss_mb"])
         r = worker("pdfium", str(pdf), f"1-{last}")
-        # Paging can cost no less than extracting the pages once with the same library: the target's yardstick.
+        # Paging can cost no less than extracting the pages once with the same library: the
+        # target's yardstick.
         table.row(w, "pypdfium2 prototype (one extraction, floor)", floor=True).add(r["ms"][0], r["rss_mb"])
 
 
-# --- 4. server round trip ----------------------------------------------------------------------------------
+# --- 4. server round trip
+# ----------------------------------------------------------------------------------
 
-# The reads the server rows time: (name, row label, params). Text windows, a PDF page, notebooks read by cells
-# (one whose outputs are text, read in the server; one holding plots, read in a worker process).
+# The reads the server rows time: (name, row label, params). Text windows, a PDF page, notebooks
+# read by cells (one whose outputs are text, read in the server; one holding plots, read in a
+# worker process).
 SERVER_READS = (("small", "10-line read", {"path": "small.txt"}),
                 ("big", f"{WINDOW}-line read", {"path": "big.txt"}),
                 ("pdf", "PDF page read", {"path": "doc.pdf", "pages": "3"}),
@@ -199,8 +206,8 @@ SERVER_READS = (("small", "10-line read", {"path": "small.txt"}),
 
 
 def server_workspace(ws: Path) -> None:
-    """The files SERVER_READS name: a 20-page PDF of 40 lines a page; notebooks of 40 cells, with stream
-    outputs, and with a small PNG plot in every other cell."""
+    """The files SERVER_READS name: a 20-page PDF of 40 lines a page; notebooks of 40 cells, with
+    stream outputs, and with a small PNG plot in every other cell."""
     import base64
     import io
 
@@ -217,7 +224,8 @@ def server_workspace(ws: Path) -> None:
     for name, with_plots in (("text.ipynb", False), ("plots.ipynb", True)):
         cells = []
         for c in range(1, 41):
-            outputs = [{"output_type": "stream", "name": "stdout", "text": [f"result {c} line {n}\n" for n in range(20)]}]
+            outputs = [{"output_type": "stream", "name": "stdout",
+                        "text": [f"result {c} line {n}\n" for n in range(20)]}]
             if with_plots and c % 2:
                 outputs.append({"output_type": "display_data", "metadata": {}, "data": {
                     "image/png": base64.b64encode(plot.getvalue()).decode(), "text/plain": ["<Figure>"]}})
@@ -261,11 +269,13 @@ def bench_server(table: Table, runs: int) -> None:
     shutil.rmtree(ws, ignore_errors=True)
 
 
-# --- 5. images ---------------------------------------------------------------------------------------------
+# --- 5. images
+# ---------------------------------------------------------------------------------------------
 
-# Another checkout of agentread whose image reads are timed beside this one's, in the same rounds (its own
-# bench/worker.py, on its own python/): a change is measured against what it replaced, e.g.
-# `git worktree add /tmp/before REF`, its C module built there, then AGENTREAD_BENCH_OTHER=/tmp/before.
+# Another checkout of agentread whose image reads are timed beside this one's, in the same rounds
+# (its own bench/worker.py, on its own python/): a change is measured against what it replaced, e.g.
+# `git worktree add /tmp/before REF`, its C module built there, then
+# AGENTREAD_BENCH_OTHER=/tmp/before.
 OTHER = os.environ.get("AGENTREAD_BENCH_OTHER")
 
 
@@ -280,9 +290,10 @@ def bench_images(table: Table, runs: int, root: Path) -> None:
         tools.append((f"agentread at {_commit(other)}", other))
     for _ in range(runs):
         for path, label in labels.items():
-            # Each image read three times in one process: the first read is a fresh server's, whose memory the
-            # process has yet to map; the later ones a running server's (nothing of an image is kept between
-            # reads). The floor is Pillow alone doing the same in the same way.
+            # Each image read three times in one process: the first read is a fresh server's,
+            # whose memory the process has yet to map; the later ones a running server's
+            # (nothing of an image is kept between reads). The floor is Pillow alone doing the
+            # same in the same way.
             r = worker("image-library", str(path), str(path), str(path))
             table.row(f"{label}, first read", "Pillow alone (floor)", floor=True).add(r["ms"][0], r["rss_mb"])
             table.row(f"{label}, later reads", "Pillow alone (floor)", floor=True).add(

@@ -1,16 +1,25 @@
-"""One agentread workload in a fresh process (so "cold" means cold): prints JSON timings and peak memory.
+"""One agentread workload in a fresh process (so "cold" means cold): prints JSON timings and
+peak memory.
 
-    python bench/worker.py text PATH OFFSET [OFFSET...]     each read's ms, in order (repeats are warm)
-    python bench/worker.py pdf PATH PAGES [PAGES...]         same, for page ranges
-    python bench/worker.py pdf-next PATH                     pages "1-20" then `next` to the end: total ms
-    python bench/worker.py pdf-extract PATH LAST            pypdf alone: pages 1..LAST in one loop
-    python bench/worker.py pdfium PATH PAGES [PAGES...]      prototype: pypdfium2 text of the same pages
-    python bench/worker.py image PATH [PATH...]              each image to an image part
-    python bench/worker.py image-library PATH [PATH...]      Pillow alone: each decoded and downscaled
+    python bench/worker.py text PATH OFFSET [OFFSET...]
+        each read's ms, in order (repeats are warm)
+    python bench/worker.py pdf PATH PAGES [PAGES...]
+        same, for page ranges
+    python bench/worker.py pdf-next PATH
+        pages "1-20" then `next` to the end: total ms
+    python bench/worker.py pdf-extract PATH LAST
+        pypdf alone: pages 1..LAST in one loop
+    python bench/worker.py pdfium PATH PAGES [PAGES...]
+        prototype: pypdfium2 text of the same pages
+    python bench/worker.py image PATH [PATH...]
+        each image to an image part
+    python bench/worker.py image-library PATH [PATH...]
+        Pillow alone: each decoded and downscaled
 
-The process first imports what a started server has imported (agentread.serve.jsonrpc: pygls, logging, asyncio...),
-so "cold" is a fresh server's first read of a format, its library imported on that read; the server's own
-start is timed apart, over stdio. Peak memory is the process's maximum resident size, interpreter included.
+The process first imports what a started server has imported (agentread.serve.jsonrpc: pygls,
+logging, asyncio...), so "cold" is a fresh server's first read of a format, its library imported on
+that read; the server's own start is timed apart, over stdio. Peak memory is the process's maximum
+resident size, interpreter included.
 """
 
 from __future__ import annotations
@@ -64,7 +73,8 @@ def pdf(path: str, *ranges: str) -> dict:
 
 
 def pdf_next(path: str, limit: str = "0") -> dict:
-    """Page through the document as an agent would: first call, then each `next` until there is none."""
+    """Page through the document as an agent would: first call, then each `next` until
+    there is none."""
     engine = _engine(path)
     stop = int(limit) or None
     args, calls, chars = {"path": path, "pages": "1-20"}, 0, 0
@@ -81,7 +91,8 @@ def pdf_next(path: str, limit: str = "0") -> dict:
 
 
 def pdf_extract(path: str, last: str) -> dict:
-    """The reference for paging: pypdf's own extraction of pages 1..last in one loop, no engine around it."""
+    """The reference for paging: pypdf's own extraction of pages 1..last in one loop, no
+    engine around it."""
     from pypdf import PdfReader
 
     def extract():
@@ -93,7 +104,8 @@ def pdf_extract(path: str, last: str) -> dict:
 
 
 def pdfium(path: str, *ranges: str) -> dict:
-    """Prototype of the engine the issue proposes: pypdfium2 (PDFium), text of the same page ranges."""
+    """Prototype of the engine the issue proposes: pypdfium2 (PDFium), text of the same
+    page ranges."""
     import pypdfium2
 
     times = []
@@ -120,8 +132,9 @@ def pdfium(path: str, *ranges: str) -> dict:
 
 
 def image(*paths: str) -> dict:
-    """Each image to an image part. Pillow and its readers of the common formats are imported first (~45 ms):
-    imports are excluded here as everywhere, and the floor's are imported outside its timing too."""
+    """Each image to an image part. Pillow and its readers of the common formats are imported
+    first (~45 ms): imports are excluded here as everywhere, and the floor's are imported outside
+    its timing too."""
     from agentread.readers.image import _pillow
 
     _pillow()
@@ -136,10 +149,10 @@ def image(*paths: str) -> dict:
 
 
 def image_library(*paths: str) -> dict:
-    """The floor for an image: Pillow alone doing what any reader must to send it within 2,000 px, on its own
-    best path: decoded at the deepest scale the decoder offers that still gives 3/4 of the size sent (the cut
-    agentread asks for), then reduced and resized in one call (bicubic), with no encode. Each path in turn, in
-    one process, as the image workload reads them."""
+    """The floor for an image: Pillow alone doing what any reader must to send it within 2,000 px,
+    on its own best path: decoded at the deepest scale the decoder offers that still gives 3/4 of
+    the size sent (the cut agentread asks for), then reduced and resized in one call (bicubic), with
+    no encode. Each path in turn, in one process, as the image workload reads them."""
     from PIL import Image
 
     Image.preinit()  # its format readers, imported on the first open

@@ -1,5 +1,5 @@
-"""What the tests build byte by byte, so every fact a test checks is known: PDFs with one line of text a page,
-notebooks of cells and outputs, small PNGs. Shared by the tests and bench/."""
+"""What the tests build byte by byte, so every fact a test checks is known: PDFs with one line of
+text a page, notebooks of cells and outputs, small PNGs. Shared by the tests and bench/."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from PIL import Image
 
 
 def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker") -> bytes:
-    """A PDF with one page per entry (None: a page with no text). With `group`, pages hang under
-    intermediate /Pages nodes of `group` pages each, and the font resources live on those nodes only."""
+    """A PDF with one page per entry (None: a page with no text). With `group`, pages hang
+    under intermediate /Pages nodes of `group` pages each, and the font resources live on
+    those nodes only."""
     objects: dict[int, bytes] = {}
     font = 3
     objects[font] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"

@@ -1,4 +1,5 @@
-"""Shared fixtures: the real-file corpus beside the project, and a real server process over stdio."""
+"""Shared fixtures: the real-file corpus beside the project, and a real server
+process over stdio."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ try:
 except ImportError:  # the property tests say so themselves
     pass
 else:
-    # Hypothesis times how long an example, and drawing the first ones, take; the gate must not pass or fail on
-    # how fast the machine is. Tests that give their own settings inherit these.
+    # Hypothesis times how long an example, and drawing the first ones, take; the gate must not pass
+    # or fail on how fast the machine is. Tests that give their own settings inherit these.
     settings.register_profile("any-speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("any-speed")
 

@@ -6,7 +6,8 @@ import random
 
 
 def damage(data: bytearray, rng: random.Random, start: int = 0) -> None:
-    """One to three bytes flipped, or runs cut off, repeated or dropped, at data[start:] or after."""
+    """One to three bytes flipped, or runs cut off, repeated or dropped, at
+    data[start:] or after."""
     for _ in range(rng.randint(1, 3)):
         if len(data) <= start:
             break

@@ -15,23 +15,27 @@ from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 
-# How long a test waits for any one answer, or for a server to reach a state, before it counts as a hang: only a
-# server that is stuck takes this long, so no test passes or fails on how fast the machine is.
+# How long a test waits for any one answer, or for a server to reach a state, before it counts
+# as a hang: only a server that is stuck takes this long, so no test passes or fails on how fast
+# the machine is.
 ANSWER_TIMEOUT = 60.0
 
 # How often a test looks whether a server has reached the state it waits for.
 POLL_SECONDS = 0.01
 
-# The read deadline of a server whose test waits out a read that never ends and then reads small files: far above
-# what a read of a small file takes anywhere, and short enough that each such test waits it out only briefly.
+# The read deadline of a server whose test waits out a read that never ends and then reads small
+# files: far above what a read of a small file takes anywhere, and short enough that each such test
+# waits it out only briefly.
 STOPPED_AFTER = 10.0
 
-# The least size of a file whose first line never ends (write_unending_line): a scan of less could end during a
-# test's wait on some machine. Every file system the tests run on allows far larger files (ext4 16 TiB).
+# The least size of a file whose first line never ends (write_unending_line): a scan of less could
+# end during a test's wait on some machine. Every file system the tests run on allows far larger
+# files (ext4 16 TiB).
 MIN_UNENDING_BYTES = 1 << 40
 
-# A PDF reader that never returns for a file of this name and reaches no checkpoint, as PDFium stuck in C code
-# would: injected into a server (ServerProcess's `inject`, or injected()), it spins in the worker reading the file.
+# A PDF reader that never returns for a file of this name and reaches no checkpoint, as PDFium stuck
+# in C code would: injected into a server (ServerProcess's `inject`, or injected()), it spins in the
+# worker reading the file.
 STUCK_PDF = "stuck.pdf"
 STUCK_READER = f"""
 import agentread.readers.pdf as pdf
@@ -71,7 +75,8 @@ def read_message(stream) -> dict | None:
 class ServerProcess:
     def __init__(self, workspace: Path | None, init_options: dict | None = None, roots: list[Path] | None = None,
                  env: dict[str, str] | None = None, inject: str | None = None):
-        """`inject`: Python source the server (and each process it starts) runs first; see injected()."""
+        """`inject`: Python source the server (and each process it starts) runs first;
+        see injected()."""
         self._injected = tempfile.TemporaryDirectory(prefix="agentread-inject-") if inject else None
         env = {**os.environ, **SERVER_ENV,
                "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}),
@@ -177,18 +182,19 @@ def descendants(pid: int, table: dict) -> set[int]:
 
 
 def injected(folder: Path, source: str) -> dict[str, str]:
-    """The environment of a server that runs `source` first: it is written to `folder` as sitecustomize.py, which
-    every Python process started with this environment imports (the server, and the process its workers are
-    forked from). For faults and stuck readers no real input makes."""
+    """The environment of a server that runs `source` first: it is written to `folder` as
+    sitecustomize.py, which every Python process started with this environment imports (the
+    server, and the process its workers are forked from). For faults and stuck readers no real
+    input makes."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(source)
     return {"PYTHONPATH": os.pathsep.join([str(folder), str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
 
 
 def write_unending_line(path: Path) -> Path:
-    """A sparse file as large as its file system allows (never on disk), whose first line never ends: text for as
-    far as the sniffer looks, then zeros. Finding its second line means scanning all of it, which no read here
-    gets through: such a read ends only when it is stopped."""
+    """A sparse file as large as its file system allows (never on disk), whose first line never
+    ends: text for as far as the sniffer looks, then zeros. Finding its second line means scanning
+    all of it, which no read here gets through: such a read ends only when it is stopped."""
     with open(path, "wb") as f:
         f.write(b"x" * (1 << 20))
         size = 1 << 62
@@ -203,8 +209,8 @@ def write_unending_line(path: Path) -> Path:
 
 
 def holders(pid: int, path: Path) -> dict[int, int]:
-    """The processes of a server's tree (it and its descendants) that hold `path` open: pid -> how many times. A
-    read of the file under way holds it open."""
+    """The processes of a server's tree (it and its descendants) that hold `path` open: pid -> how
+    many times. A read of the file under way holds it open."""
     target = os.path.realpath(path)
     found = {}
     table = processes()
@@ -225,14 +231,14 @@ def holders(pid: int, path: Path) -> dict[int, int]:
 
 
 def workers_reading(server: ServerProcess, path: Path) -> set[int]:
-    """The server's worker processes that hold `path` open: reading it (the server itself holds it only while it
-    looks at what the file is)."""
+    """The server's worker processes that hold `path` open: reading it (the server itself holds it
+    only while it looks at what the file is)."""
     return holders(server.proc.pid, path).keys() - {server.proc.pid}
 
 
 def wait_until(condition: Callable[[], Any], what: str, timeout: float = ANSWER_TIMEOUT) -> Any:
-    """Polls `condition` until it returns something true, and returns that; fails, naming `what`, if it is still
-    false after `timeout` seconds (a hang)."""
+    """Polls `condition` until it returns something true, and returns that; fails, naming `what`, if
+    it is still false after `timeout` seconds (a hang)."""
     end = time.monotonic() + timeout
     while not (value := condition()):
         assert time.monotonic() < end, f"still not so after {timeout:g} s: {what}"

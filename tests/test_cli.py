@@ -63,8 +63,9 @@ def test_exit_codes_tell_an_error_result_from_a_bad_request(folder: Path):
 
 
 def test_a_reader_that_stops_early_ends_the_command_quietly(folder: Path):
-    # `agentread read ... | head -1`: the pipe closes while the output (an image's 1 MB of base64 here, more
-    # than a pipe holds) is still being written. No traceback, no "Exception ignored" at exit, status 0.
+    # `agentread read ... | head -1`: the pipe closes while the output (an image's 1 MB of base64
+    # here, more than a pipe holds) is still being written. No traceback, no "Exception ignored" at
+    # exit, status 0.
     from PIL import Image
 
     Image.frombytes("L", (1000, 1000), random.Random(1).randbytes(1_000_000)).save(folder / "noise.png")
@@ -79,8 +80,8 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(folder: Path):
 
 @pytest.mark.parametrize("path, status", [("log.txt", 0), ("nothing.txt", 1)])
 def test_output_to_a_pipe_already_closed_keeps_the_status_and_says_nothing(folder: Path, path: str, status: int):
-    # `agentread read x | true`: the reader is gone before anything is written. Buffered output, as in a shell
-    # (an unbuffered stdout would fail at the first write instead of at the flush).
+    # `agentread read x | true`: the reader is gone before anything is written. Buffered output, as
+    # in a shell (an unbuffered stdout would fail at the first write instead of at the flush).
     env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     read_end, write_end = os.pipe()
     os.close(read_end)

@@ -1,7 +1,7 @@
 """Every file of the shared corpus, read by the real engine and checked against expectations.json.
 
-The expected facts come from tools independent of the engine (iconv, pdfinfo/pdftotext, ImageMagick, file);
-nothing here is an answer written down by hand.
+The expected facts come from tools independent of the engine (iconv, pdfinfo/pdftotext, ImageMagick,
+file); nothing here is an answer written down by hand.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS
-from rpc import ServerProcess, text_of
-
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
+from conftest import CORPUS
+from rpc import ServerProcess, text_of
 
 MAX_SIDE = 2000  # DESIGN.md: images are downscaled to fit the model's limits (2000 px on the long side)
 IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -29,8 +28,8 @@ BOM_BYTES = {None: b"", "utf-8": codecs.BOM_UTF8, "utf-16le": codecs.BOM_UTF16_L
              "utf-16be": codecs.BOM_UTF16_BE}
 _NUMBERED = re.compile(r"^ *(\d+)\t(.*)$", re.S)
 
-# Text pypdf finds in the page content but drawn outside the page's media box, so pdftotext (which crops to
-# the page) reports the page as empty. It is really in the file; the engine may show it.
+# Text pypdf finds in the page content but drawn outside the page's media box, so pdftotext (which
+# crops to the page) reports the page as empty. It is really in the file; the engine may show it.
 OFF_PAGE_TEXT = {"pdf/imagemagick-images.pdf": "Background"}
 
 
@@ -51,7 +50,8 @@ def read(engine: Engine, **params):
 
 
 def vscode_lines(text: str) -> list[str]:
-    """Lines as the editor's model splits them: CRLF, CR and LF end a line; a final terminator adds none."""
+    """Lines as the editor's model splits them: CRLF, CR and LF end a line; a final
+    terminator adds none."""
     pieces = re.split(r"\r\n|\r|\n", text)
     if pieces and pieces[-1] == "":
         pieces.pop()
@@ -104,7 +104,8 @@ def expected_line_count(facts: dict) -> int:
     return ends + (0 if facts["ends_with_newline"] or facts["size_bytes"] == 0 else 1)
 
 
-# --- the whole corpus -------------------------------------------------------------------------------------
+# --- the whole corpus
+# -------------------------------------------------------------------------------------
 
 def test_expectations_cover_every_corpus_file(corpus: Path, expectations: dict):
     on_disk = {p.relative_to(corpus).as_posix() for sub in ("text", "pdf", "images", "notebooks")
@@ -128,7 +129,8 @@ def test_every_corpus_file_answers_through_the_server(corpus: Path, expectations
         server.close()
 
 
-# --- text -------------------------------------------------------------------------------------------------
+# --- text
+# -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", _names("text/"))
 def test_text_file_lines_match_the_reference_decode(engine: Engine, corpus: Path, expectations: dict, name: str):
@@ -201,7 +203,8 @@ def test_git_lfs_pointer_named_mp4_reads_as_text(engine: Engine, expectations: d
     assert pointer["oid"] in result.text() and str(pointer["size"]) in result.text()
 
 
-# --- PDF --------------------------------------------------------------------------------------------------
+# --- PDF
+# --------------------------------------------------------------------------------------------------
 
 def _collapse(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
@@ -269,7 +272,8 @@ def test_following_next_visits_every_page_of_a_long_pdf_once(engine: Engine, exp
     assert _collapse(last_phrase["phrase"]) in _collapse(_page_blocks(result.text())[last_phrase["page"]])
 
 
-# --- images -----------------------------------------------------------------------------------------------
+# --- images
+# -----------------------------------------------------------------------------------------------
 
 def _image_part(result) -> ImagePart:
     parts = [p for p in result.content if isinstance(p, ImagePart)]
@@ -343,7 +347,8 @@ def test_png_named_jpg_comes_back_as_png(engine: Engine, expectations: dict):
     assert base64.b64decode(part.data).startswith(b"\x89PNG\r\n\x1a\n")
 
 
-# --- notebooks (their content is the notebook suites' to prove) -------------------------------------------
+# --- notebooks (their content is the notebook suites' to prove)
+# -------------------------------------------
 
 @pytest.mark.parametrize("name", _names("notebooks/"))
 def test_notebook_answers_as_notebook_or_clear_error(engine: Engine, name: str):

@@ -1,7 +1,8 @@
-"""Hostile files through the real server: each answers in bounded time and memory, with a bounded result or a
-clear error, and the server still answers a normal read afterwards.
+"""Hostile files through the real server: each answers in bounded time and memory, with a bounded
+result or a clear error, and the server still answers a normal read afterwards.
 
-Big inputs are generated in the test's temp folder (sparse where the format allows) and removed with it.
+Big inputs are generated in the test's temp folder (sparse where the format allows) and
+removed with it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 
 from rpc import text_of
 
-# Peak resident memory of the server (VmHWM) after a hostile read: well under the machine, far over normal.
+# Peak resident memory of the server (VmHWM) after a hostile read: well under the machine, far
+# over normal.
 MAX_PEAK_RSS = 1536 << 20
 
 # The most text a bounded answer may carry: the 50 KB budget plus headers and the closing line.
@@ -31,9 +33,9 @@ def _status(pid: int, field: str) -> int:
 
 
 def hostile_read(server, **params) -> dict:
-    """Read, check it ended on its own within the server's default deadline (a read past it is answered `timeout`,
-    or not within the wait for an answer), that memory stayed bounded and that the server still reads a normal
-    file."""
+    """Read, check it ended on its own within the server's default deadline (a read past it is
+    answered `timeout`, or not within the wait for an answer), that memory stayed bounded and that
+    the server still reads a normal file."""
     result = server.read(**params)
     peak = _status(server.proc.pid, "VmHWM")
     assert peak < MAX_PEAK_RSS, f"server peak RSS {peak >> 20} MB"
@@ -53,7 +55,8 @@ def server(server, tmp_path):
     return server
 
 
-# ---- images -------------------------------------------------------------------------------------------------
+# ---- images
+# -------------------------------------------------------------------------------------------------
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
@@ -72,7 +75,8 @@ def test_a_png_claiming_100k_by_100k_pixels_is_refused_from_its_header(server, t
 
 
 def test_a_decompression_bomb_just_under_the_pixel_limit_decodes_within_memory(server, tmp_path):
-    # 9,800 x 9,800 RGBA: 96 M pixels (under the 100 M limit) that inflate to 384 MB from a file of ~400 KB.
+    # 9,800 x 9,800 RGBA: 96 M pixels (under the 100 M limit) that inflate to 384 MB from a
+    # file of ~400 KB.
     side = 9_800
     row = b"\x00" + b"\x00" * (side * 4)
     packer = zlib.compressobj(9)
@@ -93,7 +97,8 @@ def test_a_bomb_over_the_pixel_limit_is_refused(server, tmp_path):
     assert hostile_read(server, path="big.png")["error"]["code"] == "image_too_large"
 
 
-# ---- PDFs -------------------------------------------------------------------------------------------------
+# ---- PDFs
+# -------------------------------------------------------------------------------------------------
 
 def pdf(objects: dict[int, bytes], root: int = 1, xref: bool = True) -> bytes:
     out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
@@ -176,7 +181,8 @@ def test_a_pdf_with_a_huge_content_stream_answers_bounded(server, tmp_path):
     assert not result["isError"] or result["error"]["code"] in ("damaged_pdf", "too_complex")
 
 
-# ---- notebooks --------------------------------------------------------------------------------------------
+# ---- notebooks
+# --------------------------------------------------------------------------------------------
 
 def _cell(outputs: list, source: str = "print(1)") -> dict:
     return {"cell_type": "code", "id": os.urandom(4).hex(), "metadata": {}, "source": source,
@@ -231,11 +237,13 @@ def test_a_notebook_output_nested_100k_deep_answers(server, tmp_path):
     assert raw["isError"] is False and raw["kind"] == "text"
 
 
-# ---- text -------------------------------------------------------------------------------------------------
+# ---- text
+# -------------------------------------------------------------------------------------------------
 
 @pytest.fixture
 def one_huge_line(tmp_path) -> Path:
-    """A 300 MB file that is one line: text for as far as anyone looks, then a sparse tail (never on disk)."""
+    """A 300 MB file that is one line: text for as far as anyone looks, then a sparse tail
+    (never on disk)."""
     path = tmp_path / "one-line.log"
     with open(path, "wb") as f:
         f.write(b"abcdefghij" * 200_000)
@@ -272,11 +280,13 @@ def test_invalid_encodings_read_as_text_with_replacements_or_as_binary(server, t
         assert result["kind"] == "text" and result["encoding"]
 
 
-# ---- inputs the fuzzer found (bench/fuzz.py): each should be a clear error, not `internal` ----------------
+# ---- inputs the fuzzer found (bench/fuzz.py): each should be a clear error, not `internal`
+# ----------------
 
 def test_lone_surrogates_reach_the_model_as_replacement_characters(server, tmp_path):
-    """Half a surrogate pair escaped in a notebook's JSON (a fuzzed notebook came to this, seed 15), and a file
-    name whose bytes are not UTF-8: what the server sends is valid UTF-8, with U+FFFD where they stood."""
+    """Half a surrogate pair escaped in a notebook's JSON (a fuzzed notebook came to this, seed 15),
+    and a file name whose bytes are not UTF-8: what the server sends is valid UTF-8, with U+FFFD
+    where they stood."""
     outputs = [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
                 "data": {"application/json": {"fruit": ["\ud83c"]}, "text/plain": "{'fruit': ['?']}"}}]
     notebook = {"cells": [{"cell_type": "code", "id": "c1", "source": "apple = '\udf4e'", "metadata": {},

@@ -1,9 +1,10 @@
 """The mechanisms the speed rests on (bench/ times them; these prove they are right, untimed).
 
-Text: the line index is keyed by the file's identity and contents stamp, fills in from scans and window reads,
-stays bounded; both line-end counters agree, and every window renderer gives the same windows. PDF: parsed
-documents are keyed by mtime and bounded, page text is cached within its bound, and a warm read does not read
-the file. Server: each read is answered once; a file is read on the event loop only while its reads are quick.
+Text: the line index is keyed by the file's identity and contents stamp, fills in from scans and
+window reads, stays bounded; both line-end counters agree, and every window renderer gives the same
+windows. PDF: parsed documents are keyed by mtime and bounded, page text is cached within its bound,
+and a warm read does not read the file. Server: each read is answered once; a file is read on the
+event loop only while its reads are quick.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agentread.readers import pdf, text
 from agentread.engine import Engine
-from agentread.readers import READERS
+from agentread.readers import READERS, pdf, text
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 from builders import build_pdf
@@ -45,7 +45,8 @@ def engine(tmp_path: Path) -> Engine:
     return Engine(Workspace([str(tmp_path)]))
 
 
-# --- text: the line index ----------------------------------------------------------------------------------
+# --- text: the line index
+# ----------------------------------------------------------------------------------
 
 def test_line_index_is_dropped_when_the_file_changes(tmp_path: Path, engine: Engine):
     path = tmp_path / "log.txt"
@@ -89,7 +90,8 @@ def test_line_index_stays_bounded_and_right(tmp_path: Path, engine: Engine, monk
 
 
 def test_line_index_shared_by_threads_keeps_each_line_with_its_offset(monkeypatch):
-    """Reads of one file in several workers add to its index at once; each line keeps its own offset."""
+    """Reads of one file in several workers add to its index at once; each line keeps
+    its own offset."""
     import sys
     import threading
 
@@ -132,7 +134,8 @@ def test_the_total_count_fills_the_index_so_the_last_window_is_a_jump(tmp_path: 
 
 
 def test_the_line_end_counter_and_the_window_numbering_are_the_compiled_ones():
-    # setup.py builds them; without a C compiler the package falls back to Python, several times slower.
+    # setup.py builds them; without a C compiler the package falls back to Python, several
+    # times slower.
     from agentread import _scan
 
     assert text.count_line_ends is _scan.count_line_ends
@@ -174,8 +177,8 @@ def test_the_compiled_numbering_refuses_what_no_window_is():
         text.number_window("a\nb", True, 1, 10, 100, 10)
 
 
-# How a text window is numbered: compiled, in C-level calls on the block (no compiler, or bad bytes), one line
-# at a time (every encoding but UTF-8 and ASCII).
+# How a text window is numbered: compiled, in C-level calls on the block (no compiler, or bad
+# bytes), one line at a time (every encoding but UTF-8 and ASCII).
 RENDERERS = {"compiled": {}, "python": {"number_window": None}, "line loop": {"PLAIN_WINDOW_ENCODINGS": ()}}
 
 
@@ -216,7 +219,8 @@ def test_line_counts_across_chunks_match_a_slow_split(tmp_path: Path, engine: En
     assert f"{total:,} line" in error.text()
 
 
-# --- PDF: the document cache and the page text cache --------------------------------------------------------
+# --- PDF: the document cache and the page text cache
+# --------------------------------------------------------
 
 def test_pdf_cache_is_keyed_by_mtime_and_bounded(tmp_path: Path, engine: Engine):
     path = tmp_path / "a.pdf"
@@ -290,8 +294,9 @@ def test_a_warm_pdf_read_does_not_read_the_file():
 
 def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_path: Path, engine: Engine,
                                                                              monkeypatch):
-    """The file here is 2 MB of padding the page never refers to: PDFium reads its end (cross-references) and
-    the page's objects, the cache holds none of it, and a PDF over the size limit is refused all the same."""
+    """The file here is 2 MB of padding the page never refers to: PDFium reads its end
+    (cross-references) and the page's objects, the cache holds none of it, and a PDF over the size
+    limit is refused all the same."""
 
     data = build_pdf(["the first page"])
     xref = data.rindex(b"\nxref\n") + 1
@@ -313,8 +318,8 @@ def test_pdfium_reads_what_a_page_needs_of_the_file_and_a_warm_read_nothing(tmp_
 
 
 def test_the_servers_imports_hold_no_format_library_and_a_pdf_read_loads_only_pdfium(tmp_path: Path):
-    """Cold start: the server's module imports no format library; what a format needs is imported when it is
-    first read: a PDF read, PDFium through pypdfium2, and no other format's library."""
+    """Cold start: the server's module imports no format library; what a format needs is imported
+    when it is first read: a PDF read, PDFium through pypdfium2, and no other format's library."""
     import subprocess
     import sys
 
@@ -325,16 +330,19 @@ import agentread.serve.jsonrpc
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.workspace import Workspace
-libraries = ("pypdf", "pypdfium2", "agentread.readers.pdf.pdfium", "PIL", "openpyxl", "docx", "pptx", "cairosvg", "pillow_heif")
+libraries = ("pypdf", "pypdfium2", "agentread.readers.pdf.pdfium", "PIL", "openpyxl", "docx", "pptx", "cairosvg",
+             "pillow_heif")
 print(sorted(name for name in libraries if name in sys.modules))
 assert "a page" in Engine(Workspace([sys.argv[1]])).read(parse_request({"path": "a.pdf"})).text()
 print(sorted(name for name in libraries if name in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["[]", "['agentread.readers.pdf.pdfium', 'pypdfium2']"], done.stdout + done.stderr
+    expected = ["[]", "['agentread.readers.pdf.pdfium', 'pypdfium2']"]
+    assert done.stdout.splitlines() == expected, done.stdout + done.stderr
 
 
-# --- whole-file reads -----------------------------------------------------------------------------------------
+# --- whole-file reads
+# -----------------------------------------------------------------------------------------
 
 def test_a_whole_file_read_takes_what_the_file_holds_when_read():
     from agentread.readers import Source
@@ -364,10 +372,12 @@ def test_a_file_up_to_the_count_size_tells_its_total_on_the_first_read(tmp_path:
     assert read(engine, path="large.log").total_lines == 60_000
 
 
-# --- the server ----------------------------------------------------------------------------------------------
+# --- the server
+# ----------------------------------------------------------------------------------------------
 
 def test_a_file_stays_quick_while_its_reads_are(tmp_path: Path):
-    """What the read service remembers of reads (the test in test_protocol shows where they then run)."""
+    """What the read service remembers of reads (the test in test_protocol shows where
+    they then run)."""
     from agentread.serve.service import QUICK_READ_SECONDS, QUICK_READ_SLOW_SECONDS, _QuickFiles
 
     workspace = Workspace([str(tmp_path)])
@@ -406,8 +416,8 @@ def _server(root: Path):
 
 
 def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
-    """Image and Office readers have no checkpoints: a read cancelled before a worker takes it must leave the
-    queue, not run to its end once a worker is free."""
+    """Image and Office readers have no checkpoints: a read cancelled before a worker takes it must
+    leave the queue, not run to its end once a worker is free."""
     import asyncio
     import threading
     from concurrent.futures import ThreadPoolExecutor

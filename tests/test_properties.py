@@ -1,9 +1,9 @@
-"""Properties over generated input (hypothesis): the sniffer, request paths, the line-end counter, text windows,
-encodings, notebook rendering.
+"""Properties over generated input (hypothesis): the sniffer, request paths, the line-end counter,
+text windows, encodings, notebook rendering.
 
-Each property is bounded (max_examples) so the file runs in well under a minute. Files are written under one
-folder per module with a fresh name per example: the readers' caches key by path, mtime and size, and two
-examples of one size written within a clock tick must not share an entry.
+Each property is bounded (max_examples) so the file runs in well under a minute. Files are written
+under one folder per module with a fresh name per example: the readers' caches key by path, mtime
+and size, and two examples of one size written within a clock tick must not share an entry.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def write(folder: Path, data: bytes, suffix: str = ".txt") -> Path:
 
 
 def reference_lines(body: bytes) -> list[bytes]:
-    """Lines as the editor counts them: LF, CRLF and lone CR end a line; a final terminator starts none."""
+    """Lines as the editor counts them: LF, CRLF and lone CR end a line; a final terminator
+    starts none."""
     pieces = TERMINATORS.split(body)
     if pieces and pieces[-1] == b"":
         pieces.pop()
@@ -58,8 +59,8 @@ def reference_lines(body: bytes) -> list[bytes]:
 
 
 def shown_lines(result: ReadResult) -> list[tuple[int, str]]:
-    """(number, text) of each numbered line of a text result, the note on lines numbered from the end and the
-    closing line of a cut window left out."""
+    """(number, text) of each numbered line of a text result, the note on lines numbered from the
+    end and the closing line of a cut window left out."""
     lines = result.text().split("\n")
     if lines[0].startswith("[Lines numbered from the end"):
         lines.pop(0)
@@ -74,7 +75,8 @@ def shown_lines(result: ReadResult) -> list[tuple[int, str]]:
     return out
 
 
-# ---- the sniffer ------------------------------------------------------------------------------------------
+# ---- the sniffer
+# ------------------------------------------------------------------------------------------
 
 @settings(max_examples=400, deadline=None)
 @given(head=st.binary(max_size=4096), name=st.sampled_from(["a.txt", "a.ipynb", "a.pdf", "a.png", "a", "A.IPYNB"]))
@@ -94,7 +96,8 @@ def test_sniff_survives_magic_numbers_followed_by_junk(prefix: bytes, rest: byte
     assert sniff(prefix + rest, "x.ipynb").kind in KINDS
 
 
-# ---- request paths ----------------------------------------------------------------------------------------
+# ---- request paths
+# ----------------------------------------------------------------------------------------
 
 _path_text = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  # NUL: refused by parse_request
 
@@ -105,8 +108,8 @@ _path_text = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  #
                                 _path_text, st.sampled_from(["", "%00", "%ff", "[", "]", ":99", "\ud800"]))
                       .map("".join)))
 def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, path):
-    """Whatever path a model sends (URIs, ~, brackets, escapes, lone surrogates): a result from the engine, and
-    no exception from the consent check a client asks before reading either."""
+    """Whatever path a model sends (URIs, ~, brackets, escapes, lone surrogates): a result from the
+    engine, and no exception from the consent check a client asks before reading either."""
     import orjson
 
     from agentread.request import InvalidParams
@@ -124,11 +127,12 @@ def test_any_path_is_read_or_refused_with_a_result_never_an_exception(engine, pa
         assert result.is_error and result.error.code == exc.code
 
 
-# ---- text windows -----------------------------------------------------------------------------------------
+# ---- text windows
+# -----------------------------------------------------------------------------------------
 
 
-# Bytes rich in line ends: runs of CR and LF of every length, so that block and chunk edges fall between a CR and
-# its LF, and plain bytes (a NUL, a high byte) in between.
+# Bytes rich in line ends: runs of CR and LF of every length, so that block and chunk edges fall
+# between a CR and its LF, and plain bytes (a NUL, a high byte) in between.
 _line_end_bytes = st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"\x00", b"\xff", b"\r" * 300,
                                             b"\n" * 300, b"ab" * 150]), max_size=200).map(b"".join)
 
@@ -153,7 +157,8 @@ text_bytes = st.lists(_piece, max_size=60).map(b"".join)
 
 
 def _valid_utf8(block: bytes) -> bool:
-    """Whether a block holds no bad UTF-8 (a character cut at its end is not bad: the block ends there)."""
+    """Whether a block holds no bad UTF-8 (a character cut at its end is not bad: the block
+    ends there)."""
     try:
         block.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -168,11 +173,12 @@ def _valid_utf8(block: bytes) -> bool:
        limit=st.integers(1, 40),
        budget=st.integers(1, 4000))
 def test_a_block_numbered_at_once_reads_as_the_line_loop_numbers_it(data, cut, first, limit, budget):
-    """The two block renderers of a text window (compiled, and in a few C-level calls) against the line loop
-    they stand in for (Window over the editor's lines): the same text, lines and reason to stop, or None where
-    they leave it to the loop. The block may end mid-line, mid-CRLF or mid-character, as a read's block does."""
-    from agentread.readers import text
+    """The two block renderers of a text window (compiled, and in a few C-level calls) against the
+    line loop they stand in for (Window over the editor's lines): the same text, lines and reason to
+    stop, or None where they leave it to the loop. The block may end mid-line, mid-CRLF or
+    mid-character, as a read's block does."""
     from agentread.numbering import Window
+    from agentread.readers import text
 
     block = data[: int(len(data) * cut)]
     eof = len(block) == len(data)
@@ -180,8 +186,9 @@ def test_a_block_numbered_at_once_reads_as_the_line_loop_numbers_it(data, cut, f
     answers = [python]
     if text.number_window is not None:
         compiled = text.number_window(block, eof, first, limit, budget, MAX_LINE_CHARS)
-        # It sizes lines by their bytes, so where bad bytes grow when replaced it may leave to the loop a window
-        # that _number_block, sizing the replaced text, can end; on valid text it decides whatever that can.
+        # It sizes lines by their bytes, so where bad bytes grow when replaced it may leave to the
+        # loop a window that _number_block, sizing the replaced text, can end; on valid text it
+        # decides whatever that can.
         assert compiled is not None or python is None or not _valid_utf8(block)
         if compiled is not None:
             rendered, shown, stop = compiled
@@ -242,7 +249,8 @@ def test_windows_number_lines_like_the_editor_and_next_continues_exactly(folder,
 @given(data=text_bytes, share=st.floats(0, 1), limit=st.one_of(st.none(), st.integers(1, 25)),
        chunk=st.integers(1, 64))
 def test_windows_counted_from_the_end_number_lines_like_the_editor(folder, engine, data, share, limit, chunk):
-    """In a file too large to count, the lines found reading backwards are the editor's last lines."""
+    """In a file too large to count, the lines found reading backwards are the
+    editor's last lines."""
     from agentread.readers import text
 
     path = write(folder, data)
@@ -270,7 +278,8 @@ def test_windows_counted_from_the_end_number_lines_like_the_editor(folder, engin
         assert line == want or (len(want) > MAX_LINE_CHARS and line.startswith(want[:MAX_LINE_CHARS]))
 
 
-# ---- encodings --------------------------------------------------------------------------------------------
+# ---- encodings
+# --------------------------------------------------------------------------------------------
 
 _plain = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff"), max_size=300)
 _with_breaks = st.lists(st.one_of(_plain, st.sampled_from(["\n", "\r\n", "\r"])), max_size=12).map("".join)
@@ -311,8 +320,8 @@ def test_utf8_without_bom_reads_back_equal(folder, engine, text):
         assert result.encoding == "utf-8"
 
 
-# Real sentences: a legacy code page is only well-defined for prose a detector can recognise (a string of
-# "café café ... déjà" fits the Baltic page as well as the Western one).
+# Real sentences: a legacy code page is only well-defined for prose a detector can recognise (a
+# string of "café café ... déjà" fits the Baltic page as well as the Western one).
 _WESTERN = ["Le garçon était très content de voir sa fiancée à la gare.",
             "Die Größe der Straße über München überrascht jeden Besucher.",
             "El señor compró café y pan en la pequeña tienda del pueblo.",
@@ -338,9 +347,11 @@ def test_western_cp1252_prose_reads_back_equal(folder, engine, sentences, breaks
     assert result.encoding == "cp1252"
 
 
-# ---- notebooks --------------------------------------------------------------------------------------------
+# ---- notebooks
+# --------------------------------------------------------------------------------------------
 
-# Escapes go only where outputs carry them (ANSI below): sources, names and metadata are the user's own text.
+# Escapes go only where outputs carry them (ANSI below): sources, names and metadata are the
+# user's own text.
 _txt = st.text(st.characters(blacklist_characters="\x1b"), max_size=20)
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), _txt)
 junk = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=4),
@@ -427,8 +438,9 @@ def test_the_compiled_payload_check_refuses_a_range_outside_its_bytes():
             model.plain_end(b"abc", start, end)
 
 
-# Pieces written into a notebook's raw bytes inside and around an image payload: JSON escapes of each kind (the
-# \u ones included), what breaks a JSON string (a raw quote, newline, control byte, lone backslash), non-ASCII.
+# Pieces written into a notebook's raw bytes inside and around an image payload: JSON escapes of
+# each kind (the \u ones included), what breaks a JSON string (a raw quote, newline, control byte,
+# lone backslash), non-ASCII.
 _PAYLOAD_EDITS = st.sampled_from([b"\\n", b"\\r", b"\\/", b"\\\\", b'\\"', b"\\t", b"\\b", b"\\u0041", b"\\u00e9",
                                   b"\\ud83d\\ude00", b"\\u00", b"\\", b'"', b"\n", b"\x01", b"\xc3\xa9", b"=", b"%"])
 
@@ -452,8 +464,9 @@ _PNG_B64 = _noise_png_b64(96)  # 12 KB of base64: long enough to be set aside
 @given(edits=st.lists(st.tuples(st.integers(-3, 9000), _PAYLOAD_EDITS), min_size=1, max_size=4),
        cells=st.sampled_from([None, "outline"]))
 def test_notebook_reads_the_same_with_image_payloads_set_aside_or_parsed(edits, cells):
-    """Long image payloads are left in the file's bytes (notebook/model.py); whatever a payload holds, the read
-    (or the error) is the one the parser gives when it reads every payload itself."""
+    """Long image payloads are left in the file's bytes (notebook/model.py); whatever a
+    payload holds, the read (or the error) is the one the parser gives when it reads every
+    payload itself."""
     from agentread.readers.notebook import model
 
     plots = [{"cell_type": "code", "source": f"plot({i})", "metadata": {}, "execution_count": i, "outputs": [

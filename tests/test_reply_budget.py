@@ -1,6 +1,6 @@
-"""`maxBytes`: a reply cut to the host's limit on a tool result's text, for every kind, through the real server
-over stdio. Each reply holds at most that many bytes of text, and following `next` from the first reply shows
-everything once: a cut made to fit is a cut like any other."""
+"""`maxBytes`: a reply cut to the host's limit on a tool result's text, for every kind, through the
+real server over stdio. Each reply holds at most that many bytes of text, and following `next` from
+the first reply shows everything once: a cut made to fit is a cut like any other."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from builders import build_pdf, code, notebook, png_b64, result, stream
 from rpc import REPO, ServerProcess, text_of
-from builders import code, notebook, png_b64, result, stream
-from builders import build_pdf
 
-# The chat agent's default limit (VS Code's `largeToolResultsToDisk.thresholdBytes`), and a much smaller one.
+# The chat agent's default limit (VS Code's `largeToolResultsToDisk.thresholdBytes`), and a much
+# smaller one.
 HOST_LIMIT = 8192
 SMALL_LIMIT = 2500
 
@@ -30,7 +30,8 @@ def text_bytes(result: dict) -> int:
 
 
 def chain(server: ServerProcess, limit: int, **params) -> list[dict]:
-    """Every reply from `params` on, following `next`, each checked to hold at most `limit` bytes of text."""
+    """Every reply from `params` on, following `next`, each checked to hold at most `limit`
+    bytes of text."""
     replies = []
     while True:
         reply = server.read(**params, maxBytes=limit)

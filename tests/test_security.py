@@ -1,5 +1,6 @@
-"""Confinement and refusals: nothing outside the workspace or holding secrets is read without consent, and no
-special file (device, FIFO, socket) is ever opened. Real files in a temp workspace, the real engine and server.
+"""Confinement and refusals: nothing outside the workspace or holding secrets is read without
+consent, and no special file (device, FIFO, socket) is ever opened. Real files in a temp workspace,
+the real engine and server.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from rpc import ServerProcess, text_of
-
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.result import ReadResult
 from agentread.workspace import Workspace
+from rpc import ServerProcess, text_of
 
 SECRET = "the-secret-value-42"
-# How long an in-process read may take before it counts as stuck (waiting on a special file it opened): only a
-# read that is stuck takes this long.
+# How long an in-process read may take before it counts as stuck (waiting on a special file it
+# opened): only a read that is stuck takes this long.
 STUCK_AFTER = 60.0
 
 
@@ -48,7 +48,8 @@ def assert_refused(result, code: str):
     assert SECRET not in result.text()
 
 
-# --- outside the workspace --------------------------------------------------------------------------------
+# --- outside the workspace
+# --------------------------------------------------------------------------------
 
 def test_symlinked_file_pointing_outside_is_refused(layout):
     ws, outside = layout
@@ -129,7 +130,8 @@ def test_no_workspace_means_everything_needs_consent(layout):
     assert_refused(read(engine, path=str(outside / "secret.txt")), "outside_workspace")
 
 
-# --- sensitive files --------------------------------------------------------------------------------------
+# --- sensitive files
+# --------------------------------------------------------------------------------------
 
 SENSITIVE = [".env", "id_rsa", "server.pem", ".aws/credentials", "config/.env.production", ".ssh/id_ed25519"]
 
@@ -186,7 +188,8 @@ def test_an_empty_pattern_list_makes_no_file_sensitive(layout):
     assert "PLAIN=1" in read(engine, path=".env").text()
 
 
-# --- malformed paths --------------------------------------------------------------------------------------
+# --- malformed paths
+# --------------------------------------------------------------------------------------
 
 def test_nul_byte_in_path_is_refused(layout, server):
     ws, _ = layout
@@ -242,17 +245,19 @@ def test_symlink_loop_is_refused(layout):
         assert result.is_error and result.error.code in {"invalid_path", "not_found"}, result.text()
 
 
-# --- special files ----------------------------------------------------------------------------------------
+# --- special files
+# ----------------------------------------------------------------------------------------
 
 def _timed(server: ServerProcess, **params) -> dict:
-    """A read through the server. A refusal comes from stat alone: a read that opened a device or a pipe would
-    wait on it, to be answered `timeout` at the deadline if at all, never with the refusal."""
+    """A read through the server. A refusal comes from stat alone: a read that opened a device
+    or a pipe would wait on it, to be answered `timeout` at the deadline if at all, never with
+    the refusal."""
     return server.read(**params)
 
 
 def _unblocked(engine: Engine, fifo: Path, **params) -> ReadResult:
-    """A read in this process, which must not wait on the FIFO at `fifo`: one that opened it to read would wait
-    for a writer forever. Fails if it is stuck (after releasing it with a writer)."""
+    """A read in this process, which must not wait on the FIFO at `fifo`: one that opened it to read
+    would wait for a writer forever. Fails if it is stuck (after releasing it with a writer)."""
     results: list = []
 
     def run() -> None:
@@ -302,7 +307,8 @@ def test_fifo_is_refused_and_never_opened(tmp_path: Path, server):
         result = _timed(server, **params)
         assert result["isError"] and result["error"]["code"] == "special_file"
         assert "FIFO" in text_of(result)
-    # A writer that opens without blocking finds no reader: nobody ever opened (or still holds) the pipe.
+    # A writer that opens without blocking finds no reader: nobody ever opened (or still
+    # holds) the pipe.
     with pytest.raises(OSError) as excinfo:
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert excinfo.value.errno == errno.ENXIO
@@ -397,6 +403,7 @@ def test_proc_files_are_outside_and_unreadable_ones_are_a_clear_error(layout):
     engine = Engine(Workspace([str(ws)]))
     assert_refused(read(engine, path="/proc/self/environ"), "outside_workspace")
     assert_refused(read(engine, path="/proc/self/mem"), "outside_workspace")
-    # Even with consent, /proc/self/mem (a "regular" file that fails on read) is an error result, not a crash.
+    # Even with consent, /proc/self/mem (a "regular" file that fails on read) is an error result,
+    # not a crash.
     result = read(engine, path="/proc/self/mem", consent=True)
     assert result.is_error and result.error.code in ("read_failed", "special_file"), result.text()

@@ -1,4 +1,5 @@
-"""What kind of file is this: decided from the bytes (magic numbers, BOMs, byte statistics), not the name."""
+"""What kind of file is this: decided from the bytes (magic numbers, BOMs, byte statistics),
+not the name."""
 
 from __future__ import annotations
 
@@ -92,8 +93,9 @@ def _real_binaries() -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", ["bz2", "xz", "PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF", "ICO", "tar", "sqlite"])
 def test_real_binary_files_keep_their_detected_type(name: str):
-    # The signature check is skipped for heads without control bytes: every one of these has some, so each is
-    # still named by its signature (an image as an image), not merely found binary by its byte statistics.
+    # The signature check is skipped for heads without control bytes: every one of these has some,
+    # so each is still named by its signature (an image as an image), not merely found binary by its
+    # byte statistics.
     head = _real_binaries()[name][:SNIFF_BYTES]
     info = sniff(head, "notes.txt")
     assert info.mime == filetype.guess(head).mime
@@ -213,6 +215,7 @@ def test_engine_uses_magic_not_extension(tmp_path: Path):
 
 
 def test_spanish_in_cp1252_is_not_taken_for_the_mac_page():
-    # Both pages decode ñ, ó, é to letters; only in cp1252 are they small letters inside small-letter words.
+    # Both pages decode ñ, ó, é to letters; only in cp1252 are they small letters inside
+    # small-letter words.
     text = "The plain ASCII line in between. El señor compró café y pan en la pequeña tienda del pueblo. "
     assert sniff(text.encode("cp1252"), "x.txt").encoding == "cp1252"

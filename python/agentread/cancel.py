@@ -1,4 +1,5 @@
-"""Cooperative cancellation: a reader calls `checkpoint()` in its loops; a cancelled request stops there.
+"""Cooperative cancellation: a reader calls `checkpoint()` in its loops; a cancelled request
+stops there.
 
 The server runs each read in a worker thread with its own event; `$/cancelRequest` sets it.
 """

@@ -1,5 +1,5 @@
-"""`agentread read PATH ...` prints what the model would see; `agentread serve` runs the JSON-RPC server;
-`agentread mcp` the Model Context Protocol server."""
+"""`agentread read PATH ...` prints what the model would see; `agentread serve` runs the JSON-RPC
+server; `agentread mcp` the Model Context Protocol server."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _emit(stream, text: str, code: int) -> int:
-    """Write and flush `text`, and give `code`; a reader that has gone (`agentread read big.log | head`) has what
-    it wanted."""
+    """Write and flush `text`, and give `code`; a reader that has gone
+    (`agentread read big.log | head`) has what it wanted."""
     try:
         stream.write(text)
         stream.flush()
@@ -53,7 +53,8 @@ def _emit(stream, text: str, code: int) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    """The MCP server, whose SDK is an optional extra: without it, one line saying how to install it."""
+    """The MCP server, whose SDK is an optional extra: without it, one line saying how
+    to install it."""
     try:
         from agentread.serve import mcp as mcp_server
     except ImportError as exc:
@@ -66,14 +67,15 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line; its exit status. Run as the `agentread` command (no `argv`), a read ends the process
-    itself once its output is flushed, without the interpreter's teardown: freeing a large notebook's objects
-    one by one took 35 ms of a 0.35 s read."""
+    """The command line; its exit status. Run as the `agentread` command (no `argv`), a read ends
+    the process itself once its output is flushed, without the interpreter's teardown: freeing a
+    large notebook's objects one by one is a noticeable share of the read."""
     parser = argparse.ArgumentParser(prog="agentread", description="Read files the way an AI agent needs them.")
     sub = parser.add_subparsers(dest="command", required=True)
     read = sub.add_parser("read", help="print what the model would see for PATH (several: one reply, as read_many)")
     read.add_argument("paths", metavar="PATH", nargs="+", help="a file or directory; several, or globs, in one reply")
-    read.add_argument("--offset", type=int, help="first line, 1-based; negative counts back from the end (-1: the last)")
+    read.add_argument("--offset", type=int,
+                      help="first line, 1-based; negative counts back from the end (-1: the last)")
     read.add_argument("--limit", type=int, help="number of lines (at most 2000)")
     read.add_argument("--pages", help='PDF pages, e.g. "3" or "10-20"')
     read.add_argument("--cells", help='notebook cells, e.g. "4", "2-7", "1,4-6", a cell id, or "outline"')
@@ -99,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "mcp":
         return _mcp(args)
     if args.command == "serve":
-        # The protocol's libraries make some 50,000 objects at import that live as long as the server. The
-        # collector walking them cost 70 ms of start-up, and then 30 ms each time a read set off a full
-        # collection: they are imported with it off, then left out of every collection (gc.freeze).
+        # The protocol's libraries make some 50,000 objects at import that live as long as the
+        # server. The collector walking them slowed start-up, and then every read that set off a
+        # full collection: they are imported with it off, then left out of every collection
+        # (gc.freeze).
         gc.disable()
         from agentread.serve.jsonrpc import serve
 

@@ -1,8 +1,9 @@
-"""The read, top to bottom: resolve the path → sniff → the reader its row names (readers/) → ReadResult.
+"""The read, top to bottom: resolve the path → sniff → the reader its row names (readers/)
+→ ReadResult.
 
-`Engine.plan` resolves and sniffs, and says whether the read runs in a worker process; `run` reads a plan, here
-or in a worker, without resolving or sniffing again. Every refusal a model can act on is a ReadError raised on
-the way, turned into an error result by `answer`.
+`Engine.plan` resolves and sniffs, and says whether the read runs in a worker process; `run` reads a
+plan, here or in a worker, without resolving or sniffing again. Every refusal a model can act on is
+a ReadError raised on the way, turned into an error result by `answer`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from agentread.readers.delimited import is_delimited
-from agentread.readers.directory import read_directory
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
+from agentread.readers.delimited import is_delimited
+from agentread.readers.directory import read_directory
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
@@ -25,23 +26,26 @@ from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
 
-# A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing line): a
-# reply still over the caller's `maxBytes` is read again with the budget cut by what it overshot, at most this
-# many times, before it is refused.
+# A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing
+# line): a reply still over the caller's `maxBytes` is read again with the budget cut by what it
+# overshot, at most this many times, before it is refused.
 MAX_FIT_TRIES = 3
 
-# A notebook holding an image output is read in a worker (its images are decoded and drawn): its MIME type, as a
-# key of an output's data, is looked for in the notebook's bytes, this many at a time.
+# A notebook holding an image output is read in a worker (its images are decoded and drawn):
+# its MIME type, as a key of an output's data, is looked for in the notebook's bytes, this
+# many at a time.
 NOTEBOOK_IMAGE_KEY = b'"image/'
 IMAGE_SCAN_BYTES = 1 << 20
 
-# A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved edits included.
+# A live editor buffer, looked up by real path: the text (or notebook) the user sees, unsaved
+# edits included.
 LiveLookup = Callable[[str], "str | LiveNotebook | None"]
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A read resolved and sniffed: what `run` reads, wherever it runs (it crosses to a worker process)."""
+    """A read resolved and sniffed: what `run` reads, wherever it runs (it crosses to a
+    worker process)."""
 
     request: ReadRequest
     resolved: Resolved
@@ -61,7 +65,8 @@ class Engine:
         return answer(request, lambda: run(self.plan(request, live)))
 
     def plan(self, request: ReadRequest, live: LiveLookup | None = None) -> Plan:
-        """Resolve and sniff: where the read leads, what reads it, and whether in a worker. Raises ReadError."""
+        """Resolve and sniff: where the read leads, what reads it, and whether in a worker.
+        Raises ReadError."""
         resolved = self.workspace.resolve(request.path, request.consent)
         if resolved.is_dir:
             return Plan(request, resolved, "directory")
@@ -89,7 +94,8 @@ PROBLEMS = (ReadError, OSError, MemoryError, RecursionError)
 
 
 def answer(request: ReadRequest, read: Callable[[], ReadResult]) -> ReadResult:
-    """read(), with every problem of the file it meets turned into the error result the model reads."""
+    """read(), with every problem of the file it meets turned into the error result the
+    model reads."""
     try:
         return read()
     except PROBLEMS as exc:
@@ -150,7 +156,8 @@ def _source(plan: Plan, stream, size: int, cache_key: tuple) -> Source:
 
 
 def _kind(info: FileInfo, request: ReadRequest, path: str, size: int) -> str:
-    """The row that reads the file; a file over the row's size limit is refused before it is read."""
+    """The row that reads the file; a file over the row's size limit is refused
+    before it is read."""
     kind = "text" if request.raw and info.encoding else info.kind
     if kind == "text" and is_delimited(path):
         kind = "delimited"
@@ -182,7 +189,8 @@ def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
 
 
 def _holds_image(f) -> bool:
-    """Whether the notebook file holds an image output's key, looked for a chunk at a time from its start."""
+    """Whether the notebook file holds an image output's key, looked for a chunk at a time
+    from its start."""
     f.seek(0)
     tail = b""
     while chunk := f.read(IMAGE_SCAN_BYTES):

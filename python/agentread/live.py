@@ -1,6 +1,7 @@
-"""What the user sees in the editor: an open notebook's cells (synced over LSP) and the outputs the extension
-sends for cells run since the last save (LSP does not sync outputs), merged into one nbformat v4 notebook
-(an nbformat NotebookNode; a saved file of an older version is upgraded by nbformat to match its outputs)."""
+"""What the user sees in the editor: an open notebook's cells (synced over LSP) and the outputs the
+extension sends for cells run since the last save (LSP does not sync outputs), merged into one
+nbformat v4 notebook (an nbformat NotebookNode; a saved file of an older version is upgraded by
+nbformat to match its outputs)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ class LiveNotebook:
 
 
 def merge(disk: dict[str, Any] | None, live: LiveNotebook) -> Any:
-    """The saved notebook's metadata and outputs under the editor's cells, as an nbformat v4 NotebookNode. Saved
-    outputs are matched to live cells by cell id, else by position when the cell's source is unchanged."""
+    """The saved notebook's metadata and outputs under the editor's cells, as an nbformat v4
+    NotebookNode. Saved outputs are matched to live cells by cell id, else by position when the
+    cell's source is unchanged."""
     import nbformat
 
     from agentread.readers.notebook.model import IDS_FROM_MINOR
@@ -44,9 +46,10 @@ def merge(disk: dict[str, Any] | None, live: LiveNotebook) -> Any:
         saved = by_id.get(cell_id) if cell_id else None
         if saved is None and index < len(saved_cells) and _source(saved_cells[index]) == cell.source:
             saved = saved_cells[index]
-        # Built as a dict and made a node by from_dict, not by new_code_cell and the like: those check every
-        # cell against the schema as it is made (0.1 ms a cell), and draw an id for a cell that has none, where
-        # the reader derives one that stays the same from read to read.
+        # Built as a dict and made a node by from_dict, not by new_code_cell and the like: those
+        # check every cell against the schema as it is made, a cost on every cell of every read, and
+        # draw an id for a cell that has none, where the reader derives one that stays the same from
+        # read to read.
         entry: dict[str, Any] = {"cell_type": cell.kind, "source": cell.source,
                                  "metadata": cell.metadata.get("metadata", {}) if isinstance(
                                      cell.metadata.get("metadata"), dict) else {}}
@@ -68,7 +71,8 @@ def merge(disk: dict[str, Any] | None, live: LiveNotebook) -> Any:
     language = next((c.language for c in live.cells if c.kind == "code" and c.language), None)
     if language and "language_info" not in metadata:
         metadata["language_info"] = {"name": language}
-    # Cell ids came with nbformat 4.5: without any, the editor shows an older notebook (the reader derives ids).
+    # Cell ids came with nbformat 4.5: without any, the editor shows an older notebook (the reader
+    # derives ids).
     minor = nbformat.v4.nbformat_minor if any("id" in entry for entry in cells) else IDS_FROM_MINOR - 1
     return nbformat.from_dict({"nbformat": nbformat.v4.nbformat, "nbformat_minor": minor, "metadata": metadata,
                                "cells": cells})
@@ -80,8 +84,8 @@ def _source(cell: dict[str, Any]) -> str:
 
 
 def saved_notebook(disk_bytes: bytes | None) -> dict[str, Any] | None:
-    """The notebook saved on disk as nbformat 4 (an older version upgraded by nbformat, without the ids its
-    upgrade draws), or None when it cannot be read: the editor's cells then stand alone."""
+    """The notebook saved on disk as nbformat 4 (an older version upgraded by nbformat, without the
+    ids its upgrade draws), or None when it cannot be read: the editor's cells then stand alone."""
     from agentread.readers.notebook.model import upgrade  # the notebook reader, loaded only when a notebook is read
 
     try:

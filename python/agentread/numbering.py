@@ -1,7 +1,7 @@
 """The model's view of numbered text: `cat -n` lines and the markers that say what was cut.
 
-cat -n style (number right-aligned in six columns, a tab, the line) because models have seen it everywhere and
-cite line numbers from it reliably.
+cat -n style (number right-aligned in six columns, a tab, the line) because models have seen it
+everywhere and cite line numbers from it reliably.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ def numbered(number: int, line: str) -> str:
 
 
 def numbered_lines(first: int, lines: list[str]) -> str:
-    """`numbered` for consecutive lines from `first`, joined by newlines, in one C-level format call: about a
-    third of the time of formatting each line on its own (0.5 against 1.5 ms for 1,500 lines)."""
+    """`numbered` for consecutive lines from `first`, joined by newlines, in one C-level format
+    call: several times faster than formatting each line on its own."""
     args: list = [None] * (2 * len(lines))
     args[0::2] = range(first, first + len(lines))
     args[1::2] = lines
@@ -24,7 +24,8 @@ def numbered_lines(first: int, lines: list[str]) -> str:
 
 
 def cut_line(line: str, total_chars: int | None = None, total_bytes: int | None = None) -> str:
-    """Cut a line to MAX_LINE_CHARS with a marker naming its full length (characters, or bytes if unknown)."""
+    """Cut a line to MAX_LINE_CHARS with a marker naming its full length (characters, or bytes
+    if unknown)."""
     if len(line) <= MAX_LINE_CHARS and total_chars is None and total_bytes is None:
         return line
     if total_chars is not None:
@@ -37,15 +38,16 @@ def cut_line(line: str, total_chars: int | None = None, total_bytes: int | None 
 
 
 def continuation(first: int, last: int, total: int | None, reason: str, call: str) -> str:
-    """The closing line of a cut window: what was shown, why it stopped, and the exact call to continue."""
+    """The closing line of a cut window: what was shown, why it stopped, and the exact call
+    to continue."""
     of = f" of {total:,}" if total is not None else ""
     span = f"{first:,}-{last:,}" if first > 0 else f"{first:,} to {last:,}"  # counted from the end
     return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
 
 
 def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
-    """The error for an offset past the end of what a read numbers (`total` of them, a `noun` each, in `of`):
-    every reader's, in the same words."""
+    """The error for an offset past the end of what a read numbers (`total` of them, a `noun` each,
+    in `of`): every reader's, in the same words."""
     if total is None:
         return ReadError("offset_past_end", f"offset {offset:,} is past the end of {of}. Call again with a smaller "
                          "offset, or without one to read it from the start.")
@@ -68,7 +70,8 @@ def size_words(budget: int) -> str:
 
 
 class Window:
-    """Numbered lines collected from `first` within a line limit and a byte budget, and why it stopped."""
+    """Numbered lines collected from `first` within a line limit and a byte budget, and
+    why it stopped."""
 
     def __init__(self, first: int, limit: int, budget: int):
         self.first, self.limit, self.budget = first, limit, budget
@@ -96,9 +99,10 @@ class Window:
 
 
 def window(lines: list[str], offset: int, limit: int, budget: int, also: str = "") -> tuple[list[str], int, bool]:
-    """Numbered lines of already-rendered text (a PDF's pages, say) from `offset`, within `limit` lines and
-    `budget` bytes, with the closing line when cut → (rendered, last line shown, truncated).
-    `also` names the other arguments the continuing call must repeat (e.g. the pages)."""
+    """Numbered lines of already-rendered text (a PDF's pages, say) from `offset`, within
+    `limit` lines and `budget` bytes, with the closing line when cut → (rendered, last line
+    shown, truncated). `also` names the other arguments the continuing call must repeat
+    (e.g. the pages)."""
     win = Window(offset, limit, budget)
     for line in lines[offset - 1:]:
         if not win.add(cut_line(line) if len(line) > MAX_LINE_CHARS else line):

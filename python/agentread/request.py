@@ -1,4 +1,5 @@
-"""The read request, validated by hand from plain JSON params (a malformed one is a JSON-RPC -32602)."""
+"""The read request, validated by hand from plain JSON params (a malformed one is a
+JSON-RPC -32602)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ class ReadRequest:
 
     @property
     def output_bytes(self) -> int:
-        """The text budget of a reader's window: MAX_OUTPUT_BYTES, or what the caller's reply limit leaves once
-        the lines that frame a window have their room."""
+        """The text budget of a reader's window: MAX_OUTPUT_BYTES, or what the caller's reply limit
+        leaves once the lines that frame a window have their room."""
         if self.max_bytes is None:
             return MAX_OUTPUT_BYTES
         return max(1, min(self.max_bytes, MAX_OUTPUT_BYTES) - REPLY_FRAME_BYTES)
@@ -42,12 +43,13 @@ class ReadRequest:
 
     @property
     def first_line(self) -> int:
-        """The first line asked for by number (a reader that allows counting from the end uses line_from)."""
+        """The first line asked for by number (a reader that allows counting from the end
+        uses line_from)."""
         return self.offset or 1
 
     def line_from(self, total: int) -> int:
-        """The first line in a text of `total` lines: a negative offset counts back from its end, and one
-        reaching back past line 1 starts there (as `tail -n` does on a short file)."""
+        """The first line in a text of `total` lines: a negative offset counts back from its end,
+        and one reaching back past line 1 starts there (as `tail -n` does on a short file)."""
         return max(1, total + 1 + self.offset) if self.from_end else self.first_line
 
 

@@ -1,4 +1,5 @@
-"""The one result type every reader returns, and its camelCase JSON form (the contract in DESIGN.md)."""
+"""The one result type every reader returns, and its camelCase JSON form (the contract
+in DESIGN.md)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-# A lone UTF-16 surrogate: what Python makes of a file name's undecodable byte, or of a broken \u escape in a
-# notebook's JSON. Text sent as UTF-8 cannot hold one (orjson refuses it, a terminal too), nor can a model use it.
+# A lone UTF-16 surrogate: what Python makes of a file name's undecodable byte, or of a broken \u
+# escape in a notebook's JSON. Text sent as UTF-8 cannot hold one (orjson refuses it, a terminal
+# too), nor can a model use it.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sendable(text: str) -> str:
-    """`text` with each lone surrogate shown as U+FFFD, as the text reader shows a byte it cannot decode."""
+    """`text` with each lone surrogate shown as U+FFFD, as the text reader shows a byte it
+    cannot decode."""
     if text.isascii():
         return text
     try:
@@ -67,7 +70,8 @@ class ReadResult:
     shown: dict[str, Any] | None = None
     encoding: str | None = None
     error: ErrorInfo | None = None
-    # A session's repeated read of an unchanged file, answered with one line (session.py; docs/CONTRACT.md).
+    # A session's repeated read of an unchanged file, answered with one line (session.py;
+    # docs/CONTRACT.md).
     unchanged: bool = False
 
     @property
@@ -125,7 +129,8 @@ def result_from_json(data: dict[str, Any]) -> ReadResult:
 
 
 class ReadError(Exception):
-    """A failure the model can act on. Raised anywhere in a read; the engine turns it into an error result."""
+    """A failure the model can act on. Raised anywhere in a read; the engine turns it into an
+    error result."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)

@@ -30,34 +30,38 @@ IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"
 # struct of integers is not.
 MAX_NUL_SHARE = 1 / 8
 
-# Share of C0 control bytes (other than tab, newline, carriage return, form feed, escape, backspace) above which
-# a head is binary: rather than text in a legacy encoding, or than UTF-8 that is only valid because its bytes are
-# all below 0x80. Escape and backspace stay text: ANSI-coloured logs and overstruck man pages are full of them.
+# Share of C0 control bytes (other than tab, newline, carriage return, form feed, escape, backspace)
+# above which a head is binary: rather than text in a legacy encoding, or than UTF-8 that is only
+# valid because its bytes are all below 0x80. Escape and backspace stay text: ANSI-coloured logs and
+# overstruck man pages are full of them.
 MAX_CONTROL_SHARE = 0.10
 
-# A UTF-8 head this short is judged text whatever its controls: a few bytes are too few to call it binary.
+# A UTF-8 head this short is judged text whatever its controls: a few bytes are too few to
+# call it binary.
 MIN_CONTROL_SAMPLE = 256
 
-# In UTF-16 text without a BOM, Latin-script characters leave every other byte NUL: at least this share of
-# the odd (or even) positions being NUL, and almost none of the others, means UTF-16.
+# In UTF-16 text without a BOM, Latin-script characters leave every other byte NUL: at least this
+# share of the odd (or even) positions being NUL, and almost none of the others, means UTF-16.
 UTF16_NUL_SHARE = 0.4
 
-# Below this share of invalid sequences among non-ASCII bytes, a file is UTF-8 with a few bad bytes (shown
-# as U+FFFD, as the editor does) rather than a legacy encoding.
+# Below this share of invalid sequences among non-ASCII bytes, a file is UTF-8 with a few bad bytes
+# (shown as U+FFFD, as the editor does) rather than a legacy encoding.
 MAX_UTF8_ERROR_SHARE = 0.02
 
-# The bytes _control_share deletes before counting: everything but C0 controls that text does not hold, and DEL.
+# The bytes _control_share deletes before counting: everything but C0 controls that text does not
+# hold, and DEL.
 _NOT_CONTROLS = bytes(b for b in range(256) if not ((b < 32 and b not in b"\t\n\r\x0c\x1b\x08") or b == 127))
 
-# Legacy encodings considered for text that is not UTF-8, most widely used first (the order breaks ties).
-# Exotic pages are left out: on short samples they win by accident and turn "café" into Urdu.
+# Legacy encodings considered for text that is not UTF-8, most widely used first (the order breaks
+# ties). Exotic pages are left out: on short samples they win by accident and turn "café" into Urdu.
 LEGACY_ENCODINGS = {name: rank for rank, name in enumerate((
     "cp1252", "gb18030", "cp932", "cp1251", "cp1250", "cp949", "big5", "euc_jp", "koi8_r", "cp1253",
     "cp1254", "cp1257", "cp1255", "cp1256", "cp874", "iso8859_2", "iso8859_15", "latin_1", "mac_roman"))}
 MULTI_BYTE_ENCODINGS = {"gb18030", "cp932", "cp949", "big5", "euc_jp"}
 
-# How much more "chaos" (charset-normalizer's measure of implausible characters) a single-byte page may show
-# than the detector's favourite and still be weighed against it: the measure is unreliable on short samples.
+# How much more "chaos" (charset-normalizer's measure of implausible characters) a single-byte page
+# may show than the detector's favourite and still be weighed against it: the measure is unreliable
+# on short samples.
 SINGLE_BYTE_MARGIN = 0.2
 
 
@@ -88,16 +92,17 @@ def sniff(head: bytes, name: str) -> FileInfo:
     if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
     control_share = _control_share(head)
-    # filetype tries some 80 signatures in Python, a third of a small read's time. Every binary signature it
-    # knows puts a NUL or another control byte within the first bytes, so a head without any is text for it
-    # (PostScript and RTF, text-based formats it names, are then read as the text they are).
+    # filetype tries some 80 signatures in Python, a large share of a small read's time. Every
+    # binary signature it knows puts a NUL or another control byte within the first bytes, so a head
+    # without any is text for it (PostScript and RTF, text-based formats it names, are then read as
+    # the text they are).
     kind = filetype.guess(head) if control_share else None
     if kind is not None:
         if kind.mime in IMAGE_MIMES:
             return FileInfo("image", kind.mime)
         if kind.mime != "application/x-lzip" or not _is_utf8(head):  # 'LZIP' is also an English word
             return FileInfo("binary", kind.mime)
-    nuls = head.count(0) if 0 in head else 0  # memchr finds none in most text at once; counting takes 20 µs
+    nuls = head.count(0) if 0 in head else 0  # memchr finds none in most text at once; counting reads every byte
     utf16 = _utf16_without_bom(head, nuls)
     if utf16:
         return _text_or_notebook(head, name, utf16, 0)
@@ -137,7 +142,8 @@ def _mostly_utf8(head: bytes) -> bool:
 
 
 def _utf16_without_bom(head: bytes, nuls: int) -> str | None:
-    """UTF-16 text without a byte order mark: NULs in every other byte. `nuls` is how many the head holds."""
+    """UTF-16 text without a byte order mark: NULs in every other byte. `nuls` is how many
+    the head holds."""
     if len(head) < 4 or nuls < UTF16_NUL_SHARE * (len(head) // 2):
         return None  # too few NULs for either half: no need to split the head in two
     even, odd = head[0::2], head[1::2]
@@ -165,10 +171,11 @@ def _control_share(head: bytes) -> float:
 def _legacy_encoding(head: bytes) -> str:
     """Best guess among common legacy encodings.
 
-    Short samples fit many code pages about equally well, and the detector's ranking among them is noise
-    (French prose comes out Baltic). So: the detector's best, plus, for single-byte pages, every page within
-    SINGLE_BYTE_MARGIN of it; then the page whose non-ASCII characters are most often letters (real text is
-    words, mis-decoded text is symbols); then the detector's language fit; then the most widely used page."""
+    Short samples fit many code pages about equally well, and the detector's ranking among them is
+    noise (French prose comes out Baltic). So: the detector's best, plus, for single-byte pages,
+    every page within SINGLE_BYTE_MARGIN of it; then the page whose non-ASCII characters are most
+    often letters (real text is words, mis-decoded text is symbols); then the detector's language
+    fit; then the most widely used page."""
     from charset_normalizer import from_bytes  # imported on first use: it is slow to import
 
     matches = list(from_bytes(head, cp_isolation=list(LEGACY_ENCODINGS)))
@@ -190,8 +197,9 @@ def _legacy_encoding(head: bytes) -> str:
 
 
 def _letter_share(text: str) -> float:
-    """Share of non-ASCII characters that read as letters where they stand. A capital right after a small
-    letter does not ("seÒor", "cafÈ": Spanish in the Mac page), so near-equal pages are told apart by case."""
+    """Share of non-ASCII characters that read as letters where they stand. A capital right after a
+    small letter does not ("seÒor", "cafÈ": Spanish in the Mac page), so near-equal pages are told
+    apart by case."""
     import unicodedata
 
     non_ascii = [i for i, ch in enumerate(text) if ord(ch) > 127]

@@ -1,7 +1,8 @@
 """Where a path really leads, and whether the agent may read it without asking the user.
 
-Paths are resolved once, by realpath, against the workspace roots (themselves realpath'd, so a workspace that
-is a symlink is not mistaken for outside). Special files are refused from `stat` alone, never opened.
+Paths are resolved once, by realpath, against the workspace roots (themselves realpath'd, so a
+workspace that is a symlink is not mistaken for outside). Special files are refused from `stat`
+alone, never opened.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from urllib.parse import unquote, urlparse
 
 from agentread.result import ReadError
 
-# Files that hold secrets: reading one needs the user's consent even inside the workspace. Matched against
-# the file name and the workspace-relative path, like .gitignore patterns.
+# Files that hold secrets: reading one needs the user's consent even inside the workspace. Matched
+# against the file name and the workspace-relative path, like .gitignore patterns.
 DEFAULT_SENSITIVE_PATTERNS = (
     ".env", ".env.*", "*.env", ".envrc",
     "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
@@ -38,7 +39,8 @@ CONSENT_REASONS = frozenset({OUTSIDE, SENSITIVE})
 
 @dataclass(frozen=True)
 class Refusal:
-    """What would refuse a read of a path without the user's approval: the one rule every client asks."""
+    """What would refuse a read of a path without the user's approval: the one rule every
+    client asks."""
     path: str  # as asked
     real: str  # where it leads, symlinks resolved
     reasons: frozenset  # of CONSENT_REASONS
@@ -67,7 +69,8 @@ class Workspace:
         self.roots = [os.path.realpath(r) for r in roots if r]
 
     def absolute(self, raw: str) -> str:
-        """`raw` as an absolute path, a relative one taken from the first root; ReadError if it names no file."""
+        """`raw` as an absolute path, a relative one taken from the first root; ReadError if it
+        names no file."""
         path = _as_path(raw)
         if not os.path.isabs(path):
             base = self.roots[0] if self.roots else os.getcwd()
@@ -75,8 +78,8 @@ class Workspace:
         return path
 
     def refusal(self, raw: str) -> Refusal:
-        """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a path that
-        names no file (it is refused for that, whatever the user says)."""
+        """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a
+        path that names no file (it is refused for that, whatever the user says)."""
         path = self.absolute(raw)
         real = os.path.realpath(path)
         reasons = set() if self.contains(real) else {OUTSIDE}
@@ -86,8 +89,8 @@ class Workspace:
         return Refusal(raw, real, frozenset(reasons), pattern)
 
     def resolve(self, raw: str, consent: frozenset = frozenset()) -> Resolved:
-        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read. `consent`: the
-        reasons the user approved the read despite (CONSENT_REASONS)."""
+        """The real path behind `raw`, or a ReadError saying why it may not or cannot be read.
+        `consent`: the reasons the user approved the read despite (CONSENT_REASONS)."""
         refusal = self.refusal(raw)
         real, refused = refusal.real, refusal.reasons - consent
         if OUTSIDE in refused:
@@ -112,8 +115,8 @@ class Workspace:
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
 
     def relative(self, real: str) -> str | None:
-        """`real` from the first root it lies under. Both are real paths: what follows the root is the answer
-        (os.path.relpath normalises both again, a tenth of a small read)."""
+        """`real` from the first root it lies under. Both are real paths: what follows the root is
+        the answer (os.path.relpath normalises both again, a tenth of a small read)."""
         for root in self.roots:
             prefix = root.rstrip(os.sep) + os.sep
             if real.startswith(prefix):
@@ -126,13 +129,14 @@ class Workspace:
 
     @sensitive_patterns.setter
     def sensitive_patterns(self, patterns: tuple[str, ...]) -> None:
-        # One regular expression for all of them: every read is checked, and 30 fnmatch calls per name cost
-        # half of a small read.
+        # One regular expression for all of them: every read is checked, and an fnmatch call per
+        # pattern and name cost a large share of a small read.
         self._sensitive_patterns = patterns
         self._sensitive = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
     def sensitive_pattern(self, path: str, real: str) -> str | None:
-        """The sensitive pattern the requested absolute path or the real path it leads to matches, if any."""
+        """The sensitive pattern the requested absolute path or the real path it leads to
+        matches, if any."""
         names = {os.path.basename(path), os.path.basename(real)}
         # ~/.ssh/id_rsa and ~/.aws/credentials: match the last two components too.
         names.update("/".join(p.replace(os.sep, "/").split("/")[-2:]) for p in (path, real))
@@ -197,7 +201,8 @@ def _file_type(mode: int) -> str:
 
 
 def file_version(st: os.stat_result) -> tuple:
-    """What tells one content of a file from another without reading it: device, inode, mtime, size."""
+    """What tells one content of a file from another without reading it: device, inode,
+    mtime, size."""
     return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
 
 
@@ -211,7 +216,8 @@ def path_version(path: str) -> tuple | None:
 
 
 def open_verified(resolved: Resolved):
-    """Open the resolved file and check it is still the one we vetted (nothing swapped in since the stat).
+    """Open the resolved file and check it is still the one we vetted (nothing swapped in
+    since the stat).
 
     O_NONBLOCK keeps a FIFO put in its place from blocking the open; fstat then refuses it.
     """

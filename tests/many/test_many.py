@@ -1,5 +1,5 @@
-"""read_many on real files: one reply within one read's budget, every file answered in its place, and `next`
-reaching every line exactly once."""
+"""read_many on real files: one reply within one read's budget, every file answered in its place,
+and `next` reaching every line exactly once."""
 
 from __future__ import annotations
 
@@ -10,21 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from agentread import many
 import agentread.many.glob as many_glob
+from agentread import many
 from agentread.engine import Engine
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES
-from agentread.limits import MAX_REPLY_IMAGES
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGES
 from agentread.many import parse_many_request, read_many
 from agentread.request import InvalidParams
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
-from builders import code, notebook, png_b64, result, stream
-from builders import build_pdf
+from builders import build_pdf, code, notebook, png_b64, result, stream
 
 NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
 
-# How long a glob's walk may take before it counts as endless: only a walk that never ends takes this long.
+# How long a glob's walk may take before it counts as endless: only a walk that never ends
+# takes this long.
 WALK_STUCK_AFTER = 60
 
 
@@ -204,7 +203,8 @@ def test_a_glob_over_looping_links_answers_and_says_what_it_passed_by(ws: Path, 
     os.symlink(".", ws / "b")
     engine = Engine(Workspace([str(ws)]))
     replies: list = []
-    # A thread joined with a timeout: a walk that follows the links never ends, and must not hang the suite.
+    # A thread joined with a timeout: a walk that follows the links never ends, and must not
+    # hang the suite.
     worker = threading.Thread(target=lambda: replies.append(call(engine, ["**/*.nomatch", "**/*.txt"])),
                               daemon=True)
     worker.start()
@@ -233,8 +233,8 @@ def test_a_window_a_reader_refuses_is_that_files_error_only(ws: Path):
 
 
 def follow(engine: Engine, paths: list) -> list[many.ManyResult]:
-    """Every reply from `paths` on, following `next` until it is absent; each within budget, truncated only
-    with a `next`, and moving on."""
+    """Every reply from `paths` on, following `next` until it is absent; each within budget,
+    truncated only with a `next`, and moving on."""
     replies = [call(engine, paths)]
     while replies[-1].next is not None:
         reply = replies[-1]

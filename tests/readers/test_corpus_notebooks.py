@@ -1,4 +1,5 @@
-"""Every real notebook of the shared corpus, read the way an agent would, checked against independent facts."""
+"""Every real notebook of the shared corpus, read the way an agent would, checked against
+independent facts."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agentread.limits import MAX_REPLY_IMAGES
 from agentread.readers.notebook import read_notebook
 from agentread.readers.notebook.model import notebook_from_dict
-from agentread.limits import MAX_REPLY_IMAGES
 from agentread.readers.notebook.reader import render_notebook
 from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
@@ -32,8 +33,9 @@ CUT_MARK = re.compile(r'\[… ([\d,]+) lines \([\d,]+ characters\) of this outpu
 
 
 def read_all(name: str, data: bytes | None = None, parse=None) -> list:
-    """Read a notebook from cell 1 and follow `next` through the cells, as an agent would; a `next` that reads
-    what a cut output left out (every selected cell was shown) is not followed: those lines are not cells."""
+    """Read a notebook from cell 1 and follow `next` through the cells, as an agent would; a `next`
+    that reads what a cut output left out (every selected cell was shown) is not followed: those
+    lines are not cells."""
     data = (CORPUS / name).read_bytes() if data is None else data
     results, request = [], ReadRequest(path=name)
     while True:
@@ -43,7 +45,8 @@ def read_all(name: str, data: bytes | None = None, parse=None) -> list:
         assert result.truncated == (result.next is not None)
         if result.next is None:
             return results
-        # Whole cells name the cells that come next; a cell cut at the budget adds the offset that continues it.
+        # Whole cells name the cells that come next; a cell cut at the budget adds the offset that
+        # continues it.
         assert set(result.next) in ({"cells"}, {"cells", "offset"})
         if "offset" in result.next and request.offset is None and "cellLines" not in result.shown:
             return results  # what a cut output left out
@@ -149,7 +152,8 @@ def test_window_paging_covers_the_rendering():
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
-    """Reads and outlines are the same whether the parser skips long image payloads or parses them."""
+    """Reads and outlines are the same whether the parser skips long image payloads or
+    parses them."""
     from agentread.readers.notebook import model
 
     data = (CORPUS / name).read_bytes()
@@ -160,8 +164,9 @@ def test_image_payloads_left_in_the_bytes_read_the_same(name, monkeypatch):
 
 
 def test_next_and_shown_say_what_the_text_says(notebook):
-    """`shown.cells` are the cells whose headers the text holds; a read cut only inside outputs goes on where its
-    first cut mark says, and each cut output's shown lines are those around its mark."""
+    """`shown.cells` are the cells whose headers the text holds; a read cut only inside
+    outputs goes on where its first cut mark says, and each cut output's shown lines are those
+    around its mark."""
     name, facts, results = notebook
     for result in results:
         text = result.text()
@@ -177,8 +182,8 @@ def test_next_and_shown_say_what_the_text_says(notebook):
 
 
 def _without_ids(results: list, ids: list[str]) -> list:
-    """Each read's text but its summary and warning lines (they say how the file was read), with the ids named by
-    `ids` masked, its images, `next` and `shown`."""
+    """Each read's text but its summary and warning lines (they say how the file was read), with the
+    ids named by `ids` masked, its images, `next` and `shown`."""
     out = []
     for result in results:
         lines = result.text().split("\n")
@@ -194,9 +199,9 @@ def _without_ids(results: list, ids: list[str]) -> list:
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_nbformat_reading_renders_the_same_cells_and_outputs(name):
-    """The fast parse and nbformat's own reading (nbformat.reads, as_version=4) give the renderer the same cells.
-    nbformat draws new ids at random where the file has none or repeats one, and for every cell it upgrades from
-    an older version; those ids are masked, in both reads."""
+    """The fast parse and nbformat's own reading (nbformat.reads, as_version=4) give the renderer
+    the same cells. nbformat draws new ids at random where the file has none or repeats one, and for
+    every cell it upgrades from an older version; those ids are masked, in both reads."""
     import warnings
 
     import nbformat
@@ -223,9 +228,9 @@ def test_nbformat_reading_renders_the_same_cells_and_outputs(name):
 
 
 def test_the_layout_check_sends_every_notebook_the_schema_rejects_to_the_validator():
-    """The reader's cheap check of each cell's fields (model.py) flags every corpus notebook that nbformat's
-    schema rejects, so none of them goes without the validator's words (repeated ids, which no schema sees, are
-    the reader's own warning)."""
+    """The reader's cheap check of each cell's fields (model.py) flags every corpus notebook that
+    nbformat's schema rejects, so none of them goes without the validator's words (repeated ids,
+    which no schema sees, are the reader's own warning)."""
     from nbformat.validator import iter_validate
 
     from agentread.readers.notebook.model import parse_notebook

@@ -1,4 +1,5 @@
-"""CSV and TSV files: streamed as numbered text, with the header row shown before windows that start below it."""
+"""CSV and TSV files: streamed as numbered text, with the header row shown before windows that
+start below it."""
 
 from __future__ import annotations
 

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rpc import text_of
-
 from agentread.engine import Engine
 from agentread.limits import MAX_DIR_ENTRIES
 from agentread.request import parse_request
 from agentread.workspace import Workspace
+from rpc import text_of
 
 
 def listing(result) -> list[str]:

@@ -10,17 +10,16 @@ import os
 import random
 import struct
 import sys
-import threading
 import zlib
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from agentread.readers import image as image_module
 from agentread.engine import Engine
-from agentread.readers.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
+from agentread.readers import image as image_module
+from agentread.readers.image import DRAFT_FLOOR, _decoded_part, check_png, encode_png
 from agentread.request import parse_request
 from agentread.result import ImagePart, ReadError
 from agentread.workspace import Workspace
@@ -86,18 +85,21 @@ def pixel_data(png: bytes) -> bytes:
 
 
 def colour_times_alpha_difference(a: Image.Image, b: Image.Image) -> Image.Image:
-    """Where a pixel is all but transparent its colour is noise: images are compared as colour times alpha."""
+    """Where a pixel is all but transparent its colour is noise: images are compared as colour
+    times alpha."""
     return ImageChops.difference(a.convert("RGBA").convert("RGBa"), b.convert("RGBA").convert("RGBa"))
 
 
 def png_claiming(width: int, height: int) -> bytes:
-    """A PNG whose header (with a correct CRC) declares width x height, followed by a token of data."""
+    """A PNG whose header (with a correct CRC) declares width x height, followed by a
+    token of data."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     idat = zlib.compress(b"\x00" + b"\x00" * 30)
     return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat) + png_chunk(b"IEND", b"")
 
 
-# --- decompression bombs ----------------------------------------------------------------------------------
+# --- decompression bombs
+# ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width,height", [(100_000, 100_000), (20_000, 20_000), (11_000, 10_000)])
 def test_decompression_bomb_is_refused_from_its_header(tmp_path: Path, engine: Engine, width: int, height: int):
@@ -114,7 +116,8 @@ def test_header_just_under_the_limit_is_not_called_a_bomb(tmp_path: Path, engine
     assert not (result.is_error and result.error.code == "image_too_large")
 
 
-# --- sizes ------------------------------------------------------------------------------------------------
+# --- sizes
+# ------------------------------------------------------------------------------------------------
 
 def test_a_huge_photo_is_scaled_while_decoding_and_stays_near_the_cap(tmp_path: Path, engine: Engine):
     img = Image.linear_gradient("L").resize((7200, 5400)).convert("RGB")
@@ -156,7 +159,8 @@ def test_a_big_palette_image_is_averaged_in_colour(tmp_path: Path, engine: Engin
 
 @pytest.fixture(params=[1, 3], ids=["one core", "three cores"])
 def cores(request, monkeypatch) -> int:
-    """Large images are resized and compressed in bands on the machine's cores; small ones too, here."""
+    """Large images are resized and compressed in bands on the machine's cores; small
+    ones too, here."""
     monkeypatch.setattr(image_module.os, "cpu_count", lambda: request.param)
     monkeypatch.setattr(image_module, "BANDS_MIN_PIXELS", 0)
     return request.param
@@ -177,9 +181,9 @@ def test_the_png_writer_keeps_every_pixel(mode: str, cores: int):
 @pytest.mark.parametrize("mode,size", [("RGB", (2999, 1201)), ("RGBA", (2100, 2100)), ("LA", (2500, 900)),
                                        ("L", (900, 4700)), ("RGB", (12100, 300)), ("RGBA", (12500, 400))])
 def test_resizing_in_bands_is_resizing_whole(mode: str, size: tuple[int, int], cores: int):
-    """Blocks of noise, the hardest case: the bands meet without a seam and the picture is Pillow's resize of
-    the whole image but for rounding (a band's box in the source is a float); it is the same on any number
-    of cores."""
+    """Blocks of noise, the hardest case: the bands meet without a seam and the picture is Pillow's
+    resize of the whole image but for rounding (a band's box in the source is a float); it is the
+    same on any number of cores."""
     rng = random.Random(5)
     img = Image.frombytes(mode, (60, 40), rng.randbytes(60 * 40 * len(mode))).resize(size, Image.NEAREST)
     whole = img.resize(image_module._fit(*size), resample=Image.BICUBIC, reducing_gap=image_module.RESIZE_REDUCING_GAP)
@@ -222,7 +226,8 @@ def test_modes_and_formats_become_sendable_parts(tmp_path: Path, engine: Engine,
 
 
 def test_animated_gif(tmp_path: Path, engine: Engine):
-    """Small enough: sent as it is, every frame. Too big: re-encoded from the first frame, and it says so."""
+    """Small enough: sent as it is, every frame. Too big: re-encoded from the first frame,
+    and it says so."""
     for name, size in (("small.gif", (20, 10)), ("wide.gif", (2400, 100))):
         frames = [Image.new("RGB", size, (60 * i, 255 - 60 * i, 0)) for i in range(4)]
         data = encoded(frames[0], "GIF", save_all=True, append_images=frames[1:])
@@ -236,7 +241,8 @@ def test_animated_gif(tmp_path: Path, engine: Engine):
     assert "first of 4 frames" in wide.text()
 
 
-# --- damaged files ----------------------------------------------------------------------------------------
+# --- damaged files
+# ----------------------------------------------------------------------------------------
 
 def test_a_truncated_photo_is_repaired_and_says_so(tmp_path: Path, engine: Engine):
     img = Image.radial_gradient("L").resize((300, 200)).convert("RGB")
@@ -284,7 +290,8 @@ def test_exif_orientation_survives_downscaling(tmp_path: Path, engine: Engine):
     exif[0x0112] = 6  # rotate 90° clockwise to display
     (tmp_path / "phone.jpg").write_bytes(encoded(Image.new("RGB", (3000, 2000)), "JPEG", exif=exif.tobytes()))
     part = the_part(read(engine, path="phone.jpg"))
-    # Upright (portrait), 2:3 kept; the decoder's 1/2 cut may leave it under the cap (image.DRAFT_FLOOR).
+    # Upright (portrait), 2:3 kept; the decoder's 1/2 cut may leave it under the cap
+    # (image.DRAFT_FLOOR).
     assert part.height > part.width and abs(part.width * 3 - part.height * 2) <= 3
     assert MAX_IMAGE_SIDE * DRAFT_FLOOR <= part.height <= MAX_IMAGE_SIDE
 
@@ -294,7 +301,8 @@ def test_heic_is_converted_and_its_reader_loads_only_for_it(tmp_path: Path):
     heic = io.BytesIO()
     pillow_heif.from_pillow(Image.new("RGB", (640, 480), (10, 200, 30))).save(heic, format="HEIF", quality=90)
     (tmp_path / "photo.heic").write_bytes(heic.getvalue())
-    # A JPEG: it goes through Pillow, as a HEIF file does (a small whole PNG is sent without Pillow at all).
+    # A JPEG: it goes through Pillow, as a HEIF file does (a small whole PNG is sent without
+    # Pillow at all).
     (tmp_path / "photo.jpg").write_bytes(encoded(Image.new("RGB", (64, 48), (128, 0, 0)), "JPEG"))
     # A fresh process: which readers a read imports shows only there.
     script = """
@@ -310,7 +318,6 @@ print(result.text())
 print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "mime_type")])
 """
     import subprocess
-    import sys
 
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
     after_photo, text, parts = done.stdout.strip().splitlines()[0], done.stdout, done.stdout.strip().splitlines()[-1]
@@ -319,7 +326,8 @@ print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "m
     assert parts == "[('image/jpeg', 640, 480)]"
 
 
-# --- PNGs proven whole without Pillow ---------------------------------------------------------------------
+# --- PNGs proven whole without Pillow
+# ---------------------------------------------------------------------
 
 def pillows_part(data: bytes):
     """What the Pillow path (decode, repair or refuse) makes of these bytes."""
@@ -347,9 +355,9 @@ def notebook_pngs(corpus: Path) -> list[bytes]:
 
 
 def test_intact_pngs_are_sent_as_pillow_would_send_them(corpus: Path):
-    """Every plot in the corpus notebooks and PNGs of every colour type and depth: those that Pillow decodes
-    whole and would send untouched are proven whole without it, and sent the same; the rest (damaged, too
-    large) are left to Pillow."""
+    """Every plot in the corpus notebooks and PNGs of every colour type and depth: those that Pillow
+    decodes whole and would send untouched are proven whole without it, and sent the same; the rest
+    (damaged, too large) are left to Pillow."""
     made = [encoded(Image.frombytes(mode, (61, 37), random.Random(7).randbytes(61 * 37 * 4)[:61 * 37 * n]), "PNG")
             for mode, n in (("L", 1), ("LA", 2), ("RGB", 3), ("RGBA", 4))]
     made += [encoded(Image.new(mode, (61, 37), 1), "PNG") for mode in ("1", "P", "I;16")]
@@ -365,7 +373,8 @@ def test_intact_pngs_are_sent_as_pillow_would_send_them(corpus: Path):
 
 
 def recrc(data: bytes) -> bytes:
-    """The same chunks with their checksums made right again, so that only what is inside them is wrong."""
+    """The same chunks with their checksums made right again, so that only what is inside
+    them is wrong."""
     out, pos = [data[:8]], 8
     while pos + 12 <= len(data):
         length, kind = struct.unpack_from(">I4s", data, pos)
@@ -375,8 +384,8 @@ def recrc(data: bytes) -> bytes:
 
 
 def test_a_damaged_png_is_never_taken_for_whole():
-    """Bytes flipped, cut, repeated or dropped, with the chunk checksums made right again or not: whatever the
-    check without Pillow accepts, Pillow decodes whole and sends untouched too."""
+    """Bytes flipped, cut, repeated or dropped, with the chunk checksums made right again or not:
+    whatever the check without Pillow accepts, Pillow decodes whole and sends untouched too."""
     accepted = 0
     for seed in range(400):
         rng = random.Random(seed)
@@ -413,8 +422,8 @@ def test_pixel_data_that_stops_short_is_caught_though_every_checksum_is_right(tm
 
 
 def test_reading_a_notebook_of_plots_does_not_load_pillow(tmp_path: Path):
-    """Pillow's import and format plugins cost more than reading a notebook of plots: PNGs proven whole are
-    sent without it (a fresh process shows which modules a read imports)."""
+    """Pillow's import and format plugins cost more than reading a notebook of plots: PNGs proven
+    whole are sent without it (a fresh process shows which modules a read imports)."""
     plot = base64.b64encode(encoded(Image.radial_gradient("L").resize((300, 200)), "PNG")).decode()
     cell = {"cell_type": "code", "id": "a", "metadata": {}, "execution_count": 1, "source": "plot()",
             "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": plot}}]}
@@ -429,15 +438,14 @@ result = Engine(Workspace([sys.argv[1]])).read(parse_request({"path": "plots.ipy
 print([(p.mime_type, p.width, p.height) for p in result.content if hasattr(p, "mime_type")], "PIL" in sys.modules)
 """
     import subprocess
-    import sys
 
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[('image/png', 300, 200)] False"
 
 
 def test_reads_at_once_share_the_band_threads_and_agree(monkeypatch):
-    """As the server's read workers do: several large images read at once, each resized and compressed in
-    bands on the one pool, come out as each does read alone."""
+    """As the server's read workers do: several large images read at once, each resized and
+    compressed in bands on the one pool, come out as each does read alone."""
     monkeypatch.setattr(image_module, "_band_pool", None)
     rng = random.Random(9)
     images = [encoded(Image.frombytes("RGB", (40, 30), rng.randbytes(40 * 30 * 3)).resize((2600, 1300)), "PNG")
@@ -453,7 +461,8 @@ def test_reads_at_once_share_the_band_threads_and_agree(monkeypatch):
 @pytest.mark.parametrize("case", ["unknown critical chunk", "palette of a partial entry", "empty palette",
                                   "two palettes"])
 def test_a_png_readers_refuse_is_sent_re_encoded(tmp_path: Path, engine: Engine, case: str):
-    """Pillow reads these; libpng, as model providers may use, refuses them: never sent as they are."""
+    """Pillow reads these; libpng, as model providers may use, refuses them: never sent
+    as they are."""
     palette = png_chunks(encoded(Image.new("P", (30, 20), 1), "PNG"))
     rgb = png_chunks(encoded(Image.new("RGB", (30, 20), (1, 2, 3)), "PNG"))
     chunks = {"unknown critical chunk": rgb[:1] + [(b"ABCD", b"x")] + rgb[1:],
@@ -476,7 +485,8 @@ def test_a_png_of_countless_chunks_is_left_to_pillow_at_once():
     assert (part.width, part.height, note) == (30, 20, None)
 
 
-# --- large images, decoded by Pillow --------------------------------------------------------------------------
+# --- large images, decoded by Pillow
+# --------------------------------------------------------------------------
 
 def test_a_thin_strip_is_downscaled_along_its_length():
     """128,000x2 to 2,000x1: 64 times along, under 6 times across, so not reduced first."""
@@ -486,9 +496,10 @@ def test_a_thin_strip_is_downscaled_along_its_length():
 
 
 def test_a_damaged_large_png_is_repaired_or_refused_with_a_clear_error(tmp_path: Path, engine: Engine):
-    """Bytes flipped, cut, repeated or dropped in the rows or in their compressed stream of a PNG too large to
-    send, the checksums made right again so that only the pixel data is wrong: a picture of the size sent
-    (repaired, or whole-but-short and said so), or an image_undecodable error that says what to do."""
+    """Bytes flipped, cut, repeated or dropped in the rows or in their compressed stream of a PNG
+    too large to send, the checksums made right again so that only the pixel data is wrong: a
+    picture of the size sent (repaired, or whole-but-short and said so), or an image_undecodable
+    error that says what to do."""
     data = encoded(Image.radial_gradient("L").resize((2100, 30)).convert("RGB"), "PNG")  # in one IDAT chunk
     outcomes = set()
     for seed in range(SEEDS_OF_DAMAGE):
@@ -514,7 +525,8 @@ SEEDS_OF_DAMAGE = 60
 
 @pytest.mark.parametrize("keyword", [b"exif", b"Raw profile type exif", b"XML:com.adobe.xmp"])
 def test_a_large_png_turned_by_a_text_chunk_is_turned_upright(tmp_path: Path, engine: Engine, keyword: bytes):
-    """Pillow reads an orientation from these text chunks too: such a PNG is left to it, and turned."""
+    """Pillow reads an orientation from these text chunks too: such a PNG is left to
+    it, and turned."""
     exif = Image.Exif()
     exif[0x0112] = 6  # turned 90 degrees: shown upright, 3000 wide becomes 2000 high once downscaled
     raw = exif.tobytes()

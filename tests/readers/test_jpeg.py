@@ -1,6 +1,6 @@
-"""Large JPEGs, decoded by Pillow (libjpeg) at 1/2, 1/4 or 1/8 of their size while they decode: every kind of
-JPEG comes out at the scale the decoder picks, near its source, upright; a damaged one is repaired or refused
-with a clear error."""
+"""Large JPEGs, decoded by Pillow (libjpeg) at 1/2, 1/4 or 1/8 of their size while they decode:
+every kind of JPEG comes out at the scale the decoder picks, near its source, upright; a damaged one
+is repaired or refused with a clear error."""
 
 from __future__ import annotations
 
@@ -59,10 +59,12 @@ def mean_error(a: Image.Image, b: Image.Image) -> float:
 
 
 SOURCE = photo((6400, 2400))
-# At 1/4 the decoder gives 1600x600: at least DRAFT_FLOOR of the 2000x750 sent at most, so it is sent as decoded.
+# At 1/4 the decoder gives 1600x600: at least DRAFT_FLOOR of the 2000x750 sent at most, so it is
+# sent as decoded.
 QUARTER = (1600, 600)
-# Mean difference from the source box-averaged to the same size, in levels: the noise of two JPEG encodes (the
-# file's and the part's) is about 10; the picture turned the wrong way is off by 66, its colours inverted by 83.
+# Mean difference from the source box-averaged to the same size, in levels: the noise of two JPEG
+# encodes (the file's and the part's) is about 10; the picture turned the wrong way is off by
+# 66, its colours inverted by 83.
 PICTURE_ERROR = 16
 
 
@@ -96,8 +98,9 @@ def test_a_large_photo_turned_by_exif_comes_out_upright(tmp_path: Path, engine: 
 
 
 def test_a_damaged_large_photo_is_repaired_or_refused_with_a_clear_error(tmp_path: Path, engine: Engine):
-    """Bytes flipped, cut, repeated or dropped anywhere after the start-of-image marker: a picture within the
-    limits (a cut one says it was repaired), or an image_undecodable error that says what to do."""
+    """Bytes flipped, cut, repeated or dropped anywhere after the start-of-image marker: a
+    picture within the limits (a cut one says it was repaired), or an image_undecodable error
+    that says what to do."""
     data = encoded(photo((3200, 480)), quality=85)  # read at 1/2: 1600x240
     outcomes = set()
     for seed in range(SEEDS_OF_DAMAGE):

@@ -1,5 +1,6 @@
-"""A notebook open in the editor is read as the user sees it: cell sources from LSP notebook sync, outputs
-sent by the extension for cells run since the last save, and a note on which version was read."""
+"""A notebook open in the editor is read as the user sees it: cell sources from LSP notebook
+sync, outputs sent by the extension for cells run since the last save, and a note on which
+version was read."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def test_unsaved_cell_sources_and_saved_outputs(server, tmp_path):
 
 
 def _run_in_editor(server, nb, source: str, count: int, outputs: list) -> dict:
-    """The saved notebook open in the editor with its code cell's source changed and run there; its read."""
+    """The saved notebook open in the editor with its code cell's source changed and run
+    there; its read."""
     nb.write_text(json.dumps(SAVED))
     uri = _open(server, nb, [("markdown", "# Saved title", "markdown"), ("code", source, "python")])
     server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
@@ -87,7 +89,8 @@ def test_disk_newer_than_the_editor_is_said(server, tmp_path):
     nb = tmp_path / "stale.ipynb"
     nb.write_text(json.dumps(SAVED))
     _open(server, nb, [("markdown", "# Old view", "markdown")])
-    # Once this is answered the server has taken the open (it handles messages in order): a later time is after it.
+    # Once this is answered the server has taken the open (it handles messages in order): a later
+    # time is after it.
     server.read(path="not-there.txt")
     later = time.time() + 5
     os.utime(nb, (later, later))

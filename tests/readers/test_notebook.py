@@ -1,4 +1,5 @@
-"""The notebook reader on notebooks generated here: addressing, budgets, cleaning, images, odd files."""
+"""The notebook reader on notebooks generated here: addressing, budgets, cleaning,
+images, odd files."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ import tracemalloc
 import pytest
 from PIL import Image
 
-from agentread.limits import MAX_OUTPUT_BYTES
+from agentread.limits import MAX_OUTPUT_BYTES, MAX_REPLY_IMAGES
 from agentread.readers.notebook import notebook_outline, read_notebook
-from agentread.limits import MAX_REPLY_IMAGES
 from agentread.readers.notebook.render import svg_rasteriser
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError
@@ -323,7 +323,8 @@ def test_svg_is_rasterised_or_shown_as_text():
 
 
 def _svg_with_inlined_png() -> str:
-    # As matplotlib's SVG backend writes a raster inside a figure: a data: URI wrapped at 76 columns.
+    # As matplotlib's SVG backend writes a raster inside a figure: a data: URI wrapped
+    # at 76 columns.
     wrapped = base64.encodebytes(base64.b64decode(png_b64(120, 90)) + bytes(range(256)) * 8).decode()
     return ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" '
             'height="20">\n<image width="40" height="20" xlink:href="data:image/png;base64,\n' + wrapped
@@ -397,14 +398,15 @@ def test_no_path_puts_base64_into_text():
     assert "ICON = '[… 4,096 characters of base64 not shown]'\nshow(ICON)" in text
     assert "--- output 1: stdout ---\n[… 4,096 characters of base64 not shown]\n--- output 2: stderr" in text
     assert "key:\n[… 4,096 characters of base64 not shown]\ndone" in text
-    # The source keeps its lines one for one: line 3 of the cell's rendering is line 2 of its source.
+    # The source keeps its lines one for one: line 3 of the cell's rendering is line
+    # 2 of its source.
     assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
 
 
 def test_a_long_line_that_is_not_base64_is_scanned_in_linear_time():
-    # After a wrapped base64 block, a 64 KB hex dump line cut with " (truncated)" is neither a wrapped line nor
-    # the block's last line. A pattern that backtracks over it quadratically takes minutes here (in C, where no
-    # deadline stops it); a linear one, milliseconds.
+    # After a wrapped base64 block, a 64 KB hex dump line cut with " (truncated)" is neither a
+    # wrapped line nor the block's last line. A pattern that backtracks over it quadratically takes
+    # minutes here (in C, where no deadline stops it); a linear one, milliseconds.
     from agentread.readers.notebook.clean import hide_base64
 
     block = base64.encodebytes(bytes(range(256)) * 3).decode()
@@ -562,7 +564,8 @@ def test_nbformat_3_is_upgraded_by_nbformat():
     text = first.text()
     assert "nbformat 3.0" in text and "Warning" not in text
     assert re.search(r"### Cell 1 \[id=~[0-9a-f]{8}\] markdown\n## Results\n", text)
-    # nbformat's upgrade keeps no cell language (version 3 named it per cell, version 4 in the kernelspec).
+    # nbformat's upgrade keeps no cell language (version 3 named it per cell, version 4 in the
+    # kernelspec).
     assert "code (unknown) exec=4\nx = 1\nx\n--- output 1: result ---\n1\n--- output 2: stderr ---\ncareful" in text
     assert text == again.text()  # the ids nbformat's upgrade draws at random are not the ones shown
 
@@ -574,7 +577,8 @@ def test_nbformat_2_written_by_nbformat_reads_with_its_image():
     cells = [v2.new_text_cell("markdown", source="# Old times"),
              v2.new_code_cell(input="plot()", prompt_number=3, outputs=[
                  v2.new_output("pyout", output_text="<Figure>", output_png=png.encode(), prompt_number=3)])]
-    data = v2.writes_json(v2.new_notebook(metadata=v2.new_metadata(name="old"), worksheets=[v2.new_worksheet(cells=cells)])).encode()
+    data = v2.writes_json(v2.new_notebook(metadata=v2.new_metadata(name="old"),
+                                          worksheets=[v2.new_worksheet(cells=cells)])).encode()
     assert json.loads(data)["nbformat"] == 2
     out = read(data)
     assert "nbformat 2.?" in out.text() and "# Old times" in out.text()  # version 2 had no minor
@@ -643,7 +647,8 @@ def test_schema_problems_name_the_cell_and_the_field_and_the_cells_are_still_sho
     text = out.text()
     assert [int(i) for i, _ in HEADER.findall(text)] == list(range(1, 8))
     assert "--- output 1: stdout ---\nfine\nlost type\n" not in text  # an output without a type is not a stream
-    assert "fine\n--- output 2: unknown (unknown output type) ---" in text and "\n### Cell 3 [id=c3] mystery\nc\n" in text
+    assert "fine\n--- output 2: unknown (unknown output type) ---" in text
+    assert "\n### Cell 3 [id=c3] mystery\nc\n" in text
     later = _problems(read(json.dumps(doc).encode(), cells="5-7"))
     assert later == ["duplicate cell id(s) c1: addressing one selects every cell that has it",
                      "the notebook: metadata.kernelspec should be an object, not a string",
@@ -683,8 +688,9 @@ def test_schema_words_are_cleaned_and_short():
     assert "cell 1 (id=c1): cell_type should be a string, not an object." in _warning(read(json.dumps(doc).encode()))
 
 
-# Reads that grow with the notebook's size end far within this on any machine, busy or not; Python work that grows
-# with the square of its cells would run far past it. The check tells the two apart and no more.
+# Reads that grow with the notebook's size end far within this on any machine, busy or not; Python
+# work that grows with the square of its cells would run far past it. The check tells the two apart
+# and no more.
 LINEAR_OR_NOT = 120.0
 
 
@@ -708,7 +714,8 @@ def test_an_integer_of_thousands_of_digits_is_not_a_notebook_error(tmp_path):
     assert err.value.code == "not_a_notebook"
 
 
-# Past orjson's writer (255 levels); past json's too (Python's recursion limit), within the parser's 1,024.
+# Past orjson's writer (255 levels); past json's too (Python's recursion limit), within the
+# parser's 1,024.
 @pytest.mark.parametrize("depth", [300, 1010])
 def test_a_deeply_nested_json_output_is_shown_or_named_never_a_crash(depth: int):
     nested = b'{"k":' * depth + b'"core"' + b"}" * depth  # written by hand: json.dumps recurses as deep

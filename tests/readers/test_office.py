@@ -1,5 +1,6 @@
-"""Office documents through the engine: real files (tests/data/office, see SOURCES.md) and files generated here
-for the edge cases (merged cells, a 100,000-row sheet, notes, tables and images, legacy and encrypted files)."""
+"""Office documents through the engine: real files (tests/data/office, see SOURCES.md) and files
+generated here for the edge cases (merged cells, a 100,000-row sheet, notes, tables and images,
+legacy and encrypted files)."""
 
 from __future__ import annotations
 
@@ -295,7 +296,8 @@ def test_legacy_xls_is_refused_with_what_reads_it(real: Path):
 
 def _ole2(stream: str) -> bytes:
     """A minimal compound file head: the magic, then a directory sector naming `stream`."""
-    entry = (stream + "\0").encode("utf-16-le").ljust(64, b"\0") + len((stream + "\0").encode("utf-16-le")).to_bytes(2, "little")
+    name = (stream + "\0").encode("utf-16-le")
+    entry = name.ljust(64, b"\0") + len(name).to_bytes(2, "little")
     return OLE2_MAGIC + b"\0" * (512 - len(OLE2_MAGIC)) + b"\0" * 128 + entry.ljust(128, b"\0")
 
 
@@ -322,7 +324,8 @@ def test_damaged_office_file(tmp_path: Path, real: Path):
 
 @pytest.mark.parametrize("name, pages", [("pptx-test-slides.pptx", "2-"), ("deaths.xlsx", "3-")])
 def test_an_open_range_past_the_last_slide_or_sheet_is_out_of_range(real: Path, name: str, pages: str):
-    # Not a malformed range: the model asked for slides (sheets) from one past the last, which it could not know.
+    # Not a malformed range: the model asked for slides (sheets) from one past the last, which it
+    # could not know.
     assert read(real, path=name, pages=pages).error.code == "page_out_of_range"
 
 
@@ -337,8 +340,9 @@ def test_a_member_compressed_by_an_unknown_method_is_a_damaged_file(tmp_path: Pa
 
 
 def test_a_bloated_workbook_part_is_parsed_without_openpyxls_workbook_model(tmp_path: Path, monkeypatch):
-    # openpyxl models the workbook part whole as it loads; one repeated 20,000 times (41 KB zipped) cost seconds
-    # a load. The reader takes the sheet list from the part itself (office/sheetxml.py) and never loads it so.
+    # openpyxl models the workbook part whole as it loads; one repeated 20,000 times (41 KB zipped)
+    # cost seconds a load. The reader takes the sheet list from the part itself (office/sheetxml.py)
+    # and never loads it so.
     from openpyxl.reader.excel import ExcelReader
 
     with zipfile.ZipFile(DATA / "deaths.xlsx") as archive:

@@ -1,5 +1,5 @@
-"""PDF page ranges, the per-call page cap and `next`, the document cache, and page-tree walking, on PDFs the
-tests write byte by byte (so every page's text is known)."""
+"""PDF page ranges, the per-call page cap and `next`, the document cache, and page-tree walking, on
+PDFs the tests write byte by byte (so every page's text is known)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentread.readers import pdf
 from agentread.engine import Engine
 from agentread.limits import MAX_OUTPUT_BYTES, MAX_PDF_PAGES
+from agentread.readers import pdf
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError
 from agentread.workspace import Workspace, path_version
@@ -51,7 +51,8 @@ def shows(result, pages) -> None:
         assert blocks[number].splitlines()[0] == f"marker page {number}"
 
 
-# --- ranges -----------------------------------------------------------------------------------------------
+# --- ranges
+# -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("spec,want", [("3", (3, 3)), ("2-3", (2, 3)), ("3-", (3, 45)), (" 10 - 12 ", (10, 12)),
                                        ("40-999", (40, 45)), ("45", (45, 45)), (None, (1, MAX_PDF_PAGES))])
@@ -95,7 +96,8 @@ def test_bad_range_is_a_jsonrpc_error_through_the_server(ws: Path, server):  # w
     assert ok["kind"] == "pdf" and ok["totalPages"] == PAGES
 
 
-# --- at most 20 pages a call ------------------------------------------------------------------------------
+# --- at most 20 pages a call
+# ------------------------------------------------------------------------------
 
 def test_first_read_shows_twenty_pages_and_says_how_to_continue(engine: Engine):
     first = read(engine, path="doc.pdf")
@@ -130,7 +132,8 @@ def test_following_next_from_the_first_read_visits_every_page_once(engine: Engin
     assert seen == list(range(1, PAGES + 1))
 
 
-# --- page contents ----------------------------------------------------------------------------------------
+# --- page contents
+# ----------------------------------------------------------------------------------------
 
 def test_page_without_text_says_so(tmp_path: Path):
     (tmp_path / "blank.pdf").write_bytes(build_pdf(["first words", None, "third words"]))
@@ -172,7 +175,8 @@ def test_garbage_after_a_pdf_header_is_a_damaged_pdf(tmp_path: Path):
     assert result.is_error and result.error.code == "damaged_pdf" and result.text().startswith("Error:")
 
 
-# --- the document cache -----------------------------------------------------------------------------------
+# --- the document cache
+# -----------------------------------------------------------------------------------
 
 def _keys_for(path: Path) -> list[tuple]:
     real = os.path.realpath(path)
@@ -180,8 +184,8 @@ def _keys_for(path: Path) -> list[tuple]:
 
 
 def test_cache_is_keyed_by_path_and_file_version(ws: Path, engine: Engine):
-    """One parse serves every page; a file touched since is parsed anew, and the parse of it as it was, which
-    can never be asked for again, is dropped."""
+    """One parse serves every page; a file touched since is parsed anew, and the parse of it as it
+    was, which can never be asked for again, is dropped."""
     path = ws / "doc.pdf"
     read(engine, path="doc.pdf", pages="1")
     before = _keys_for(path)
@@ -196,7 +200,8 @@ def test_cache_is_keyed_by_path_and_file_version(ws: Path, engine: Engine):
 
 
 def test_documents_of_deleted_files_are_dropped_and_closed_at_the_next_open(ws: Path, engine: Engine):
-    """A document read from its file holds it open: a deleted PDF's space is freed once another PDF is opened."""
+    """A document read from its file holds it open: a deleted PDF's space is freed once another
+    PDF is opened."""
     (ws / "gone.pdf").write_bytes(build_pdf(["soon deleted"]))
     read(engine, path="gone.pdf")
     (key,) = _keys_for(ws / "gone.pdf")
@@ -262,8 +267,8 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
 
 
 def _with_form(page_ops: bytes, form_ops: bytes, depth: int = 1) -> bytes:
-    """A one-page PDF drawing `page_ops`, in which `/Fm1 Do` draws a form XObject of `form_ops`; with `depth`,
-    that form is the innermost of so many, each drawing the next."""
+    """A one-page PDF drawing `page_ops`, in which `/Fm1 Do` draws a form XObject of `form_ops`;
+    with `depth`, that form is the innermost of so many, each drawing the next."""
     def stream(ops: bytes, extra: bytes = b"") -> bytes:
         return b"<< /Length %d%s >>\nstream\n" % (len(ops), extra) + ops + b"\nendstream"
 
@@ -281,11 +286,13 @@ def _with_form(page_ops: bytes, form_ops: bytes, depth: int = 1) -> bytes:
     return pdf_of(objects)
 
 
-# Where the page's words are: on the page; all in one form; the first 100 on the page, the rest but the last in a
-# form, the last after it on the page; all in the innermost of 12 nested forms. A form counts as an object too.
+# Where the page's words are: on the page; all in one form; the first 100 on the page, the rest but
+# the last in a form, the last after it on the page; all in the innermost of 12 nested forms. A form
+# counts as an object too.
 @pytest.mark.parametrize("layout", ["page", "form", "split", "nested"])
 def test_a_page_of_too_many_objects_shows_the_first_and_says_so(tmp_path: Path, layout: str):
-    # One text object per word, 50 words a row in 1-point type: MAX_TEXT_OBJECTS + 50 words on one page.
+    # One text object per word, 50 words a row in 1-point type: MAX_TEXT_OBJECTS + 50 words
+    # on one page.
     count = pdf.MAX_TEXT_OBJECTS + 50
     words = [f"BT /F1 1 Tf {12 * (n % 50)} {785 - 1.9 * (n // 50):.1f} Td (w{n}) Tj ET".encode() for n in range(count)]
     if layout == "page":
@@ -318,8 +325,9 @@ def test_a_page_that_cannot_be_drawn_keeps_its_note_and_says_so(tmp_path: Path):
 
 
 def test_a_page_tree_pypdf_trips_over_is_a_damaged_pdf(tmp_path: Path, monkeypatch):
-    # Seen in fuzzing: a file PDFium refuses, whose page tree leads pypdf into an object stream that is not one,
-    # which pypdf checks with an assertion. Both failures are injected here into the real reader.
+    # Seen in fuzzing: a file PDFium refuses, whose page tree leads pypdf into an object stream that
+    # is not one, which pypdf checks with an assertion. Both failures are injected here into the
+    # real reader.
     def refuse(data):
         raise RuntimeError("PDFium refuses it")
 
@@ -337,7 +345,8 @@ def test_shown_pages_and_lines(engine: Engine, ws: Path):
     first = read(engine, path="doc.pdf")
     assert first.shown == {"pages": list(range(1, MAX_PDF_PAGES + 1))}
     assert read(engine, path="doc.pdf", pages="7-9").shown == {"pages": [7, 8, 9]}
-    # By lines: each page is "--- Page N ---" and one line of text, pages apart by a blank line (3 lines each).
+    # By lines: each page is "--- Page N ---" and one line of text, pages apart by a blank line (3
+    # lines each).
     window = read(engine, path="doc.pdf", pages="3-8", offset=5, limit=4)
     assert window.shown == {"pages": [4, 5], "lines": [5, 8]}
     assert re.findall(r"--- Page (\d+) ---", window.text()) == ["5"]

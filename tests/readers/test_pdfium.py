@@ -1,22 +1,23 @@
-"""agentread.readers.pdf.pdfium, the engine's PDFium calls through pypdfium2, against pypdfium2's own text extraction: the
-text of every page of the corpus's PDFs, which documents open and why not, closing from the garbage collector,
-and every pypdfium2 helper closed under the lock. (Rendering is held to pypdfium2's in test_pdfpages.)"""
+"""agentread.readers.pdf.pdfium, the engine's PDFium calls through pypdfium2, against pypdfium2's
+own text extraction: the text of every page of the corpus's PDFs, which documents open and why not,
+closing from the garbage collector, and every pypdfium2 helper closed under the lock. (Rendering is
+held to pypdfium2's in test_pdfpages.)"""
 
 from __future__ import annotations
 
 import gc
-import os
 import threading
 
 import pytest
 
 from agentread.readers.pdf import pdfium
 
-# Pages compared per document: the corpus's PDFs are short, and a few pages cover each one's fonts and layout.
+# Pages compared per document: the corpus's PDFs are short, and a few pages cover each one's
+# fonts and layout.
 PAGES_COMPARED = 20
 
-# How long closing a document may take before it counts as a deadlock: only a thread that waits forever takes this
-# long.
+# How long closing a document may take before it counts as a deadlock: only a thread that waits
+# forever takes this long.
 DEADLOCKED_AFTER = 60
 
 
@@ -50,8 +51,9 @@ def test_each_corpus_page_reads_as_pypdfium2_reads_it(corpus):
 
 
 def test_a_file_cut_short_under_an_open_document_fails_its_pages_not_the_process(tmp_path):
-    """PDFium reads a file as its pages need it: one truncated meanwhile (a build rewriting its PDF) makes those
-    reads fail, and PDFium's pages with them (the block reads themselves: the test of whole blocks below)."""
+    """PDFium reads a file as its pages need it: one truncated meanwhile (a build rewriting its PDF)
+    makes those reads fail, and PDFium's pages with them (the block reads themselves: the test of
+    whole blocks below)."""
     from builders import build_pdf
 
     path = tmp_path / "cut.pdf"
@@ -78,7 +80,8 @@ def test_what_is_not_a_pdf_is_refused_with_the_reason():
 
 
 def test_a_document_dropped_by_a_thread_holding_the_lock_closes_without_deadlock(corpus):
-    """The garbage collector may close a document in a thread in the middle of its own PDFium calls."""
+    """The garbage collector may close a document in a thread in the middle of its own
+    PDFium calls."""
     data = (corpus / "pdf" / "pdflatex-4-pages.pdf").read_bytes()
 
     closed = []
@@ -110,7 +113,8 @@ def test_a_closed_document_refuses_its_pages(corpus):
 
 
 def test_without_the_library_a_pdf_is_read_by_pypdf(corpus, monkeypatch):
-    """No PDFium to load (pypdfium2 missing, or its library failing to load): PDFs are still read."""
+    """No PDFium to load (pypdfium2 missing, or its library failing to load): PDFs
+    are still read."""
     import sys
 
     from agentread.engine import Engine
@@ -149,9 +153,10 @@ def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_
 
 
 def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_path, monkeypatch):
-    """Without pread (Windows), a document read from its file would hold it open, and there undeletable."""
-    from agentread.readers import pdf
+    """Without pread (Windows), a document read from its file would hold it open, and there
+    undeletable."""
     from agentread.engine import Engine
+    from agentread.readers import pdf
     from agentread.request import parse_request
     from agentread.workspace import Workspace
 
@@ -166,6 +171,7 @@ def test_where_files_cannot_be_read_from_a_pdf_is_read_from_memory(corpus, tmp_p
 
 def test_an_encrypted_pdf_is_refused_saying_it_needs_a_password(tmp_path):
     from pypdf import PdfReader, PdfWriter
+
     from builders import build_pdf
 
     (tmp_path / "plain.pdf").write_bytes(build_pdf(["secret words"]))
@@ -177,13 +183,14 @@ def test_an_encrypted_pdf_is_refused_saying_it_needs_a_password(tmp_path):
         pdfium.Document((tmp_path / "locked.pdf").read_bytes())
 
 
-# What pypdfium2's helpers call to close what they hold: each must run under LOCK, whoever closes it.
+# What pypdfium2's helpers call to close what they hold: each must run under LOCK,
+# whoever closes it.
 CLOSERS = ("FPDF_CloseDocument", "FPDF_ClosePage", "FPDFText_ClosePage", "FPDFBitmap_Destroy")
 
 
 def test_every_pypdfium2_helper_is_closed_under_the_lock(corpus, monkeypatch):
-    """Closed by the reader, by its document, or by the garbage collector dropping the reader's wrapper: never by
-    pypdfium2's own finalizers alone, which take no lock."""
+    """Closed by the reader, by its document, or by the garbage collector dropping the reader's
+    wrapper: never by pypdfium2's own finalizers alone, which take no lock."""
     with pdfium.LOCK:
         raw = pdfium.library().raw
     closed = []
@@ -213,7 +220,8 @@ def test_every_pypdfium2_helper_is_closed_under_the_lock(corpus, monkeypatch):
     gc.collect()
     del document
     gc.collect()
-    # pypdfium2 before 5.0 never destroys a bitmap drawn into a buffer of its own (only its pixels are freed).
+    # pypdfium2 before 5.0 never destroys a bitmap drawn into a buffer of its own (only its
+    # pixels are freed).
     assert {name for name, _ in closed} >= set(CLOSERS) - {"FPDFBitmap_Destroy"}
     assert all(held for _, held in closed), closed
     assert [name for name, _ in closed].count("FPDF_CloseDocument") == 2
@@ -235,7 +243,8 @@ def _held_by_another_thread() -> bool:
 
 
 def test_no_pdfium_function_is_declared_by_hand():
-    """PDFium's signatures are pypdfium2's, generated from PDFium's headers: a wrong one is a memory bug."""
+    """PDFium's signatures are pypdfium2's, generated from PDFium's headers: a wrong one is
+    a memory bug."""
     import re
     from pathlib import Path
 
@@ -249,7 +258,8 @@ def test_no_pdfium_function_is_declared_by_hand():
 
 
 def test_the_object_walk_stops_at_a_cancelled_read(corpus):
-    """A hostile page can hold millions of objects: the walk over them looks for a cancelled read as it goes."""
+    """A hostile page can hold millions of objects: the walk over them looks for a cancelled
+    read as it goes."""
     from agentread.cancel import Cancelled, run_cancellable
 
     stop = threading.Event()
@@ -264,8 +274,9 @@ def test_the_object_walk_stops_at_a_cancelled_read(corpus):
 
 
 def test_a_page_that_starts_and_ends_with_thousands_of_characters_left_out_of_its_text_reads():
-    """NUL character codes of a font without a Unicode map are in PDFium's character list but not its text: the
-    reader skips them in a loop (pypdfium2's get_text_range() recurses once a character, past Python's stack)."""
+    """NUL character codes of a font without a Unicode map are in PDFium's character list but not
+    its text: the reader skips them in a loop (pypdfium2's get_text_range() recurses once a
+    character, past Python's stack)."""
     from builders import pdf_of
 
     left_out = b"\\000" * 3000
@@ -286,8 +297,9 @@ def test_a_page_that_starts_and_ends_with_thousands_of_characters_left_out_of_it
 
 
 def test_documents_left_open_are_closed_quietly_at_exit(corpus):
-    """pypdfium2 closes what is still open at exit, on stderr, and then tears PDFium down: the reader closes its
-    documents first, under the lock (a process's document cache holds them open to the end)."""
+    """pypdfium2 closes what is still open at exit, on stderr, and then tears PDFium down: the
+    reader closes its documents first, under the lock (a process's document cache holds them open
+    to the end)."""
     import subprocess
     import sys
 

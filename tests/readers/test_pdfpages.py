@@ -1,5 +1,5 @@
-"""Scanned and image-only PDF pages rendered as images (pdfpages.py), on the corpus's image-only PDFs and on a
-generated scan with words for Tesseract to read."""
+"""Scanned and image-only PDF pages rendered as images (pdfpages.py), on the corpus's image-only
+PDFs and on a generated scan with words for Tesseract to read."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from math import ceil
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from agentread.readers.pdf import pages as pdfpages
 from agentread.readers.pdf import MAX_FORM_DEPTH
+from agentread.readers.pdf import pages as pdfpages
 from agentread.readers.pdf.pages import ocr_text, render_page, scanned_page
 from agentread.result import ImagePart, ReadError, TextPart
 
@@ -30,7 +30,8 @@ def test_corpus_image_only_pages_come_back_as_images(corpus, name: str, pages: i
         part = render_page(data, number)
         assert (part.width, part.height) == size
         picture = Image.open(io.BytesIO(base64.b64decode(part.data)))
-        assert picture.size == size and picture.convert("L").getextrema()[0] < picture.convert("L").getextrema()[1]  # not blank
+        # Not blank: its darkest pixel is darker than its lightest.
+        assert picture.size == size and picture.convert("L").getextrema()[0] < picture.convert("L").getextrema()[1]
 
 
 def test_a_photo_page_is_sent_as_jpeg_within_the_size_limit(corpus):
@@ -66,8 +67,9 @@ def _scan_pdf(words: str) -> bytes:
     return out.getvalue()
 
 
-# How long Tesseract may take on the page here before it counts as stuck, in place of the reader's limit for a call
-# a model waits on (OCR_TIMEOUT_SECONDS): the test is about the OCR text added, which must not depend on speed.
+# How long Tesseract may take on the page here before it counts as stuck, in place of the reader's
+# limit for a call a model waits on (OCR_TIMEOUT_SECONDS): the test is about the OCR text added,
+# which must not depend on speed.
 OCR_STUCK_AFTER = 120
 
 
@@ -90,7 +92,8 @@ def test_ocr_is_none_without_tesseract(monkeypatch):
 @pytest.mark.parametrize("name, rendered", [
     ("cmyk-image.pdf", [1]),
     ("imagemagick-CCITTFaxDecode.pdf", [1]),
-    # Six 16 px pictures, five of them under the word "Background": at most five pages are rendered a call.
+    # Six 16 px pictures, five of them under the word "Background": at most five pages are
+    # rendered a call.
     ("imagemagick-images.pdf", [1, 2, 3, 4, 5]),
 ])
 def test_picture_pages_come_back_as_page_images_through_the_reader(corpus, name, rendered):
@@ -119,9 +122,9 @@ def test_picture_pages_come_back_as_page_images_through_the_reader(corpus, name,
 
 
 def _stamped_scan_pdf(stamp: str, forms: int = 0, origin: int = 0, rotate: int = 0) -> bytes:
-    """A page that is one grey picture with a line of text over it, as scanning apps stamp their pages; with
-    `forms`, the picture is drawn by the innermost of so many nested form XObjects. The page's box starts at
-    (`origin`, `origin`), and it is shown turned by `rotate` degrees."""
+    """A page that is one grey picture with a line of text over it, as scanning apps stamp their
+    pages; with `forms`, the picture is drawn by the innermost of so many nested form XObjects. The
+    page's box starts at (`origin`, `origin`), and it is shown turned by `rotate` degrees."""
     width, height = 60, 80
     pixels = zlib.compress(bytes(range(256)) * (width * height * 3 // 256) + bytes(width * height * 3 % 256))
     picture = b"/Scan 4 0 R" if not forms else b"/Form 7 0 R"
@@ -153,8 +156,9 @@ def _stamped_scan_pdf(stamp: str, forms: int = 0, origin: int = 0, rotate: int =
     return bytes(out)
 
 
-# The picture on the page, or inside nested forms as deep as the reader looks (MAX_FORM_DEPTH levels, the page's
-# own counted), or one form deeper, where it is not looked for and the page is its text alone.
+# The picture on the page, or inside nested forms as deep as the reader looks (MAX_FORM_DEPTH
+# levels, the page's own counted), or one form deeper, where it is not looked for and the page is
+# its text alone.
 @pytest.mark.parametrize("forms", [0, 1, MAX_FORM_DEPTH - 1, MAX_FORM_DEPTH])
 def test_a_scan_with_a_stamp_keeps_its_words_and_comes_back_as_an_image(tmp_path, forms):
     from agentread.engine import Engine
@@ -194,7 +198,8 @@ def test_a_page_of_ocr_text_over_its_scan_is_text_only(corpus):
     result = Engine(Workspace([str(corpus)])).read(parse_request({"path": "pdf/Seige_of_Vicksburg_Sample_OCR.pdf",
                                                                   "pages": "1"}))
     assert not any(isinstance(p, ImagePart) for p in result.content)
-    # PDFium's mark for a word hyphenated across a line break (U+FFFE) is dropped: the word reads whole.
+    # PDFium's mark for a word hyphenated across a line break (U+FFFE) is dropped: the word
+    # reads whole.
     assert "conspicuous and dangerous for use" in result.text() and "\ufffe" not in result.text()
 
 
@@ -202,4 +207,5 @@ def test_pages_past_the_calls_ocr_budget_say_how_to_get_their_ocr(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/tesseract")  # as if installed
     parts = scanned_page(3, render_page(_scan_pdf("LATE PAGE"), 1), ocr_seconds=0.2)
     assert isinstance(parts[1], ImagePart) and len(parts) == 3
-    assert parts[2].text == '[No OCR text for page 3: this call\'s OCR time is spent. Call again with pages="3" for it.]'
+    assert parts[2].text == ('[No OCR text for page 3: this call\'s OCR time is spent. '
+                             'Call again with pages="3" for it.]')

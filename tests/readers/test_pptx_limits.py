@@ -1,5 +1,5 @@
-"""A slide drawn with thousands of shapes (grouped or not) is read up to a cap, and says so; a table of tens of
-thousands of rows is read whole, its cells as python-pptx gives them."""
+"""A slide drawn with thousands of shapes (grouped or not) is read up to a cap, and says so; a table
+of tens of thousands of rows is read whole, its cells as python-pptx gives them."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ SHAPES = MAX_SHAPES_PER_SLIDE + 10
 
 
 def deck(path: Path, grouped: bool) -> None:
-    """One slide of SHAPES text boxes "part N", stacked top to bottom, in one group or not. The boxes are copies
-    of one made by python-pptx (adding thousands one by one costs it minutes)."""
+    """One slide of SHAPES text boxes "part N", stacked top to bottom, in one group or not. The
+    boxes are copies of one made by python-pptx (adding thousands one by one costs it minutes)."""
     from lxml.etree import SubElement
     from pptx import Presentation
     from pptx.oxml.ns import qn
@@ -61,8 +61,9 @@ def test_shapes_inside_a_group_count_against_the_cap(tmp_path: Path):
 
 
 def table_deck(path: Path, rows: int) -> None:
-    """One slide with a 2-column table of `rows` rows "r N" | "c N", the first cell holding two paragraphs and a
-    line break. Rows are copies of one made by python-pptx (adding them one by one is quadratic there)."""
+    """One slide with a 2-column table of `rows` rows "r N" | "c N", the first cell holding two
+    paragraphs and a line break. Rows are copies of one made by python-pptx (adding them one by one
+    is quadratic there)."""
     from pptx import Presentation
     from pptx.oxml.ns import qn
     from pptx.util import Inches

@@ -1,4 +1,5 @@
-"""SVG outputs the rasteriser must not draw (it recurses on them for seconds) are told apart from plots."""
+"""SVG outputs the rasteriser must not draw (it recurses on them for seconds) are told
+apart from plots."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def test_depth_and_size_limits_are_exact():
 
 
 def test_references_that_expand_past_the_budget_are_refused_as_such():
-    # Each group draws the one below it ten times: a million elements drawn from a document of under 100.
+    # Each group draws the one below it ten times: a million elements drawn from a document
+    # of under 100.
     groups = '<g id="g0"><rect width="1" height="1"/></g>'
     for i in range(1, MAX_USE_CHAIN):
         groups += f'<g id="g{i}">' + f'<use href="#g{i - 1}"/>' * 10 + "</g>"

@@ -1,8 +1,9 @@
-"""Text reading on generated files: line numbers as the editor counts them, windows that continue exactly,
-the output budget, long lines, encodings, and memory that stays bounded however big the file is.
+"""Text reading on generated files: line numbers as the editor counts them, windows that
+continue exactly, the output budget, long lines, encodings, and memory that stays bounded
+however big the file is.
 
-The reference for line numbering is VS Code's model: CRLF, CR and LF end a line; a final terminator does
-not start another; form feed, U+2028 and NEL are ordinary characters.
+The reference for line numbering is VS Code's model: CRLF, CR and LF end a line; a final terminator
+does not start another; form feed, U+2028 and NEL are ordinary characters.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from rpc import text_of
-
 from agentread.engine import Engine
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import parse_request
 from agentread.workspace import Workspace
+from rpc import text_of
 
 _NUMBERED = re.compile(r"^ *(-?\d+)\t(.*)$", re.S)
 
@@ -72,7 +72,8 @@ def follow(engine: Engine, path: str, **params) -> tuple[list[tuple[int, str]], 
     pytest.fail("following next never ended")
 
 
-# --- line numbering ---------------------------------------------------------------------------------------
+# --- line numbering
+# ---------------------------------------------------------------------------------------
 
 SAMPLES = {
     "lf": "one\ntwo\nthree\n",
@@ -141,7 +142,8 @@ def test_crlf_split_across_read_chunks_counts_once(ws: Path, engine: Engine):
         assert first[0][1][:MAX_LINE_CHARS] == want[offset - 1][:MAX_LINE_CHARS]
 
 
-# --- windows and continuation -----------------------------------------------------------------------------
+# --- windows and continuation
+# -----------------------------------------------------------------------------
 
 @pytest.fixture
 def ten_k(ws: Path) -> list[str]:
@@ -220,7 +222,8 @@ def test_a_block_of_numbered_lines_is_each_line_numbered():
         assert numbered_lines(first, lines) == "\n".join(numbered(first + i, line) for i, line in enumerate(lines))
 
 
-# --- long lines -------------------------------------------------------------------------------------------
+# --- long lines
+# -------------------------------------------------------------------------------------------
 
 def test_long_line_is_cut_with_a_marker(ws: Path, engine: Engine):
     long = "".join(chr(ord("a") + i % 26) for i in range(5000))
@@ -258,7 +261,8 @@ def test_fifty_megabyte_single_line_is_read_without_holding_it(ws: Path, engine:
     assert read(engine, path="one.txt", offset=2).text().endswith("second line")
 
 
-# --- ends and edges ---------------------------------------------------------------------------------------
+# --- ends and edges
+# ---------------------------------------------------------------------------------------
 
 def test_offset_past_end_states_the_total(ws: Path, engine: Engine):
     (ws / "ten.txt").write_text("".join(f"{i}\n" for i in range(10)))
@@ -336,7 +340,8 @@ def test_crlf_numbering_through_the_server(tmp_path: Path, server):
     assert [(int(n), line) for n, line in rows] == list(enumerate(vscode_lines(text), start=1))
 
 
-# --- reading from the end ---------------------------------------------------------------------------------
+# --- reading from the end
+# ---------------------------------------------------------------------------------
 
 def test_negative_offset_counts_back_from_the_end(engine: Engine, ten_k: list[str]):
     last = read(engine, path="10k.txt", offset=-5)
@@ -350,8 +355,8 @@ def test_negative_offset_counts_back_from_the_end(engine: Engine, ten_k: list[st
 
 @pytest.fixture
 def uncounted(monkeypatch):
-    """Every file treated as too large to count on a first read; tiny scan chunks, so that line ends straddle
-    their boundaries everywhere."""
+    """Every file treated as too large to count on a first read; tiny scan chunks, so that line ends
+    straddle their boundaries everywhere."""
     from agentread.readers import text
 
     monkeypatch.setattr(text, "COUNT_REST_BYTES", 0)
@@ -368,7 +373,8 @@ def test_the_end_of_a_file_too_large_to_count_is_numbered_from_the_end(ws: Path,
         result = read(engine, path="f.txt", offset=-back, limit=1)
         assert shown(result) == [(-back, want[-back])], back
         assert result.total_lines is None and "numbered from the end" in result.text()
-    # Reaching back to the first line counts them all: then the editor's numbers, and from then on too.
+    # Reaching back to the first line counts them all: then the editor's numbers, and from
+    # then on too.
     result = read(engine, path="f.txt", offset=-len(want) - 1)
     assert shown(result) == list(enumerate(want, start=1)) and result.total_lines == len(want)
     assert read(engine, path="f.txt", offset=-1).start_line == len(want)
@@ -418,7 +424,8 @@ def _bytes_read() -> int:
     return int(fields["rchar"])
 
 
-# --- big files: streaming and the line index --------------------------------------------------------------
+# --- big files: streaming and the line index
+# --------------------------------------------------------------
 
 def test_three_hundred_megabyte_file_first_window_is_bounded(tmp_path: Path):
     path = tmp_path / "big.log"
@@ -523,7 +530,8 @@ def test_shown_names_the_csv_header_row_put_before_a_window(ws: Path, engine: En
 
 @pytest.mark.parametrize("name", ["long.txt", "wide.txt", "doc.pdf", "report.docx", "deck.pptx", "sheet.xlsx"])
 def test_truncated_always_comes_with_next_and_following_it_ends(ws: Path, engine: Engine, name: str):
-    """Across the readers: a reply cut short names the call that continues it, and that call moves on."""
+    """Across the readers: a reply cut short names the call that continues it, and that
+    call moves on."""
     import docx
     import openpyxl
     from pptx import Presentation

@@ -1,6 +1,7 @@
-"""XLSX reads from a deep row start the parse at that row's bytes (office/sheetxml.py): the rows, their numbers,
-shared formulas defined above the window and sheets without a declared extent must read exactly as a parse from
-the top would show them. The sheets are written here as XML, the forms Excel and other writers produce."""
+"""XLSX reads from a deep row start the parse at that row's bytes (office/sheetxml.py): the rows,
+their numbers, shared formulas defined above the window and sheets without a declared extent must
+read exactly as a parse from the top would show them. The sheets are written here as XML, the forms
+Excel and other writers produce."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""A bounded run of bench/load.py in CI: 1,000 mixed reads with 16 in flight over stdio to a real server, one in
-every 100 of a hostile file (a fuzz-found PDF page and PPTX, a PNG that crashes its worker), then cancellation of
-reads that never end and a reader failing unexpectedly (see the script's docstring). The script's timings are
-figures for bench/README.md; nothing here checks one."""
+"""A bounded run of bench/load.py in CI: 1,000 mixed reads with 16 in flight over stdio to a
+real server, one in every 100 of a hostile file (a fuzz-found PDF page and PPTX, a PNG that
+crashes its worker), then cancellation of reads that never end and a reader failing
+unexpectedly (see the script's docstring). The script's timings are figures for
+bench/README.md; nothing here checks one."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def test_memory_stays_flat_after_warm_up(figures):
 
 
 def test_cancelled_reads_answer_and_free_their_threads(figures):
-    """Every read thread held a read that never ends; reads needing a thread answered only because the cancels
-    freed them (the deadline is longer than the wait), and each cancelled read let go of its file."""
+    """Every read thread held a read that never ends; reads needing a thread answered only because
+    the cancels freed them (the deadline is longer than the wait), and each cancelled read let go
+    of its file."""
     cancel = figures["cancel"]
     assert cancel["slow_reads_under_way"], cancel
     assert cancel["cancel_codes"] == [-32800] * cancel["slow_reads_cancelled"]

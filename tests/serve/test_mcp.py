@@ -1,5 +1,6 @@
-"""The MCP server through real clients: the SDK's stdio client starting `python -m agentread mcp`, and the MCP
-Inspector's CLI. Every call crosses the process boundary as a client in use would make it."""
+"""The MCP server through real clients: the SDK's stdio client starting
+`python -m agentread mcp`, and the MCP Inspector's CLI. Every call crosses the process boundary
+as a client in use would make it."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def ws(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 31)))
     (root / "doc.pdf").write_bytes(build_pdf(["first page", "second page", "third page"]))
-    (root / "plot.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64(), "text/plain": "<Figure>"}))))
+    plot = code("plot()", result({"image/png": png_b64(), "text/plain": "<Figure>"}))
+    (root / "plot.ipynb").write_bytes(notebook(plot))
     (root / "blob.bin").write_bytes(bytes(range(256)) * 20)
     (root / ".env").write_text("TOKEN=secret\n")
     (tmp_path / "outside.txt").write_text("not yours\n")
@@ -161,7 +163,8 @@ def test_roots_are_asked_again_when_the_client_says_they_changed(ws: Path, tmp_p
         before = await client.call_tool("read", {"path": "here.txt"})
         offered[:] = [second]
         await client.send_roots_list_changed()
-        # A notification has no answer to wait for: read until the new root shows (a hang if it never does).
+        # A notification has no answer to wait for: read until the new root shows (a hang if it
+        # never does).
         with anyio.fail_after(ANSWER_TIMEOUT):
             while "in second" not in texts(after := await client.call_tool("read", {"path": "here.txt"})):
                 await anyio.sleep(POLL_SECONDS)
@@ -231,8 +234,9 @@ def test_read_many_through_the_client(ws: Path):
 
 def test_a_pdf_read_past_its_deadline_is_answered_timeout_and_the_server_goes_on(ws: Path, tmp_path: Path,
                                                                                  monkeypatch):
-    """A PDF reader stuck where no checkpoint reaches (injected: rpc.STUCK_READER; as PDFium on a hostile page,
-    in C): the read runs in a worker process, killed at the deadline, and the next call is answered."""
+    """A PDF reader stuck where no checkpoint reaches (injected: rpc.STUCK_READER; as PDFium on a
+    hostile page, in C): the read runs in a worker process, killed at the deadline, and the next
+    call is answered."""
     (ws / STUCK_PDF).write_bytes(build_pdf(["never read"]))
     monkeypatch.setenv("AGENTREAD_READ_DEADLINE", str(STOPPED_AFTER))
     for name, value in injected(tmp_path / "inject", STUCK_READER).items():
@@ -248,8 +252,9 @@ def test_a_pdf_read_past_its_deadline_is_answered_timeout_and_the_server_goes_on
 
 
 def test_a_reader_that_crashes_costs_that_read_only(ws: Path, monkeypatch):
-    """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would (a test-only
-    variable): that call is an error, and the MCP server answers the calls after it, PDFs included."""
+    """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would
+    (a test-only variable): that call is an error, and the MCP server answers the calls after it,
+    PDFs included."""
     from agentread.serve.workers import CRASH_FOR_TESTS
 
     (ws / "crash.png").write_bytes(base64.b64decode(png_b64()))
@@ -278,14 +283,15 @@ def test_a_bad_deadline_keeps_the_default(ws: Path, monkeypatch, value: str):
 
 
 def test_read_many_is_not_remembered_for_the_unchanged_stub(ws: Path):
-    """read_many shows the start of each of three long files; a read of one of them then is not "unchanged":
-    the model was never shown the rest."""
+    """read_many shows the start of each of three long files; a read of one of them then is not
+    "unchanged": the model was never shown the rest."""
     for name in ("a.txt", "b.txt", "c.txt"):
         (ws / name).write_text("".join(f"{name} line {i}\n" for i in range(1, 1501)))
 
     async def calls(client):
         many = await client.call_tool("read_many", {"paths": ["a.txt", "b.txt", "c.txt"]})
-        return many, await client.call_tool("read", {"path": "a.txt"}), await client.call_tool("read", {"path": "a.txt"})
+        first = await client.call_tool("read", {"path": "a.txt"})
+        return many, first, await client.call_tool("read", {"path": "a.txt"})
 
     many, first, again = run({}, "--root", str(ws), "--unchanged-stub", calls=calls)
     assert "a.txt line 1\n" in texts(many) and "a.txt line 1500" not in texts(many)
@@ -327,7 +333,8 @@ def test_one_approval_covers_at_most_its_cap(ws: Path):
         return await client.call_tool("read_many", {"paths": names})
 
     body = texts(run({"elicitation_callback": elicit}, "--root", str(ws), calls=calls))
-    assert len(asked) == 1 and "2 more files" in asked[0] and all(str(ws / n) in asked[0] for n in names[:MAX_APPROVAL_PATHS])
+    assert len(asked) == 1 and "2 more files" in asked[0]
+    assert all(str(ws / n) in asked[0] for n in names[:MAX_APPROVAL_PATHS])
     assert f"{names[0]}=1" in body and f"{names[-1]}=1" not in body
 
 
@@ -350,4 +357,5 @@ def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
     called = subprocess.run(command + ["--method", "tools/call", "--tool-name", "read", "--tool-arg", "path=notes.txt",
                                        "--tool-arg", "offset=29"], capture_output=True, text=True, timeout=120)
     answer = json.loads(called.stdout)
-    assert answer["isError"] is False and answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
+    assert answer["isError"] is False
+    assert answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]

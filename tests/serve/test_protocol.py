@@ -1,5 +1,5 @@
-"""The real server process over stdio: handshake, reads, malformed requests, cancellation, concurrency,
-special files, live editor buffers, and logs that never touch the protocol channel."""
+"""The real server process over stdio: handshake, reads, malformed requests, cancellation,
+concurrency, special files, live editor buffers, and logs that never touch the protocol channel."""
 
 from __future__ import annotations
 
@@ -18,16 +18,32 @@ from pathlib import Path
 
 import pytest
 
-from rpc import (ANSWER_TIMEOUT, REPO, SERVER_ENV, STOPPED_AFTER, STUCK_PDF, STUCK_READER, ServerProcess, frame,
-                 holders, processes, read_message, text_of, wait_until, workers_reading, write_unending_line)
+from rpc import (
+    ANSWER_TIMEOUT,
+    REPO,
+    SERVER_ENV,
+    STOPPED_AFTER,
+    STUCK_PDF,
+    STUCK_READER,
+    ServerProcess,
+    frame,
+    holders,
+    processes,
+    read_message,
+    text_of,
+    wait_until,
+    workers_reading,
+    write_unending_line,
+)
 
-# Where every read thread is taken, a read waiting for one is not answered within this long: it would be at once
-# if it did not wait. Only how sure the check is depends on it, not whether it passes.
+# Where every read thread is taken, a read waiting for one is not answered within this long:
+# it would be at once if it did not wait. Only how sure the check is depends on it, not
+# whether it passes.
 SEEN_WAITING = 1.0
 
-# Injected into a server: any read of a small text file counts as quick. What makes a read quick by its time is
-# tested on its own (test_mechanisms); here a first read slowed by a busy machine must not leave the file to the
-# read threads.
+# Injected into a server: any read of a small text file counts as quick. What makes a read quick by
+# its time is tested on its own (test_mechanisms); here a first read slowed by a busy machine must
+# not leave the file to the read threads.
 ANY_READ_IS_QUICK = """
 import agentread.serve.service as service
 service.QUICK_READ_SECONDS = service.QUICK_READ_SLOW_SECONDS = float("inf")
@@ -60,7 +76,8 @@ def test_read_relative_path_against_workspace_folder(server, tmp_path):
 
 
 def test_non_ascii_answers_are_framed_by_their_bytes(server, tmp_path):
-    # Answers are UTF-8: Content-Length counts bytes, so an answer that miscounted would cut the next one.
+    # Answers are UTF-8: Content-Length counts bytes, so an answer that miscounted would cut
+    # the next one.
     lines = ["naïve café ✓", "日本語のテキスト", "emoji 🙂 and Ω"]
     (tmp_path / "u.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for _ in range(3):
@@ -137,13 +154,14 @@ def test_eight_concurrent_requests_each_get_their_own_answer(server, tmp_path):
 
 
 def _read_that_never_ends(server, folder: Path) -> int:
-    """A read under way of a sparse file whose second line never starts (rpc.write_unending_line): it ends only
-    when it is stopped. Its id."""
+    """A read under way of a sparse file whose second line never starts (rpc.write_unending_line):
+    it ends only when it is stopped. Its id."""
     return _reads_that_never_end(server, folder, 1)[0]
 
 
 def _reads_that_never_end(server, folder: Path, count: int) -> list[int]:
-    """`count` such reads, each under way on a read thread (holding the file open) when this returns."""
+    """`count` such reads, each under way on a read thread (holding the file open) when
+    this returns."""
     huge = write_unending_line(folder / "huge.log")
     ids = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(count)]
     wait_until(lambda: sum(holders(server.proc.pid, huge).values()) == count, f"{count} reads of huge.log under way")
@@ -151,7 +169,8 @@ def _reads_that_never_end(server, folder: Path, count: int) -> list[int]:
 
 
 def _stopped(server, folder: Path) -> None:
-    """Waits until no read of huge.log is under way any more: each has stopped and closed the file."""
+    """Waits until no read of huge.log is under way any more: each has stopped and
+    closed the file."""
     wait_until(lambda: not holders(server.proc.pid, folder / "huge.log"), "the reads of huge.log stopped")
 
 
@@ -165,8 +184,9 @@ def test_cancel_answers_request_cancelled_and_stops_the_work(server, tmp_path):
 
 
 def test_reads_cancelled_at_any_moment_are_answered_exactly_once(server, tmp_path):
-    """Reads cancelled right away, a little later or after their answer has gone, through the real process:
-    each is answered once (the orders themselves are played one by one in test_mechanisms)."""
+    """Reads cancelled right away, a little later or after their answer has gone, through the real
+    process: each is answered once (the orders themselves are played one by one in
+    test_mechanisms)."""
     (tmp_path / "small.txt").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
     ids = []
     for i in range(150):
@@ -190,10 +210,10 @@ def quick_server(tmp_path):
 
 
 def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(quick_server, tmp_path):
-    """A small text file read quickly before, unchanged, is read on the event loop (service.QUICK_READ_BYTES); a
-    file past that size, changed since, open in the editor (whose buffer may be any size), read raw before (a
-    notebook, now read by cells) or now behind a link that led to a small one waits for a worker like any other
-    read."""
+    """A small text file read quickly before, unchanged, is read on the event loop
+    (service.QUICK_READ_BYTES); a file past that size, changed since, open in the editor (whose
+    buffer may be any size), read raw before (a notebook, now read by cells) or now behind a link
+    that led to a small one waits for a worker like any other read."""
     from agentread.serve.service import QUICK_READ_BYTES, READ_THREADS
 
     server = quick_server
@@ -236,8 +256,8 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
 
 
 def test_a_client_response_with_the_id_of_a_read_does_not_leave_it_unanswered(tmp_path):
-    """A response from the client bearing the id of a read in flight answers no request of the server's. The read
-    is still answered (at its deadline, here) and the server goes on."""
+    """A response from the client bearing the id of a read in flight answers no request of the
+    server's. The read is still answered (at its deadline, here) and the server goes on."""
     proc = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
     try:
         msg_id = _read_that_never_ends(proc, tmp_path)
@@ -257,9 +277,10 @@ def test_shutdown_with_a_read_in_flight_cancels_it_and_answers_both(server, tmp_
 
 
 def test_answers_written_at_once_into_a_full_pipe_never_mix(tmp_path):
-    """Workers answer from their own threads. With stdout unbuffered, as the extension starts the server, a
-    write(2) into a full pipe lets another writer in midway unless one message is written whole at a time:
-    40 answers of about 50 KB wait in the pipe while the client is not reading, then each must parse."""
+    """Workers answer from their own threads. With stdout unbuffered, as the extension starts the
+    server, a write(2) into a full pipe lets another writer in midway unless one message is written
+    whole at a time: 40 answers of about 50 KB wait in the pipe while the client is not reading,
+    then each must parse."""
     (tmp_path / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(3000)))
     env = {**os.environ, **SERVER_ENV, "PYTHONPATH": str(REPO / "python")}
     proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
@@ -272,8 +293,8 @@ def test_answers_written_at_once_into_a_full_pipe_never_mix(tmp_path):
                      for i in range(1, 41)]
         proc.stdin.write(b"".join(frame(m) for m in messages))
         proc.stdin.flush()
-        # The pipe fills and workers wait in write(2): it holds all but part of one of its pages (the first answer's
-        # page is not filled).
+        # The pipe fills and workers wait in write(2): it holds all but part of one of its pages
+        # (the first answer's page is not filled).
         full = fcntl.fcntl(proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) - mmap.PAGESIZE
         wait_until(lambda: _unread_bytes(proc.stdout) >= full, "the server's output pipe full")
         answered = set()
@@ -301,8 +322,9 @@ def test_a_document_whose_uri_names_no_file_does_not_break_reads(server, tmp_pat
 
 
 def test_cancelling_a_pdf_read_kills_its_worker(tmp_path):
-    """A PDF read in a worker process that would never end (a reader stuck where no checkpoint reaches, injected:
-    rpc.STUCK_READER) is cancelled: answered -32800, and the worker reading it is killed."""
+    """A PDF read in a worker process that would never end (a reader stuck where no checkpoint
+    reaches, injected: rpc.STUCK_READER) is cancelled: answered -32800, and the worker reading
+    it is killed."""
     from builders import build_pdf
 
     (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
@@ -334,8 +356,8 @@ def test_a_read_past_the_deadline_is_stopped_with_an_error(tmp_path):
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/random", "/dev/null"])
 def test_devices_are_refused_quickly(server, device):
-    # From stat alone: a reader that opened the device would answer something else (what it read, or `timeout` at
-    # the deadline for one that never ends), however long it took.
+    # From stat alone: a reader that opened the device would answer something else (what it read, or
+    # `timeout` at the deadline for one that never ends), however long it took.
     result = server.read(path=device, consent=True)
     assert result["error"]["code"] == "special_file"
     assert server.read(path=".")["isError"] is False
@@ -404,8 +426,8 @@ def _answers(stream, count: int) -> list[dict]:
 
 
 def test_a_header_line_past_the_limit_ends_the_connection(tmp_path):
-    """A client that is not speaking LSP (one endless line, no Content-Length) ends the server: it is not held
-    in memory however long it grows."""
+    """A client that is not speaking LSP (one endless line, no Content-Length) ends the server: it
+    is not held in memory however long it grows."""
     from agentread.serve.jsonrpc import MAX_HEADER_LINE_BYTES
 
     proc = subprocess.Popen([sys.executable, "-m", "agentread", "serve"], stdin=subprocess.PIPE,
@@ -423,8 +445,8 @@ def test_a_header_line_past_the_limit_ends_the_connection(tmp_path):
 
 @pytest.mark.parametrize("stdin_kind", ["pipe", "socket", "file"])
 def test_stdin_of_any_kind_is_read_whole_and_its_end_stops_the_server(tmp_path, stdin_kind):
-    """A pipe (as Python spawns), a socket (as Node does), a file: messages split anywhere, or several in one
-    write, are each answered once; at the end of input the server exits."""
+    """A pipe (as Python spawns), a socket (as Node does), a file: messages split anywhere, or
+    several in one write, are each answered once; at the end of input the server exits."""
     write_lines(tmp_path / "a.txt", 3)
     data = b"".join(frame(message) for message in (
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

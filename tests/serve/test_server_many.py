@@ -1,4 +1,5 @@
-"""The JSON-RPC server's read of many files (agentread/readMany) and its unchanged-read stub, over stdio."""
+"""The JSON-RPC server's read of many files (agentread/readMany) and its unchanged-read
+stub, over stdio."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The opt-in unchanged-read stub: only for the same window of the same, unchanged file in the same session."""
+"""The opt-in unchanged-read stub: only for the same window of the same, unchanged file in the
+same session."""
 
 from __future__ import annotations
 
@@ -133,10 +134,10 @@ def test_asking_the_user_during_read_many_does_not_count_as_a_read(ws: Path):
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_with_the_stub_a_readers_refusal_of_the_params_is_invalid_params(ws: Path, workers: str):
-    """A PDF's pages the reader cannot parse are the caller's mistake (-32602), read in the server or in a worker,
-    and the server goes on."""
-    from rpc import ServerProcess
+    """A PDF's pages the reader cannot parse are the caller's mistake (-32602), read in the server
+    or in a worker, and the server goes on."""
     from builders import build_pdf
+    from rpc import ServerProcess
 
     (ws / "doc.pdf").write_bytes(build_pdf(["first page"]))
     server = ServerProcess(workspace=ws, init_options={"unchangedStub": True}, env={"AGENTREAD_WORKERS": workers})

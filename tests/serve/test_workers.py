@@ -1,7 +1,7 @@
-"""Reads in worker processes (python/agentread/serve/workers.py), through the real server over stdio: a read that never
-ends, a crash in native code or a reader past its worker's memory limit costs that worker only; the read is
-answered with a clear error, the core is free again, and every other read answers. The hostile files fuzzing
-found are read."""
+"""Reads in worker processes (python/agentread/serve/workers.py), through the real server over
+stdio: a read that never ends, a crash in native code or a reader past its worker's memory limit
+costs that worker only; the read is answered with a clear error, the core is free again, and every
+other read answers. The hostile files fuzzing found are read."""
 
 from __future__ import annotations
 
@@ -12,9 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from rpc import (ANSWER_TIMEOUT, STOPPED_AFTER, STUCK_PDF, STUCK_READER, ServerProcess, descendants, processes, text_of,
-                 wait_until, workers_reading)
 from builders import build_pdf
+from rpc import (
+    ANSWER_TIMEOUT,
+    STOPPED_AFTER,
+    STUCK_PDF,
+    STUCK_READER,
+    ServerProcess,
+    descendants,
+    processes,
+    text_of,
+    wait_until,
+    workers_reading,
+)
 
 HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile"
 
@@ -40,16 +50,17 @@ def worker_of(folder: Path, name: str) -> int:
 
 
 def name_on(folder: Path, stem: str, suffix: str, worker: int, same: bool = True) -> str:
-    """A file name `stem-N.suffix` in `folder` that the pool routes to `worker` (or, not `same`, to another)."""
+    """A file name `stem-N.suffix` in `folder` that the pool routes to `worker` (or, not `same`,
+    to another)."""
     return next(f"{stem}-{n}{suffix}" for n in range(1000)
                 if (worker_of(folder, f"{stem}-{n}{suffix}") == worker) == same)
 
 
 @pytest.fixture
 def stuck(tmp_path: Path):
-    """A server whose reads have STOPPED_AFTER seconds, in which a read of STUCK_PDF never ends in its worker (a
-    reader stuck where no checkpoint reaches, injected: rpc.STUCK_READER); on a workspace holding it and good
-    files."""
+    """A server whose reads have STOPPED_AFTER seconds, in which a read of STUCK_PDF never ends in
+    its worker (a reader stuck where no checkpoint reaches, injected: rpc.STUCK_READER); on a
+    workspace holding it and good files."""
     (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
     (tmp_path / "good.pdf").write_bytes(build_pdf(["a good page"]))
     (tmp_path / "a.txt").write_text("line 1\nline 2\n")
@@ -59,9 +70,9 @@ def stuck(tmp_path: Path):
 
 
 def test_a_read_in_a_worker_past_its_deadline_is_answered_timeout_and_its_worker_is_killed(stuck, tmp_path):
-    """A reader in a worker that never reaches a checkpoint (as PDFium's text layout of a hostile page, in C) is
-    answered `timeout` at its deadline, the worker reading it is killed (its core is free at once), and a fresh
-    one reads next."""
+    """A reader in a worker that never reaches a checkpoint (as PDFium's text layout of a hostile
+    page, in C) is answered `timeout` at its deadline, the worker reading it is killed (its core is
+    free at once), and a fresh one reads next."""
     msg_id = stuck.send("agentread/read", {"path": STUCK_PDF})
     reading = wait_until(lambda: workers_reading(stuck, tmp_path / STUCK_PDF), "the read under way in a worker")
     result = stuck.wait(msg_id, timeout=STOPPED_AFTER + ANSWER_TIMEOUT)["result"]
@@ -73,9 +84,9 @@ def test_a_read_in_a_worker_past_its_deadline_is_answered_timeout_and_its_worker
 
 @pytest.mark.parametrize("name, kind", [("pdfium-slow-page.pdf", "pdf"), ("pptx-long-table.pptx", "presentation")])
 def test_a_hostile_file_found_by_fuzzing_is_read_and_its_worker_reads_on(tmp_path, name, kind):
-    """PDFium's text layout of the PDF's page is C code no checkpoint reaches, and the PPTX's table ran long
-    before its reader walked tables once: each is read, within the default deadline (an answer past it would be
-    `timeout`), and its worker reads the next file routed to it."""
+    """PDFium's text layout of the PDF's page is C code no checkpoint reaches, and the PPTX's table
+    ran long before its reader walked tables once: each is read, within the default deadline (an
+    answer past it would be `timeout`), and its worker reads the next file routed to it."""
     shutil.copy(HOSTILE / name, tmp_path / name)
     after = name_on(tmp_path, "after", ".pdf", worker_of(tmp_path, name))
     (tmp_path / after).write_bytes(build_pdf(["read after"]))
@@ -89,8 +100,9 @@ def test_a_hostile_file_found_by_fuzzing_is_read_and_its_worker_reads_on(tmp_pat
 
 
 def test_reads_waiting_for_a_killed_worker_run_on_the_fresh_one(stuck, tmp_path):
-    """Good files routed to the worker a read that never ends holds wait their turn; once it is killed at the
-    deadline, they are read by the fresh worker, each answered with its own content."""
+    """Good files routed to the worker a read that never ends holds wait their turn; once
+    it is killed at the deadline, they are read by the fresh worker, each answered with
+    its own content."""
     names = []
     for n in range(3):
         name = name_on(tmp_path, f"queued{n}", ".pdf", worker_of(tmp_path, STUCK_PDF))
@@ -121,9 +133,9 @@ def test_cancelling_a_read_in_a_worker_kills_it_and_frees_the_core(tmp_path):
 
 
 def test_a_reader_that_crashes_is_answered_internal_and_nothing_else_is_lost(tmp_path):
-    """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would (enabled by a
-    test-only variable). That read is answered `internal`; a slow read in flight on the other worker, and the
-    reads after it, answer."""
+    """A read of `crash.png` makes its worker read address 0, as a bug in a native decoder would
+    (enabled by a test-only variable). That read is answered `internal`; a slow read in flight on
+    the other worker, and the reads after it, answer."""
     from agentread.serve.workers import CRASH_FOR_TESTS
 
     (tmp_path / "crash.png").write_bytes(png(4, 4))
@@ -144,8 +156,8 @@ def test_a_reader_that_crashes_is_answered_internal_and_nothing_else_is_lost(tmp
 
 
 def test_a_worker_past_its_memory_limit_fails_that_read_only(tmp_path):
-    """A 9000 x 9000 TIFF decodes to 243 MB: past a 300 MB worker (the worker itself takes some), read whole
-    under the default limit."""
+    """A 9000 x 9000 TIFF decodes to 243 MB: past a 300 MB worker (the worker itself takes some),
+    read whole under the default limit."""
     from PIL import Image
 
     Image.new("RGB", (9000, 9000), (10, 200, 30)).save(tmp_path / "big.tif", compression="tiff_deflate")

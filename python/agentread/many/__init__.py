@@ -1,12 +1,14 @@
-"""Many files in one reply: paths and globs → one read each → the reply's budget shared → one reply and its `next`.
+"""Many files in one reply: paths and globs → one read each → the reply's budget shared → one reply
+and its `next`.
 
-The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of text, or the caller's `maxBytes`;
-MAX_REPLY_IMAGES images),
-shared so that no file starves the rest: each file asks for what its read gives alone; the budget goes first to
-the files that need least (each gets all it asks for while that is under an equal share of what is left), and
-the rest is split evenly among the larger ones. A file over its share is read again by lines, as many as fit;
-one that cannot be cut (an image) and does not fit is not shown. `next` continues exactly where the reply
-stopped: in listing order, the rest of each file cut or not shown, then the files past the first MAX_MANY_FILES.
+The reply holds what a single read may (MAX_LINES lines and MAX_OUTPUT_BYTES of text, or the
+caller's `maxBytes`; MAX_REPLY_IMAGES images), shared so that no file starves the rest: each file
+asks for what its read gives alone; the budget goes first to the files that need least (each gets
+all it asks for while that is under an equal share of what is left), and the rest is split evenly
+among the larger ones. A file over its share is read again by lines, as many as fit; one that cannot
+be cut (an image) and does not fit is not shown. `next` continues exactly where the reply stopped:
+in listing order, the rest of each file cut or not shown, then the files past the first
+MAX_MANY_FILES.
 """
 
 from __future__ import annotations
@@ -17,31 +19,35 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentread.cancel import checkpoint
-from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, sendable
 
-# Files a call. With more, a file's share of the reply falls under 20 lines, too little to be worth a header.
+# Files a call. With more, a file's share of the reply falls under 20 lines, too little to be
+# worth a header.
 MAX_MANY_FILES = 100
 
-# Kept back from the budget for the closing lines that say what was cut and how to continue: a few lines, and
-# for each file cut or not shown, room to name it in `next` with its window.
+# Kept back from the budget for the closing lines that say what was cut and how to continue: a few
+# lines, and for each file cut or not shown, room to name it in `next` with its window.
 SUMMARY_RESERVE_LINES = 6
 SUMMARY_RESERVE_BYTES = 500
 SUMMARY_RESERVE_PER_FILE = 80
-# At most this share of the reply is kept back for them: the files keep the rest (a final trim keeps the reply
-# within its budget when paths are long).
+# At most this share of the reply is kept back for them: the files keep the rest (a final trim keeps
+# the reply within its budget when paths are long).
 MAX_SUMMARY_SHARE = 0.5
-# A share that leaves a cut file less than this past its header shows too little: fewer files then share the reply.
+# A share that leaves a cut file less than this past its header shows too little: fewer files then
+# share the reply.
 MIN_SHARE_BYTES = 300
 MIN_SHARE_LINES = 5
-# When no file found room, the first is shown in at least this many bytes, so that `next` always moves on.
+# When no file found room, the first is shown in at least this many bytes, so that `next`
+# always moves on.
 MIN_PROGRESS_BYTES = 2000
 
 # Reads of a file over its share, each by fewer lines than the last, before it is left for `next`.
 MAX_FIT_TRIES = 4
-# Lines differ in length: a re-read aims this far under the share, so that one more is rarely needed.
+# Lines differ in length: a re-read aims this far under the share, so that one more is
+# rarely needed.
 FIT_MARGIN = 0.95
 
 # Kinds whose reads can be cut by offset/limit (lines; a spreadsheet's rows; a listing's entries).
@@ -81,8 +87,8 @@ class FileRead:
 
     @property
     def rest(self) -> str | dict[str, Any] | None:
-        """The entry of `paths` that shows what this file has left: its `next`, within what remains of the
-        `limit` it was asked for; None when nothing is left."""
+        """The entry of `paths` that shows what this file has left: its `next`, within what remains
+        of the `limit` it was asked for; None when nothing is left."""
         if self.result is None:
             return _entry(self.request)
         if self.result.is_error or self.result.next is None:
@@ -105,8 +111,8 @@ class ManyResult:
 
     @property
     def truncated(self) -> bool:
-        """Something listed is left to show: `next` shows it. What the listing itself left out (a glob that
-        matched nothing, a walk that stopped) is said in words, and is no cut."""
+        """Something listed is left to show: `next` shows it. What the listing itself left out (a
+        glob that matched nothing, a walk that stopped) is said in words, and is no cut."""
         return self.next is not None
 
     def text(self) -> str:
@@ -131,7 +137,8 @@ class ManyResult:
 
 
 def parse_many_request(params: Any) -> ManyRequest:
-    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or InvalidParams."""
+    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or
+    InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
     if set(params) - {"paths", "maxBytes"}:
@@ -155,8 +162,9 @@ def parse_many_request(params: Any) -> ManyRequest:
 
 
 def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyResult:
-    """Read every file `request` lists into one reply. `read` reads one file (default: engine.read; a server may
-    pass one that applies its own consent). Never raises for a file's problem: each is reported in its place."""
+    """Read every file `request` lists into one reply. `read` reads one file (default: engine.read;
+    a server may pass one that applies its own consent). Never raises for a file's problem: each is
+    reported in its place."""
     read = _each_own_errors(read or engine.read)
     listed, leftover, notes = _listing(engine.workspace, request.entries)
     files = []
@@ -171,8 +179,8 @@ def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyRes
 
 
 def _each_own_errors(read: Read) -> Read:
-    """`read`, with a window its reader refuses (pages: "Budget" of a PDF) made that file's error: the other
-    files are still read."""
+    """`read`, with a window its reader refuses (pages: "Budget" of a PDF) made that file's error:
+    the other files are still read."""
     def guarded(request: ReadRequest) -> ReadResult:
         try:
             return read(request)
@@ -183,14 +191,16 @@ def _each_own_errors(read: Read) -> Read:
 
 
 def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[str]]:
-    """The files this call reads of those `entries` name (at most MAX_MANY_FILES), and the listing's notes."""
+    """The files this call reads of those `entries` name (at most MAX_MANY_FILES), and the
+    listing's notes."""
     listed, _, notes = _listing(workspace, entries)
     return listed, notes
 
 
 def _listing(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[ReadRequest], list[str]]:
-    """The files `entries` name, globs expanded (sorted, regular files inside the roots only), duplicates
-    dropped: the first MAX_MANY_FILES, those past them (left for `next`), and a note for each thing left out."""
+    """The files `entries` name, globs expanded (sorted, regular files inside the roots only),
+    duplicates dropped: the first MAX_MANY_FILES, those past them (left for `next`), and a note for
+    each thing left out."""
     listed: list[ReadRequest] = []
     seen: set = set()
     notes: list[str] = []
@@ -219,8 +229,8 @@ def _measure(f: FileRead) -> tuple[int, int]:
 
 
 def _fair(needs: list[int], total: int) -> list[int]:
-    """Max-min fair shares of `total`: the smallest needs are met in full while they are under an equal share of
-    what is left; the rest is split evenly."""
+    """Max-min fair shares of `total`: the smallest needs are met in full while they are under an
+    equal share of what is left; the rest is split evenly."""
     shares = [0] * len(needs)
     left = total
     order = sorted(range(len(needs)), key=needs.__getitem__)
@@ -231,16 +241,18 @@ def _fair(needs: list[int], total: int) -> list[int]:
 
 
 def _reserve(named: list[ReadRequest], budget: int) -> int:
-    """Bytes kept back for the closing lines: a few, and each file `named` once in `next` with its window."""
+    """Bytes kept back for the closing lines: a few, and each file `named` once in `next`
+    with its window."""
     names = sum(SUMMARY_RESERVE_PER_FILE + len(json.dumps(_entry(req), ensure_ascii=False).encode("utf-8",
                 "surrogatepass")) for req in named[:MAX_MANY_FILES])
     return min(SUMMARY_RESERVE_BYTES + names, int(budget * MAX_SUMMARY_SHARE))
 
 
 def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest], budget: int) -> None:
-    """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot is not shown.
-    When the shares are too small to show much of a file (many files, long paths), the first half of the files
-    share the reply, then the first quarter, ...: the rest wait, whole, in `next`."""
+    """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot
+    is not shown. When the shares are too small to show much of a file (many files, long paths),
+    the first half of the files share the reply, then the first quarter, ...: the rest wait,
+    whole, in `next`."""
     if not files:
         return
     needs = [_measure(f) for f in files]
@@ -260,10 +272,12 @@ def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest], budge
 
 def _shares(files: list[FileRead], needs: list[tuple[int, int]], waiting: list[ReadRequest],
             budget: int) -> list[tuple[int, int]]:
-    """Each file's room in the reply, (bytes, lines), besides the closing lines that name `waiting` too."""
+    """Each file's room in the reply, (bytes, lines), besides the closing lines that name
+    `waiting` too."""
     line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
-    # The closing `next` names only the files cut or not shown: room is kept for every file at first, then for
-    # those over that first share. The shares only grow, so no other file joins them.
+    # The closing `next` names only the files cut or not shown: room is kept for every
+    # file at first, then for those over that first share. The shares only grow, so no
+    # other file joins them.
     named = files
     for _ in range(2):
         byte_shares = _fair([b for b, _ in needs], budget - _reserve([f.request for f in named] + waiting, budget))
@@ -281,8 +295,8 @@ def _too_small(f: FileRead, need: tuple[int, int], share: tuple[int, int]) -> bo
 
 def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], notes: list[str],
                 budget: int) -> None:
-    """Nothing found room (long paths, many files): the first file is shown, cut to what the closing lines
-    leave, one line at least, so that following `next` always moves on."""
+    """Nothing found room (long paths, many files): the first file is shown, cut to what the closing
+    lines leave, one line at least, so that following `next` always moves on."""
     closing = _assemble(files, leftover, notes).text()
     room_b = max(budget - len(closing.encode("utf-8", "surrogatepass")), min(MIN_PROGRESS_BYTES, budget // 2))
     room_l = MAX_LINES - closing.count("\n") - 1
@@ -294,8 +308,8 @@ def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], 
 
 
 def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -> ReadResult | None:
-    """The file read by as many lines as fit in (room_b bytes, room_l lines), and `at_least` lines; None if
-    not even one line does."""
+    """The file read by as many lines as fit in (room_b bytes, room_l lines), and `at_least` lines;
+    None if not even one line does."""
     result = f.result
     if result.is_error:
         return result  # an error is always shown in its place; it is a few hundred bytes
@@ -327,9 +341,9 @@ def _count_shown(result: ReadResult) -> int | None:
 
 
 def _attach_images(files: list[FileRead]) -> None:
-    """Images in order while the reply's image budget lasts. A file whose images find it spent is not shown (it
-    is in `next`), but for the first file with images: one that alone holds more than a reply attaches has the
-    rest named, as reading it alone would."""
+    """Images in order while the reply's image budget lasts. A file whose images find it spent is
+    not shown (it is in `next`), but for the first file with images: one that alone holds more than
+    a reply attaches has the rest named, as reading it alone would."""
     count = size = 0
     for f in files:
         if f.result is None:
@@ -379,8 +393,8 @@ def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | 
 
 
 def _reply(files: list[FileRead], leftover: list[ReadRequest], notes: list[str], budget: int) -> ManyResult:
-    """The reply, within the budget: past it (the shares are estimates), the last files shown are left for
-    `next`, all but one."""
+    """The reply, within the budget: past it (the shares are estimates), the last files shown are
+    left for `next`, all but one."""
     reply = _assemble(files, leftover, notes)
     shown = [f for f in files if f.result is not None]
     while len(shown) > 1 and _over_budget(reply, budget):

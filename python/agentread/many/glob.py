@@ -1,5 +1,5 @@
-"""Globs of a read of many files: a bounded walk of the file system that does not loop through links, sorted so
-that a walk cut short is the same each time, inside the workspace only."""
+"""Globs of a read of many files: a bounded walk of the file system that does not loop through
+links, sorted so that a walk cut short is the same each time, inside the workspace only."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 from agentread.cancel import checkpoint
 from agentread.result import ReadError
 
-# Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past this the reply
-# says the listing stopped.
+# Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past
+# this the reply says the listing stopped.
 MAX_GLOB_MATCHES = 10_000
-# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says so. And how
-# deep it goes: each level is a Python call, and the interpreter allows 1,000.
+# Folders one glob's walk opens, for the same reason: a `**` over node_modules stops here and says
+# so. And how deep it goes: each level is a Python call, and the interpreter allows 1,000.
 MAX_GLOB_DIRS = 10_000
 MAX_GLOB_DEPTH = 200
-# Entries of one folder between two cancellation checks: a folder of a million files must still stop when asked.
+# Entries of one folder between two cancellation checks: a folder of a million files must still
+# stop when asked.
 SCAN_CHECK_EVERY = 4096
 
 
@@ -35,9 +36,9 @@ def is_glob(path: str, workspace) -> bool:
 
 @dataclass
 class _Walk:
-    """One glob's walk over the file system, by os.scandir: what it matched and what it passed by. A `**` does
-    not enter links to folders (a link back into its own folder would loop forever); a link matched by a plain
-    wildcard is followed, the pattern's depth bounding it."""
+    """One glob's walk over the file system, by os.scandir: what it matched and what it passed by. A
+    `**` does not enter links to folders (a link back into its own folder would loop forever); a
+    link matched by a plain wildcard is followed, the pattern's depth bounding it."""
     base: str  # what a relative pattern is taken from
     matches: list[str] = field(default_factory=list)  # as the pattern spells them
     dirs: int = 0  # folders opened
@@ -121,8 +122,9 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 
 def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
-    """The regular files `pattern` matches inside the roots, sorted, by the path as the pattern spells it (from the
-    first root when relative). Matches that lead outside the roots (through a link) are left out and counted."""
+    """The regular files `pattern` matches inside the roots, sorted, by the path as the pattern
+    spells it (from the first root when relative). Matches that lead outside the roots (through a
+    link) are left out and counted."""
     spelled = os.path.expanduser(pattern)
     absolute = os.path.isabs(spelled)
     parts = [p for p in spelled.split(os.sep) if p and p != "."]

@@ -1,15 +1,16 @@
-"""The reader seam: every format is one module with `read(source, request) -> ReadResult`, and one row below.
+"""The reader seam: every format is one module with `read(source, request) -> ReadResult`, and
+one row below.
 
-A row says which module reads the kind sniff found, whether its reads run in a worker process (the reader calls
-native code or can run away on a hostile file), and how large a file it takes whole. The module is imported on
-first use, so a server that never sees a PDF never loads PDFium.
+A row says which module reads the kind sniff found, whether its reads run in a worker process (the
+reader calls native code or can run away on a hostile file), and how large a file it takes whole.
+The module is imported on first use, so a server that never sees a PDF never loads PDFium.
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
@@ -34,8 +35,8 @@ class Source:
     def whole(self) -> bytes:
         """The whole file, for the readers of formats that are parsed whole."""
         self.stream.seek(0)
-        # Asked for `limit` bytes, read() would set aside that much memory first: sized to the file instead. A
-        # file grown since it was measured is read on, up to the limit.
+        # Asked for `limit` bytes, read() would set aside that much memory first: sized to the file
+        # instead. A file grown since it was measured is read on, up to the limit.
         data = self.stream.read(self.size + 1)
         if len(data) > self.size:
             data += self.stream.read(self.limit + 1 - len(data))
@@ -58,9 +59,10 @@ def refuse_binary(source: Source, request: ReadRequest) -> ReadResult:
                     "and cannot be shown as text. Look for a text form of it (source, export, docs).")
 
 
-# Whole-file limits, each far above what its format reaches in practice (a 100 MB notebook must read; a 2 GB "PNG"
-# must not). A PDF too: PDFium reads only the pages asked for, but one stream may be most of the file and is then
-# held whole, a damaged one is scanned whole to rebuild its cross-references, and pypdf reads it whole.
+# Whole-file limits, each far above what its format reaches in practice (a 100 MB notebook must
+# read; a 2 GB "PNG" must not). A PDF too: PDFium reads only the pages asked for, but one stream may
+# be most of the file and is then held whole, a damaged one is scanned whole to rebuild its
+# cross-references, and pypdf reads it whole.
 MAX_DOCUMENT_BYTES = 512 << 20
 MAX_IMAGE_FILE_BYTES = 100 << 20
 # Text is streamed: a window costs what it shows, whatever the file's size.
@@ -75,7 +77,7 @@ READERS: dict[str, Row] = {
     "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
                          max_bytes=MAX_DOCUMENT_BYTES),
-    # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read in a worker
-    # (Engine.plan looks), the rest here.
+    # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
+    # in a worker (Engine.plan looks), the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
 }

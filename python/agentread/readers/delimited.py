@@ -1,9 +1,9 @@
-"""CSV and TSV files: numbered text like any text file (a line is a row, as in the editor, and a huge file is
-streamed), with the header row kept in view when a window starts below it, so the model can tell the columns
-of row 90,000 apart without reading line 1 again.
+"""CSV and TSV files: numbered text like any text file (a line is a row, as in the editor, and a
+huge file is streamed), with the header row kept in view when a window starts below it, so the model
+can tell the columns of row 90,000 apart without reading line 1 again.
 
-These formats have no magic bytes: a file is taken as delimited by its name and by its first line holding the
-delimiter; anything else is plain text.
+These formats have no magic bytes: a file is taken as delimited by its name and by its first line
+holding the delimiter; anything else is plain text.
 """
 
 from __future__ import annotations
@@ -12,22 +12,24 @@ import os
 from typing import BinaryIO
 
 from agentread.readers import Source
+from agentread.readers.text import LINE_END, WIDE_ENCODINGS, read_text
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
-from agentread.readers.text import LINE_END, WIDE_ENCODINGS, read_text
 
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
-# The header row shown is cut at this many characters: enough to name a few dozen columns, and small beside the
-# window's output budget, which it comes on top of.
+# The header row shown is cut at this many characters: enough to name a few dozen columns, and small
+# beside the window's output budget, which it comes on top of.
 MAX_HEADER_CHARS = 500
 
-# Bytes read to find the header line: the cut header in any encoding, with room to find where the line ends.
+# Bytes read to find the header line: the cut header in any encoding, with room to find where
+# the line ends.
 HEADER_BYTES = MAX_HEADER_CHARS * 4
 
 
 def is_delimited(path: str) -> bool:
-    """Whether a text file is read as delimited rows: by its name (the first line decides the rest)."""
+    """Whether a text file is read as delimited rows: by its name (the first line
+    decides the rest)."""
     return os.path.splitext(path)[1].lower() in DELIMITERS
 
 

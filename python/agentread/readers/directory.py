@@ -8,10 +8,10 @@ from agentread.cancel import checkpoint
 from agentread.limits import MAX_DIR_ENTRIES
 from agentread.numbering import past_end
 from agentread.request import ReadRequest
-from agentread.result import ReadError, ReadResult, TextPart
+from agentread.result import ReadResult, TextPart
 
-# Entries looked at before giving up on an exact count: a directory of millions of files must still answer
-# quickly; past this the listing says "more than".
+# Entries looked at before giving up on an exact count: a directory of millions of files must still
+# answer quickly; past this the listing says "more than".
 MAX_DIR_SCAN = 100_000
 
 
@@ -36,7 +36,8 @@ def _size(n: int) -> str:
 
 
 def read_directory(path: str, request: ReadRequest) -> ReadResult:
-    """The sorted listing, MAX_DIR_ENTRIES at a time: `offset`/`limit` count its entries as they count lines."""
+    """The sorted listing, MAX_DIR_ENTRIES at a time: `offset`/`limit` count its entries as they
+    count lines."""
     entries: list[os.DirEntry] = []
     complete = True
     with os.scandir(path) as it:

@@ -1,4 +1,5 @@
-"""Images: decoded with Pillow, downscaled to what model providers accept, sent as base64 image parts."""
+"""Images: decoded with Pillow, downscaled to what model providers accept, sent as base64
+image parts."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import threading
 import warnings
 from typing import Iterator, NamedTuple
 
-# SIMD base64: an image part is base64 text, 2-3 MB of it for a large one (4 ms with the standard library for
-# 2 MB, 0.1 ms here), and a notebook's plots are decoded from it (1.5 against 0.4 ms for the ten of a read).
+# SIMD base64: an image part is base64 text, 2-3 MB of it for a large one, encoded many times
+# faster than by the standard library, and a notebook's plots are decoded from it, several
+# times faster too.
 import pybase64
 
-# zlib-ng's Python bindings: on PNG rows here they inflate about 5x and deflate about 2x faster than the zlib
-# Python is built against (1.2.13), which is most of proving a notebook's plots whole.
+# zlib-ng's Python bindings: on PNG rows here they inflate several times faster, and deflate faster,
+# than the zlib Python is built against (1.2.13), which is most of proving a notebook's plots whole.
 from zlib_ng import zlib_ng
 
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
@@ -25,71 +27,75 @@ from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 # Formats every provider accepts as they are: sent untouched when already small enough.
 PASSTHROUGH_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
-# Formats that hold photographs: re-encoded as JPEG, which keeps them small. Everything else (screenshots,
-# plots, icons, scans) is re-encoded as PNG, which keeps edges and text sharp and transparency intact.
+# Formats that hold photographs: re-encoded as JPEG, which keeps them small. Everything else
+# (screenshots, plots, icons, scans) is re-encoded as PNG, which keeps edges and text sharp and
+# transparency intact.
 PHOTO_FORMATS = {"JPEG", "MPO", "HEIF", "AVIF", "WEBP"}
 
-# zlib level for re-encoded PNGs (ours uses zlib-ng, as Pillow's recent wheels do). Its level 1 compresses the bench's
-# 2000x1600 screenshot 1.6x faster than level 2 and 2x faster than the default 6, for 13% and 15% more bytes;
-# the bytes cost no tokens, and the size limit still applies after it.
+# zlib level for re-encoded PNGs (ours uses zlib-ng, as Pillow's recent wheels do). Its level 1
+# compresses a screenshot clearly faster than level 2 or the default 6, for a few more bytes; the
+# bytes cost no tokens, and the size limit still applies after it.
 PNG_COMPRESS_LEVEL = 1
 
 # A JPEG may be decoded down to this share of the target size (see the draft call).
 DRAFT_FLOOR = 0.75
 
-# Resizing first reduces by a whole factor (box filter) down to this multiple of the target, then resamples:
-# several times faster than resampling from full size, and indistinguishable at the size models look at
-# (Pillow's reducing_gap, done here before the image is cut in bands).
+# Resizing first reduces by a whole factor (box filter) down to this multiple of the target, then
+# resamples: several times faster than resampling from full size, and indistinguishable at the size
+# models look at (Pillow's reducing_gap, done here before the image is cut in bands).
 RESIZE_REDUCING_GAP = 3.0
 BICUBIC = 3  # Pillow's Resampling.BICUBIC, named here so that Pillow is imported only when an image is read
 
-# Modes Pillow resamples with their colour multiplied by their alpha, so that transparent pixels lend no colour.
+# Modes Pillow resamples with their colour multiplied by their alpha, so that transparent pixels
+# lend no colour.
 PREMULTIPLIED = {"RGBA": "RGBa", "LA": "La"}
 
-# Pillow's resampling and zlib's compression let other threads run: a large image is resized and compressed in
-# IMAGE_BANDS horizontal bands at once, on a machine of more than one core. The count of bands is fixed, so the
-# picture sent is the same on any machine; and with more bands than cores, a band heavier than the rest (a photo
-# inset in a screenshot) leaves no core idle. On 2 cores, the bench's 3,000 px screenshot is resized in 34 ms
-# against 69 in one piece and compressed in 10 against 19 (16 in 2 bands). Below BANDS_MIN_PIXELS one band is
-# quicker.
+# Pillow's resampling and zlib's compression let other threads run: a large image is resized and
+# compressed in IMAGE_BANDS horizontal bands at once, on a machine of more than one core. The count
+# of bands is fixed, so the picture sent is the same on any machine; and with more bands than cores,
+# a band heavier than the rest (a photo inset in a screenshot) leaves no core idle: on 2 cores, four
+# bands resize and compress a large screenshot markedly faster than one piece, and compress it
+# faster than two. Below BANDS_MIN_PIXELS one band is quicker.
 IMAGE_BANDS = 4
 BANDS_MIN_PIXELS = 1_000_000
 
 # PNG colour types of the modes written without Pillow's encoder (see encode_png).
 PNG_COLOR_TYPES = {"L": 0, "RGB": 2, "LA": 4, "RGBA": 6}
-# A zlib stream's first two bytes: deflate with a 32 KB window (the level they also name is only a hint).
+# A zlib stream's first two bytes: deflate with a 32 KB window (the level they also name is
+# only a hint).
 ZLIB_HEADER = b"\x78\x01"
 
 # Channels of each PNG colour type, and the bit depths the standard allows for it.
 PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
 
-# Chunks that make a PNG more than one still picture or that Pillow reads further (an animation, an EXIF
-# orientation, compressed text it may refuse): a PNG holding one goes through Pillow.
+# Chunks that make a PNG more than one still picture or that Pillow reads further (an animation, an
+# EXIF orientation, compressed text it may refuse): a PNG holding one goes through Pillow.
 PNG_CHUNKS_FOR_PILLOW = {b"acTL", b"eXIf", b"zTXt", b"iTXt"}
 # Text chunks Pillow reads an EXIF or XMP orientation from, by their keywords.
 PNG_TEXT_FOR_PILLOW = (b"Raw profile type exif", b"exif\0", b"XML:com.adobe.xmp\0")
-# Said of a PNG whose every checksum is right and whose pixel data is whole but short: Pillow decodes it without
-# a word, the rows it lacks left empty.
+# Said of a PNG whose every checksum is right and whose pixel data is whole but short: Pillow
+# decodes it without a word, the rows it lacks left empty.
 PNG_ENDS_EARLY = "its pixel data ends before its last row; the missing rows are shown blank"
 
-# Chunks a PNG reader must understand (the first letter of a chunk's name is upper case when it must), and at
-# most how many chunks a PNG is walked for without Pillow: a real one has a few dozen, or a few hundred IDAT
-# (5 MB in libpng's 8 KB pieces is 640); a hostile one of 400,000 empty chunks would cost a second.
+# Chunks a PNG reader must understand (the first letter of a chunk's name is upper case when it
+# must), and at most how many chunks a PNG is walked for without Pillow: a real one has a few dozen,
+# or a few hundred IDAT (5 MB in libpng's 8 KB pieces is 640); a hostile one of 400,000 empty chunks
+# would hold up the read.
 PNG_CRITICAL_CHUNKS = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
 MAX_PNG_CHUNKS = 10_000
 
-# Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit whole in
-# memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them). Under the C allocator's threshold for mapping
-# fresh pages (128 KB), each piece reuses the memory of the last: with 1 MB pieces, a fresh server's first read
-# of a notebook with ten plots spent 1.2 ms more faulting in pages.
+# Pixel rows are inflated and checked this many bytes at a time, so a hostile PNG's rows never sit
+# whole in memory (a 2000x2000 RGBA image at 16 bits is 32 MB of them). Under the C allocator's
+# threshold for mapping fresh pages (128 KB), each piece reuses the memory of the last, where larger
+# pieces make a fresh server's first read of a notebook of plots spend time faulting in fresh pages.
 PNG_INFLATE_PIECE_BYTES = 1 << 16
 
 # JPEG qualities tried in turn when an image is still over MAX_IMAGE_BYTES after downscaling.
 JPEG_QUALITIES = (85, 70, 50)
 
-# Pillow's truncated-image switch is process-wide; decoding under one lock keeps a repair from leaking into
-# another thread's decode (and so its "repaired" note from going missing).
+# Pillow's truncated-image switch is process-wide; decoding under one lock keeps a repair from
+# leaking into another thread's decode (and so its "repaired" note from going missing).
 _DECODE_LOCK = threading.Lock()
 _heif_ready = False
 _band_pool = None
@@ -106,8 +112,9 @@ def _pillow():
 
 
 def _register_heif(data: bytes) -> None:
-    """HEIC and AVIF are ISO media files ("ftyp" at byte 4): only they need pillow_heif, whose import costs
-    more than Pillow's own PNG and JPEG readers, so it is loaded when one is first read."""
+    """HEIC and AVIF are ISO media files ("ftyp" at byte 4): only they need pillow_heif,
+    whose import costs more than Pillow's own PNG and JPEG readers, so it is loaded when one
+    is first read."""
     global _heif_ready
     if not _heif_ready and data[4:8] == b"ftyp":
         try:
@@ -149,12 +156,14 @@ def _reason(exc: Exception) -> str:
 
 
 def _load(img, data: bytes):
-    """Decode pixels; a truncated file is repaired where the decoder can (grey where data is missing)."""
+    """Decode pixels; a truncated file is repaired where the decoder can (grey where data
+    is missing)."""
     _, ImageFile = _pillow()
     with _DECODE_LOCK:
         try:
             if img.format == "PNG":
-                # Pillow loads a PNG whose data stops short without complaint; verify reads every chunk.
+                # Pillow loads a PNG whose data stops short without complaint; verify reads
+                # every chunk.
                 _open(data).verify()
             img.load()
             return img, None
@@ -219,14 +228,16 @@ def _reduction(size: tuple[int, int], target: tuple[int, int]) -> int:
 
 
 def _resize(img, mode: str, target: tuple[int, int]):
-    """An image (its colour times its alpha, for a mode in PREMULTIPLIED) resized to `target` in bands."""
+    """An image (its colour times its alpha, for a mode in PREMULTIPLIED) resized to
+    `target` in bands."""
     width, height = target
     cuts = _band_cuts(height, width * height)
     scale = img.height / height
 
     def band(i: int):
-        # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still reads the
-        # source rows around the box, so the bands meet without a seam. BICUBIC keeps text in screenshots sharp.
+        # The output's rows cuts[i] to cuts[i + 1], from their box in the source: the filter still
+        # reads the source rows around the box, so the bands meet without a seam. BICUBIC keeps text
+        # in screenshots sharp.
         box = (0, cuts[i] * scale, img.width, cuts[i + 1] * scale)
         out = img.resize((width, cuts[i + 1] - cuts[i]), resample=BICUBIC, box=box)
         return out.convert(mode) if mode in PREMULTIPLIED else out
@@ -242,7 +253,8 @@ def _resize(img, mode: str, target: tuple[int, int]):
 
 
 def _band_cuts(rows: int, pixels: int) -> list[int]:
-    """Where the bands of an image of `rows` rows and `pixels` pixels start and end: one band for a small one."""
+    """Where the bands of an image of `rows` rows and `pixels` pixels start and end: one band for
+    a small one."""
     count = min(IMAGE_BANDS, rows) if pixels >= BANDS_MIN_PIXELS else 1
     return [rows * i // count for i in range(count + 1)]
 
@@ -262,7 +274,8 @@ def _in_bands(work, count: int) -> list:
 
 
 def _encode(img) -> tuple[bytes, str]:
-    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG when too big."""
+    """PNG keeps transparency and line art exact; JPEG keeps photos small. Fall back to JPEG
+    when too big."""
     if img.format not in PHOTO_FORMATS:
         encoded = encode_png(img)
         if encoded is None or len(encoded) > MAX_IMAGE_BYTES:
@@ -281,12 +294,13 @@ def _encode(img) -> tuple[bytes, str]:
 
 
 def encode_png(img) -> bytes | None:
-    """A PNG of an 8-bit grey, grey+alpha, RGB or RGBA image with its rows unfiltered; None for other modes.
+    """A PNG of an 8-bit grey, grey+alpha, RGB or RGBA image with its rows unfiltered; None for
+    other modes.
 
-    Pillow's encoder tries every PNG row filter on every row, which costs as much as compressing: the bench's
-    screenshot at 2000x1600 takes twice the CPU time there (146 against 74 ms) and comes out larger (2.06
-    against 1.97 MB). Unfiltered rows compress as well wherever pixels repeat (screenshots, plots, text);
-    photographs come out larger, and one too large for the size limit is encoded again by Pillow."""
+    Pillow's encoder tries every PNG row filter on every row, which costs as much as compressing: a
+    screenshot takes far more CPU time there and comes out larger. Unfiltered rows compress as well
+    wherever pixels repeat (screenshots, plots, text); photographs come out larger, and one too
+    large for the size limit is encoded again by Pillow."""
     color_type = PNG_COLOR_TYPES.get(img.mode)
     if color_type is None:
         return None
@@ -305,14 +319,15 @@ def encode_png(img) -> bytes | None:
 
 
 def _deflated(rows: bytes, last: bool) -> bytes:
-    """A band's rows as PNG stores them, deflated: raw deflate ending on a byte boundary (a sync flush), so the
-    bands joined under one zlib header are one stream; the last one ends it."""
+    """A band's rows as PNG stores them, deflated: raw deflate ending on a byte boundary (a sync
+    flush), so the bands joined under one zlib header are one stream; the last one ends it."""
     deflate = zlib_ng.compressobj(PNG_COMPRESS_LEVEL, zlib_ng.DEFLATED, -zlib_ng.MAX_WBITS)
     return deflate.compress(rows) + deflate.flush(zlib_ng.Z_FINISH if last else zlib_ng.Z_SYNC_FLUSH)
 
 
 def _png_file(width: int, height: int, color_type: int, bands: list[tuple[bytes, bytes]]) -> bytes:
-    """A PNG of 8-bit rows from its bands: each (its rows as PNG stores them, those deflated by _deflated)."""
+    """A PNG of 8-bit rows from its bands: each (its rows as PNG stores them, those deflated
+    by _deflated)."""
     checksum = 1  # the zlib stream ends with the Adler-32 of all the rows
     for rows, _ in bands:
         checksum = zlib_ng.adler32(rows, checksum)
@@ -341,20 +356,21 @@ def image_part(data: bytes) -> tuple[ImagePart, str | None]:
 def _image_part(data: bytes) -> tuple[ImagePart, str | None]:
     size, damage = check_png(data) if len(data) <= MAX_IMAGE_BYTES else (None, None)
     if size:
-        # Most images read (plots in notebooks, screenshots) are such PNGs: proven whole without Pillow,
-        # whose import and decode cost more than the read, and sent as they are.
+        # Most images read (plots in notebooks, screenshots) are such PNGs: proven whole without
+        # Pillow, whose import and decode cost more than the read, and sent as they are.
         return ImagePart("image/png", pybase64.b64encode_as_string(data), *size), None
     return _decoded_part(data, damage)
 
 
 def check_png(data: bytes) -> tuple[tuple[int, int] | None, str | None]:
-    """(size, None) for a PNG of at most MAX_IMAGE_SIDE proven whole: every chunk's checksum right, its pixel
-    data inflating to exactly the rows its header declares, each row with a valid filter, and nothing Pillow
-    would read further. Its other chunks are not parsed: readers skip a malformed one that they need not
-    understand. (None, note) when it is whole but a reader would refuse it or show less than it holds, and
-    Pillow would not notice: pixel data that ends before the last row, a malformed palette, a chunk readers
-    must understand and do not; it is then sent as Pillow decodes it. (None, None) for anything else, left to
-    Pillow to decode, repair or refuse: damage it finds itself, interlaced rows, the chunks above."""
+    """(size, None) for a PNG of at most MAX_IMAGE_SIDE proven whole: every chunk's checksum right,
+    its pixel data inflating to exactly the rows its header declares, each row with a valid filter,
+    and nothing Pillow would read further. Its other chunks are not parsed: readers skip a malformed
+    one that they need not understand. (None, note) when it is whole but a reader would refuse it or
+    show less than it holds, and Pillow would not notice: pixel data that ends before the last row,
+    a malformed palette, a chunk readers must understand and do not; it is then sent as Pillow
+    decodes it. (None, None) for anything else, left to Pillow to decode, repair or refuse: damage
+    it finds itself, interlaced rows, the chunks above."""
     if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 33 \
             or max(struct.unpack_from(">II", data, 16)) > MAX_IMAGE_SIDE:
         return None, None  # a larger one is decoded to be downscaled anyway
@@ -398,8 +414,8 @@ class _PngBroken(Exception):
 
 
 def _png_layout(data: bytes) -> _Png | None:
-    """The chunks of a non-interlaced PNG whose every checksum is right and that holds nothing Pillow reads
-    further (see check_png); None for anything else."""
+    """The chunks of a non-interlaced PNG whose every checksum is right and that holds nothing
+    Pillow reads further (see check_png); None for anything else."""
     if not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR" or len(data) < 33:
         return None
     width, height, depth, color, *methods = struct.unpack_from(">IIBBBBB", data, 16)
@@ -429,8 +445,9 @@ def _png_layout(data: bytes) -> _Png | None:
 
 
 def _rows_whole(png: _Png) -> bool:
-    """Whether the PNG's pixel data inflates to exactly the rows its header declares, each of a filter type the
-    standard defines. Raises _PngEndsEarly where it ends, whole, before the last row."""
+    """Whether the PNG's pixel data inflates to exactly the rows its header declares, each
+    of a filter type the standard defines. Raises _PngEndsEarly where it ends, whole, before
+    the last row."""
     try:
         return all(max(rows[::png.stride]) <= 4 for rows in _png_rows(png))
     except (_PngBroken, zlib_ng.error):
@@ -447,14 +464,15 @@ def _ends_early(png: _Png) -> bool:
 
 
 def _png_rows(png: _Png) -> Iterator[bytes]:
-    """The PNG's rows still filtered, inflated a piece of rows at a time (so that a hostile PNG's rows never sit
-    whole in memory). Raises _PngEndsEarly or _PngBroken (or zlib's error) where its pixel data is not exactly
-    them."""
+    """The PNG's rows still filtered, inflated a piece of rows at a time (so that a hostile PNG's
+    rows never sit whole in memory). Raises _PngEndsEarly or _PngBroken (or zlib's error) where its
+    pixel data is not exactly them."""
     row = png.stride
     rows_at_once = max(1, PNG_INFLATE_PIECE_BYTES // row)
     inflate, stream, fed = zlib_ng.decompressobj(), memoryview(b"".join(png.idat)), 0
-    # The compressed data is fed a piece at a time too: zlib copies what a call leaves unconsumed, which would
-    # make a copy of the whole stream per piece of rows. `tail` is what was fed and not yet inflated.
+    # The compressed data is fed a piece at a time too: zlib copies what a call leaves unconsumed,
+    # which would make a copy of the whole stream per piece of rows. `tail` is what was fed and not
+    # yet inflated.
     tail = b""
     for first in range(0, png.height, rows_at_once):
         want, parts, got = min(rows_at_once, png.height - first) * row, [], 0
@@ -472,30 +490,34 @@ def _png_rows(png: _Png) -> Iterator[bytes]:
 
 
 def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, str | None]:
-    """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow does not notice."""
+    """Decoded by Pillow; `damage` is what is known wrong with the file that Pillow
+    does not notice."""
     img = _open(data)
     fmt, size = img.format, img.size
     frames = getattr(img, "n_frames", 1)
-    # A camera photo stored sideways with an EXIF orientation tag must reach the model upright. (Pillow
-    # decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)
+    # A camera photo stored sideways with an EXIF orientation tag must reach the model upright.
+    # (Pillow decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)
     png = _png_layout(data) if fmt == "PNG" else None
     rotated = png is None and _orientation(img) not in (None, 1)
-    # Pixel data that ends before the last row Pillow decodes without a word, the missing rows blank: a PNG
-    # too large to send is checked for it as check_png checks the others (15 ms of the bench's screenshot).
+    # Pixel data that ends before the last row Pillow decodes without a word, the missing rows
+    # blank: a PNG too large to send is checked for it as check_png checks the others, at the cost
+    # of inflating its pixel data once more.
     if png and max(size) > MAX_IMAGE_SIDE and _ends_early(png):
         damage = PNG_ENDS_EARLY
     if fmt in PASSTHROUGH_FORMATS and max(size) <= MAX_IMAGE_SIDE and len(data) <= MAX_IMAGE_BYTES \
             and not rotated:
-        # Still decode once: a truncated or broken file must not reach the model as if it were whole.
+        # Still decode once: a truncated or broken file must not reach the model as if
+        # it were whole.
         loaded, note = _load(img, data)
         if note is None and damage is None:
             return ImagePart(PASSTHROUGH_FORMATS[fmt], pybase64.b64encode_as_string(data), *size), None
         img = loaded
     else:
         if fmt == "JPEG":
-            # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than resizing after.
-            # Accepting DRAFT_FLOOR of the target lets it pick the deeper cut: a photo may arrive a little
-            # under MAX_IMAGE_SIDE (7200 px → 1800, not 3600 → 2000), still more than models look at.
+            # The decoder scales by 1/2, 1/4 or 1/8 while decoding, several times faster than
+            # resizing after. Accepting DRAFT_FLOOR of the target lets it pick the deeper cut: a
+            # photo may arrive a little under MAX_IMAGE_SIDE (7200 px → 1800, not 3600 → 2000),
+            # still more than models look at.
             width, height = _fit(*size)
             img.draft("RGB", (max(1, int(width * DRAFT_FLOOR)), max(1, int(height * DRAFT_FLOOR))))
         img, note = _load(img, data)

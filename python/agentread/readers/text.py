@@ -1,9 +1,10 @@
-"""Text files as numbered lines, read as a stream: a window costs what it shows, not the file's size.
+"""Text files as numbered lines, read as a stream: a window costs what it shows, not the
+file's size.
 
-Lines end at LF, CRLF or a lone CR, as in the editor; a final terminator ends the last line without starting
-another (cat -n). ASCII-compatible encodings (UTF-8, cp1252, GBK, Shift_JIS, ...) never use those bytes
-inside a character, so lines are split on raw bytes and only the lines shown are decoded. UTF-16/32 files are
-transcoded to UTF-8 first.
+Lines end at LF, CRLF or a lone CR, as in the editor; a final terminator ends the last line without
+starting another (cat -n). ASCII-compatible encodings (UTF-8, cp1252, GBK, Shift_JIS, ...) never use
+those bytes inside a character, so lines are split on raw bytes and only the lines shown are
+decoded. UTF-16/32 files are transcoded to UTF-8 first.
 """
 
 from __future__ import annotations
@@ -21,39 +22,52 @@ from typing import BinaryIO, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
-from agentread.numbering import (Window, continuation, cut_line, line_limit_reason, numbered, numbered_lines,
-                              output_limit_reason, past_end)
+from agentread.numbering import (
+    Window,
+    continuation,
+    cut_line,
+    line_limit_reason,
+    numbered,
+    numbered_lines,
+    output_limit_reason,
+    past_end,
+)
 from agentread.readers import Source
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
-# Read size while counting lines, and the spacing of the line index. The buffer the kernel copies into must
-# stay in the CPU's L2 cache: 0.9 GB from the page cache took 0.13 s of system time into a 128 KB buffer,
-# 0.4-0.6 s into buffers of 192 KB to 1 MB, however they were filled (512 KB of L2 a core). Smaller chunks add
-# Python work per chunk.
+# Read size while counting lines, and the spacing of the line index. The buffer the kernel copies
+# into must stay in the CPU's L2 cache (512 KB of L2 a core): a buffer that fits in it copies
+# several times faster from the page cache than a larger one, however they were filled. Smaller
+# chunks add Python work per chunk.
 SCAN_CHUNK = 1 << 17
 
-# Line index entries kept per file, thinned by half when full: a 10 GB log still costs a few hundred KB.
+# Line index entries kept per file, thinned by half when full: a 10 GB log still costs a
+# few hundred KB.
 MAX_INDEX_ENTRIES = 1 << 14
 
 # Read size while collecting a window: a window is usually a few KB to a few hundred KB.
 WINDOW_CHUNK = 1 << 16
 
-# A line is held whole up to this size (so its length is reported in characters); past it only its head is
-# kept and the rest is counted in bytes, so one 1 GB line costs no more memory than a short one.
+# A line is held whole up to this size (so its length is reported in characters); past it only
+# its head is kept and the rest is counted in bytes, so one 1 GB line costs no more memory than
+# a short one.
 MAX_HELD_LINE_BYTES = 1 << 20
 
-# A line is measured up to this many bytes; past it the window ends with that line, marked as longer than
-# this, so a file that is one huge line answers at once (continuing past it is a fast byte count).
+# A line is measured up to this many bytes; past it the window ends with that line, marked as
+# longer than this, so a file that is one huge line answers at once (continuing past it is a fast
+# byte count).
 MAX_MEASURED_LINE_BYTES = 64 << 20
 
-# A file up to this size is counted whole for `totalLines`, so that the model can go straight to its end (45 ms
-# for 128 MB of log in the page cache, the index filled on the way; 32 MB without the compiled counter, below);
-# past it the total is reported once a scan has reached the end (a 2 GB log must not ride on every first read).
+# A file up to this size is counted whole for `totalLines`, so that the model can go straight to its
+# end (a quick count from the page cache, the index filled on the way; 32 MB without the compiled
+# counter, below); past it the total is reported once a scan has reached the end (a 2 GB log must
+# not ride on every first read).
 COUNT_REST_BYTES = 128 << 20
 
-# The common window is rendered a block at a time (see _plain_window): enough bytes for the whole output budget
-# and this much more, for a line past it, in the encodings whose decoding that cannot change.
+# The common window is rendered a block at a time (see _plain_window): enough bytes for the whole
+# output budget and this much more, for a line past it, in the encodings whose decoding that
+# cannot change.
 PLAIN_WINDOW_SLACK = WINDOW_CHUNK
 PLAIN_WINDOW_ENCODINGS = ("utf-8", "ascii")
 
@@ -70,15 +84,16 @@ WIDE_ENCODINGS = ("utf-16", "utf-32")
 
 @dataclass
 class LineIndex:
-    """Sparse map from line numbers to byte offsets of line starts, filled in as the file is scanned (one entry
-    per scan chunk) and by every window read (its first line), so a repeat read jumps straight to its line."""
+    """Sparse map from line numbers to byte offsets of line starts, filled in as the file is scanned
+    (one entry per scan chunk) and by every window read (its first line), so a repeat read jumps
+    straight to its line."""
 
     start: int = 0  # byte offset of line 1 (after any BOM)
     lines: array = field(default_factory=lambda: array("q"))  # machine integers: 16 bytes an entry
     offsets: array = field(default_factory=lambda: array("q"))
     total: int | None = None  # known once a scan reached the end
-    # Reads of one file in several worker threads share its index: the two arrays change together, under this
-    # lock, or a line could be paired with another line's offset.
+    # Reads of one file in several worker threads share its index: the two arrays change together,
+    # under this lock, or a line could be paired with another line's offset.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -97,7 +112,8 @@ class LineIndex:
             self.lines.insert(i, line)
             self.offsets.insert(i, offset)
             if len(self.lines) > MAX_INDEX_ENTRIES:
-                # Keep line 1 and every other entry: the spacing doubles, a jump still lands near its line.
+                # Keep line 1 and every other entry: the spacing doubles, a jump still lands
+                # near its line.
                 self.lines, self.offsets = self.lines[::2], self.offsets[::2]
 
 
@@ -122,8 +138,8 @@ INDEXES = _IndexCache(INDEX_CACHE_FILES)
 
 
 def _count_in_python(buf: bytearray, n: int) -> int:
-    """Line ends in buf[:n] as _scan counts them, where it was not built: one pass per byte sought, the
-    CR passes only when there is a CR (memchr finds none at once)."""
+    """Line ends in buf[:n] as _scan counts them, where it was not built: one pass per byte sought,
+    the CR passes only when there is a CR (memchr finds none at once)."""
     ends = buf.count(b"\n", 0, n)
     if buf.find(b"\r", 0, n) < 0:
         return ends
@@ -133,7 +149,7 @@ def _count_in_python(buf: bytearray, n: int) -> int:
 # Why number_window stopped a window: the end of the file, the output budget, the line limit.
 STOP_NONE, STOP_OUTPUT, STOP_LIMIT = 0, 1, 2
 
-try:  # compiled with the package (setup.py): ~0.1 ms of CPU a MB in one pass; bytes.count takes 0.8 a pass
+try:  # compiled with the package (setup.py): one pass, several times faster than one bytes.count pass
     from agentread._scan import count_line_ends, number_window
 except ImportError:
     count_line_ends, number_window = _count_in_python, None
@@ -143,7 +159,8 @@ except ImportError:
 def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool]:
     """Byte offset of the start of line `target` → (offset, line reached, found). Counts bytes only.
 
-    At the end of the file, "line reached" is one past the last terminator: the line that would start there."""
+    At the end of the file, "line reached" is one past the last terminator: the line that would
+    start there."""
     line, pos = index.nearest(target)
     buf = bytearray(SCAN_CHUNK)
     while line < target:
@@ -156,7 +173,8 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
             n -= 1  # its \n may open the next chunk: count the pair once, there
         ends = count_line_ends(buf, n)
         if line + ends >= target:
-            # Line `target` starts after the chunk's first target - line lines, found by splitlines in C.
+            # Line `target` starts after the chunk's first target - line lines, found by
+            # splitlines in C.
             lines = bytes(buf[:n]).splitlines(keepends=True)[:target - line]
             if not lines[-1].endswith((b"\n", b"\r")):
                 raise AssertionError("the chunk's line ends were miscounted")  # never a wrong line number
@@ -171,11 +189,13 @@ def _skip_to(f: BinaryIO, index: LineIndex, target: int) -> tuple[int, int, bool
 
 
 def _start_from_end(f: BinaryIO, start: int, back: int) -> tuple[int, int | None]:
-    """Byte offset of the start of line -`back` (-1 is the last line), found by reading backwards from the end
-    a chunk at a time, so the end of a large file is reached without counting the lines before it
-    → (offset, None); or, when the file has no more than `back` lines, (offset of line 1, its line count).
+    """Byte offset of the start of line -`back` (-1 is the last line), found by reading backwards
+    from the end a chunk at a time, so the end of a large file is reached without counting the lines
+    before it → (offset, None); or, when the file has no more than `back` lines, (offset of line
+    1, its line count).
 
-    Line -k starts after the k-th line end before the last line (a final terminator ends the last line)."""
+    Line -k starts after the k-th line end before the last line (a final terminator ends
+    the last line)."""
     end = f.seek(0, io.SEEK_END)
     if end <= start:
         return start, 0
@@ -189,12 +209,14 @@ def _start_from_end(f: BinaryIO, start: int, back: int) -> tuple[int, int | None
         chunk_start = max(start, pos - SCAN_CHUNK)
         f.seek(chunk_start)
         n = f.readinto(memoryview(buf)[:pos - chunk_start])
-        # A CR ending this chunk before an LF opening the next is one line end, counted there already.
+        # A CR ending this chunk before an LF opening the next is one line end, counted
+        # there already.
         split_pair = after == b"\n" and buf[n - 1] == 13
         ends = count_line_ends(buf, n) - split_pair
         if ends >= needed:
-            # Line -back starts after the chunk's last `needed` - 1 whole lines and the head of a line going on
-            # past it. splitlines finds them in C (a regex search per line end took 2.5 ms a chunk).
+            # Line -back starts after the chunk's last `needed` - 1 whole lines and the head of a
+            # line going on past it. splitlines finds them in C, far faster than a regex search
+            # per line end.
             kept = n - split_pair
             pieces = bytes(buf[:kept]).splitlines(keepends=True)
             after_start = needed - 1 + (not pieces[-1].endswith((b"\n", b"\r")))
@@ -206,11 +228,11 @@ def _start_from_end(f: BinaryIO, start: int, back: int) -> tuple[int, int | None
 
 
 def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
-    """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head; a line
-    longer than MAX_MEASURED_LINE_BYTES yields length -1 and ends the stream.
+    """Lines from byte `pos`: (bytes held, full length in bytes). Long lines yield only their head;
+    a line longer than MAX_MEASURED_LINE_BYTES yields length -1 and ends the stream.
 
-    bytes.splitlines ends lines exactly where the editor does (LF, CRLF, lone CR, nothing else), a chunk at a
-    time in C: a 2,000-line window costs one call, not 2,000 regex searches."""
+    bytes.splitlines ends lines exactly where the editor does (LF, CRLF, lone CR, nothing else), a
+    chunk at a time in C: a 2,000-line window costs one call, not 2,000 regex searches."""
     f.seek(pos)
     rest = b""
     held, held_len = None, 0  # the head of a line too long to hold, and its length so far
@@ -219,7 +241,8 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
         chunk = f.read(WINDOW_CHUNK if held is None else SCAN_CHUNK)
         eof = not chunk
         lines = (rest + chunk if rest else chunk).splitlines(keepends=True)
-        # The last piece may go on in the next chunk: unterminated, or a CR that may be half of a CRLF.
+        # The last piece may go on in the next chunk: unterminated, or a CR that may be
+        # half of a CRLF.
         rest = lines.pop() if lines and not eof and not lines[-1].endswith(b"\n") else b""
         for line in lines:
             cut = 2 if line.endswith(b"\r\n") else 1 if line.endswith((b"\n", b"\r")) else 0
@@ -246,11 +269,12 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
 
 def _plain_window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
                   encoding: str) -> tuple[str, int, str | None] | None:
-    """The common window (UTF-8, no line to cut) rendered a block at a time → (numbered text, next number,
-    stop reason), the same as the line-by-line loop in read_text gives; None when that loop must decide.
+    """The common window (UTF-8, no line to cut) rendered a block at a time → (numbered text, next
+    number, stop reason), the same as the line-by-line loop in read_text gives; None when that loop
+    must decide.
 
-    The block's lines are numbered in one compiled call (or a few C-level calls, below) instead of a dozen calls
-    per line: 0.04 ms for 2,000 lines (0.7 in those few calls). UTF-8 only: its decoder never lets a bad sequence
+    The block's lines are numbered in one compiled call (or, many times slower, a few C-level calls,
+    below) instead of a dozen calls per line. UTF-8 only: its decoder never lets a bad sequence
     swallow the bytes between lines, so decoding the numbered lines whole equals decoding each."""
     if encoding not in PLAIN_WINDOW_ENCODINGS:
         return None
@@ -279,8 +303,8 @@ def _stop_reason(stop: int, limit: int, budget: int) -> str | None:
 
 def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
                   encoding: str) -> tuple[str, int, str | None] | None:
-    """_plain_window's numbering in a few C-level calls on the block, for where number_window was not compiled
-    and for lines with bad bytes (each then costs its replaced text, not its bytes)."""
+    """_plain_window's numbering in a few C-level calls on the block, for where number_window was
+    not compiled and for lines with bad bytes (each then costs its replaced text, not its bytes)."""
     pieces = block.splitlines()
     if not eof:
         del pieces[-1:]  # may go on past the block
@@ -297,7 +321,8 @@ def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
     column = len(numbered(first, ""))  # the number and its tab
     if len(numbered(first + len(lines), "")) != column:
         return None  # the number column widens within the window (line 1,000,000): the loop sizes each line
-    # What the first k lines cost in the output: their bytes, plus a number column and a newline each.
+    # What the first k lines cost in the output: their bytes, plus a number column and a
+    # newline each.
     costs = list(map(add, accumulate(sizes), range(column + 1, (column + 1) * (len(lines) + 1), column + 1)))
     shown = max(1, bisect_right(costs, budget))  # the first line is shown whatever it costs
     stop = STOP_OUTPUT if shown < len(lines) else STOP_NONE
@@ -310,7 +335,8 @@ def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
 
 
 def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[BinaryIO, str, bool]:
-    """A byte stream of lines in an ASCII-compatible encoding; wide encodings are transcoded to UTF-8."""
+    """A byte stream of lines in an ASCII-compatible encoding; wide encodings are
+    transcoded to UTF-8."""
     if not encoding.startswith(WIDE_ENCODINGS):
         source.seek(bom)
         return source, encoding, False
@@ -334,7 +360,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
               size: int = 0, cache_key: tuple | None = None, label: str | None = None) -> ReadResult:
     """A window of numbered lines from `source`, a binary stream positioned anywhere.
 
-    `cache_key` (path, mtime, size...) lets repeat reads of an unchanged file jump straight to their line.
+    `cache_key` (path, mtime, size...) lets repeat reads of an unchanged file jump straight
+    to their line.
     """
     stream, decode_as, transcoded = _open_text(source, encoding, bom, size)
     index = INDEXES.get(None if transcoded else cache_key, 0 if transcoded else bom)
@@ -384,8 +411,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
 
 def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
             encoding: str) -> tuple[list[str], int, str | None]:
-    """Numbered lines from byte `start`, the first numbered `first`, within `limit` lines and `budget` bytes
-    → (rendered, next number, stop reason)."""
+    """Numbered lines from byte `start`, the first numbered `first`, within `limit` lines and
+    `budget` bytes → (rendered, next number, stop reason)."""
     fast = _plain_window(stream, start, first, limit, budget, encoding)
     if fast is not None:
         block, number, stop_reason = fast
@@ -402,10 +429,12 @@ def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
 
 def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, encoding: str, label: str,
               size: int) -> ReadResult:
-    """A window counted back from the end of a file whose line count is not known: its lines are numbered
-    from the end (-1 is the last line), as counting the lines before them would mean reading the whole file."""
+    """A window counted back from the end of a file whose line count is not known: its lines are
+    numbered from the end (-1 is the last line), as counting the lines before them would mean
+    reading the whole file."""
     first = request.offset
-    # Lines appended since the end was found are not shown: the window stops at line -1 as it was found.
+    # Lines appended since the end was found are not shown: the window stops at line -1 as
+    # it was found.
     rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first),
                                             request.output_bytes, encoding)
     last = number - 1
@@ -423,7 +452,8 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
 
 
 def _line_text(raw: bytes, full_len: int, encoding: str) -> str:
-    """A line as shown: decoded, and cut with a marker when long (`full_len` -1: too long to measure)."""
+    """A line as shown: decoded, and cut with a marker when long (`full_len` -1: too long
+    to measure)."""
     text = raw.decode(encoding, errors="replace")
     if full_len < 0:
         return (f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than "

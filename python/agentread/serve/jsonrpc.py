@@ -1,9 +1,10 @@
-"""The JSON-RPC server on stdio (pygls): the protocol only; every read is the read service's (service.py).
+"""The JSON-RPC server on stdio (pygls): the protocol only; every read is the read service's
+(service.py).
 
-A read is an async handler, so the event loop goes on reading messages while it runs, and pygls's own
-`$/cancelRequest` handling cancels the handler's task (pygls answers -32800), which stops the read. Besides
-LSP's document and notebook sync (the editor's unsaved state is what is read), the methods are
-`agentread/read`, `agentread/readMany` and `agentread/check` (docs/CONTRACT.md).
+A read is an async handler, so the event loop goes on reading messages while it runs, and pygls's
+own `$/cancelRequest` handling cancels the handler's task (pygls answers -32800), which stops the
+read. Besides LSP's document and notebook sync (the editor's unsaved state is what is read), the
+methods are `agentread/read`, `agentread/readMany` and `agentread/check` (docs/CONTRACT.md).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from agentread import __version__
 from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request
 from agentread.request import InvalidParams, parse_request
-from agentread.result import ReadResult
 from agentread.serve.service import ReadService
 from agentread.serve.session import ReadSession
 from agentread.workspace import CONSENT_REASONS, Workspace
@@ -34,7 +34,8 @@ from agentread.workspace import CONSENT_REASONS, Workspace
 READ_METHOD = "agentread/read"
 READ_MANY_METHOD = "agentread/readMany"
 CHECK_METHOD = "agentread/check"
-# Sent by the extension with the outputs of an open notebook's cells, which LSP notebook sync leaves out.
+# Sent by the extension with the outputs of an open notebook's cells, which LSP notebook
+# sync leaves out.
 OUTPUTS_METHOD = "agentread/notebookOutputs"
 
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
@@ -47,8 +48,9 @@ log = logging.getLogger("agentread")
 
 
 def _converter():
-    """pygls turns the params of methods it has no type for into namedtuples, renaming keys that are not
-    identifiers ("image/png"). Ours take plain JSON, validated by hand; the LSP methods keep their types."""
+    """pygls turns the params of methods it has no type for into namedtuples, renaming keys that are
+    not identifiers ("image/png"). Ours take plain JSON, validated by hand; the LSP methods keep
+    their types."""
     converter = default_converter()
 
     def plain(obj: dict, cls):
@@ -70,7 +72,8 @@ class AgentReadServer(LanguageServer):
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
 
     async def read(self, params: Any) -> dict | None:
-        """One agentread/read, answered with its result (or a JSON-RPC error for malformed params)."""
+        """One agentread/read, answered with its result (or a JSON-RPC error for
+        malformed params)."""
         try:
             request = parse_request(params)
             self._roots_known()
@@ -79,8 +82,8 @@ class AgentReadServer(LanguageServer):
             raise JsonRpcInvalidParams(str(exc)) from None
 
     async def read_many(self, params: Any) -> dict | None:
-        """One agentread/readMany: {paths, consent?: [path...], maxBytes?}, `consent` the listed paths the user
-        approved."""
+        """One agentread/readMany: {paths, consent?: [path...], maxBytes?}, `consent` the listed
+        paths the user approved."""
         params = dict(params) if isinstance(params, dict) else params
         consented = params.pop("consent", []) if isinstance(params, dict) else []
         try:
@@ -97,8 +100,8 @@ class AgentReadServer(LanguageServer):
             raise JsonRpcInvalidParams(str(exc)) from None
 
     async def check(self, params: Any) -> dict:
-        """One agentread/check: {paths: [...]} → {checks: [...]}, what would refuse reading each without the
-        user's approval, for the client to ask the user first (docs/CONTRACT.md)."""
+        """One agentread/check: {paths: [...]} → {checks: [...]}, what would refuse reading each
+        without the user's approval, for the client to ask the user first (docs/CONTRACT.md)."""
         paths = params.get("paths") if isinstance(params, dict) else None
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) \
                 or not 0 < len(paths) <= MAX_CHECK_PATHS:
@@ -119,7 +122,8 @@ class AgentReadServer(LanguageServer):
         self.service.workspace.set_roots([f for f in folders if f])
 
     def live_buffers(self) -> dict[str, str | LiveNotebook]:
-        """Open editor documents and notebooks by real path. Taken on the event loop, where pygls mutates them."""
+        """Open editor documents and notebooks by real path. Taken on the event loop, where pygls
+        mutates them."""
         buffers: dict[str, str | LiveNotebook] = {}
         for uri, doc in list(self.workspace.text_documents.items()):
             path = _file_path(uri)
@@ -226,7 +230,8 @@ async def on_check(ls: AgentReadServer, params: Any) -> dict:
 
 @server.feature(OUTPUTS_METHOD)
 def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
-    """{uri, cells: [{outputs: [nbformat output...] | null, executionCount}]}, one entry per cell in order."""
+    """{uri, cells: [{outputs: [nbformat output...] | null, executionCount}]}, one entry per
+    cell in order."""
     if not isinstance(params, dict) or not isinstance(params.get("uri"), str) \
             or not isinstance(params.get("cells"), list):
         log.warning("ignored %s: expected {uri, cells: [...]}", OUTPUTS_METHOD)
@@ -238,7 +243,8 @@ def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
 
 
 class _ClientLogHandler(logging.Handler):
-    """Log records go to the client's output (window/logMessage), never to stdout, the protocol channel."""
+    """Log records go to the client's output (window/logMessage), never to stdout, the
+    protocol channel."""
 
     LEVELS = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
               logging.INFO: types.MessageType.Info}
@@ -257,8 +263,8 @@ class _ClientLogHandler(logging.Handler):
 
 
 class _Input:
-    """stdin as pygls reads it, with header lines held to MAX_HEADER_LINE_BYTES: a client that is not speaking
-    LSP ends the connection instead of filling memory with one line."""
+    """stdin as pygls reads it, with header lines held to MAX_HEADER_LINE_BYTES: a client that is
+    not speaking LSP ends the connection instead of filling memory with one line."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream

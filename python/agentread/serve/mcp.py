@@ -1,17 +1,16 @@
 """`agentread mcp`: the engine as a Model Context Protocol server on stdio, for any MCP client.
 
-Two tools, `read` and `read_many`, described once in tools.json (package.json's VS Code tool carries the same
-text). Reads run as the JSON-RPC server's do (reads.py): PDF, image and Office files in worker processes, the
-rest on threads, each with a deadline. They are confined as in the editor: to the client's MCP roots when it
-offers them, else to `--root` folders, else the current directory. A read outside them or of a sensitive file is
-refused with the engine's words, unless a flag allows it or, where the client can ask its user (elicitation),
-the user agrees.
+Two tools, `read` and `read_many`, described once in tools.json (package.json's VS Code tool carries
+the same text). Reads run as the JSON-RPC server's do (reads.py): PDF, image and Office files in
+worker processes, the rest on threads, each with a deadline. They are confined as in the editor: to
+the client's MCP roots when it offers them, else to `--root` folders, else the current directory. A
+read outside them or of a sensitive file is refused with the engine's words, unless a flag allows it
+or, where the client can ask its user (elicitation), the user agrees.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import logging
@@ -32,8 +31,9 @@ from agentread.result import ImagePart, ReadResult
 from agentread.serve.service import ReadService
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
-# Roots (and the logging this server does not use) are deprecated in the protocol's next version, but every
-# client in use today speaks the current one, where roots are how it says which folders the agent may read.
+# Roots (and the logging this server does not use) are deprecated in the protocol's next version,
+# but every client in use today speaks the current one, where roots are how it says which folders
+# the agent may read.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 log = logging.getLogger("agentread.mcp")
@@ -42,8 +42,8 @@ log = logging.getLogger("agentread.mcp")
 CONSENT_WORDS = {OUTSIDE: "outside the workspace folders",
                  SENSITIVE: "may hold secrets (credentials, keys or environment settings)"}
 
-# Paths one approval covers: a user can weigh a list this long; a read_many asking for more is asked about the
-# first ones only, and the rest are refused.
+# Paths one approval covers: a user can weigh a list this long; a read_many asking for more is asked
+# about the first ones only, and the rest are refused.
 MAX_APPROVAL_PATHS = 20
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -56,7 +56,8 @@ def tool_specs() -> dict[str, dict[str, Any]]:
 
 
 class McpReads:
-    """The server's state for its one connection: its read service, what the flags allow, the client's roots."""
+    """The server's state for its one connection: its read service, what the flags allow, the
+    client's roots."""
 
     def __init__(self, roots: list[str], allow_outside: bool, allow_sensitive: bool, unchanged_stub: bool):
         self.fallback_roots = roots
@@ -81,7 +82,8 @@ class McpReads:
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         try:
-            # The user's approval is asked for here and the reply size is the host's: neither comes from the model.
+            # The user's approval is asked for here and the reply size is the host's: neither comes
+            # from the model.
             taken = {"consent", "maxBytes"} & set(arguments)
             if taken:
                 raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(taken))}")
@@ -117,13 +119,15 @@ class McpReads:
         return result
 
     async def _read_many(self, ctx, request) -> ManyResult | ReadResult:
-        # The user is asked once, before anything is read, about every file listed that needs approval.
+        # The user is asked once, before anything is read, about every file listed that
+        # needs approval.
         pending = await self._pending(request)
         granted = await self._ask(ctx, pending) if pending else {}
         return await self.service.read_many(request, lambda path: self.flag_grants | granted.get(path, frozenset()))
 
     async def _pending(self, paths: list[str] | ManyRequest) -> dict[str, tuple[frozenset, str]]:
-        """The paths that need the user's approval past what the flags allow: why, and where each leads."""
+        """The paths that need the user's approval past what the flags allow: why, and
+        where each leads."""
         refusals = await self.service.check(paths)
         return {r.path: (r.reasons - self.flag_grants, r.real) for r in refusals
                 if r is not None and r.reasons - self.flag_grants}
@@ -131,7 +135,8 @@ class McpReads:
     # The client.
 
     async def _sync_roots(self, ctx) -> None:
-        """The client's roots, where it offers them; else the --root folders (or the current directory)."""
+        """The client's roots, where it offers them; else the --root folders (or the
+        current directory)."""
         self.roots_stale = False
         caps = ctx.session.client_capabilities
         roots: list[str] = []
@@ -146,9 +151,9 @@ class McpReads:
         self.service.workspace.set_roots(roots or self.fallback_roots)
 
     async def _ask(self, ctx, pending: dict[str, tuple[frozenset, str]]) -> dict[str, frozenset]:
-        """What the user, asked through the client (elicitation), approves of the `pending` paths: each by
-        where it really leads, grouped by why it needs approval; at most MAX_APPROVAL_PATHS of them. Nothing
-        where the client cannot ask."""
+        """What the user, asked through the client (elicitation), approves of the `pending` paths:
+        each by where it really leads, grouped by why it needs approval; at most MAX_APPROVAL_PATHS
+        of them. Nothing where the client cannot ask."""
         caps = ctx.session.client_capabilities
         if caps is None or caps.elicitation is None:
             return {}
@@ -190,7 +195,8 @@ def _parts(parts) -> list:
 
 
 def _content(result: ReadResult) -> types.CallToolResult:
-    """A read as MCP content: text parts as text, images as images; an error result as an error (isError)."""
+    """A read as MCP content: text parts as text, images as images; an error result as an
+    error (isError)."""
     return types.CallToolResult(content=_parts(result.content), is_error=result.is_error)
 
 

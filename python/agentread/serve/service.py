@@ -1,12 +1,13 @@
-"""The one read service both servers call: where a read runs, its deadline, cancellation, the unchanged-read
-stub, consent for the files of a many-files read, and the answer to a reader that failed unexpectedly. The
-JSON-RPC and MCP servers keep only their protocol: parsing, envelopes, asking the user.
+"""The one read service both servers call: where a read runs, its deadline, cancellation, the
+unchanged-read stub, consent for the files of a many-files read, and the answer to a reader that
+failed unexpectedly. The JSON-RPC and MCP servers keep only their protocol: parsing, envelopes,
+asking the user.
 
-A read is planned on a read thread (Engine.plan: the path resolved, the file sniffed). A plan whose reader
-isolates (the readers' table) is read in a worker process (workers.py), awaited on the event loop, which kills
-the worker at the deadline or when the read is cancelled; any other is read on that same thread, told to stop
-through its event (cancel.py). Either way a read past its deadline is answered `timeout`, and a reader's
-unexpected failure `internal`, with words the model can act on.
+A read is planned on a read thread (Engine.plan: the path resolved, the file sniffed). A plan whose
+reader isolates (the readers' table) is read in a worker process (workers.py), awaited on the event
+loop, which kills the worker at the deadline or when the read is cancelled; any other is read on
+that same thread, told to stop through its event (cancel.py). Either way a read past its deadline is
+answered `timeout`, and a reader's unexpected failure `internal`, with words the model can act on.
 """
 
 from __future__ import annotations
@@ -29,47 +30,52 @@ from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
 from agentread.serve.session import ReadSession
-from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool, supported as workers_supported
+from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
+from agentread.serve.workers import supported as workers_supported
 from agentread.workspace import Refusal, Workspace, file_version
 
 log = logging.getLogger("agentread")
 
-# Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not read faster;
-# four keep one slow read (a huge text file scanned to its end) from holding up the quick reads queued behind it.
+# Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not
+# read faster; four keep one slow read (a huge text file scanned to its end) from holding up the
+# quick reads queued behind it.
 READ_THREADS = 4
 
-# A read still running after this long is answered with a `timeout` error and told to stop (in a worker process:
-# the worker is killed): an agent must not hang on a hostile file. Generous, because paging a big PDF cold can
-# take seconds on a slow machine. A read in a worker is timed from its start there, not while it waits its turn.
-# AGENTREAD_READ_DEADLINE sets another (tests use short ones).
+# A read still running after this long is answered with a `timeout` error and told to stop (in a
+# worker process: the worker is killed): an agent must not hang on a hostile file. Generous,
+# because paging a big PDF cold can take seconds on a slow machine. A read in a worker is timed
+# from its start there, not while it waits its turn. AGENTREAD_READ_DEADLINE sets another (tests
+# use short ones).
 DEFAULT_READ_DEADLINE_SECONDS = 60.0
 DEADLINE_VARIABLE = "AGENTREAD_READ_DEADLINE"
 
-# A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since, is read on the
-# event loop: it is answered even while every read thread is busy. Any window of such a file reads in about a
-# millisecond; the time only keeps out files on storage slow enough to hold up the loop.
+# A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since,
+# is read on the event loop: it is answered even while every read thread is busy. Any window of such
+# a file reads well within that time; the time only keeps out files on storage slow enough to hold
+# up the loop.
 QUICK_READ_BYTES = 1 << 20
 QUICK_READ_SECONDS = 0.01
-# A read on the event loop slower than this sends the file back to the threads: ten times what made it quick, so
-# that a pause of a loaded machine during one read does not.
+# A read on the event loop slower than this sends the file back to the threads: ten times what made
+# it quick, so that a pause of a loaded machine during one read does not.
 QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
 
-# How often a thread waiting on a worker process for a read of many files looks whether it was told to stop.
+# How often a thread waiting on a worker process for a read of many files looks whether it was
+# told to stop.
 STOP_POLL_SECONDS = 0.05
 
-# Of an unexpected exception's message, what an `internal` error quotes: enough to tell what failed, short
-# enough not to flood the model with a reader's dump.
+# Of an unexpected exception's message, what an `internal` error quotes: enough to tell what failed,
+# short enough not to flood the model with a reader's dump.
 MAX_QUOTED_CHARS = 200
 
-# What a client grants a file it names: the reasons (workspace.CONSENT_REASONS) its user approved reading it
-# despite.
+# What a client grants a file it names: the reasons (workspace.CONSENT_REASONS) its user approved
+# reading it despite.
 Grants = Callable[[str], frozenset]
 
 
 def read_deadline(env=os.environ) -> float:
-    """AGENTREAD_READ_DEADLINE in seconds; a value that is not a positive finite number keeps the default, with
-    a warning."""
+    """AGENTREAD_READ_DEADLINE in seconds; a value that is not a positive finite number keeps the
+    default, with a warning."""
     raw = env.get(DEADLINE_VARIABLE)
     if raw is None:
         return DEFAULT_READ_DEADLINE_SECONDS
@@ -95,9 +101,10 @@ def internal_result(name: str, kind: str, message: str) -> ReadResult:
 
 
 class _QuickFiles:
-    """The small text files whose last read was quick, by the absolute path a request named and whether it asked
-    for raw text, with the file's version then. Looked up without touching the file system, so that only a file
-    read before is looked at on the event loop (a hung mount there would stop every message)."""
+    """The small text files whose last read was quick, by the absolute path a request named and
+    whether it asked for raw text, with the file's version then. Looked up without touching the file
+    system, so that only a file read before is looked at on the event loop (a hung mount there would
+    stop every message)."""
 
     def __init__(self) -> None:
         self._files: OrderedDict[tuple, tuple] = OrderedDict()
@@ -110,14 +117,16 @@ class _QuickFiles:
 
     @staticmethod
     def still(plan: Plan, version: tuple) -> bool:
-        """Whether the planned read is of the same small text file, unchanged, and not an editor's buffer."""
-        return (plan.kind in ("text", "delimited") and plan.buffer is None and plan.resolved.st.st_size <= QUICK_READ_BYTES
-                and file_version(plan.resolved.st) == version)
+        """Whether the planned read is of the same small text file, unchanged, and not an
+        editor's buffer."""
+        return (plan.kind in ("text", "delimited") and plan.buffer is None
+                and plan.resolved.st.st_size <= QUICK_READ_BYTES and file_version(plan.resolved.st) == version)
 
     def note(self, workspace: Workspace, plan: Plan, seconds: float, on_loop: bool) -> None:
-        """After a read: a small text file read in under QUICK_READ_SECONDS is quick from now on. A slower read
-        on a thread, which may have waited for the interpreter lock behind other reads, changes nothing; on the
-        event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to the threads."""
+        """After a read: a small text file read in under QUICK_READ_SECONDS is quick from now on. A
+        slower read on a thread, which may have waited for the interpreter lock behind other reads,
+        changes nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to
+        the threads."""
         key = _key(workspace, plan.request)
         if key is None:
             return
@@ -147,14 +156,16 @@ class _Planned(NamedTuple):
 
 
 class ReadService:
-    """A server's reads: its engine on its workspace, its worker processes, its read threads, its stub session."""
+    """A server's reads: its engine on its workspace, its worker processes, its read threads, its
+    stub session."""
 
     def __init__(self, workspace: Workspace, stub: bool = False) -> None:
         limits = Limits.from_environment()
         # Without workers (AGENTREAD_WORKERS=0, or Windows), every read is made on a read thread.
         self.pool = WorkerPool(limits) if limits.workers and workers_supported() else None
         self.engine = Engine(workspace)
-        # A thread is held until its read really ends, so a read stopped at its deadline still counts here.
+        # A thread is held until its read really ends, so a read stopped at its deadline still
+        # counts here.
         self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
         self.deadline = read_deadline()
         self.session = ReadSession() if stub else None
@@ -176,7 +187,8 @@ class ReadService:
     # What the front ends call.
 
     async def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
-        """One read, answered whatever happens to it; InvalidParams if its reader refuses the params."""
+        """One read, answered whatever happens to it; InvalidParams if its reader
+        refuses the params."""
         version = None if self.session else self.quick.version(self.workspace, request)
         plan = None
         if version is not None:  # every read with the stub is compared with what the session was shown: none here
@@ -199,13 +211,13 @@ class ReadService:
 
     async def read_many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
                         ) -> ManyResult | ReadResult:
-        """A read of many files, each with the consent `grants` gives its path as listed. A ReadResult when the
-        whole call failed (its deadline)."""
+        """A read of many files, each with the consent `grants` gives its path as listed. A
+        ReadResult when the whole call failed (its deadline)."""
         loop = asyncio.get_running_loop()
 
         def many(stop: threading.Event) -> ManyResult:
-            # For the stub, only files the reply shows whole count as read: read_many reads each file whole,
-            # then cuts some or leaves them out to fit the reply.
+            # For the stub, only files the reply shows whole count as read: read_many reads each
+            # file whole, then cuts some or leaves them out to fit the reply.
             held: list = []
 
             def one(req: ReadRequest) -> ReadResult:
@@ -221,10 +233,11 @@ class ReadService:
         return await self._on_thread("the files listed", many)
 
     async def check(self, paths: list[str] | ManyRequest) -> list[Refusal | None]:
-        """The consent rule, for a client to ask its user before it reads: for each path (or each file a read of
-        many lists, its globs expanded), what would refuse a read of it without approval (no reasons: nothing),
-        or None for a glob (its matches are read inside the workspace only) or a path that names no file
-        (refused for that). On a read thread: it looks at the file system."""
+        """The consent rule, for a client to ask its user before it reads: for each path (or each
+        file a read of many lists, its globs expanded), what would refuse a read of it without
+        approval (no reasons: nothing), or None for a glob (its matches are read inside the
+        workspace only) or a path that names no file (refused for that). On a read thread: it looks
+        at the file system."""
         def refusals(stop: threading.Event) -> list[Refusal | None]:
             names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths.entries)[0]]
             out: list[Refusal | None] = []
@@ -241,7 +254,8 @@ class ReadService:
 
     def _here(self, request: ReadRequest, live: LiveLookup | None, held: list | None, plan: Plan | None,
               stop: threading.Event) -> ReadResult | _Planned:
-        """On a read thread: the read planned (unless it was), and made here unless a worker process reads it."""
+        """On a read thread: the read planned (unless it was), and made here unless a worker
+        process reads it."""
         if plan is None:
             try:
                 plan = self.engine.plan(request, live)
@@ -264,8 +278,8 @@ class ReadService:
 
     def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list,
                      loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
-        """On a read thread, a read whose result is needed there (one file of many): a worker's read is waited
-        for until `stop` is set (then the worker is killed and Cancelled raised)."""
+        """On a read thread, a read whose result is needed there (one file of many): a worker's read
+        is waited for until `stop` is set (then the worker is killed and Cancelled raised)."""
         planned = self._here(request, live, held, None, stop)
         if not isinstance(planned, _Planned):
             return planned
@@ -283,9 +297,10 @@ class ReadService:
         return result
 
     async def _on_thread(self, name: str, fn: Callable, *args) -> Any:
-        """fn(*args, stop) on a read thread, within the deadline (else a `timeout` result); `stop` is set when the
-        call is cancelled or out of time, and the reader stops at its next checkpoint. A reader's unexpected
-        failure is an `internal` result; InvalidParams, a reader's own check of the params, propagates."""
+        """fn(*args, stop) on a read thread, within the deadline (else a `timeout` result); `stop`
+        is set when the call is cancelled or out of time, and the reader stops at its next
+        checkpoint. A reader's unexpected failure is an `internal` result; InvalidParams, a reader's
+        own check of the params, propagates."""
         stop = threading.Event()
 
         def call() -> Any:
@@ -296,7 +311,8 @@ class ReadService:
 
         work = asyncio.get_running_loop().run_in_executor(self.executor, call)
         try:
-            # A read cancelled or out of time before a thread takes it leaves the queue (the future is cancelled).
+            # A read cancelled or out of time before a thread takes it leaves the queue (the future
+            # is cancelled).
             return await asyncio.wait_for(work, self.deadline)
         except asyncio.TimeoutError:
             stop.set()
@@ -311,8 +327,9 @@ class ReadService:
             return internal_result(name, type(exc).__name__, str(exc))
 
     async def _in_worker(self, plan: Plan) -> ReadResult:
-        """The planned read in the worker process for its file: its result, or an error result when it ran out
-        of time, its reader failed or its worker ended. InvalidParams if the reader refused the params."""
+        """The planned read in the worker process for its file: its result, or an error result when
+        it ran out of time, its reader failed or its worker ended. InvalidParams if the reader
+        refused the params."""
         name = plan.request.path
         try:
             return await self.pool.read(plan, self.deadline)

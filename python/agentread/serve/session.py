@@ -1,10 +1,12 @@
-"""Opt-in: a session's repeated read of an unchanged file answers one line saying so, not the same text again.
+"""Opt-in: a session's repeated read of an unchanged file answers one line saying so, not the
+same text again.
 
-Off by default. A session is one server process: in VS Code one window's server, in MCP one connection. One
-that turned it on remembers, for each file and window it read (path, offset, limit, pages, cells, raw), what the
-file was: size, mtime, ctime, inode and a hash of its bytes (of the text, for an editor buffer). The same window
-of the same file, still the same, is answered with a stub of the same kind and fields, `unchanged: true`, and its
-text saying so. A changed file, another window, another session, or a read refused now is read as ever.
+Off by default. A session is one server process: in VS Code one window's server, in MCP one
+connection. One that turned it on remembers, for each file and window it read (path, offset, limit,
+pages, cells, raw), what the file was: size, mtime, ctime, inode and a hash of its bytes (of the
+text, for an editor buffer). The same window of the same file, still the same, is answered with a
+stub of the same kind and fields, `unchanged: true`, and its text saying so. A changed file, another
+window, another session, or a read refused now is read as ever.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from agentread.workspace import Resolved, open_verified
 if TYPE_CHECKING:
     from agentread.engine import Plan
 
-# Files larger than this are never stubbed: telling them unchanged would mean hashing them whole on every read.
+# Files larger than this are never stubbed: telling them unchanged would mean hashing them whole
+# on every read.
 MAX_STUB_FILE_BYTES = 16 << 20
 
 # Windows remembered per session, the least recently read dropped first.
@@ -33,15 +36,17 @@ _HASH_CHUNK = 1 << 20
 
 
 class ReadSession:
-    """The reads of one session: `lookup` before a read, `keep` after it. Safe to use from several threads."""
+    """The reads of one session: `lookup` before a read, `keep` after it. Safe to use from
+    several threads."""
 
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple, tuple[tuple, ReadResult]] = OrderedDict()
         self._lock = threading.Lock()  # reads on several threads look up and remember windows
 
     def lookup(self, plan: Plan) -> ReadResult | tuple | None:
-        """The stub, when this session read this window of this file and it is unchanged since; else the mark
-        `keep` takes after the read (None: the read is never stubbed). Hashes the file: on a read thread."""
+        """The stub, when this session read this window of this file and it is unchanged since; else
+        the mark `keep` takes after the read (None: the read is never stubbed). Hashes the file: on
+        a read thread."""
         request = plan.request
         before = _fingerprint(plan.resolved, plan.buffer)
         if before is None:
@@ -55,8 +60,8 @@ class ReadSession:
         return key, before
 
     def keep(self, plan: Plan, mark: tuple | None, result: ReadResult, held: list | None = None) -> None:
-        """After the read `lookup` marked: remembered if it showed the file as it was then (with `held`, added
-        there instead, for `remember` once the caller knows it was shown whole)."""
+        """After the read `lookup` marked: remembered if it showed the file as it was then (with
+        `held`, added there instead, for `remember` once the caller knows it was shown whole)."""
         if mark is None:
             return
         key, before = mark
@@ -70,7 +75,8 @@ class ReadSession:
             self._remember([(result, key, before)])
 
     def remember(self, held: list, shown: list[ReadResult]) -> None:
-        """Remembers the reads `keep` held back whose results are among `shown` (the very objects)."""
+        """Remembers the reads `keep` held back whose results are among `shown` (the
+        very objects)."""
         shown_ids = {id(result) for result in shown}
         self._remember([entry for entry in held if id(entry[0]) in shown_ids])
 
@@ -84,8 +90,8 @@ class ReadSession:
 
 
 def _same(plan: Plan, before: tuple) -> bool:
-    """Whether the file is as `before` found it: a write changes its ctime, so its status tells without hashing
-    it again; an editor buffer is the same text."""
+    """Whether the file is as `before` found it: a write changes its ctime, so its status tells
+    without hashing it again; an editor buffer is the same text."""
     if isinstance(plan.buffer, str):
         return _fingerprint(plan.resolved, plan.buffer) == before
     try:
@@ -96,8 +102,8 @@ def _same(plan: Plan, before: tuple) -> bool:
 
 
 def _fingerprint(resolved: Resolved, buffer) -> tuple | None:
-    """What tells this content of the file from any other; None where no stub is given (a directory, a large
-    file, an open notebook, a file replaced since it was resolved)."""
+    """What tells this content of the file from any other; None where no stub is given (a directory,
+    a large file, an open notebook, a file replaced since it was resolved)."""
     if isinstance(buffer, LiveNotebook):
         return None
     if isinstance(buffer, str):
@@ -105,7 +111,8 @@ def _fingerprint(resolved: Resolved, buffer) -> tuple | None:
     if resolved.is_dir or resolved.st.st_size > MAX_STUB_FILE_BYTES:
         return None
     try:
-        # Opened as the engine opens it: never blocking on a FIFO swapped in, and only the file resolved.
+        # Opened as the engine opens it: never blocking on a FIFO swapped in, and only the
+        # file resolved.
         with open_verified(resolved) as f:
             st = os.fstat(f.fileno())
             if st.st_size > MAX_STUB_FILE_BYTES:

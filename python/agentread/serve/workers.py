@@ -1,19 +1,20 @@
 """Worker processes for the readers that call native code or can run away on a hostile file.
 
-The server reads PDFs, images, Office files and notebooks with attachments in these (the readers' table says
-which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml, cairo), a page
-PDFium spends a minute on, or a reader that runs out of memory costs one worker process, never the server or
-the other reads in flight.
+The server reads PDFs, images, Office files and notebooks with attachments in these (the readers'
+table says which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml,
+cairo), a page PDFium spends a minute on, or a reader that runs out of memory costs one worker
+process, never the server or the other reads in flight.
 
-Each worker is a multiprocessing process, forked from a process that has imported the readers (multiprocessing's
-forkserver), so that a fresh worker is ready in milliseconds. The server sends it one request at a time over a
-multiprocessing pipe and waits on its event loop for the answer to start; the rest is taken off the pipe on a
-thread, so that a worker stalled mid-reply cannot hold up the server. A file is always read by the same worker (a
-hash of its real path) so that what a worker keeps warm, the open PDF documents, serves the next read of it;
-the other requests for a busy worker wait their turn. The OS holds each worker to its address space
-(AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline or when
-the read is cancelled, and starts a fresh one, on which the reads waiting for it then run. A worker ends with
-the server, however the server ends.
+Each worker is a multiprocessing process, forked from a process that has imported the readers
+(multiprocessing's forkserver), so that a fresh worker is ready in milliseconds. The server sends it
+one request at a time over a multiprocessing pipe and waits on its event loop for the answer to
+start; the rest is taken off the pipe on a thread, so that a worker stalled mid-reply cannot hold up
+the server. A file is always read by the same worker (a hash of its real path) so that what a worker
+keeps warm, the open PDF documents, serves the next read of it; the other requests for a busy worker
+wait their turn. The OS holds each worker to its address space (AGENTREAD_WORKER_MEMORY_MB) and each
+read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline
+or when the read is cancelled, and starts a fresh one, on which the reads waiting for it then run. A
+worker ends with the server, however the server ends.
 """
 
 from __future__ import annotations
@@ -39,32 +40,36 @@ from agentread.result import ReadResult
 
 log = logging.getLogger("agentread")
 
-# Worker processes. A read of PDF, image or Office content takes one core while it runs: two fit a 2-core
-# laptop, and a slow read holds up only the files routed to its worker. 0 reads everything in the server.
+# Worker processes. A read of PDF, image or Office content takes one core while it runs: two fit a
+# 2-core laptop, and a slow read holds up only the files routed to its worker. 0 reads everything
+# in the server.
 DEFAULT_WORKERS = 2
 
-# Address space of a worker. The largest image the readers accept (MAX_IMAGE_PIXELS, 400 MB decoded) and a
-# 512 MB Office or PDF file read whole fit; a reader asked for more fails its read (MemoryError, or a crash
-# in native code), not the machine.
+# Address space of a worker. The largest image the readers accept (MAX_IMAGE_PIXELS, 400 MB decoded)
+# and a 512 MB Office or PDF file read whole fit; a reader asked for more fails its read
+# (MemoryError, or a crash in native code), not the machine.
 DEFAULT_MEMORY_MB = 3072
 
-# CPU time one read may use, enforced by the OS (SIGXCPU ends the worker). The deadline usually stops a read
-# first; this stops one whose threads burn several cores, or a worker the server failed to stop.
+# CPU time one read may use, enforced by the OS (SIGXCPU ends the worker). The deadline usually
+# stops a read first; this stops one whose threads burn several cores, or a worker the server
+# failed to stop.
 DEFAULT_CPU_SECONDS = 120
 
-# Imported once by the process that workers are forked from, so that a fresh worker does not import them.
+# Imported once by the process that workers are forked from, so that a fresh worker does not
+# import them.
 PRELOAD = ["agentread.engine", "agentread.readers.pdf", "agentread.readers.image", "agentread.readers.office",
            "agentread.readers.notebook", "PIL.Image", "lxml.etree"]
 
-# Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a fault in a
-# native library would when asked to read a file of that name.
+# Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a
+# fault in a native library would when asked to read a file of that name.
 CRASH_FOR_TESTS = "AGENTREAD_TEST_CRASH_FILE"
 
-# Of a reader's exception message, what a worker sends back: the server quotes less; this bounds the pipe.
+# Of a reader's exception message, what a worker sends back: the server quotes less; this
+# bounds the pipe.
 MAX_SENT_MESSAGE_CHARS = 1000
 
-# How long a worker that was told to end (or has ended) is waited for before it is killed; then it is waited for
-# until it is gone, so that its process and pipe are always released.
+# How long a worker that was told to end (or has ended) is waited for before it is killed; then it
+# is waited for until it is gone, so that its process and pipe are always released.
 EXIT_WAIT_SECONDS = 5
 
 
@@ -76,8 +81,8 @@ class Limits:
 
     @classmethod
     def from_environment(cls, env=os.environ) -> Limits:
-        """AGENTREAD_WORKERS, AGENTREAD_WORKER_MEMORY_MB, AGENTREAD_WORKER_CPU_SECONDS; a value that is not a
-        whole number (at least 1; 0 workers allowed) keeps the default, with a warning."""
+        """AGENTREAD_WORKERS, AGENTREAD_WORKER_MEMORY_MB, AGENTREAD_WORKER_CPU_SECONDS; a value that
+        is not a whole number (at least 1; 0 workers allowed) keeps the default, with a warning."""
         values = {}
         for field, name, least in (("workers", "AGENTREAD_WORKERS", 0), ("memory_mb", "AGENTREAD_WORKER_MEMORY_MB", 1),
                                    ("cpu_seconds", "AGENTREAD_WORKER_CPU_SECONDS", 1)):
@@ -92,8 +97,8 @@ class Limits:
 
 
 class WorkerDied(Exception):
-    """The worker process ended during the read: a crash in native code, or one of its limits. `how`: by which
-    signal or with which exit status."""
+    """The worker process ended during the read: a crash in native code, or one of its limits.
+    `how`: by which signal or with which exit status."""
 
     def __init__(self, how: str):
         super().__init__(how)
@@ -101,7 +106,8 @@ class WorkerDied(Exception):
 
 
 class ReaderFailed(Exception):
-    """The reader raised in the worker: `name` is the exception's type, `trace` its traceback there."""
+    """The reader raised in the worker: `name` is the exception's type, `trace` its
+    traceback there."""
 
     def __init__(self, name: str, message: str, trace: str):
         super().__init__(message)
@@ -109,8 +115,8 @@ class ReaderFailed(Exception):
 
 
 def supported() -> bool:
-    """Whether worker processes can run here: they are forked from a preloaded server process and held to
-    limits by setrlimit, which POSIX systems have (Linux, macOS) and Windows does not."""
+    """Whether worker processes can run here: they are forked from a preloaded server process and
+    held to limits by setrlimit, which POSIX systems have (Linux, macOS) and Windows does not."""
     return "forkserver" in multiprocessing.get_all_start_methods()
 
 
@@ -123,16 +129,16 @@ class WorkerPool:
         self.server = os.getpid()  # what workers end with
 
     async def read(self, plan: Plan, deadline: float) -> ReadResult:
-        """The planned read's result, from the worker for its file, within `deadline` seconds of its start there
-        (TimeoutError; the worker is killed). WorkerDied if the worker ended during it; InvalidParams or
-        ReaderFailed if the reader raised."""
+        """The planned read's result, from the worker for its file, within `deadline` seconds of its
+        start there (TimeoutError; the worker is killed). WorkerDied if the worker ended during it;
+        InvalidParams or ReaderFailed if the reader raised."""
         worker = self._workers[route(plan.resolved.path, len(self._workers))]
         return await worker.read((plan, self.limits.cpu_seconds), deadline)
 
     def start(self) -> None:
-        """Starts the workers in the background (on the event loop), so that they are ready by the first read
-        that needs one: the first starts the process they are forked from, which imports the readers (a few
-        hundred milliseconds of its own CPU)."""
+        """Starts the workers in the background (on the event loop), so that they are ready by the
+        first read that needs one: the first starts the process they are forked from, which imports
+        the readers (the slow part of starting)."""
         for worker in self._workers:
             worker.begin()
 
@@ -144,7 +150,8 @@ class WorkerPool:
 
 
 def route(real_path: str, workers: int) -> int:
-    """The worker that reads a file: always the same one for a path (a stable hash, not Python's salted one)."""
+    """The worker that reads a file: always the same one for a path (a stable hash, not Python's
+    salted one)."""
     digest = hashlib.blake2b(real_path.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "little") % workers
 
@@ -180,7 +187,8 @@ class _Worker:
                 late.cancel()
                 if self.connection is connection:
                     loop.remove_reader(connection.fileno())
-            # The rest of the reply follows as the worker writes it: taken on a thread, within the deadline.
+            # The rest of the reply follows as the worker writes it: taken on a thread, within
+            # the deadline.
             receiving = loop.run_in_executor(None, _receive, connection)
             try:
                 reply = await asyncio.wait_for(asyncio.shield(receiving), max(ends - loop.time(), 0))
@@ -195,7 +203,8 @@ class _Worker:
         return reply[1]
 
     async def _ended(self) -> str:
-        """How the worker ended ("signal SIGSEGV", "exit status 1"), once it has; it is then forgotten."""
+        """How the worker ended ("signal SIGSEGV", "exit status 1"), once it has; it is
+        then forgotten."""
         process, connection, self.process, self.connection = self.process, self.connection, None, None
         connection.close()
         code = await asyncio.get_running_loop().run_in_executor(None, _exit_code, process)
@@ -217,7 +226,8 @@ class _Worker:
         if self.process is None:
             self.begin()
             try:
-                # Shielded: a read cancelled while the worker starts leaves it starting for the next read.
+                # Shielded: a read cancelled while the worker starts leaves it starting for
+                # the next read.
                 self.process, self.connection = await asyncio.shield(self.starting)
             except asyncio.CancelledError:
                 raise
@@ -228,7 +238,8 @@ class _Worker:
         return self.connection
 
     def _start(self) -> tuple:
-        """On a thread: starting the first worker starts the forkserver, which imports PRELOAD (a second)."""
+        """On a thread: starting the first worker starts the forkserver, which imports PRELOAD
+        (the slow part)."""
         ours, theirs = self.pool.context.Pipe()
         process = self.pool.context.Process(target=_serve, name="agentread-worker", daemon=True,
                                             args=(theirs, self.pool.limits.memory_mb << 20, self.pool.server))
@@ -237,8 +248,8 @@ class _Worker:
         return process, ours
 
     def kill(self, receiving: asyncio.Future | None = None) -> None:
-        """Ends the worker now, whatever it is doing; the next read starts a fresh one. The pipe is closed once
-        `receiving`, a thread taking a reply off it, is done."""
+        """Ends the worker now, whatever it is doing; the next read starts a fresh one. The pipe is
+        closed once `receiving`, a thread taking a reply off it, is done."""
         process, connection, self.process, self.connection = self.process, self.connection, None, None
         if process is not None:
             if process.exitcode is None:  # its group: a program it runs (Tesseract) ends with it
@@ -269,8 +280,8 @@ def _receive(connection) -> Any:
 
 
 def _exit_code(process) -> int | None:
-    """How the process ended (as Process.exitcode), once it has; then it is released. One that does not end within
-    EXIT_WAIT_SECONDS is killed and waited for."""
+    """How the process ended (as Process.exitcode), once it has; then it is released. One that does
+    not end within EXIT_WAIT_SECONDS is killed and waited for."""
     process.join(EXIT_WAIT_SECONDS)
     code = process.exitcode
     if code is None:
@@ -280,7 +291,8 @@ def _exit_code(process) -> int | None:
     return code
 
 
-# --- in the worker process ----------------------------------------------------------------------------------
+# --- in the worker process
+# ----------------------------------------------------------------------------------
 
 
 def _serve(connection, memory_bytes: int, server: int) -> None:
@@ -304,8 +316,8 @@ def _serve(connection, memory_bytes: int, server: int) -> None:
 
 
 def _end_with(server: int) -> None:
-    """Ends this worker when the server ends, however it ends: a server that is killed cannot end its workers,
-    and an idle one would otherwise wait for work forever."""
+    """Ends this worker when the server ends, however it ends: a server that is killed cannot end
+    its workers, and an idle one would otherwise wait for work forever."""
     try:
         select.select([os.pidfd_open(server)], [], [])  # readable once the process has ended (Linux)
     except (AttributeError, OSError):  # no pidfd: look every second
@@ -323,8 +335,8 @@ def _alive(pid: int) -> bool:
 
 
 def _set_limit(name: str, value: int) -> None:
-    """Sets a resource limit's soft value to `value` (never above its hard one); a limit the system does not let
-    a process set is left as it is."""
+    """Sets a resource limit's soft value to `value` (never above its hard one); a limit the system
+    does not let a process set is left as it is."""
     import resource
 
     try:
@@ -336,8 +348,8 @@ def _set_limit(name: str, value: int) -> None:
 
 
 def _read(plan: Plan, cpu_seconds: int) -> ReadResult:
-    """The planned read, as the server resolved and sniffed it: the file is opened again, checked to be the one
-    it resolved, and read."""
+    """The planned read, as the server resolved and sniffed it: the file is opened again, checked to
+    be the one it resolved, and read."""
     import resource
 
     usage = resource.getrusage(resource.RUSAGE_SELF)

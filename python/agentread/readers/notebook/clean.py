@@ -1,4 +1,5 @@
-"""Turn raw output text into what a model can read: no terminal escapes, no progress-bar frames, no base64."""
+"""Turn raw output text into what a model can read: no terminal escapes, no progress-bar
+frames, no base64."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import re
 
 from agentread.limits import MAX_LINE_CHARS
 
-# Terminal escape sequences: CSI (colours, cursor moves, erase), OSC (titles, hyperlinks) ended by BEL or ST,
-# DCS/SOS/PM/APC strings, the short two-byte escapes, and the 8-bit CSI form.
+# Terminal escape sequences: CSI (colours, cursor moves, erase), OSC (titles, hyperlinks) ended by
+# BEL or ST, DCS/SOS/PM/APC strings, the short two-byte escapes, and the 8-bit CSI form.
 _ANSI = re.compile(r"""
       \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?
     | \x1b\[[0-?]*[ -/]*[@-~]
@@ -16,33 +17,35 @@ _ANSI = re.compile(r"""
     | \x9b[0-?]*[ -/]*[@-~]
 """, re.VERBOSE)
 
-# Overstrike, as R's help pages and man pages print bold and underline: a character, a backspace, and the
-# character that a terminal shows in its place.
+# Overstrike, as R's help pages and man pages print bold and underline: a character, a backspace,
+# and the character that a terminal shows in its place.
 _OVERSTRIKE = re.compile(r"[^\x08\n]\x08")
 
-# Control characters left after the escapes are gone (a lone ESC, backspaces, C1 controls): noise to a model.
-# Tab and newline are text; carriage returns are handled by collapse_progress.
+# Control characters left after the escapes are gone (a lone ESC, backspaces, C1 controls): noise to
+# a model. Tab and newline are text; carriage returns are handled by collapse_progress.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
-# A run this long of base64 characters mixing upper case, lower case and digits is encoded data printed by
-# the code (an image, a key, a pickled blob); it tells the model nothing and would spend its budget.
+# A run this long of base64 characters mixing upper case, lower case and digits is encoded data
+# printed by the code (an image, a key, a pickled blob); it tells the model nothing and would
+# spend its budget.
 BASE64_RUN_CHARS = 200
-# Encoders that wrap base64 at a fixed width (MIME's 76 columns, PEM's 64) give whole lines of at least this
-# many such characters; a shorter line ends the data.
+# Encoders that wrap base64 at a fixed width (MIME's 76 columns, PEM's 64) give whole lines of at
+# least this many such characters; a shorter line ends the data.
 WRAPPED_BASE64_LINE_CHARS = 60
-# Wrapped lines in a row count as one run, with a shorter last line if it looks encoded (a digit, "+", "/" or
-# padding), so a word on the line after the data stays. The look-behind starts a match only where a run starts,
-# so a long run of letters that is not base64 is scanned once, not once per character. The last line's digit is
-# found by a look-ahead, which the engine does not re-enter: the match stays linear in the line's length even
-# when the line turns out not to be base64 (a long hex dump ending in " (truncated)").
+# Wrapped lines in a row count as one run, with a shorter last line if it looks encoded (a digit,
+# "+", "/" or padding), so a word on the line after the data stays. The look-behind starts a match
+# only where a run starts, so a long run of letters that is not base64 is scanned once, not once per
+# character. The last line's digit is found by a look-ahead, which the engine does not re-enter: the
+# match stays linear in the line's length even when the line turns out not to be base64 (a long hex
+# dump ending in " (truncated)").
 _FULL_LINE = rf"[A-Za-z0-9+/]{{{WRAPPED_BASE64_LINE_CHARS},}}={{0,2}}"
 _BASE64_RUN = re.compile(rf"(?<![A-Za-z0-9+/]){_FULL_LINE}"
                          rf"(?:[ \t]*\r?\n{_FULL_LINE}(?![^\r\n]))*"
                          r"(?:[ \t]*\r?\n(?:(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]+={0,2}|[A-Za-z]+={1,2})"
                          r"(?![^\r\n]))?")
 
-# A data: URI carrying base64 (an image inlined in SVG, HTML or markdown), wrapped or not: after the comma,
-# full lines, then a last (shorter) piece.
+# A data: URI carrying base64 (an image inlined in SVG, HTML or markdown), wrapped or not: after the
+# comma, full lines, then a last (shorter) piece.
 _DATA_URI = re.compile(r"(data:[\w.+-]*/?[\w.+-]*(?:;[\w.+-]+=[\w.+-]*)*;base64,)[ \t]*(?:\r?\n[ \t]*)?"
                        rf"((?:{_FULL_LINE}[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]))*[A-Za-z0-9+/]*={{0,2}})")
 
@@ -56,7 +59,8 @@ def strip_ansi(text: str) -> str:
 
 
 def collapse_progress(text: str) -> str:
-    """Keep what a terminal would finally show on each line: the last frame after a carriage return."""
+    """Keep what a terminal would finally show on each line: the last frame after a
+    carriage return."""
     text = text.replace("\r\n", "\n")
     if "\r" not in text:
         return text
@@ -87,8 +91,8 @@ def _placeholder(data: str) -> str:
 
 
 def hide_base64(text: str) -> str:
-    """Encoded payloads replaced by a short placeholder saying how long they were: data: URIs carrying base64,
-    and long base64 runs (on one line, or wrapped over lines)."""
+    """Encoded payloads replaced by a short placeholder saying how long they were: data: URIs
+    carrying base64, and long base64 runs (on one line, or wrapped over lines)."""
     if ";base64," in text:
         text = _DATA_URI.sub(_hide_data_uri, text)
     return _BASE64_RUN.sub(_hide_base64, text) if len(text) >= BASE64_RUN_CHARS else text
@@ -99,14 +103,16 @@ def clean_output(text: str) -> str:
 
 
 def source_lines(text: str) -> list[str]:
-    """A cell's source as lines, one for one (line N of the cell stays line N), encoded payloads hidden."""
+    """A cell's source as lines, one for one (line N of the cell stays line N), encoded
+    payloads hidden."""
     if ";base64," not in text and len(text) < BASE64_RUN_CHARS:
         return split_lines(text)
     return [cut_line(hide_base64(line)) for line in editor_lines(text)]
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines as an editor shows them; a final newline ends the last line rather than starting another."""
+    """Lines as an editor shows them; a final newline ends the last line rather than
+    starting another."""
     return [cut_line(line) for line in editor_lines(text)]
 
 

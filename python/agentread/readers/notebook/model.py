@@ -1,13 +1,14 @@
 """Parse .ipynb bytes into the nbformat 4 layout the renderer knows.
 
-nbformat 4 files (any minor) are parsed here, fast; older ones (nbformat 1-3) are upgraded to version 4 by nbformat
-itself. Reading is tolerant, as the editor is: a field of the wrong type is read as empty, an unknown cell type
-shows its source. As each cell is read, its fields are checked against those nbformat 4 defines; a notebook off
-that layout is flagged (`Notebook.odd`), and a read of it then has nbformat's validator name each problem in the
-cells it shows (schema.py).
-Long raster image payloads are not kept as strings: each stays in the file's bytes as a Payload (its length, and
-its text when an image is attached), so a notebook of plots costs about its own size in memory, not three times
-it. Other payloads (big JSON, text) stay as the parser produced them; nothing here decodes them.
+nbformat 4 files (any minor) are parsed here, fast; older ones (nbformat 1-3) are upgraded to
+version 4 by nbformat itself. Reading is tolerant, as the editor is: a field of the wrong type is
+read as empty, an unknown cell type shows its source. As each cell is read, its fields are checked
+against those nbformat 4 defines; a notebook off that layout is flagged (`Notebook.odd`), and a read
+of it then has nbformat's validator name each problem in the cells it shows (schema.py). Long raster
+image payloads are not kept as strings: each stays in the file's bytes as a Payload (its length, and
+its text when an image is attached), so a notebook of plots costs little more memory than its own
+bytes, not several times them. Other payloads (big JSON, text) stay as the parser produced them;
+nothing here decodes them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-# Several times faster than json on large notebooks; json remains the fallback and the error reporter.
+# Several times faster than json on large notebooks; json remains the fallback and the
+# error reporter.
 import orjson
 
 from agentread.result import ReadError
@@ -38,18 +40,20 @@ _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # A derived id starts with "~", which no nbformat id can contain: it never collides with a real one.
 DERIVED_ID_PREFIX = "~"
 
-# The fields nbformat 4's schema gives the notebook, each kind of cell and each kind of output, all required but
-# the attachments (nbformat/v4/nbformat.v4.*.schema.json; from minor 5 on, cells also have a required "id").
-# Checking a cell's fields as it is read costs next to nothing, where nbformat's validator costs more than the
-# read (on the 3.9 MB handson-ml2 notebook, 26 ms to compile its schema or 0.3 ms a cell uncompiled, against an
-# 11 ms first read): it is called only for a notebook off this layout, and has the last word on it.
+# The fields nbformat 4's schema gives the notebook, each kind of cell and each kind of output,
+# all required but the attachments (nbformat/v4/nbformat.v4.*.schema.json; from minor 5 on,
+# cells also have a required "id"). Checking a cell's fields as it is read costs next to
+# nothing, where nbformat's validator costs more than the read, whether its schema is compiled
+# first or each cell is checked uncompiled: it is called only for a notebook off this layout,
+# and has the last word on it.
 _TOP_FIELDS = frozenset({"cells", "metadata", "nbformat", "nbformat_minor"})
 _CELL_FIELDS = {"code": frozenset({"cell_type", "metadata", "source", "outputs", "execution_count"}),
                 "markdown": frozenset({"cell_type", "metadata", "source"}),
                 "raw": frozenset({"cell_type", "metadata", "source"})}
 _OPTIONAL_CELL_FIELDS = {"code": frozenset(), "markdown": frozenset({"attachments"}),
                          "raw": frozenset({"attachments"})}
-# Per kind of cell, the fields it must have and those it may have; without and with the id of minor 5 on.
+# Per kind of cell, the fields it must have and those it may have; without and with the id
+# of minor 5 on.
 _CELL_LAYOUTS = {with_ids: {kind: (fields | extra, fields | _OPTIONAL_CELL_FIELDS[kind] | extra)
                             for kind, fields in _CELL_FIELDS.items()}
                  for with_ids, extra in ((False, frozenset()), (True, frozenset({"id"})))}
@@ -59,31 +63,36 @@ _OUTPUT_FIELDS = {"execute_result": frozenset({"output_type", "execution_count",
                   "error": frozenset({"output_type", "ename", "evalue", "traceback"})}
 IDS_FROM_MINOR = 5
 
-# Raster image payloads (base64 PNG, JPEG, GIF, WebP) at least this long are left in the file's bytes instead of
-# being parsed into strings: a read needs only their length and first bytes (the pixel size), and the text of the
-# few it attaches. The parser then sees a notebook of plots as a small document.
+# Raster image payloads (base64 PNG, JPEG, GIF, WebP) at least this long are left in the file's
+# bytes instead of being parsed into strings: a read needs only their length and first bytes (the
+# pixel size), and the text of the few it attaches. The parser then sees a notebook of plots as a
+# small document.
 PAYLOAD_MIN_CHARS = 4096
-# ... and only when they are at least a third of the file: the JSON without them is a copy of the rest, which
-# costs more than parsing them when they are few. Each payload is still checked (_ascii_string_length): on the
-# real 3.9 MB handson-ml2 notebook of plots, parsing takes about 40% of the time of parsing them all (4 against
-# 10 ms), in 1.7x the file's size in memory instead of 3x; on a generated 95 MB one, a tenth (26 against 280 ms).
+# ... and only when they are at least a third of the file: the JSON without them is a copy of the
+# rest, which costs more than parsing them when they are few. Each payload is still checked
+# (_ascii_string_length), and parsing the rest takes a fraction of the time and memory of parsing
+# them all, a smaller one the larger the notebook.
 PAYLOAD_SHARE = 3
-# Where an image payload starts: after `"image/png": "` (nbformat 4 bundles and attachments, the slash maybe
-# escaped; `"png"`, `"jpeg"` in nbformat 3, renamed by its upgrade). The quote after the key is not escaped, so
-# it is no string's content (there every quote is escaped): it ends the key, and the value's quote opens a string.
+# Where an image payload starts: after `"image/png": "` (nbformat 4 bundles and attachments, the
+# slash maybe escaped; `"png"`, `"jpeg"` in nbformat 3, renamed by its upgrade). The quote after the
+# key is not escaped, so it is no string's content (there every quote is escaped): it ends the key,
+# and the value's quote opens a string.
 _PAYLOAD_KEY = re.compile(rb'"(?:image\\?/(?:png|jpeg|gif|webp)|png|jpeg)"[ \t\r\n]*:[ \t\r\n]*"')
-# What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000), a token drawn for
-# each parse (so that no string of the file, however escaped, can pass for a mark) and the payload's number.
+# What stands for a payload in the JSON the parser reads: a NUL (written as the escape \u0000), a
+# token drawn for each parse (so that no string of the file, however escaped, can pass for a mark)
+# and the payload's number.
 _PAYLOAD_MARK = "\x00payload:%s:"
-# The keys _PAYLOAD_KEY finds, as the parser gives them (nbformat 3's own are renamed by its upgrade).
+# The keys _PAYLOAD_KEY finds, as the parser gives them (nbformat 3's own are renamed by
+# its upgrade).
 _IMAGE_KEYS = ("image/png", "image/jpeg", "image/gif", "image/webp", "png", "jpeg")
 # The longest JSON escape (\uXXXX): a cut into a payload's bytes ends at most this far inside one.
 _MAX_ESCAPE_BYTES = 6
 
 
 class Payload:
-    """A long base64 image payload left in the notebook's bytes: its length is known without reading it, its
-    text is parsed only when the image is attached, and its head alone when the pixel size is wanted."""
+    """A long base64 image payload left in the notebook's bytes: its length is known without
+    reading it, its text is parsed only when the image is attached, and its head alone when the
+    pixel size is wanted."""
 
     __slots__ = ("_data", "_start", "_end", "_chars")
 
@@ -109,7 +118,8 @@ class Payload:
 
 
 def _set_aside(data: bytes, mark: str) -> tuple[bytes, list[Payload]]:
-    """The JSON with each long image payload replaced by `mark` and its number, and the payloads numbered."""
+    """The JSON with each long image payload replaced by `mark` and its number, and the
+    payloads numbered."""
     payloads: list[Payload] = []
     mark_json = mark.replace("\x00", "\\u0000").encode("ascii")
     pieces: list[Any] = []  # memoryview slices: only the joined result is a copy
@@ -119,7 +129,8 @@ def _set_aside(data: bytes, mark: str) -> tuple[bytes, list[Payload]]:
     while match:
         start = match.end()
         end = data.find(b'"', start)
-        # The next key is looked for after this value: a payload's bytes are not scanned by the pattern.
+        # The next key is looked for after this value: a payload's bytes are not scanned by
+        # the pattern.
         match = _PAYLOAD_KEY.search(data, max(end, start))
         chars = _ascii_string_length(data, view, start, end) if end - start >= PAYLOAD_MIN_CHARS else None
         if chars is None:
@@ -135,10 +146,11 @@ def _set_aside(data: bytes, mark: str) -> tuple[bytes, list[Payload]]:
 
 
 def _ascii_string_length(data: bytes, view: memoryview, start: int, end: int) -> int | None:
-    """The length of the JSON string data[start:end] (between its quotes) if it is valid and all ASCII, else None.
-    Not checked against base64's alphabet: the decoder skips what is not in it, in a parsed string as in a
-    payload. The plain stretch, nearly always all of it, is checked in C (over 8 GB/s here); the rest (most
-    notebooks end each payload with an escaped newline) is parsed, and dropped at once, by orjson (2-3 GB/s)."""
+    """The length of the JSON string data[start:end] (between its quotes) if it is valid and all
+    ASCII, else None. Not checked against base64's alphabet: the decoder skips what is not in it, in
+    a parsed string as in a payload. The plain stretch, nearly always all of it, is checked in C,
+    several times faster than parsing; the rest (most notebooks end each payload with an escaped
+    newline) is parsed, and dropped at once, by orjson."""
     plain = plain_end(data, start, end) if plain_end is not None else start
     if plain == end:
         return end - start
@@ -150,9 +162,10 @@ def _ascii_string_length(data: bytes, view: memoryview, start: int, end: int) ->
 
 
 def _restore(cells: list[Cell], mark: str, payloads: list[Payload]) -> int:
-    """Marks back to their Payload in the cells' mime bundles; how many were put back. Looked for first under the
-    bundles' image keys, where they nearly always are; only when some are missing, in every JSON value nested in
-    a bundle too (walked with a stack: the parser takes deeper nesting than Python's recursion)."""
+    """Marks back to their Payload in the cells' mime bundles; how many were put back. Looked for
+    first under the bundles' image keys, where they nearly always are; only when some are missing,
+    in every JSON value nested in a bundle too (walked with a stack: the parser takes deeper nesting
+    than Python's recursion)."""
     bundles: list[Any] = [output["data"] for cell in cells for output in cell.outputs
                           if isinstance(output, dict) and isinstance(output.get("data"), dict)]
     bundles += [bundle for cell in cells for bundle in cell.attachments.values() if isinstance(bundle, dict)]
@@ -249,7 +262,8 @@ def parse_notebook(data: bytes) -> Notebook:
 
 
 def _from_document(doc: Any) -> Notebook:
-    """The notebook a parsed file holds: nbformat 4 as it is, an older version upgraded by nbformat."""
+    """The notebook a parsed file holds: nbformat 4 as it is, an older version upgraded
+    by nbformat."""
     if not isinstance(doc, dict) or not ({"cells", "worksheets", "nbformat"} & doc.keys()):
         what = "an object" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
         raise ReadError("not_a_notebook", f"the file is valid JSON but not a Jupyter notebook ({what} without "
@@ -268,8 +282,9 @@ def _from_document(doc: Any) -> Notebook:
 
 
 def upgrade(doc: dict, major: int, warnings: list[str]) -> Any:
-    """An nbformat 1-3 notebook as nbformat 4, read and upgraded by nbformat. The ids it gives the cells are drawn
-    at random, so the caller derives its own, which stay the same from one read to the next."""
+    """An nbformat 1-3 notebook as nbformat 4, read and upgraded by nbformat. The ids it gives
+    the cells are drawn at random, so the caller derives its own, which stay the same from one
+    read to the next."""
     import nbformat
 
     doc = _upgradable(doc, major, warnings)
@@ -283,8 +298,9 @@ def upgrade(doc: dict, major: int, warnings: list[str]) -> Any:
 
 
 def _upgradable(doc: dict, major: int, warnings: list[str]) -> dict:
-    """The notebook's frame as nbformat's upgrade reads it without checking: where the file lacks a part of it
-    (nbformat 2 and 3: the metadata, the worksheets and their cell lists), it is read as empty, and said."""
+    """The notebook's frame as nbformat's upgrade reads it without checking: where the file lacks a
+    part of it (nbformat 2 and 3: the metadata, the worksheets and their cell lists), it is read as
+    empty, and said."""
     if major < 2:
         return doc
     doc = dict(doc)
@@ -304,8 +320,9 @@ def _upgradable(doc: dict, major: int, warnings: list[str]) -> dict:
 
 def notebook_from_dict(doc: dict, version: str | None = None, warnings: list[str] | None = None,
                        file_ids: bool = True) -> Notebook:
-    """The reader's notebook from an nbformat 4 document (a dict, or nbformat's NotebookNode). Without
-    `file_ids`, the cells' ids are not the file's (nbformat's upgrade draws them) and derived ones are used."""
+    """The reader's notebook from an nbformat 4 document (a dict, or nbformat's NotebookNode).
+    Without `file_ids`, the cells' ids are not the file's (nbformat's upgrade draws them) and
+    derived ones are used."""
     raw_cells = doc.get("cells", [])
     if not isinstance(raw_cells, list):
         raise ReadError("not_a_notebook", f"the notebook's 'cells' is not a list, so it cannot be read by cells; "
@@ -403,8 +420,9 @@ def _count(value: Any) -> bool:
 
 
 def _assign_ids(cells: list[Cell], raw_cells: list[Any], warnings: list[str]) -> dict[str, list[int]]:
-    """Keep the file's ids; derive a stable one for cells without: a hash of the source (plus how many
-    earlier cells had the same source), so it survives edits to other cells and re-reads of the file."""
+    """Keep the file's ids; derive a stable one for cells without: a hash of the source (plus
+    how many earlier cells had the same source), so it survives edits to other cells and
+    re-reads of the file."""
     ids: dict[str, list[int]] = {}
     seen_sources: dict[str, int] = {}
     for pos, (cell, raw) in enumerate(zip(cells, raw_cells)):
@@ -412,7 +430,8 @@ def _assign_ids(cells: list[Cell], raw_cells: list[Any], warnings: list[str]) ->
         if isinstance(real, str) and real:
             cell.id = real
         else:
-            # CRC-32: as unlikely to collide as 8 hex digits of any hash, without loading OpenSSL (8 ms).
+            # CRC-32: as unlikely to collide as 8 hex digits of any hash, without loading OpenSSL, a
+            # slow import.
             digest = f"{zlib.crc32(cell.source.encode('utf-8', 'surrogatepass')):08x}"
             repeat = seen_sources.get(digest, 0)
             seen_sources[digest] = repeat + 1

@@ -5,39 +5,51 @@ from __future__ import annotations
 import binascii
 from collections import Counter
 
-from agentread.readers.image import image_part
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.numbering import past_end, size_words
+from agentread.readers import Source
+from agentread.readers.image import image_part
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
-from agentread.readers.notebook.render import (SVG_MIME, Cap, ImageRef, Line, RenderedCell, human_size, outline_line,
-                                       render_cell, svg_rasteriser)
+from agentread.readers.notebook.render import (
+    SVG_MIME,
+    Cap,
+    ImageRef,
+    Line,
+    RenderedCell,
+    human_size,
+    outline_line,
+    render_cell,
+    svg_rasteriser,
+)
 from agentread.readers.notebook.schema import schema_problems
 from agentread.readers.notebook.select import OUTLINE, format_cells, select_cells
 from agentread.readers.notebook.svgcheck import rasterise_within
-from agentread.readers import Source
-from agentread.numbering import past_end, size_words
 from agentread.request import ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
-# Each output of a many-cell read keeps at most this much, as head and tail: enough to see how a long log
-# began and how it ended, while a 50 KB call still holds a dozen or so such cells.
+# Each output of a many-cell read keeps at most this much, as head and tail: enough to see how a
+# long log began and how it ended, while a 50 KB call still holds a dozen or so such cells.
 OUTPUT_CAP = Cap(lines=60, chars=6_000)
 
 # Reading one cell alone (cells="5") gives each output up to half the call budget.
 SINGLE_CELL_CAP = Cap(lines=MAX_LINES // 2, chars=MAX_OUTPUT_BYTES // 2)
 
-# Room kept for the closing lines (what was shown, how to continue) so they never push a read over budget.
+# Room kept for the closing lines (what was shown, how to continue) so they never push a read
+# over budget.
 CLOSING_RESERVE_BYTES = 600
 CLOSING_RESERVE_LINES = 4
 
-# Schema warnings listed by name; more are counted. A broken notebook should not bury its cells in warnings.
+# Schema warnings listed by name; more are counted. A broken notebook should not bury its cells
+# in warnings.
 MAX_WARNINGS_SHOWN = 5
 
-# Room kept for the warning line of a notebook that may need one (the warnings are known only once the cells
-# shown are): its words, and five problems of at most 200 characters (schema.py), most of them 1-byte.
+# Room kept for the warning line of a notebook that may need one (the warnings are known only once
+# the cells shown are): its words, and five problems of at most 200 characters (schema.py), most of
+# them 1-byte.
 WARNING_RESERVE_BYTES = 1_300
 
-# A cut cell's closing line names the cells after it when that list is this short; a longer one is already
-# spelled in the line's `cells="…"` and is not repeated.
+# A cut cell's closing line names the cells after it when that list is this short; a longer one is
+# already spelled in the line's `cells="…"` and is not repeated.
 MAX_THEN_CELLS_CHARS = 40
 
 
@@ -47,10 +59,11 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    """Read a notebook by cells (whole cells within budget), as an outline, or as a window of rendered lines.
+    """Read a notebook by cells (whole cells within budget), as an outline, or as a window of
+    rendered lines.
 
-    The engine calls this with the raw .ipynb bytes (file or live editor buffer). See the package docstring
-    for the `cells` grammar and the formats.
+    The engine calls this with the raw .ipynb bytes (file or live editor buffer). See the package
+    docstring for the `cells` grammar and the formats.
     """
     return render_notebook(parse_notebook(data), request, path)
 
@@ -66,15 +79,18 @@ def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult
 
 
 def notebook_outline(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    """The outline of a notebook (one line per cell), whatever request.cells says; offset/limit page it."""
+    """The outline of a notebook (one line per cell), whatever request.cells says;
+    offset/limit page it."""
     return _outline(parse_notebook(data), request, path)
 
 
 class _Parts:
-    """The content being built: text lines, with image parts placed right after the line that names them."""
+    """The content being built: text lines, with image parts placed right after the line
+    that names them."""
 
     def __init__(self, nb: Notebook, budget: int) -> None:
-        """Starts with the notebook's summary line; a notebook that may need a warning line keeps room for it."""
+        """Starts with the notebook's summary line; a notebook that may need a warning line keeps
+        room for it."""
         warned = nb.odd or bool(nb.warnings)
         self._budget_bytes = budget - CLOSING_RESERVE_BYTES - (WARNING_RESERVE_BYTES if warned else 0)
         self._budget_lines = MAX_LINES - CLOSING_RESERVE_LINES - warned
@@ -125,7 +141,8 @@ class _Parts:
                 and self.line_count + extra_lines <= self._budget_lines)
 
     def finish(self, nb: Notebook, positions: list[int]) -> list[TextPart | ImagePart]:
-        """The content, with the warning line (if any) for the cells shown placed under the summary line."""
+        """The content, with the warning line (if any) for the cells shown placed under the
+        summary line."""
         self._flush()
         warning = _warning(nb, positions)
         if warning:
@@ -140,7 +157,8 @@ class _Parts:
 
 
 def _size(line: Line) -> int:
-    # An image line is short text; its pixels are budgeted by count and size, not against the text budget.
+    # An image line is short text; its pixels are budgeted by count and size, not against the
+    # text budget.
     return 100 if isinstance(line, ImageRef) else len(line.encode("utf-8", "surrogatepass")) + 1
 
 
@@ -172,8 +190,8 @@ def _summary(nb: Notebook) -> str:
 
 
 def _warning(nb: Notebook, positions: list[int]) -> str | None:
-    """What the reader decided about the file, then (for a notebook off nbformat 4's layout) what nbformat's
-    validator finds at its top and in the cells shown."""
+    """What the reader decided about the file, then (for a notebook off nbformat 4's layout) what
+    nbformat's validator finds at its top and in the cells shown."""
     problems = nb.warnings + (schema_problems(nb, positions) if nb.odd else [])
     if not problems:
         return None
@@ -185,11 +203,13 @@ def _warning(nb: Notebook, positions: list[int]) -> str | None:
 
 
 def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> ReadResult:
-    """Whole cells until a budget (text, lines, images) is reached; a first cell too big alone is cut.
+    """Whole cells until a budget (text, lines, images) is reached; a first cell too big
+    alone is cut.
 
-    `next` names the cells that follow; after a cut first cell it is that cell (and the rest of the selection)
-    with the offset of its first line not sent, which `_window` continues line by line. When every selected cell
-    was shown but an output was cut to head and tail, `next` reads what the first such cut left out.
+    `next` names the cells that follow; after a cut first cell it is that cell (and the rest of the
+    selection) with the offset of its first line not sent, which `_window` continues line by line.
+    When every selected cell was shown but an output was cut to head and tail, `next` reads what the
+    first such cut left out.
     """
     cap = SINGLE_CELL_CAP if len(positions) == 1 else OUTPUT_CAP
     parts = _Parts(nb, budget)
@@ -211,7 +231,8 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
         shown.append(pos)
         sent = len(rendered.lines)
         for i, line in enumerate(rendered.lines):
-            # Only a first cell over the budget by itself gets here without room: as much of it as fits is sent.
+            # Only a first cell over the budget by itself gets here without room: as much of it as
+            # fits is sent.
             if i and not fits and not parts.fits(_size(line), 1):
                 sent, resume, cell_lines = i, rendered.numbers[i], rendered.numbers[-1]
                 break
@@ -253,7 +274,8 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
 
 
 def _cuts_shown(index: int, rendered: RenderedCell, sent: int) -> list[dict]:
-    """`shown.outputs` entries for the outputs of one cell cut to head and tail, as far as its lines were sent."""
+    """`shown.outputs` entries for the outputs of one cell cut to head and tail, as far as its
+    lines were sent."""
     found = []
     for cut in rendered.cuts:
         ranges = cut.shown(sent)
@@ -263,7 +285,8 @@ def _cuts_shown(index: int, rendered: RenderedCell, sent: int) -> list[dict]:
 
 
 def _then(nb: Notebook, rest: list[int]) -> str:
-    """", then cells 14-40" for the closing line of a cut cell (a long list of cells is not spelled twice)."""
+    """", then cells 14-40" for the closing line of a cut cell (a long list of cells is not
+    spelled twice)."""
     if not rest:
         return ""
     later = format_cells(nb, rest)
@@ -295,7 +318,8 @@ def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str)
         return f"[… continuing cell {nb.cells[owner].index}]"
 
     def covered(first: int, last: int) -> tuple[list[int], dict]:
-        """The cells lines first..last (1-based) fall in, and those shown in part with their own lines."""
+        """The cells lines first..last (1-based) fall in, and those shown in part with
+        their own lines."""
         shown, partial = [], []
         for pos, start, count in spans:
             own_first, own_last = max(first, start + 1) - start, min(last, start + count) - start
@@ -325,8 +349,8 @@ def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
 
 def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: str, what: str,
            cells: str | None = None) -> ReadResult:
-    """A window of `lines`; `covered(first, last)` says which cells lines first..last show (positions, and
-    the `shown` fields beyond `cells` and `lines`)."""
+    """A window of `lines`; `covered(first, last)` says which cells lines first..last show
+    (positions, and the `shown` fields beyond `cells` and `lines`)."""
     total = len(lines)
     start = request.line_from(total)
     if start > max(total, 1):

@@ -1,9 +1,10 @@
-"""Render cells as the lines a model reads: a header per cell, its source, then its outputs, labelled.
+"""Render cells as the lines a model reads: a header per cell, its source, then its
+outputs, labelled.
 
-A rendered cell is a list of lines, where a line is text or an ImageRef (an image to attach at that place,
-decoded only if it lands in what is sent). Long outputs are cut to head and tail when a Cap is given; every
-line also carries its number in the cell's *uncut* rendering, so a cut can say exactly which `offset`
-(with `cells="N"`) shows what was left out.
+A rendered cell is a list of lines, where a line is text or an ImageRef (an image to attach at that
+place, decoded only if it lands in what is sent). Long outputs are cut to head and tail when a Cap
+is given; every line also carries its number in the cell's *uncut* rendering, so a cut can say
+exactly which `offset` (with `cells="N"`) shows what was left out.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ _TOO_DEEP = "[a JSON value nested too deep to show]"
 
 
 def _dump_json(value: Any) -> str:
-    """A JSON value as indented text. orjson writes at most 255 levels deep, json as deep as Python's recursion
-    limit lets its indented writer go (about 1,000); the parser accepts 1,024, so a deeper value gets a placeholder."""
+    """A JSON value as indented text. orjson writes at most 255 levels deep, json as deep as
+    Python's recursion limit lets its indented writer go (about 1,000); the parser accepts 1,024, so
+    a deeper value gets a placeholder."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_payload_text).decode()
     except TypeError:  # nested too deep for orjson, or an integer past 64 bits: json writes both
@@ -47,29 +49,33 @@ RASTER_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 SVG_MIME = "image/svg+xml"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-# Text forms of a rich output, best first. text/plain is what the kernel meant as the text view; markdown,
-# LaTeX and reST read well as source; JSON is data. HTML and JavaScript are never shown (placeholders).
+# Text forms of a rich output, best first. text/plain is what the kernel meant as the text view;
+# markdown, LaTeX and reST read well as source; JSON is data. HTML and JavaScript are never shown
+# (placeholders).
 TEXT_MIMES = ("text/plain", "text/markdown", "text/latex", "text/x-rst", "application/json")
 
-# The text/plain repr IPython gives objects that only have a rich form ("<IPython.core.display.HTML object>")
-# says nothing; a markdown or LaTeX alternative is better then.
+# The text/plain repr IPython gives objects that only have a rich form ("<IPython.core.display.HTML
+# object>") says nothing; a markdown or LaTeX alternative is better then.
 _DEFAULT_REPR_PREFIXES = ("<IPython.", "<Figure ", "<matplotlib.")
 
-# The text form of a widget (its Python repr) is kept to this many characters in its one-line placeholder.
+# The text form of a widget (its Python repr) is kept to this many characters in its one-line
+# placeholder.
 WIDGET_TEXT_CHARS = 200
 
-# SVG larger than this is not rasterised (rendering time grows with it); it is shown as cut text instead.
+# SVG larger than this is not rasterised (rendering time grows with it); it is shown as cut
+# text instead.
 MAX_SVG_CHARS = 2_000_000
 
-# Source lines shown per cell in an outline entry: just the first non-blank line, cut to this many characters.
+# Source lines shown per cell in an outline entry: just the first non-blank line, cut to this
+# many characters.
 OUTLINE_FIRST_LINE_CHARS = 80
 
-# Base64 characters decoded to read an image's size from its header (PNG/GIF at the start, JPEG's SOF
-# usually within the first few KB); never the whole payload.
+# Base64 characters decoded to read an image's size from its header (PNG/GIF at the start, JPEG's
+# SOF usually within the first few KB); never the whole payload.
 _HEADER_B64_CHARS = 16_384
 
-# Characters read beyond a head's base64 length, for the line breaks of a wrapped payload (dropped before
-# decoding): 16 KB wrapped at 76 columns has about 220 of them, 440 characters with CRLF.
+# Characters read beyond a head's base64 length, for the line breaks of a wrapped payload (dropped
+# before decoding): 16 KB wrapped at 76 columns has about 220 of them, 440 characters with CRLF.
 _HEAD_LINE_BREAK_CHARS = 1024
 
 
@@ -113,7 +119,8 @@ class OutputCut:
     offset: int  # the first line left out, numbered in the cell's uncut rendering (what the mark names)
 
     def shown(self, sent: int) -> list[list[int]]:
-        """The output's own lines shown, as [first, last] ranges, when the rendering's first `sent` lines were."""
+        """The output's own lines shown, as [first, last] ranges, when the rendering's first
+        `sent` lines were."""
         head = min(self.head, max(0, sent - (self.at - self.head)))
         tail = min(self.tail, max(0, sent - self.at - 1))
         first_tail = self.total - self.tail + 1
@@ -136,7 +143,8 @@ def human_size(n: int) -> str:
 
 
 def header(cell: Cell) -> str:
-    """`### Cell 3 [id=ab12cd34] code (python) exec=7`: everything needed to cite or edit this cell."""
+    """`### Cell 3 [id=ab12cd34] code (python) exec=7`: everything needed to cite or
+    edit this cell."""
     text = f"### Cell {cell.index} [id={cell.id}] {cell.cell_type}"
     if cell.cell_type == "code":
         count = "none" if cell.execution_count is None else cell.execution_count
@@ -147,8 +155,8 @@ def header(cell: Cell) -> str:
 
 
 def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) -> RenderedCell:
-    """The cell's lines; `address` is the `cells` value that reads this cell alone (its index unless an id
-    of the notebook is that number too), which the mark of a cut output names."""
+    """The cell's lines; `address` is the `cells` value that reads this cell alone (its index unless
+    an id of the notebook is that number too), which the mark of a cut output names."""
     out = RenderedCell([], [])
     address = address or str(cell.index)
     position = 0
@@ -179,8 +187,9 @@ def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) 
         for i in range(len(block) - tail, len(block)):
             add(block[i], start + i + 1)
 
-    # The source is never cut to head and tail (it is what an agent edits); only the call budget stops it.
-    # Its lines stay one for one; an inlined base64 payload is shown as a placeholder (raw=true shows it).
+    # The source is never cut to head and tail (it is what an agent edits); only the call budget
+    # stops it. Its lines stay one for one; an inlined base64 payload is shown as a placeholder
+    # (raw=true shows it).
     add_block([header(cell)] + source_lines(cell.source))
     attachments = [_attachment_line(name, bundle) for name, bundle in cell.attachments.items()]
     if attachments:
@@ -197,7 +206,8 @@ def _cut(block: list[Line], cap: Cap) -> tuple[int, int] | None:
     sizes = [len(x) + 1 if isinstance(x, str) else 80 for x in block]
     if len(block) <= cap.lines and sum(sizes) <= cap.chars:
         return None
-    # Two thirds for the head (how it started), one third for the tail (how it ended: results, the error).
+    # Two thirds for the head (how it started), one third for the tail (how it ended:
+    # results, the error).
     head_lines, tail_lines = cap.lines * 2 // 3, cap.lines - cap.lines * 2 // 3
     head_chars, tail_chars = cap.chars * 2 // 3, cap.chars - cap.chars * 2 // 3
     head = _fit(sizes, head_lines, head_chars)
@@ -237,8 +247,8 @@ def _payload_chars(value: Any) -> int:
 
 
 def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
-    """(label, body) per output. Consecutive stream outputs of the same name are merged, as Jupyter shows them;
-    stdout, stderr, stdout stay three outputs in that order."""
+    """(label, body) per output. Consecutive stream outputs of the same name are merged, as Jupyter
+    shows them; stdout, stderr, stdout stay three outputs in that order."""
     rendered: list[tuple[str, list[Line]]] = []
     stream_name: str | None = None
     stream_texts: list[str] = []
@@ -337,7 +347,8 @@ def _attachment_line(name: str, bundle: Any) -> Line:
 
 
 def _svg_refusal(payload: Any) -> str | None:
-    """Why an SVG is not handed to the rasteriser (it is shown as text instead), or None when it may be."""
+    """Why an SVG is not handed to the rasteriser (it is shown as text instead), or None
+    when it may be."""
     if svg_rasteriser() is None:
         return "no SVG rasteriser available"
     if _payload_chars(payload) > MAX_SVG_CHARS:
@@ -350,7 +361,8 @@ _rasteriser: Any = False  # False = not looked for yet
 
 
 def svg_rasteriser() -> Any:
-    """cairosvg's svg2png when cairosvg and the cairo library are installed, else None (SVG shown as text)."""
+    """cairosvg's svg2png when cairosvg and the cairo library are installed, else None (SVG
+    shown as text)."""
     global _rasteriser
     if _rasteriser is False:
         try:
@@ -400,7 +412,8 @@ def _base64_head(payload: Any, chars: int) -> bytes:
 
 
 def outline_line(cell: Cell) -> str:
-    """One line per cell: index, id, type, size of the source, its first line, and what its outputs hold."""
+    """One line per cell: index, id, type, size of the source, its first line, and what its
+    outputs hold."""
     lines = editor_lines(cell.source)
     first = next(filter(None, map(str.strip, lines)), "")
     if len(first) > OUTLINE_FIRST_LINE_CHARS:

@@ -1,7 +1,9 @@
-"""nbformat's validator on the part of a notebook a read shows, its findings in words a model can act on.
+"""nbformat's validator on the part of a notebook a read shows, its findings in words a
+model can act on.
 
-Called only for a notebook the reader found off nbformat 4's layout (model.py), on the notebook's top level and on
-each cell shown: "cell 4 (id=ab12): outputs[1] is missing 'output_type'". One problem is named per place.
+Called only for a notebook the reader found off nbformat 4's layout (model.py), on the notebook's
+top level and on each cell shown: "cell 4 (id=ab12): outputs[1] is missing 'output_type'". One
+problem is named per place.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import Any, Iterable
 from agentread.readers.notebook.clean import clean_output
 from agentread.readers.notebook.model import Notebook, Payload
 
-# A problem is told in at most this many characters: a value it quotes is cut, never the cell it names.
+# A problem is told in at most this many characters: a value it quotes is cut, never the
+# cell it names.
 MAX_PROBLEM_CHARS = 200
 
-# The kinds of cell nbformat 4 defines, each checked against its own definition ("code_cell"...), and the path of
-# the one cell of the notebook a cell is checked in.
+# The kinds of cell nbformat 4 defines, each checked against its own definition ("code_cell"...),
+# and the path of the one cell of the notebook a cell is checked in.
 _CELL_KINDS = ("code", "markdown", "raw")
 _IN_THE_CELL = ["cells", 0]
 _JSON_TYPES = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
@@ -26,7 +29,8 @@ _SCHEMA_TYPES = {"boolean": "a boolean", "integer": "an integer", "number": "a n
 
 
 def schema_problems(nb: Notebook, positions: Iterable[int]) -> list[str]:
-    """What breaks nbformat's schema at the top of `nb` and in its cells at `positions` (0-based), one line each."""
+    """What breaks nbformat's schema at the top of `nb` and in its cells at `positions` (0-based),
+    one line each."""
     from nbformat.validator import iter_validate
 
     def check(instance: Any, ref: str | None = None) -> list[tuple[list, Any]]:
@@ -47,8 +51,9 @@ def schema_problems(nb: Notebook, positions: Iterable[int]) -> list[str]:
             problems.append(f"{subject}: cell_type should be a string, not {_json_type(kind)}")
             continue
         try:
-            # Alone in an empty notebook, the cell is checked at once (the compiled schema); only a cell that fails
-            # is checked again against its own kind's definition, which names all its problems, not the first.
+            # Alone in an empty notebook, the cell is checked at once (the compiled schema); only a
+            # cell that fails is checked again against its own kind's definition, which names all
+            # its problems, not the first.
             found = check({"nbformat": 4, "nbformat_minor": nb.minor, "metadata": {}, "cells": [view]})
             if found and kind in _CELL_KINDS:
                 found = [([*_IN_THE_CELL, *path], error) for path, error in check(view, f"{kind}_cell")] or found
@@ -59,7 +64,8 @@ def schema_problems(nb: Notebook, positions: Iterable[int]) -> list[str]:
 
 
 def _first_per_place(found: list[tuple[list, Any]]) -> list[tuple[list, Any]]:
-    """One error per place (a cell that is a string fails both "is an object" and "is one of the cell kinds")."""
+    """One error per place (a cell that is a string fails both "is an object" and "is one of the
+    cell kinds")."""
     seen: set[tuple] = set()
     kept = []
     for path, error in found:
@@ -70,8 +76,9 @@ def _first_per_place(found: list[tuple[list, Any]]) -> list[tuple[list, Any]]:
 
 
 def _schema_view(raw: Any) -> Any:
-    """The cell as nbformat's validator reads it: an image payload left in the file's bytes stands as an empty
-    string, which is what the schema asks of it (the payload's own check was made when it was set aside)."""
+    """The cell as nbformat's validator reads it: an image payload left in the file's bytes stands
+    as an empty string, which is what the schema asks of it (the payload's own check was made when
+    it was set aside)."""
     if not isinstance(raw, dict):
         return raw
     view = dict(raw)
@@ -102,7 +109,8 @@ def _told(subject: str, path: list, error: Any, minor: int) -> str:
 
 
 def _predicate(path: list, error: Any, minor: int) -> str | None:
-    """The error said as what is wrong with the place ("is missing 'id'"), or None to use jsonschema's message."""
+    """The error said as what is wrong with the place ("is missing 'id'"), or None to use
+    jsonschema's message."""
     instance, value = error.instance, error.validator_value
     if error.validator == "required" and isinstance(instance, dict):
         return "is missing " + ", ".join(repr(name) for name in value if name not in instance)
@@ -120,7 +128,8 @@ def _predicate(path: list, error: Any, minor: int) -> str | None:
 
 
 def _quoted(value: Any) -> str:
-    """A value as the model reads it: a string in quotes as it is (escape codes are removed with the rest)."""
+    """A value as the model reads it: a string in quotes as it is (escape codes are removed
+    with the rest)."""
     return f"'{value}'" if isinstance(value, str) else repr(value)
 
 

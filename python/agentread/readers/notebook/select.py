@@ -8,7 +8,8 @@ from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook
 from agentread.result import ReadError
 
 OUTLINE = "outline"
-# Cell numbers: ASCII digits, at most 9 of them (no notebook has a billion cells; int() stays cheap).
+# Cell numbers: ASCII digits, at most 9 of them (no notebook has a billion cells; int()
+# stays cheap).
 _RANGE = re.compile(r"^([0-9]{1,9})?\s*-\s*([0-9]{1,9})?$")
 _NUMBER = re.compile(r"^[0-9]{1,9}$")
 
@@ -16,9 +17,10 @@ _NUMBER = re.compile(r"^[0-9]{1,9}$")
 def select_cells(nb: Notebook, spec: str | None) -> list[int]:
     """0-based positions of the cells `spec` names, in notebook order, each once.
 
-    `spec` is a comma-separated list of items; an item is a cell id (exactly as in the headers), an index
-    `4`, a range `2-7` or an open range `5-` (to the last cell). An item that is a cell id of this notebook
-    means that id, even when it also looks like a number. None, "" and "all" mean every cell.
+    `spec` is a comma-separated list of items; an item is a cell id (exactly as in the headers),
+    an index `4`, a range `2-7` or an open range `5-` (to the last cell). An item that is a cell
+    id of this notebook means that id, even when it also looks like a number. None, "" and "all"
+    mean every cell.
     """
     total = len(nb.cells)
     if spec is None or spec.strip().lower() in ("", "all"):
@@ -71,7 +73,8 @@ def format_cells(nb: Notebook, positions: list[int]) -> str:
             runs.append([pos + 1, pos + 1])
     items = []
     for first, last in runs:
-        # A lone number that is also some cell's id would be read as that id: write it as a range then.
+        # A lone number that is also some cell's id would be read as that id: write it as
+        # a range then.
         lone = f"{first}-{first}" if str(first) in nb.ids else str(first)
         items.append(lone if first == last else f"{first}-{last}")
     return ",".join(items)

@@ -1,8 +1,8 @@
 """Whether an SVG is safe to hand to the rasteriser, and drawing it within a time limit.
 
-cairosvg draws nesting and `<use>` references by recursion, so a `<use>` that points back at its own ancestor (or
-a chain of them, or nowhere: cairosvg then draws the whole document again) recurses until Python's limit, seconds
-of CPU for a few KB of input. Such an SVG is shown as text instead.
+cairosvg draws nesting and `<use>` references by recursion, so a `<use>` that points back at its own
+ancestor (or a chain of them, or nowhere: cairosvg then draws the whole document again) recurses
+until Python's limit, seconds of CPU for a few KB of input. Such an SVG is shown as text instead.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ MAX_USE_CHAIN = 8
 # Elements visited while following references, whatever their chains: bounds the check itself.
 MAX_VISITS = 100_000
 
-# A plot is drawn in tens of milliseconds. cairosvg is pure Python over cairo, and some damaged paths send it
-# into loops no check before drawing can foresee: past this it is stopped, and the SVG is not shown as an image.
+# A plot is drawn far within this limit. cairosvg is pure Python over cairo, and some damaged paths
+# send it into loops no check before drawing can foresee: past this it is stopped, and the SVG is
+# not shown as an image.
 MAX_RASTER_SECONDS = 3.0
 
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -32,9 +33,9 @@ class RasterTimeout(Exception):
 
 
 def rasterise_within(rasterise: Callable[..., Any], svg: bytes, seconds: float = MAX_RASTER_SECONDS) -> Any:
-    """`rasterise(bytestring=svg)`, stopped after `seconds`: a profiler on this thread sees every call the
-    rasteriser makes, C functions included (its endless loops call only str methods), and raises once the time
-    is up. Profiling costs far less than tracing lines would."""
+    """`rasterise(bytestring=svg)`, stopped after `seconds`: a profiler on this thread sees every
+    call the rasteriser makes, C functions included (its endless loops call only str methods), and
+    raises once the time is up. Profiling costs far less than tracing lines would."""
     deadline = time.monotonic() + seconds
 
     def watch(frame, event, arg):
@@ -58,8 +59,9 @@ def unsafe_reason(svg: bytes) -> str | None:
         root = etree.fromstring(svg, parser)
     except (etree.XMLSyntaxError, ValueError) as exc:
         return f"it is not well-formed XML ({str(exc)[:120]})"
-    # Counted and found by XPath, in C: a matplotlib plot has thousands of elements, and walking them in Python
-    # cost more than parsing them. Unresolved entity references are not counted: libxml2 bounds their expansion.
+    # Counted and found by XPath, in C: a matplotlib plot has thousands of elements, and walking
+    # them in Python cost more than parsing them. Unresolved entity references are not counted:
+    # libxml2 bounds their expansion.
     if root.xpath("count(descendant-or-self::node()[not(self::text())])") > MAX_VISITS:
         return f"it has over {MAX_VISITS:,} elements"
     if root.xpath("boolean(" + "/".join(["*"] * MAX_SVG_DEPTH) + ")"):  # an element below the deepest allowed
@@ -86,8 +88,9 @@ def _target(use, ids):
 
 
 def _chain_ok(use, ids, length: int, budget: list[int]) -> bool:
-    """`use` points at an element of this document (cairosvg takes a missing or unknown reference for the whole
-    document, itself included), no reference from it reaches one of its ancestors, and chains stay short."""
+    """`use` points at an element of this document (cairosvg takes a missing or unknown reference
+    for the whole document, itself included), no reference from it reaches one of its ancestors, and
+    chains stay short."""
     target = _target(use, ids)
     if target is None or length >= MAX_USE_CHAIN or target is use or any(a is target for a in use.iterancestors()):
         return False

@@ -1,10 +1,11 @@
-"""Office documents: DOCX, XLSX and PPTX read into text a model can cite; legacy and encrypted files refused
-with what they are and what would read them.
+"""Office documents: DOCX, XLSX and PPTX read into text a model can cite; legacy and encrypted files
+refused with what they are and what would read them.
 
-One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) -> ReadResult`;
-detect.py tells the formats apart from the bytes; document.py holds what they share (numbered windows with
-images attached, pipe tables, the `pages` range for slides and sheets). The format libraries (python-docx,
-openpyxl, python-pptx) are imported on first use, so the server starts without them.
+One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) ->
+ReadResult`; detect.py tells the formats apart from the bytes; document.py holds what they share
+(numbered windows with images attached, pipe tables, the `pages` range for slides and sheets). The
+format libraries (python-docx, openpyxl, python-pptx) are imported on first use, so the server
+starts without them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import re
 import zipfile
 import zlib
 
-from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
 from agentread.readers import Source
+from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
 
-# Inflated size of the parts a reader holds in memory at once (all of a DOCX or PPTX; an XLSX's parts other
-# than its sheets, which are streamed). Real documents stay far below it (a 1,000-page report is tens of MB);
-# a zip bomb does not.
+# Inflated size of the parts a reader holds in memory at once (all of a DOCX or PPTX; an XLSX's
+# parts other than its sheets, which are streamed). Real documents stay far below it (a 1,000-page
+# report is tens of MB); a zip bomb does not.
 MAX_INFLATED_BYTES = 512 << 20
 
 # What each legacy binary format is, and what reads it.
@@ -33,9 +34,9 @@ LEGACY = {
 
 _PACKAGES = {"docx": "python-docx", "xlsx": "openpyxl", "pptx": "python-pptx"}
 
-# Sheets in a workbook, slides in a deck: the format libraries set up every one when the file is opened, about
-# a millisecond each, whichever are read. Real files stay far below this (a deck of 300 slides is long); a
-# main part listing 20,000 is made to stall a read.
+# Sheets in a workbook, slides in a deck: the format libraries set up every one when the file is
+# opened, whichever are read. Real files stay far below this (a deck of 300 slides is long); a main
+# part listing 20,000 is made to stall a read.
 MAX_SECTIONS = 1000
 
 # Where each format lists its sections, and the tag of one entry.
@@ -77,7 +78,8 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 
 
 def refuse_legacy(data: bytes, path: str, size: int) -> ReadError:
-    """The error for an OLE2 compound file: a legacy Office file, an encrypted OOXML file, or something else."""
+    """The error for an OLE2 compound file: a legacy Office file, an encrypted OOXML file, or
+    something else."""
     what = ole2_contents(data)
     if what == "encrypted":
         return ReadError("encrypted_office", f"{path} is a password-protected Office document: its content is "
@@ -102,7 +104,8 @@ def _check_package(data: bytes, path: str) -> str:
                            if not (fmt == "xlsx" and i.filename.startswith("xl/worksheets/")))
             sections = _count_sections(archive, fmt) if inflated <= MAX_INFLATED_BYTES else 0
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error, RuntimeError) as exc:
-        # RuntimeError: a member compressed by a method zipfile lacks (NotImplementedError) or encrypted.
+        # RuntimeError: a member compressed by a method zipfile lacks (NotImplementedError)
+        # or encrypted.
         raise ReadError("damaged_office", f"{path} is a damaged Office file: its zip structure cannot be read "
                         f"({exc}). Try another copy of the file.") from None
     if fmt is None:

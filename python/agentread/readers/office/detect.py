@@ -1,9 +1,10 @@
-"""Which Office format is this? Decided from the bytes: the parts a zip holds, or the streams an OLE2 file holds.
+"""Which Office format is this? Decided from the bytes: the parts a zip holds, or the streams an
+OLE2 file holds.
 
-An OOXML file (DOCX, XLSX, PPTX) is a zip whose `[Content_Types].xml` names the main part's type; Office and
-every library that writes these files put that entry first, so the first bytes are enough. A legacy binary
-file (.doc, .xls, .ppt) and a password-protected OOXML file are both OLE2 compound files; what they hold is
-told by the names in the compound file's directory.
+An OOXML file (DOCX, XLSX, PPTX) is a zip whose `[Content_Types].xml` names the main part's type;
+Office and every library that writes these files put that entry first, so the first bytes are
+enough. A legacy binary file (.doc, .xls, .ppt) and a password-protected OOXML file are both OLE2
+compound files; what they hold is told by the names in the compound file's directory.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import zlib
 ZIP_MAGIC = b"PK\x03\x04"
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
-# The main part's content type (in [Content_Types].xml) → format. Macro-enabled files and templates share
-# their format's layout, so one prefix covers document, template and macro variants.
+# The main part's content type (in [Content_Types].xml) → format. Macro-enabled files and templates
+# share their format's layout, so one prefix covers document, template and macro variants.
 MAIN_CONTENT_TYPES = (
     (b"wordprocessingml.document.main+xml", "docx"), (b"wordprocessingml.template.main+xml", "docx"),
     (b"ms-word.document.macroEnabled.main+xml", "docx"), (b"ms-word.template.macroEnabledTemplate.main+xml", "docx"),
@@ -38,11 +39,13 @@ MIMES = {
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 }
 
-# [Content_Types].xml is a few KB; inflating more than this from a head is not looking for it any more.
+# [Content_Types].xml is a few KB; inflating more than this from a head is not looking for
+# it any more.
 MAX_CONTENT_TYPES_BYTES = 1 << 20
 
-# OLE2 streams that say what a compound file is, first match wins (an encrypted OOXML file holds only the
-# encryption streams; a .doc may also hold a "Workbook" stream of an embedded sheet, so Word comes first).
+# OLE2 streams that say what a compound file is, first match wins (an encrypted OOXML file holds
+# only the encryption streams; a .doc may also hold a "Workbook" stream of an embedded sheet, so
+# Word comes first).
 OLE2_STREAMS = (
     ("EncryptedPackage", "encrypted"),
     ("WordDocument", "doc"),
@@ -57,8 +60,8 @@ _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 def ooxml_format(head: bytes) -> str | None:
     """"docx", "xlsx" or "pptx" for a zip head whose entries make it one, else None.
 
-    The content types or the main part decide; failing those (a writer that puts them last, after a sheet
-    bigger than the head), an XML part in a format's folder does."""
+    The content types or the main part decide; failing those (a writer that puts them last, after a
+    sheet bigger than the head), an XML part in a format's folder does."""
     if not head.startswith(ZIP_MAGIC):
         return None
     by_folder = None
@@ -115,11 +118,12 @@ def _inflate(data: bytes, method: int) -> bytes | None:
 
 
 def ole2_contents(data: bytes) -> str | None:
-    """What an OLE2 compound file holds: "encrypted", "doc", "ppt", "xls", or None for anything else.
+    """What an OLE2 compound file holds: "encrypted", "doc", "ppt", "xls", or None for
+    anything else.
 
-    Directory entries are 128 bytes, aligned to 128 in the file, and begin with the stream's UTF-16LE name
-    followed by the name's byte length at offset 64; matching that shape keeps text inside a document that
-    happens to spell a stream's name from counting."""
+    Directory entries are 128 bytes, aligned to 128 in the file, and begin with the stream's
+    UTF-16LE name followed by the name's byte length at offset 64; matching that shape keeps text
+    inside a document that happens to spell a stream's name from counting."""
     for stream, what in OLE2_STREAMS:
         name = (stream + "\0").encode("utf-16-le")
         for match in re.finditer(re.escape(name), data):

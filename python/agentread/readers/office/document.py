@@ -1,6 +1,6 @@
-"""What the DOCX and PPTX readers build and how a window of it is shown: numbered lines, images attached where
-they occur, within the per-call budgets. Also the pieces every Office reader shares: pipe tables, and the
-`pages` range that addresses slides and sheets.
+"""What the DOCX and PPTX readers build and how a window of it is shown: numbered lines, images
+attached where they occur, within the per-call budgets. Also the pieces every Office reader shares:
+pipe tables, and the `pages` range that addresses slides and sheets.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from agentread.readers.image import image_part
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, window
+from agentread.readers.image import image_part
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
-# A table cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of the table
-# out of the call, and a row must stay one readable line.
+# A table cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of
+# the table out of the call, and a row must stay one readable line.
 MAX_CELL_CHARS = 500
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
@@ -63,7 +63,8 @@ def pipe_row(cells: list[str]) -> str:
 
 
 def pipe_table(rows: list[list[str]]) -> list[str]:
-    """Rows of cell texts as a Markdown pipe table, the first row as its header (ragged rows padded)."""
+    """Rows of cell texts as a Markdown pipe table, the first row as its header (ragged
+    rows padded)."""
     if not rows:
         return []
     width = max(len(row) for row in rows)
@@ -72,7 +73,8 @@ def pipe_table(rows: list[list[str]]) -> list[str]:
 
 
 def select_sections(spec: str | None, total: int, unit: str, names: list[str] | None = None) -> tuple[int, int]:
-    """`pages` for slides and sheets: "3", "2-5", "4-", or (sheets) a name → (first, last), 1-based inclusive."""
+    """`pages` for slides and sheets: "3", "2-5", "4-", or (sheets) a name → (first, last),
+    1-based inclusive."""
     if spec is None:
         return 1, total
     if names and spec in names:
@@ -94,8 +96,8 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
 
 def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str | None = None,
          pages: str | None = None) -> ReadResult:
-    """The window of `doc` the request asks for (offset/limit over its lines), with the images named in it
-    attached after their lines, at most MAX_REPLY_IMAGES and MAX_REPLY_IMAGE_BYTES of them.
+    """The window of `doc` the request asks for (offset/limit over its lines), with the images named
+    in it attached after their lines, at most MAX_REPLY_IMAGES and MAX_REPLY_IMAGE_BYTES of them.
     `pages` is repeated in the continuing call when the read was of a slide range."""
     lines = doc.lines
     offset = request.line_from(len(lines))

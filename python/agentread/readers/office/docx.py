@@ -3,14 +3,14 @@
     # Heading 1                      (heading levels from the paragraph styles, "Title" as level 1)
     A paragraph with a footnote[^1] and a comment[comment 0].
       - a bullet at level 2          (lists from the numbering definitions: "- " or "3. ")
-    | Name | Value |                 (tables as pipe tables, the first row as header; a merged cell's text
-    | --- | --- |                     once, in its first grid cell)
+    | Name | Value |                 (tables as pipe tables, the first row as header; a merged
+    | --- | --- |                     cell's text once, in its first grid cell)
     [image 1: word/media/image1.png "alt text", image/png 640x480, attached]
     Footnotes:                       (footnotes, endnotes and comments follow the body)
     [^1]: The footnote's text.
 
-Python-docx opens the package and resolves styles and parts; the body is walked as XML so that content
-controls, tracked insertions, hyperlinks and text boxes are read where they stand.
+Python-docx opens the package and resolves styles and parts; the body is walked as XML so that
+content controls, tracked insertions, hyperlinks and text boxes are read where they stand.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from agentread.result import ReadResult
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
-# Columns one table cell may span: Word's tables have at most 63 columns; a larger span is damage, read as one.
+# Columns one table cell may span: Word's tables have at most 63 columns; a larger span is damage,
+# read as one.
 MAX_GRID_SPAN = 63
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -98,7 +99,8 @@ class _Walker:
         self.out.add("")
         self._images(images)
 
-    # Inline content: runs, breaks, references, hyperlinks, images (collected to follow the paragraph).
+    # Inline content: runs, breaks, references, hyperlinks, images (collected to follow
+    # the paragraph).
     def inline(self, el, images: list) -> str:
         parts: list[str] = []
         for child in el:
@@ -213,9 +215,9 @@ def _val(el) -> str | None:
 
 
 def _grid(tbl) -> list[list]:
-    """The table's cells (`w:tc` elements) row by row, one per layout column, as python-docx's `Row.cells` lays
-    them out: a cell spanning columns repeated, a cell merged down into from above given as the cell it
-    continues (the same element), so that merged text is shown once."""
+    """The table's cells (`w:tc` elements) row by row, one per layout column, as python-docx's
+    `Row.cells` lays them out: a cell spanning columns repeated, a cell merged down into from above
+    given as the cell it continues (the same element), so that merged text is shown once."""
     grid: list[list] = []
     for tr in tbl.iterchildren(W + "tr"):
         row: list = []

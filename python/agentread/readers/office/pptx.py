@@ -9,8 +9,8 @@
     Notes:                           (the speaker notes)
     Mention the new office.
 
-`pages` picks slides ("3", "2-5", "4-"); `offset`/`limit` page through the lines of the slides picked (all
-slides when `pages` is absent), like the lines of a text file.
+`pages` picks slides ("3", "2-5", "4-"); `offset`/`limit` page through the lines of the slides
+picked (all slides when `pages` is absent), like the lines of a text file.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from agentread.readers.office.document import Rendered, pipe_table, select_secti
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
-# Shapes read per slide. A slide of text, pictures and tables has tens; one with thousands is a drawing exported
-# shape by shape (or made to stall a read: python-pptx costs about 0.3 ms a shape), whose text is no prose.
+# Shapes read per slide. A slide of text, pictures and tables has tens; one with thousands is a
+# drawing exported shape by shape (or made to stall a read: python-pptx takes time over every
+# shape), whose text is no prose.
 MAX_SHAPES_PER_SLIDE = 2000
 
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"  # DrawingML: the namespace of table XML
@@ -73,7 +74,8 @@ def _reading_order(shapes):
 
 
 def _first(shapes, budget: list[int]) -> list:
-    """As many of `shapes` as the budget allows, taken from it; the budget goes below 0 when some are left."""
+    """As many of `shapes` as the budget allows, taken from it; the budget goes below 0 when
+    some are left."""
     taken = []
     for shape in shapes:
         budget[0] -= 1
@@ -84,14 +86,15 @@ def _first(shapes, budget: list[int]) -> list:
 
 
 def _table_rows(frame) -> list[list[str]]:
-    """The cells' text row by row, read from the table's XML (in its graphic frame) in one walk: python-pptx's
-    `rows[i]` counts the rows again on every access and its cell text costs some 40 us a cell, which made a
-    damaged deck's 20,000-row table cost minutes."""
+    """The cells' text row by row, read from the table's XML (in its graphic frame) in one walk:
+    python-pptx's `rows[i]` counts the rows again on every access and its cell text is slow to get,
+    which made a damaged deck's 20,000-row table stall the read."""
     return [[_cell_text(tc) for tc in tr.iterchildren(_A + "tc")] for tr in frame.element.iter(_A + "tr")]
 
 
 def _cell_text(tc) -> str:
-    """Paragraphs and line breaks as newlines (python-pptx's `cell.text` gives a break as a vertical tab)."""
+    """Paragraphs and line breaks as newlines (python-pptx's `cell.text` gives a break as a
+    vertical tab)."""
     return "\n".join("".join("\n" if el.tag == _A + "br" else el.text or "" for el in p.iter(_A + "t", _A + "br"))
                      for p in tc.iter(_A + "p"))
 

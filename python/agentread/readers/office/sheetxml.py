@@ -1,16 +1,18 @@
-"""A workbook read from its XML parts: the sheets it lists, its strings and date styles, and each sheet's rows as
-a stream of cells (lxml's streaming parser); and a worksheet's XML looked at as bytes, where parsing it would cost
-the whole sheet: its declared extent, its merged ranges (after the cells), and a stream that starts at a row.
+"""A workbook read from its XML parts: the sheets it lists, its strings and date styles, and each
+sheet's rows as a stream of cells (lxml's streaming parser); and a worksheet's XML looked at as
+bytes, where parsing it would cost the whole sheet: its declared extent, its merged ranges (after
+the cells), and a stream that starts at a row.
 
-The project reads the parts itself, rather than through openpyxl's workbook, so that opening a workbook parses
-no sheet (openpyxl sizes every sheet at load, parsing whole each one that declares no extent) and one pass over
-a sheet gives both the values Excel last computed and the formulas. What a cell means is still openpyxl's: its
-number formats tell dates, its calendar converts them, its translator gives each cell of a shared formula.
+The project reads the parts itself, rather than through openpyxl's workbook, so that opening a
+workbook parses no sheet (openpyxl sizes every sheet at load, parsing whole each one that declares
+no extent) and one pass over a sheet gives both the values Excel last computed and the formulas.
+What a cell means is still openpyxl's: its number formats tell dates, its calendar converts them,
+its translator gives each cell of a shared formula.
 
-Parsing a sheet of 200,000 rows takes seconds before its last row can be shown; finding that row's bytes takes
-a tenth of that. `open_from_row` gives the parser a well-formed document of the rows from `start` on: the
-sheet's own root tag, the rows' container, the shared formulas those rows may refer back to, then the sheet's
-bytes from the row found.
+Parsing a sheet of 200,000 rows takes seconds before its last row can be shown; finding that row's
+bytes takes a fraction of that. `open_from_row` gives the parser a well-formed document of the rows
+from `start` on: the sheet's own root tag, the rows' container, the shared formulas those rows may
+refer back to, then the sheet's bytes from the row found.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 # Bytes of sheet XML inflated and scanned at a time.
 SCAN_CHUNK = 1 << 20
 
-# Bytes kept from the end of one chunk to be scanned again with the next: more than the longest tag or cell
-# a match needs (a shared formula's cell is a formula and a value, well under this).
+# Bytes kept from the end of one chunk to be scanned again with the next: more than the longest tag
+# or cell a match needs (a shared formula's cell is a formula and a value, well under this).
 CARRY_BYTES = 8192
 
 # The root tag and <dimension> come first in a sheet; they are looked for this far.
@@ -61,8 +63,9 @@ _CELL_END = re.compile(rb"</(?:\w+:)?c>")
 
 
 def _blocks(xml: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
-    """(block, keep, base): each chunk after the carried tail of the one before; a match starting at or past
-    `keep` is left for the next block (it may be cut); `base` is the block's offset in the stream."""
+    """(block, keep, base): each chunk after the carried tail of the one before; a match
+    starting at or past `keep` is left for the next block (it may be cut); `base` is the block's
+    offset in the stream."""
     tail, base = b"", 0
     while True:
         chunk = xml.read(SCAN_CHUNK)
@@ -87,8 +90,9 @@ def merged_ranges(xml: BinaryIO) -> list[str]:
 
 
 def open_from_row(xml: BinaryIO, start: int) -> BinaryIO | None:
-    """The sheet from its first row numbered `start` or more, or None where that cannot be found from the bytes
-    (a row without its number, an unexpected layout): the caller then parses the sheet from its start."""
+    """The sheet from its first row numbered `start` or more, or None where that cannot be found
+    from the bytes (a row without its number, an unexpected layout): the caller then parses the
+    sheet from its start."""
     head = b""
     masters: dict[bytes, bytes] = {}  # shared formula id → its master cell, which later cells refer to
     for block, keep, base in _blocks(xml):
@@ -125,7 +129,8 @@ def _document(head: bytes, prefix: bytes, masters: dict[bytes, bytes], start: in
     root = _ROOT.search(head)
     if root is None:
         return None
-    # The masters ride in a row numbered just before the window: the parser learns them, the reader skips it.
+    # The masters ride in a row numbered just before the window: the parser learns them, the
+    # reader skips it.
     carrier = (b'<%srow r="%d">%s</%srow>' % (prefix, start - 1, b"".join(masters.values()), prefix)
                if masters else b"")
     opening = b'<?xml version="1.0" encoding="UTF-8"?>' + root.group(0) + b"<%ssheetData>" % prefix + carrier
@@ -157,7 +162,8 @@ class _Joined(io.RawIOBase):
         super().close()
 
 
-# --- the workbook -------------------------------------------------------------------------------------------
+# --- the workbook
+# -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Sheet:
@@ -176,11 +182,12 @@ class Book:
 
 
 def read_book(archive: zipfile.ZipFile) -> Book:
-    """The workbook's sheets, shared strings and date styles: every part but the sheets themselves."""
+    """The workbook's sheets, shared strings and date styles: every part but the
+    sheets themselves."""
     main = _main_part(archive)
     present = set(archive.namelist())
-    # A part listed but missing from the zip is left out, as openpyxl does (a sheet without its part is not
-    # listed; a workbook without styles has no dates).
+    # A part listed but missing from the zip is left out, as openpyxl does (a sheet without its part
+    # is not listed; a workbook without styles has no dates).
     related = {rel_id: (kind, target) for rel_id, kind, target in _relationships(archive, main) if target in present}
     first = {}  # the first part of each kind (styles, sharedStrings)
     for kind, target in related.values():
@@ -203,8 +210,9 @@ def read_book(archive: zipfile.ZipFile) -> Book:
 
 
 def _main_part(archive: zipfile.ZipFile) -> str:
-    """The workbook part: as the content types name it (where Excel and openpyxl look), else as the package's
-    relationships do, else where every writer puts it. A damaged list is passed over for the next."""
+    """The workbook part: as the content types name it (where Excel and openpyxl look), else as
+    the package's relationships do, else where every writer puts it. A damaged list is passed over
+    for the next."""
     try:
         types = etree.fromstring(archive.read("[Content_Types].xml"), _PARSER)
         for override in types.iter(f"{_CONTENT_TYPES}Override"):
@@ -219,8 +227,8 @@ def _main_part(archive: zipfile.ZipFile) -> str:
 
 
 def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
-    """(id, kind, target part) of each relationship of `part` within the zip; the kind is the last word of its
-    type (officeDocument, worksheet, styles...)."""
+    """(id, kind, target part) of each relationship of `part` within the zip; the kind is the last
+    word of its type (officeDocument, worksheet, styles...)."""
     folder, name = posixpath.split(part)
     try:
         rels = archive.read(posixpath.join(folder, "_rels", f"{name}.rels"))
@@ -252,15 +260,17 @@ def _date_styles(archive: zipfile.ZipFile, part: str | None) -> tuple[frozenset[
     return frozenset(dates), frozenset(durations)
 
 
-# --- a sheet's rows -----------------------------------------------------------------------------------------
+# --- a sheet's rows
+# -----------------------------------------------------------------------------------------
 
 _REF = re.compile(r"([A-Z]{1,3})(\d+)$")
 
 
 def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[tuple[int, dict[int, tuple[object, str | None]]]]:
-    """(row number, {column: (value, formula)}) for each row the sheet holds, in order; empty rows are not
-    written by most writers and not given here. The value is the one Excel last computed (None if it never
-    did); the formula is its text (`=A2*2`), a shared formula's translated to its cell."""
+    """(row number, {column: (value, formula)}) for each row the sheet holds, in order; empty
+    rows are not written by most writers and not given here. The value is the one Excel last
+    computed (None if it never did); the formula is its text (`=A2*2`), a shared formula's
+    translated to its cell."""
     shared: dict[str, Translator] = {}  # a shared formula's id → its master's formula, to translate
     number = given = 0
     for _, row in etree.iterparse(xml, events=("end",), tag=f"{MAIN}row", resolve_entities=False,

@@ -7,18 +7,20 @@
     | 1 | Budget 2024 |  |  |  |
     | 17 | Rent | 1200 | =B17*12 → 14400 |  |
 
-A cell is cited as column letter and row number (C17). A formula shows its text and the value Excel last
-computed (`→`); a workbook never computed by Excel has no such value and shows the formula alone. Empty rows
-are left out (the numbers say where).
+A cell is cited as column letter and row number (C17). A formula shows its text and the value Excel
+last computed (`→`); a workbook never computed by Excel has no such value and shows the formula
+alone. Empty rows are left out (the numbers say where).
 
-Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of the first
-sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`, every sheet in order.
-A read stops at the per-call budget; `next` says where to continue, e.g. {pages: "2-3", offset: 2001}.
+Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of
+the first sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`,
+every sheet in order. A read stops at the per-call budget; `next` says where to continue, e.g.
+{pages: "2-3", offset: 2001}.
 
-Sheets are streamed row by row (sheetxml.py): a 1,000,000-row sheet costs the memory of the rows shown, and one
-pass gives each cell's value and formula. Opening the workbook parses its small parts only (sheet list, strings,
-styles), never a sheet. A read from a deep row starts the parse at that row's bytes, and a sheet's extent is
-taken from its declaration alone, never by parsing the whole sheet.
+Sheets are streamed row by row (sheetxml.py): a 1,000,000-row sheet costs the memory of the rows
+shown, and one pass gives each cell's value and formula. Opening the workbook parses its small
+parts only (sheet list, strings, styles), never a sheet. A read from a deep row starts the parse
+at that row's bytes, and a sheet's extent is taken from its declaration alone, never by parsing
+the whole sheet.
 """
 
 from __future__ import annotations
@@ -32,18 +34,26 @@ from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
-from agentread.readers.office.document import cell_text, pipe_row, select_sections
-from agentread.readers.office.sheetxml import (Book, Sheet, declared_dimension, merged_ranges, open_from_row, read_book,
-                                       sheet_rows)
 from agentread.numbering import cut_line, output_limit_reason, past_end
+from agentread.readers.office.document import cell_text, pipe_row, select_sections
+from agentread.readers.office.sheetxml import (
+    Book,
+    Sheet,
+    declared_dimension,
+    merged_ranges,
+    open_from_row,
+    read_book,
+    sheet_rows,
+)
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
-# Columns shown per row. Past this a row is no longer a line a model reads as a row; the section header says
-# how many columns there are and the reader can be asked for a CSV export instead.
+# Columns shown per row. Past this a row is no longer a line a model reads as a row; the section
+# header says how many columns there are and the reader can be asked for a CSV export instead.
 MAX_COLUMNS = 100
 
-# Merged ranges listed per sheet; a sheet merging thousands of cells (a formatted report) lists the first.
+# Merged ranges listed per sheet; a sheet merging thousands of cells (a formatted report)
+# lists the first.
 MAX_MERGES_LISTED = 50
 
 # Room kept for the closing line (where the read stopped, how to continue).
@@ -94,9 +104,9 @@ class _Reader:
     def sheet(self, number: int, sheet: Sheet, start: int, remaining: str) -> bool:
         """Render sheet `number` from row `start`; False once the call's budget is spent.
 
-        The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for a full
-        sheet. Every row is read until the sheet ends or the budget does; the window's rows are held (they
-        are what the call shows anyway) to size the table's header."""
+        The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for
+        a full sheet. Every row is read until the sheet ends or the budget does; the window's rows
+        are held (they are what the call shows anyway) to size the table's header."""
         declared_rows, declared_cols = self._declared(sheet)
         rows: list[tuple[int, list[str]]] = []
         used = self.used
@@ -145,7 +155,8 @@ class _Reader:
         return True
 
     def _declared(self, sheet: Sheet) -> tuple[int, int]:
-        """Rows and columns the sheet declares, from its first bytes (0, 0 where it declares none)."""
+        """Rows and columns the sheet declares, from its first bytes (0, 0 where it
+        declares none)."""
         if sheet.part is None:
             return 0, 0
         with self.archive.open(sheet.part) as xml:

@@ -1,10 +1,11 @@
 """PDFs page by page: only the pages asked for are parsed, the parsed document is kept warm.
 
-PDFium (agentread.readers.pdf.pdfium) reads the text: it opens a 2,000-page manual and extracts a page in milliseconds,
-about as fast as poppler's pdftotext and 15x faster than pypdf. pypdf reads what PDFium refuses (some encrypted
-files open with an empty owner password in pypdf only; some broken cross-reference tables it rebuilds), and its
-errors say what is wrong with a file neither can open. pypdf's `reader.pages` flattens the whole page tree on
-first use, so its pages are found by walking the tree with each node's /Count, building only that page.
+PDFium (agentread.readers.pdf.pdfium) reads the text: it opens a 2,000-page manual and extracts a
+page in milliseconds, about as fast as poppler's pdftotext and many times faster than pypdf. pypdf
+reads what PDFium refuses (some encrypted files open with an empty owner password in pypdf only;
+some broken cross-reference tables it rebuilds), and its errors say what is wrong with a file
+neither can open. pypdf's `reader.pages` flattens the whole page tree on first use, so its pages are
+found by walking the tree with each node's /Count, building only that page.
 """
 
 from __future__ import annotations
@@ -17,57 +18,61 @@ import time
 from collections import OrderedDict
 from typing import BinaryIO, Callable
 
-from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_PDF_PAGES
 from agentread.numbering import window
 from agentread.readers import Source
+from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
 
-# Parsed documents kept between calls, keyed by path and file_version: paging through a big PDF parses it once.
-# Eight covers the PDFs one task works with at a time; each holds its xref table and the pages built so far.
+# Parsed documents kept between calls, keyed by path and file_version: paging through a big PDF
+# parses it once. Eight covers the PDFs one task works with at a time; each holds its xref table and
+# the pages built so far.
 PDF_CACHE_DOCUMENTS = 8
-# ... holding at most this many bytes of PDF between them. PDFium reads a file as its pages need it and holds
-# none of it; a document read from memory (an editor's buffer, or pypdf's, which reads the file whole) holds its
-# bytes, and eight 500 MB scans would hold 4 GB. The newest document stays, whatever its size.
+# ... holding at most this many bytes of PDF between them. PDFium reads a file as its pages need it
+# and holds none of it; a document read from memory (an editor's buffer, or pypdf's, which reads the
+# file whole) holds its bytes, and eight 500 MB scans would hold 4 GB. The newest document stays,
+# whatever its size.
 PDF_CACHE_BYTES = 1 << 30
 
-# Extracted page text kept per document: about 4 MB holds a 2,000-page manual whole, so paging back and forth
-# through it extracts each page once.
+# Extracted page text kept per document: about 4 MB holds a 2,000-page manual whole, so paging back
+# and forth through it extracts each page once.
 MAX_CACHED_PAGE_CHARS = 4_000_000
 
 # Page attributes a page inherits from its ancestors in the page tree (PDF 1.7, table 30).
 INHERITABLE = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
 
-# Pages without text rendered as images per call: a scanned page costs a model about what a plot does, and
-# rendering (plus OCR where Tesseract is installed) takes a second or more a page.
+# Pages without text rendered as images per call: a scanned page costs a model about what a plot
+# does, and rendering (plus OCR where Tesseract is installed) takes far longer a page than
+# extracting text.
 MAX_RENDERED_PAGES = 5
 
 # A page tree deeper than this is hostile or broken; walking it could loop.
 MAX_TREE_DEPTH = 64
 
-# Images are looked for this deep in nested form XObjects: scanners put the page image at the top or one level
-# down; a deeper nest is rare and would cost a walk of a hostile file's forms.
+# Images are looked for this deep in nested form XObjects: scanners put the page image at the top or
+# one level down; a deeper nest is rare and would cost a walk of a hostile file's forms.
 MAX_FORM_DEPTH = 3
 
 NO_TEXT = "[Page {} has no extractable text: it may be a scanned image or a drawing.]"
 
-# A page with less text than this whose pictures cover at least PICTURE_PAGE_COVERAGE of it is a scan with a
-# stamp ("Scanned by ...", a page number, an image's label) or a photo with a caption: its text alone would hide
-# what the page shows, so it is rendered too. A page of body text has thousands of characters.
+# A page with less text than this whose pictures cover at least PICTURE_PAGE_COVERAGE of it is a
+# scan with a stamp ("Scanned by ...", a page number, an image's label) or a photo with a caption:
+# its text alone would hide what the page shows, so it is rendered too. A page of body text has
+# thousands of characters.
 SCANT_TEXT_CHARS = 200
 PICTURE_PAGE_COVERAGE = 0.5
 
-# A scan is a few page objects (the picture, a stamp); a page with more than this many is drawn, not scanned,
-# and its objects are not walked (a hostile page can hold millions).
+# A scan is a few page objects (the picture, a stamp); a page with more than this many is drawn, not
+# scanned, and its objects are not walked (a hostile page can hold millions).
 MAX_SCAN_OBJECTS = 1000
 
-# Page objects whose text is extracted. Real pages hold hundreds to a few thousand (the most in the test corpus
-# is 3,433; a generator that places each glyph on its own makes some 2,000 a dense page). PDFium's text layout
-# can cost quadratic time in them (a damaged page of 120,000 took 22 s of CPU, 20,000 of it about 1 s), and its
-# C code cannot be interrupted once started, so the rest of such a page is left out and the page says so.
+# Page objects whose text is extracted. Real pages hold hundreds to a few thousand (the most in the
+# test corpus is 3,433; a generator that places each glyph on its own makes some 2,000 a dense
+# page). PDFium's text layout can cost quadratic time in them, and its C code cannot be interrupted
+# once started, so the rest of such a page is left out and the page says so.
 MAX_TEXT_OBJECTS = 20_000
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
@@ -84,11 +89,12 @@ class _Pdfium:
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
 
     def text(self, number: int) -> str:
-        """The page's text; a page of scant text is also measured for pictures while it is loaded."""
+        """The page's text; a page of scant text is also measured for pictures while
+        it is loaded."""
         with self.pdf.page(number) as page:
             cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
-            # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with U+FFFE in place
-            # of the hyphen: the word is given whole, as written.
+            # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
+            # U+FFFE in place of the hyphen: the word is given whole, as written.
             text = page.text().replace("\r\n", "\n").replace("\ufffe", "")
             if cut:
                 text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
@@ -104,11 +110,12 @@ class _Pdfium:
 
 
 def _keep_first_objects(page, keep: int) -> bool:
-    """Shrink to nothing every object past the first `keep` on the loaded page (the file is not touched), those
-    inside form XObjects counted in the file's order and cut too; whether any was. PDFium's text layout skips an
-    object of no width. Not removed: PDFium finds the object to remove by a search from the start, itself
-    quadratic. The walk costs about a quarter of a typical page's text extraction, so that no form, however
-    deeply nested, can hide its objects; past the budget a form is shrunk whole, without a walk."""
+    """Shrink to nothing every object past the first `keep` on the loaded page (the file is not
+    touched), those inside form XObjects counted in the file's order and cut too; whether any was.
+    PDFium's text layout skips an object of no width. Not removed: PDFium finds the object to remove
+    by a search from the start, itself quadratic. The walk costs about a quarter of a typical page's
+    text extraction, so that no form, however deeply nested, can hide its objects; past the budget a
+    form is shrunk whole, without a walk."""
     shrink = pdfium.library().raw.FPDFPageObj_Transform
     left, shrunk = keep, None
     # The walk asks whether to enter a form right after handing it here: only one that was kept.
@@ -122,7 +129,8 @@ def _keep_first_objects(page, keep: int) -> bool:
 
 
 def _mostly_picture(page) -> bool:
-    """Whether images cover most of the page (their clipped boxes summed; overlaps are rare in scans)."""
+    """Whether images cover most of the page (their clipped boxes summed; overlaps are
+    rare in scans)."""
     raw = pdfium.library().raw
     if raw.FPDFPage_CountObjects(page.handle) > MAX_SCAN_OBJECTS:
         return False
@@ -161,10 +169,12 @@ class _Document:
     def __init__(self, backend: _Pdfium | _Pypdf, size: int):
         self.backend = backend
         self.size = size  # bytes of the file held in memory (none where PDFium reads the file itself)
-        # Neither library is safe to use from two threads at once on a document; PDFium not even on two.
+        # Neither library is safe to use from two threads at once on a document; PDFium not
+        # even on two.
         self.lock = pdfium.LOCK if isinstance(backend, _Pdfium) else threading.Lock()
-        # Extracted text by page number: extraction is the costly part of a read (tens of ms a page), and an
-        # agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across the document.
+        # Extracted text by page number: extraction is the costly part of a read (tens of ms a
+        # page), and an agent re-reads the pages it cites. Bounded by MAX_CACHED_PAGE_CHARS across
+        # the document.
         self.texts: OrderedDict[int, str] = OrderedDict()
         self.text_chars = 0
         self.total = backend.total
@@ -185,8 +195,8 @@ class _DocumentCache:
         self._lock = threading.Lock()
 
     def get(self, key: tuple, stream: BinaryIO, name: str, whole: Callable[[], bytes] | None = None) -> _Document:
-        """The parsed document for `key`, opened from `stream` when it is not cached; `whole` gives the file's
-        bytes where pypdf must read it (the stream's, by default)."""
+        """The parsed document for `key`, opened from `stream` when it is not cached; `whole` gives
+        the file's bytes where pypdf must read it (the stream's, by default)."""
         with self._lock:
             doc = self._docs.pop(key, None)
             if doc is not None:
@@ -195,9 +205,9 @@ class _DocumentCache:
         doc = _open(stream, name, whole)
         with self._lock:
             stale = [cached for cached in self._docs if cached != key]
-        # Documents of files since changed, replaced or deleted can never be asked for again, and one read from
-        # its file holds it open (and a deleted file's space with it): they go first. Looked at outside the lock,
-        # since a stat may wait on a slow disk.
+        # Documents of files since changed, replaced or deleted can never be asked for again, and
+        # one read from its file holds it open (and a deleted file's space with it): they go first.
+        # Looked at outside the lock, since a stat may wait on a slow disk.
         stale = {cached for cached in stale if _changed(cached)}
         with self._lock:
             old = self._docs.pop(key, None)  # opened by another thread meanwhile
@@ -210,8 +220,9 @@ class _DocumentCache:
             while len(self._docs) > self._size or (self._bytes > self._max_bytes and len(self._docs) > 1):
                 dropped.append(self._docs.popitem(last=False)[1])
                 self._bytes -= dropped[-1].size
-        # `dropped` goes on return, not under the cache's lock: a PDFium document closes itself under PDFium's
-        # lock, which a long page layout in another thread may hold for seconds, and every read waits on the cache's.
+        # `dropped` goes on return, not under the cache's lock: a PDFium document closes itself
+        # under PDFium's lock, which a long page layout in another thread may hold for seconds, and
+        # every read waits on the cache's.
         return doc
 
     @property
@@ -223,7 +234,8 @@ class _DocumentCache:
 
 
 def _changed(key: tuple) -> bool:
-    """Whether the file of a cache key (its path, then its file_version) is no longer what it was read as."""
+    """Whether the file of a cache key (its path, then its file_version) is no longer what it
+    was read as."""
     if len(key) == 2:
         return False  # an editor's buffer, keyed by (path, hash of its text)
     return path_version(key[0]) != key[1:]
@@ -233,7 +245,8 @@ DOCUMENTS = _DocumentCache(PDF_CACHE_DOCUMENTS, PDF_CACHE_BYTES)
 
 
 def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
-    """"3", "10-20" or "10-" → (first, last) 1-based inclusive; the last is clipped to the document."""
+    """"3", "10-20" or "10-" → (first, last) 1-based inclusive; the last is clipped to
+    the document."""
     if spec is None:
         return 1, min(total, MAX_PDF_PAGES)
     match = _RANGE.match(spec)
@@ -363,7 +376,8 @@ def _page_text(doc: _Document, number: int) -> str:
             text = _extract(doc, number)
         except Exception as exc:  # noqa: BLE001 - one broken page must not sink the others
             log.warning("page %d: text extraction failed: %s", number, exc)
-            # Not remembered: PDFium reads the file as pages need it, and a read that failed may not fail again.
+            # Not remembered: PDFium reads the file as pages need it, and a read that failed may
+            # not fail again.
             return f"[Text could not be extracted from page {number}: {_short(exc)}]"
         doc.remember(number, text)
     return text
@@ -378,8 +392,9 @@ def _extract(doc: _Document, number: int) -> str:
 
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
-    """The reader seam's PDF reader. PDFium reads from the file only what the pages asked for need, once: the
-    parsed document is kept under the source's cache key. pypdf, for what PDFium refuses, reads it whole."""
+    """The reader seam's PDF reader. PDFium reads from the file only what the pages asked for need,
+    once: the parsed document is kept under the source's cache key. pypdf, for what PDFium refuses,
+    reads it whole."""
     return read_pdf(source.stream, request, source.path, source.cache_key, whole=source.whole)
 
 
@@ -389,8 +404,8 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
         stop = min(last, first + MAX_PDF_PAGES - 1)
-        # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the line
-        # window bounds the output; otherwise whole pages are shown within the output budget.
+        # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
+        # line window bounds the output; otherwise whole pages are shown within the output budget.
         by_lines = request.offset is not None or request.limit is not None
         parts: list[str] = []
         pictures: dict[int, ImagePart] = {}  # pages without text, rendered (index in parts → image)
@@ -416,8 +431,9 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
             if not by_lines and used + size > request.output_bytes:
                 if parts:
                     break
-                # The first page alone is over the budget: the read becomes a line read of the pages asked for
-                # from line 1, so that `next` continues inside the page and on through the rest of the range.
+                # The first page alone is over the budget: the read becomes a line read of the pages
+                # asked for from line 1, so that `next` continues inside the page and on through the
+                # rest of the range.
                 by_lines = True
             parts.append(block)
             used += size
@@ -445,14 +461,16 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
 
 
 def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
-    """A page to show as an image: no text, or scant text on a page that is mostly pictures (PDFium only)."""
+    """A page to show as an image: no text, or scant text on a page that is mostly pictures
+    (PDFium only)."""
     if not isinstance(doc.backend, _Pdfium):
         return False
     return text == NO_TEXT.format(number) or number in doc.backend.picture_pages
 
 
 def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
-    """The page blocks as text parts, each rendered page's picture (and OCR text) after its header."""
+    """The page blocks as text parts, each rendered page's picture (and OCR text)
+    after its header."""
     if not pictures:
         return [TextPart("\n\n".join(blocks))]
     from agentread.readers.pdf.pages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
@@ -473,7 +491,8 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int
 
 
 def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int) -> ReadResult:
-    """offset/limit over the numbered lines of the pages read: for citing and paging within long pages."""
+    """offset/limit over the numbered lines of the pages read: for citing and paging
+    within long pages."""
     lines = "\n\n".join(pages).split("\n")
     offset = request.line_from(len(lines))
     if offset > len(lines):
@@ -491,7 +510,8 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
 
 
 def _pages_of_lines(pages: list[str], first: int, offset: int, last: int) -> list[int]:
-    """The pages whose lines (page blocks joined by a blank line, numbered from 1) meet lines offset..last."""
+    """The pages whose lines (page blocks joined by a blank line, numbered from 1) meet lines
+    offset..last."""
     out, start = [], 1
     for number, block in enumerate(pages, first):
         end = start + block.count("\n")

@@ -1,7 +1,9 @@
-"""PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is shown the page.
+"""PDF pages as pictures: a scanned or image-only page has no text to extract, so the model is
+shown the page.
 
-PDFium (through pypdfium2, by agentread.readers.pdf.pdfium: no system package) renders the page; where the `tesseract`
-program is installed, its OCR text is added under the picture, marked as OCR so the model weighs it as a guess.
+PDFium (through pypdfium2, by agentread.readers.pdf.pdfium: no system package) renders the page;
+where the `tesseract` program is installed, its OCR text is added under the picture, marked as OCR
+so the model weighs it as a guess.
 """
 
 from __future__ import annotations
@@ -14,28 +16,29 @@ import subprocess
 
 import pybase64
 
-from agentread.readers.image import encode_png, image_part
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE
+from agentread.readers.image import encode_png, image_part
 from agentread.result import ImagePart, Part, ReadError, TextPart
 
 log = logging.getLogger(__name__)
 
-# A page is rendered so its long side is MAX_IMAGE_SIDE pixels, but never sharper than 300 dpi (a scanner's
-# usual resolution; more adds bytes, not legibility). PDF sizes are in points, 72 to the inch.
+# A page is rendered so its long side is MAX_IMAGE_SIDE pixels, but never sharper than 300 dpi
+# (a scanner's usual resolution; more adds bytes, not legibility). PDF sizes are in points,
+# 72 to the inch.
 MAX_RENDER_SCALE = 300 / 72
 
-# A page of text, scanned or drawn, is about a megabyte as PNG at most with unfiltered rows (a scanned book page
-# 1.1 MB, a page of LaTeX 0.6, a fax-like scan tens of KB; 1.2-2x what Pillow's filtered rows take); a page past
-# this is a photograph, which JPEG keeps about ten times smaller at no loss a model would notice.
+# A page of text, scanned or drawn, stays well under this as PNG with unfiltered rows (somewhat more
+# than Pillow's filtered rows take); a page past this is a photograph, which JPEG keeps many times
+# smaller at no loss a model would notice.
 MAX_PAGE_PNG_BYTES = 2_000_000
 PHOTO_PAGE_JPEG_QUALITY = 85
 
-# Tesseract on a 2000 px page takes a few seconds; a page that takes longer than this is left without OCR
-# rather than holding the read (up to five pages a call must fit well inside the server's read deadline).
+# Tesseract on a 2000 px page is slow; a page that takes longer than this is left without OCR rather
+# than holding the read (up to five pages a call must fit well inside the server's read deadline).
 OCR_TIMEOUT_SECONDS = 10
 
-# OCR time for all the pages of one call: with five scanned pages a call, the per-page limit alone would let a
-# read run for most of a minute. Pages past this budget come without OCR, and say so.
+# OCR time for all the pages of one call: with five scanned pages a call, the per-page limit alone
+# would let a read run for most of a minute. Pages past this budget come without OCR, and say so.
 OCR_BUDGET_SECONDS = 20
 
 
@@ -62,9 +65,9 @@ def render_pdfium_page(pdf, number: int) -> ImagePart:
     with pdf.page(number) as page:
         width, height = page.size
         picture = page.render(min(MAX_IMAGE_SIDE / max(width, height, 1), MAX_RENDER_SCALE))
-    # Written as PNG by our own encoder (unfiltered rows, on the band threads): a text page at 2000 px takes
-    # a quarter of the time of Pillow's, which also tries every row filter (28 against 104 ms here, 624 against
-    # 481 KB), and a photo page is found out in a third of the time before it goes to JPEG.
+    # Written as PNG by our own encoder (unfiltered rows, on the band threads): a text page at
+    # 2000 px takes far less time than with Pillow's, which also tries every row filter (for a
+    # somewhat smaller PNG), and a photo page is found out sooner before it goes to JPEG.
     encoded, mime = encode_png(picture), "image/png"
     if len(encoded) > MAX_PAGE_PNG_BYTES:
         out = io.BytesIO()
@@ -77,12 +80,14 @@ def render_pdfium_page(pdf, number: int) -> ImagePart:
 
 
 def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | None:
-    """Tesseract's reading of the image, or None when tesseract is not installed, fails or finds no text."""
+    """Tesseract's reading of the image, or None when tesseract is not installed, fails or
+    finds no text."""
     program = shutil.which("tesseract")
     if program is None:
         return None
     try:
-        # One thread: Tesseract's OpenMP threads contend with the server's own work and make its time unpredictable.
+        # One thread: Tesseract's OpenMP threads contend with the server's own work and make its
+        # time unpredictable.
         done = subprocess.run([program, "stdin", "stdout"], input=pybase64.b64decode(image.data),
                               capture_output=True, timeout=timeout, check=False,
                               env={**os.environ, "OMP_THREAD_LIMIT": "1"})
@@ -98,8 +103,9 @@ def ocr_text(image: ImagePart, timeout: float = OCR_TIMEOUT_SECONDS) -> str | No
 
 def scanned_page(number: int, image: ImagePart, has_text: bool = False,
                  ocr_seconds: float = OCR_TIMEOUT_SECONDS) -> list[Part]:
-    """What a page without text (or with a few words over a picture) becomes: a note, the page's picture, and
-    the OCR text where there is some, read within `ocr_seconds` (what is left of the call's OCR budget)."""
+    """What a page without text (or with a few words over a picture) becomes: a note, the page's
+    picture, and the OCR text where there is some, read within `ocr_seconds` (what is left of the
+    call's OCR budget)."""
     what = ("has little text and is mostly pictures (a scan or a photo)" if has_text
             else "has no extractable text (a scan or a drawing)")
     parts: list[Part] = [TextPart(f"[Page {number} {what}: it is shown as an image, "

@@ -1,11 +1,12 @@
-"""PDFium, the PDF engine, through pypdfium2: its helper classes where they fit, its raw bindings (generated from
-PDFium's own headers) for what they lack: page objects, their bounds and matrices, and loading a document from a
-file as its pages need it.
+"""PDFium, the PDF engine, through pypdfium2: its helper classes where they fit, its raw bindings
+(generated from PDFium's own headers) for what they lack: page objects, their bounds and matrices,
+and loading a document from a file as its pages need it.
 
-PDFium is not thread-safe, not even across documents: every call runs under LOCK, those pypdfium2's helpers make
-included. It is re-entrant because a document the garbage collector drops closes itself, perhaps in a thread that
-already holds it. pypdfium2's own finalizers take no lock: every helper made here is closed under LOCK, by its
-caller or by a finalizer of ours that holds it, never by the collector alone.
+PDFium is not thread-safe, not even across documents: every call runs under LOCK, those pypdfium2's
+helpers make included. It is re-entrant because a document the garbage collector drops closes
+itself, perhaps in a thread that already holds it. pypdfium2's own finalizers take no lock: every
+helper made here is closed under LOCK, by its caller or by a finalizer of ours that holds it, never
+by the collector alone.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from agentread.cancel import checkpoint, stopped
 
 LOCK = threading.RLock()
 
-# At exit pypdfium2 tears PDFium down without LOCK: a call in flight in a daemon thread is let finish first, for
-# at most this long (a page's calls are bounded by the reader's object cap).
+# At exit pypdfium2 tears PDFium down without LOCK: a call in flight in a daemon thread is let
+# finish first, for at most this long (a page's calls are bounded by the reader's object cap).
 EXIT_WAIT_SECONDS = 10
 
-# The object walk looks for a cancelled read once in this many objects: a hostile page can hold millions.
+# The object walk looks for a cancelled read once in this many objects: a hostile page can
+# hold millions.
 OBJECTS_BETWEEN_CHECKPOINTS = 1024
 
 # FPDF_GetLastError codes (fpdfview.h), in words.
@@ -49,7 +51,8 @@ _exit_guarded = False
 
 
 def library():
-    """The pypdfium2 package, imported on first use (call under LOCK: importing it initialises PDFium)."""
+    """The pypdfium2 package, imported on first use (call under LOCK: importing it
+    initialises PDFium)."""
     global _PYPDFIUM2
     if _PYPDFIUM2 is None:
         try:
@@ -61,15 +64,17 @@ def library():
 
 
 def _close_all_at_exit() -> None:
-    """Closes the documents still open, under LOCK, and keeps it: pypdfium2 would close them itself, saying so on
-    stderr, then tears PDFium down, with no lock of its own against another thread's call."""
+    """Closes the documents still open, under LOCK, and keeps it: pypdfium2 would close them
+    itself, saying so on stderr, then tears PDFium down, with no lock of its own against another
+    thread's call."""
     if LOCK.acquire(timeout=EXIT_WAIT_SECONDS):
         for document in list(_OPEN):
             document.close()
 
 
 def _close_under_lock(helper, source=None) -> None:
-    """Closes a pypdfium2 helper (a document closes its pages first), then the file a document was read from."""
+    """Closes a pypdfium2 helper (a document closes its pages first), then the file a document
+    was read from."""
     with LOCK:
         helper.close()
         if isinstance(source, _FileReader):
@@ -77,8 +82,9 @@ def _close_under_lock(helper, source=None) -> None:
 
 
 class Document:
-    """An open PDF, read by PDFium from `data` in memory, or from the open file `fd` as its pages need it (a
-    page of a 6.5 MB manual reads about 200 KB of it): from a copy of the descriptor, closed with the document.
+    """An open PDF, read by PDFium from `data` in memory, or from the open file `fd` as its pages
+    need it (a page of a large manual reads a small part of it): from a copy of the descriptor,
+    closed with the document.
     """
 
     def __init__(self, data: bytes | None = None, fd: int | None = None):
@@ -86,9 +92,10 @@ class Document:
         with LOCK:
             pdfium = library()
             raw = pdfium.raw
-            # Loaded through the raw API, not PdfDocument(data or file): a document that opens with no pages is
-            # closed here, the error code is read in every pypdfium2 version, and a block is given to PDFium only
-            # whole (or refused, as when the read is cancelled) whatever the version's own file reader does.
+            # Loaded through the raw API, not PdfDocument(data or file): a document that opens with
+            # no pages is closed here, the error code is read in every pypdfium2 version, and a
+            # block is given to PDFium only whole (or refused, as when the read is cancelled)
+            # whatever the version's own file reader does.
             source = data if fd is None else _FileReader(fd)
             try:
                 if fd is None:
@@ -113,8 +120,8 @@ class Document:
             self._close.atexit = False  # closed at exit by _close_all_at_exit, under LOCK
             _OPEN.add(self)
             if not _exit_guarded:
-                # Registered after pypdfium2's import and this document's finalizer: it runs before both their
-                # exit handlers (pypdfium2's finalizers, then PDFium torn down).
+                # Registered after pypdfium2's import and this document's finalizer: it runs before
+                # both their exit handlers (pypdfium2's finalizers, then PDFium torn down).
                 atexit.register(_close_all_at_exit)
                 _exit_guarded = True
 
@@ -135,14 +142,16 @@ class Document:
         return Page(self, page)
 
 
-# Where a document can be read from its file as its pages need it: with pread, which leaves the descriptor's
-# offset (shared with the engine's) alone. Windows has none, and would not let a file held open by the document
-# cache be deleted or renamed: there a PDF is read whole into memory, as an editor's buffer is.
+# Where a document can be read from its file as its pages need it: with pread, which leaves the
+# descriptor's offset (shared with the engine's) alone. Windows has none, and would not let a file
+# held open by the document cache be deleted or renamed: there a PDF is read whole into memory, as
+# an editor's buffer is.
 READS_FROM_FILES = hasattr(os, "pread")
 
 
 class _FileReader:
-    """FPDF_FILEACCESS over a copy of a file descriptor: PDFium asks for blocks at offsets, read with pread."""
+    """FPDF_FILEACCESS over a copy of a file descriptor: PDFium asks for blocks at offsets,
+    read with pread."""
 
     def __init__(self, fd: int):
         self.access = library().raw.FPDF_FILEACCESS()
@@ -202,8 +211,9 @@ class Page:
 
     @property
     def box(self) -> tuple[float, float, float, float]:
-        """What the page shows (its crop box within its media box) as (left, bottom, right, top), in the
-        coordinates of its objects' bounds: not turned by /Rotate, and not necessarily from (0, 0)."""
+        """What the page shows (its crop box within its media box) as (left, bottom, right,
+        top), in the coordinates of its objects' bounds: not turned by /Rotate, and not
+        necessarily from (0, 0)."""
         try:
             return self.page.get_bbox()
         except library().PdfiumError:
@@ -218,9 +228,10 @@ class Page:
             raise PdfiumError("PDFium cannot lay out the page's text") from None
         try:
             index, handle = pdfium.raw.FPDFText_GetTextIndexFromCharIndex, textpage.raw
-            # Characters PDFium leaves out of the text (index -1) at either end are skipped here, in a loop: asked
-            # to cover them, FPDFText_GetText can write past a buffer sized for the text (crbug.com/pdfium/2079),
-            # and get_text_range's own skipping recurses once a character (a page of them runs out of stack).
+            # Characters PDFium leaves out of the text (index -1) at either end are skipped here, in
+            # a loop: asked to cover them, FPDFText_GetText can write past a buffer sized for the
+            # text (crbug.com/pdfium/2079), and get_text_range's own skipping recurses once a
+            # character (a page of them runs out of stack).
             first, last = 0, textpage.count_chars() - 1
             while first <= last and index(handle, first) < 0:
                 first += 1
@@ -233,11 +244,12 @@ class Page:
             textpage.close()
 
     def objects(self, max_depth: float = math.inf, enter=None):
-        """(object, matrix) for each of the page's objects in the file's order, those in form XObjects up to
-        `max_depth` levels counted (the page's own is one), of each form for which enter(form), asked once the
-        form is handed out, is true. The matrix takes the object's coordinates to the page's: an object in a
-        form is placed in the form's own space, which the form object places. Objects are raw FPDF_PAGEOBJECTs:
-        pypdfium2's get_objects makes a helper of each and cannot leave a form unwalked once it is handed out."""
+        """(object, matrix) for each of the page's objects in the file's order, those in form
+        XObjects up to `max_depth` levels counted (the page's own is one), of each form for which
+        enter(form), asked once the form is handed out, is true. The matrix takes the object's
+        coordinates to the page's: an object in a form is placed in the form's own space, which the
+        form object places. Objects are raw FPDF_PAGEOBJECTs: pypdfium2's get_objects makes a helper
+        of each and cannot leave a form unwalked once it is handed out."""
         raw = library().raw
         kind, form_kind = raw.FPDFPageObj_GetType, raw.FPDF_PAGEOBJ_FORM
         stack = [(raw.FPDFPage_GetObject, self.handle, raw.FPDFPage_CountObjects(self.handle), 0, 1, IDENTITY)]
@@ -270,8 +282,8 @@ class Page:
 
 
 def bounds(thing, matrix: Matrix) -> tuple[float, float, float, float] | None:
-    """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken there by
-    `matrix` (from objects()); None where PDFium gives none."""
+    """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken
+    there by `matrix` (from objects()); None where PDFium gives none."""
     box = (c_float(), c_float(), c_float(), c_float())
     if not library().raw.FPDFPageObj_GetBounds(thing, *map(byref, box)):
         return None
@@ -282,13 +294,15 @@ def bounds(thing, matrix: Matrix) -> tuple[float, float, float, float] | None:
 
 
 def _matrix(raw, thing) -> Matrix:
-    """The matrix PDFium placed an object with (a form object's: the form's space on its holder's)."""
+    """The matrix PDFium placed an object with (a form object's: the form's space on
+    its holder's)."""
     m = raw.FS_MATRIX()
     return (m.a, m.b, m.c, m.d, m.e, m.f) if raw.FPDFPageObj_GetMatrix(thing, byref(m)) else IDENTITY
 
 
 def _compose(outer: Matrix, inner: Matrix) -> Matrix:
-    """The matrix applying `inner`, then `outer` ([a b c d e f] as PDF writes them: x' = ax + cy + e)."""
+    """The matrix applying `inner`, then `outer` ([a b c d e f] as PDF writes them: x' =
+    ax + cy + e)."""
     a0, b0, c0, d0, e0, f0 = outer
     a1, b1, c1, d1, e1, f1 = inner
     return (a0 * a1 + c0 * b1, b0 * a1 + d0 * b1, a0 * c1 + c0 * d1, b0 * c1 + d0 * d1,
