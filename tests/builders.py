@@ -52,19 +52,21 @@ def build_pdf(page_texts: list[str | None], group: int | None = None, word: str 
     return pdf_of(objects)
 
 
-def pdf_of(objects: dict[int, bytes]) -> bytes:
-    """A PDF file of these numbered objects (1 the catalog), with its cross-reference table."""
+def pdf_of(objects: dict[int, bytes], root: int = 1, xref: bool = True) -> bytes:
+    """A PDF file of these numbered objects (`root` the catalog), with its cross-reference table
+    unless `xref` is false (a file a reader must rebuild it for); a missing object's entry is 0."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}
     for obj_id in sorted(objects):
         offsets[obj_id] = len(out)
         out += b"%d 0 obj\n" % obj_id + objects[obj_id] + b"\nendobj\n"
-    xref = len(out)
+    start = len(out)
     size = max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for obj_id in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[obj_id]
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
+    if xref:
+        out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+        for obj_id in range(1, size):
+            out += b"%010d 00000 n \n" % offsets.get(obj_id, 0)
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, root, start)
     return bytes(out)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from builders import pdf_of
 from rpc import text_of
 
 # Peak resident memory of the server (VmHWM) after a hostile read: well under the machine, far
@@ -100,22 +101,6 @@ def test_a_bomb_over_the_pixel_limit_is_refused(server, tmp_path):
 # ---- PDFs
 # -------------------------------------------------------------------------------------------------
 
-def pdf(objects: dict[int, bytes], root: int = 1, xref: bool = True) -> bytes:
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    start = len(out)
-    size = max(objects) + 1
-    if xref:
-        out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-        for number in range(1, size):
-            out += b"%010d 00000 n \n" % offsets.get(number, 0)
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, root, start)
-    return bytes(out)
-
-
 PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R " \
        b"/Resources << /Font << /F1 5 0 R >> >> >>"
 FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
@@ -135,7 +120,7 @@ def test_a_pdf_whose_page_tree_loops_answers(server, tmp_path):
                2: b"<< /Type /Pages /Kids [2 0 R 6 0 R] /Count 1000 >>",
                3: PAGE, 4: _stream(CONTENT), 5: FONT,
                6: b"<< /Type /Pages /Kids [6 0 R 2 0 R] /Count 999 /Parent 2 0 R >>"}
-    (tmp_path / "loop.pdf").write_bytes(pdf(objects))
+    (tmp_path / "loop.pdf").write_bytes(pdf_of(objects))
     result = hostile_read(server, path="loop.pdf")
     if result["isError"]:
         assert result["error"]["code"] == "damaged_pdf"
@@ -145,7 +130,7 @@ def test_a_pdf_whose_page_tree_loops_answers(server, tmp_path):
 
 def test_a_pdf_whose_objects_refer_to_each_other_in_a_ring_answers(server, tmp_path):
     objects = {1: b"<< /Type /Catalog /Pages 7 0 R >>", 7: b"8 0 R", 8: b"9 0 R", 9: b"7 0 R"}
-    (tmp_path / "ring.pdf").write_bytes(pdf(objects))
+    (tmp_path / "ring.pdf").write_bytes(pdf_of(objects))
     result = hostile_read(server, path="ring.pdf")
     assert result["isError"] and result["error"]["code"] == "damaged_pdf"
 
@@ -154,13 +139,13 @@ def test_a_pdf_with_100k_nested_arrays_answers(server, tmp_path):
     deep = b"[" * 100_000 + b"]" * 100_000
     objects = {1: b"<< /Type /Catalog /Pages 2 0 R /Deep " + deep + b" >>",
                2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", 3: PAGE, 4: _stream(CONTENT), 5: FONT}
-    (tmp_path / "deep.pdf").write_bytes(pdf(objects))
+    (tmp_path / "deep.pdf").write_bytes(pdf_of(objects))
     result = hostile_read(server, path="deep.pdf")
     assert not result["isError"] or result["error"]["code"] in ("damaged_pdf", "too_complex")
 
 
 def test_a_pdf_with_a_broken_xref_answers(server, tmp_path):
-    good = pdf({1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    good = pdf_of({1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                 3: PAGE, 4: _stream(CONTENT), 5: FONT})
     broken = good.replace(b"startxref\n", b"startxref\n999999").replace(b" n \n", b" q \n")
     (tmp_path / "xref.pdf").write_bytes(broken)
@@ -176,7 +161,7 @@ def test_a_pdf_with_a_huge_content_stream_answers_bounded(server, tmp_path):
     content = b"BT /F1 12 Tf 72 720 Td " + b"(word) Tj 0 -1 Td\n" * 1_500_000 + b"ET"
     objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                3: PAGE, 4: _stream(content, flate=True), 5: FONT}
-    (tmp_path / "huge.pdf").write_bytes(pdf(objects))
+    (tmp_path / "huge.pdf").write_bytes(pdf_of(objects))
     result = hostile_read(server, path="huge.pdf")
     assert not result["isError"] or result["error"]["code"] in ("damaged_pdf", "too_complex")
 
@@ -306,7 +291,7 @@ def _encrypted(filter_and_version: bytes) -> bytes:
                3: PAGE, 4: _stream(CONTENT), 5: FONT,
                6: b"<< " + filter_and_version + b" /R 2 /O (0123456789abcdef0123456789abcdef) "
                   b"/U (0123456789abcdef0123456789abcdef) /P -1 >>"}
-    return pdf(objects).replace(b"/Root 1 0 R", b"/Root 1 0 R /Encrypt 6 0 R /ID [(abc) (abc)]")
+    return pdf_of(objects).replace(b"/Root 1 0 R", b"/Root 1 0 R /Encrypt 6 0 R /ID [(abc) (abc)]")
 
 
 @pytest.mark.parametrize("encrypt", [b"/Filter /Standard /V 0", b"/Filter /Other /V 1"])
@@ -318,7 +303,7 @@ def test_a_pdf_with_an_unsupported_encryption_is_an_encrypted_pdf_error(server, 
 def test_a_pdf_with_a_name_over_pypdfs_limit_is_read_or_a_damaged_pdf(server, tmp_path):
     objects = {1: b"<< /Type /Catalog /Pages 2 0 R /X /" + b"A" * 10_000 + b" >>",
                2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", 3: PAGE, 4: _stream(CONTENT), 5: FONT}
-    (tmp_path / "name.pdf").write_bytes(pdf(objects))
+    (tmp_path / "name.pdf").write_bytes(pdf_of(objects))
     result = hostile_read(server, path="name.pdf")
     assert (result.get("error") or {}).get("code", "read") in ("read", "damaged_pdf"), result
 
@@ -326,7 +311,7 @@ def test_a_pdf_with_a_name_over_pypdfs_limit_is_read_or_a_damaged_pdf(server, tm
 def test_an_open_range_past_the_last_page_is_page_out_of_range(server, tmp_path):
     objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                3: PAGE, 4: _stream(CONTENT), 5: FONT}
-    (tmp_path / "one.pdf").write_bytes(pdf(objects))
+    (tmp_path / "one.pdf").write_bytes(pdf_of(objects))
     assert hostile_read(server, path="one.pdf", pages="2-")["error"]["code"] == "page_out_of_range"
 
 

@@ -23,16 +23,12 @@ from rpc import (
     REPO,
     SERVER_ENV,
     STOPPED_AFTER,
-    STUCK_PDF,
-    STUCK_READER,
     ServerProcess,
     frame,
     holders,
-    processes,
     read_message,
     text_of,
     wait_until,
-    workers_reading,
     write_unending_line,
 )
 
@@ -319,27 +315,6 @@ def test_a_document_whose_uri_names_no_file_does_not_break_reads(server, tmp_pat
     server.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///tmp/a%00b", "languageId": "plaintext",
                                                             "version": 1, "text": "x"}})
     assert server.read(path="a.txt")["endLine"] == 1
-
-
-def test_cancelling_a_pdf_read_kills_its_worker(tmp_path):
-    """A PDF read in a worker process that would never end (a reader stuck where no checkpoint
-    reaches, injected: rpc.STUCK_READER) is cancelled: answered -32800, and the worker reading
-    it is killed."""
-    from builders import build_pdf
-
-    (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
-    (tmp_path / "good.pdf").write_bytes(build_pdf(["read after"]))
-    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)  # the default deadline: only the cancel stops it
-    try:
-        msg_id = server.send("agentread/read", {"path": STUCK_PDF})
-        reading = wait_until(lambda: workers_reading(server, tmp_path / STUCK_PDF), "the read under way in a worker")
-        server.notify("$/cancelRequest", {"id": msg_id})
-        answer = server.wait(msg_id)
-        assert answer.get("error", {}).get("code") == -32800, answer
-        wait_until(lambda: not reading & processes().keys(), "the worker that read it killed")
-        assert "read after" in text_of(server.read(path="good.pdf"))
-    finally:
-        server.close()
 
 
 def test_a_read_past_the_deadline_is_stopped_with_an_error(tmp_path):
