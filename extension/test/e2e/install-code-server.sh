@@ -3,9 +3,14 @@
 # Offline-friendly: @vscode/ripgrep's postinstall would download rg from GitHub, so its download cache is
 # seeded with the system's rg (Debian package `ripgrep`). Needs build-essential, pkg-config and libkrb5-dev
 # for code-server's native modules.
+#
+# CODE_SERVER_VERSION picks the release (default 4.100.3, which runs on the system Node). CODE_SERVER_NODE_VERSION,
+# when set, first fetches that Node from the npm registry (package node-linux-<arch>) into
+# $cache/node-<version>, and builds code-server with it (4.139.1 needs Node 24; the caller runs it with the same).
 set -eu
 
 CODE_SERVER_VERSION="${CODE_SERVER_VERSION:-4.100.3}"
+CODE_SERVER_NODE_VERSION="${CODE_SERVER_NODE_VERSION:-}"
 # The @vscode/ripgrep release that code-server 4.100.x pins, and the rg tag that release downloads.
 RIPGREP_PACKAGE_VERSION="1.15.11"
 RIPGREP_TAG="v13.0.0-10"
@@ -14,6 +19,29 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cache="${AGENTREAD_E2E_CACHE:-$root/.vscode-test}"
 dest="$cache/code-server-$CODE_SERVER_VERSION"
+
+if [ -n "$CODE_SERVER_NODE_VERSION" ]; then
+  node_dir="$cache/node-$CODE_SERVER_NODE_VERSION"
+  if [ ! -x "$node_dir/bin/node" ]; then
+    case "$(uname -m)" in
+      x86_64) node_arch=x64 ;;
+      aarch64) node_arch=arm64 ;;
+      *) echo "no Node package for $(uname -m)" >&2; exit 1 ;;
+    esac
+    mkdir -p "$cache"
+    work="$(mktemp -d)"
+    (cd "$work" && npm pack --silent "node-linux-$node_arch@$CODE_SERVER_NODE_VERSION" >/dev/null)
+    tar xzf "$work"/node-linux-*.tgz -C "$work"
+    rm -rf "$node_dir"
+    mv "$work/package" "$node_dir"
+    rm -rf "$work"
+    echo "Node $CODE_SERVER_NODE_VERSION installed in $node_dir"
+  fi
+  # code-server's install checks the running Node's major version; its native modules build against its headers.
+  PATH="$node_dir/bin:$PATH"
+  npm_config_nodedir="$node_dir"
+  export PATH npm_config_nodedir
+fi
 
 if [ -x "$dest/node_modules/.bin/code-server" ]; then
   echo "code-server $CODE_SERVER_VERSION already installed in $dest"
