@@ -16,10 +16,12 @@ peak memory.
     python bench/worker.py image-library PATH [PATH...]
         Pillow alone: each decoded and downscaled
 
-The process first imports what a started server has imported (agentread.serve.jsonrpc: pygls,
-logging, asyncio...), so "cold" is a fresh server's first read of a format, its library imported on
-that read; the server's own start is timed apart, over stdio. Peak memory is the process's maximum
-resident size, interpreter included.
+The process first imports what the process that reads the format in a started server has imported:
+the server's modules (agentread.serve.jsonrpc: pygls, logging, asyncio...), and for the formats read
+in worker processes (PDF, images) what those preload (serve/workers.py PRELOAD: the readers, Pillow,
+lxml, pypdfium2). So "cold" is a fresh server's first read of a format, what its reader keeps (a
+parsed document, a cache) made on that read; the server's own start is timed apart, over stdio. Peak
+memory is the process's maximum resident size, interpreter included.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import agentread.serve.jsonrpc  # noqa: E402,F401 - see above
 from agentread.engine import Engine  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
+from agentread.serve.workers import PRELOAD  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 
 
@@ -175,7 +178,13 @@ def image_library(*paths: str) -> dict:
 WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium,
              "image": image, "image-library": image_library}
 
+# Workloads of the formats a server reads in its worker processes.
+IN_WORKERS = {"pdf", "pdf-next", "image"}
+
 if __name__ == "__main__":
+    if sys.argv[1] in IN_WORKERS:
+        for module in PRELOAD:  # what a worker process has imported before its first read
+            __import__(module)
     out = WORKLOADS[sys.argv[1]](*sys.argv[2:])
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
