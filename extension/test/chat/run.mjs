@@ -11,15 +11,14 @@
 // AGENTREAD_CHAT_ONLY (comma-separated scenario names to run), AGENTREAD_CHAT_KEEP (keep the temporary
 // workspace and user data).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { vsixPath } from '../../scripts/package.mjs';
+import { freePort, launchChromium, startCodeServer, writeUserSettings } from '../codeServer.mjs';
 import { decodePng, imageStats } from '../e2e/png.mjs';
 import { makeChatFixtures } from './fixtures.mjs';
 import { MODELS, PHASES, excerpt, toolResult } from './scenarios.mjs';
@@ -28,7 +27,6 @@ const require = createRequire(import.meta.url);
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const here = path.join(root, 'extension', 'test', 'chat');
 const cache = path.resolve(process.env.AGENTREAD_E2E_CACHE || path.join(root, '.vscode-test'));
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const CODE_SERVER_VERSION = '4.139.1';
 const NODE_VERSION = '24.21.0';
 /** The whole run must finish within this; a hang fails the run instead of blocking CI. */
@@ -50,17 +48,6 @@ function step(message) {
 
 function run(command, args, options = {}) {
   execFileSync(command, args, { cwd: root, stdio: 'inherit', ...options });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 /** The newest modification time of the files under `entries` (files or folders), caches left out. */
@@ -105,26 +92,6 @@ function agentreadVsix() {
 }
 
 /** Starts code-server as `server`, resolving once it listens. */
-function startCodeServer(node, bin, args, env) {
-  return new Promise((resolve, reject) => {
-    // Its own process group, so that stopping it also stops the extension host and the servers it started.
-    const child = spawn(node, [bin, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    server = child;
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`code-server did not start:\n${output}`)), 120_000);
-    const onData = (chunk) => {
-      output += String(chunk);
-      if (output.includes('HTTP server listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`code-server exited (${code}):\n${output}`)));
-  });
-}
-
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -402,20 +369,7 @@ async function main() {
 
   const userData = path.join(work, 'user-data');
   const extensionsDir = path.join(work, 'extensions');
-  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
-    JSON.stringify({
-      'workbench.startupEditor': 'none',
-      'workbench.tips.enabled': false,
-      'security.workspace.trust.enabled': false,
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'telemetry.telemetryLevel': 'off',
-      'files.autoSave': 'off',
-      'chat.agent.enabled': true,
-    }),
-  );
+  writeUserSettings(userData, { 'chat.agent.enabled': true });
   // code-server writes its own config under XDG_CONFIG_HOME: keep it in the temporary directory.
   const env = {
     ...process.env,
@@ -445,7 +399,8 @@ async function main() {
 
   const port = await freePort();
   step(`starting code-server on port ${port}`);
-  await startCodeServer(node, codeServer, [
+  server = await startCodeServer(node, [
+    codeServer,
     ...common,
     '--auth', 'none',
     '--bind-addr', `127.0.0.1:${port}`,
@@ -453,19 +408,12 @@ async function main() {
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
-  ], env);
+  ], { cwd: root, env });
 
   let setupSeconds;
   const runStarted = Date.now();
   try {
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
     const consoleLog = [];
     page.on('console', (message) => message.type() === 'error' && consoleLog.push(`[page error] ${message.text()}`));

@@ -10,22 +10,20 @@
 // screenshot check then fails, as its test did not run), AGENTREAD_E2E_TRACE (log the LSP traffic in the
 // agentread log under user-data/logs), AGENTREAD_E2E_KEEP (keep the temporary workspace and user data).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { vsixPath } from '../../scripts/package.mjs';
+import { freePort, launchChromium, startCodeServer, writeUserSettings } from '../codeServer.mjs';
 import { decodePng, imageStats } from './png.mjs';
 
 const require = createRequire(import.meta.url);
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const here = path.join(root, 'extension', 'test', 'e2e');
 const cache = path.resolve(process.env.AGENTREAD_E2E_CACHE || path.join(root, '.vscode-test'));
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const CODE_SERVER_VERSION = '4.100.3';
 /** The whole suite must finish within this; a hang fails the run instead of blocking CI. */
 const SUITE_TIMEOUT_MS = 5 * 60_000;
@@ -37,36 +35,6 @@ function step(message) {
 
 function run(command, args, options = {}) {
   execFileSync(command, args, { cwd: root, stdio: 'inherit', ...options });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-function startCodeServer(bin, args) {
-  return new Promise((resolve, reject) => {
-    // Its own process group, so that stopping it also stops the extension host and the servers it started.
-    const child = spawn(bin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`code-server did not start:\n${output}`)), 60_000);
-    const onData = (chunk) => {
-      output += String(chunk);
-      if (output.includes('HTTP server listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`code-server exited (${code}):\n${output}`)));
-  });
 }
 
 async function main() {
@@ -95,22 +63,9 @@ async function main() {
   const fixtures = makeFixtures(work);
   const userData = path.join(work, 'user-data');
   const extensionsDir = path.join(work, 'extensions');
-  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
-    JSON.stringify({
-      'workbench.startupEditor': 'none',
-      'workbench.tips.enabled': false,
-      'security.workspace.trust.enabled': false,
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'telemetry.telemetryLevel': 'off',
-      // VS Code for the web saves edits after a second by default; the desktop does not. The tests of
-      // unsaved edits need them to stay unsaved.
-      'files.autoSave': 'off',
-      'agentread.trace.server': process.env.AGENTREAD_E2E_TRACE ? 'verbose' : 'off',
-    }),
-  );
+  writeUserSettings(userData, {
+    'agentread.trace.server': process.env.AGENTREAD_E2E_TRACE ? 'verbose' : 'off',
+  });
   const common = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
 
   step('installing the .vsix');
@@ -131,18 +86,11 @@ async function main() {
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
-  ]);
+  ], { cwd: root });
 
   let browser;
   try {
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
     const consoleLog = [];
     page.on('console', (message) => message.type() === 'error' && consoleLog.push(`[page error] ${message.text()}`));
