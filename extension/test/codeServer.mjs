@@ -43,6 +43,18 @@ export function startCodeServer(command, args, options = {}) {
   });
 }
 
+/** code-server's flags for a test run on `port`: no auth, telemetry, update check, trust prompt or walkthrough. */
+export function serveArgs(port) {
+  return [
+    '--auth', 'none',
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+  ];
+}
+
 /** Writes the user settings of a test profile: no tips, updates, telemetry or trust prompts, plus `extra`. */
 export function writeUserSettings(userData, extra = {}) {
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });

@@ -135,7 +135,7 @@ export function makeScannedPdf(width: number, height: number): Buffer {
 }
 
 /** A PDF file of the objects numbered by their index (index 0 unused), with its cross-reference table. */
-function pdfFile(objects: string[]): Buffer {
+export function pdfFile(objects: string[]): Buffer {
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];
   for (let id = 1; id < objects.length; id++) {

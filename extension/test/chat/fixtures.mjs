@@ -26,8 +26,11 @@ export function longPdfLine(page, line) {
   return `Page ${page} line ${line}: the report continues with measured values and their notes.`;
 }
 
-/** A PDF of `pages` pages in Helvetica, each holding `linesPerPage` lines of `lineText(page, line)`. */
-export function makeTextPdf(pages, linesPerPage, lineText) {
+/**
+ * A PDF of `pages` pages in Helvetica, each holding `linesPerPage` lines of `lineText(page, line)`, written by
+ * `pdfFile` (the e2e fixtures' PDF writer).
+ */
+export function makeTextPdf(pdfFile, pages, linesPerPage, lineText) {
   const objects = [];
   objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
@@ -46,19 +49,7 @@ export function makeTextPdf(pages, linesPerPage, lineText) {
     kids.push(`${id} 0 R`);
   }
   objects[2] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`;
-  let out = '%PDF-1.4\n';
-  const offsets = [];
-  for (let id = 1; id < objects.length; id++) {
-    offsets[id] = Buffer.byteLength(out, 'latin1');
-    out += `${id} 0 obj\n${objects[id]}\nendobj\n`;
-  }
-  const xref = Buffer.byteLength(out, 'latin1');
-  out += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
-  for (let id = 1; id < objects.length; id++) {
-    out += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  }
-  out += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
+  return pdfFile(objects);
 }
 
 /** A notebook of `cells` code cells, each with one PNG plot output. */
@@ -107,7 +98,7 @@ export function makeChatFixtures(base, sharedFixtures) {
     textLine: shared.textLine,
     textLines: shared.TEXT_LINES,
     bigText: write('big.txt', bigText),
-    longPdf: write('long.pdf', makeTextPdf(LONG_PDF_PAGES, LONG_PDF_LINES_PER_PAGE, longPdfLine)),
+    longPdf: write('long.pdf', makeTextPdf(shared.pdfFile, LONG_PDF_PAGES, LONG_PDF_LINES_PER_PAGE, longPdfLine)),
     plots: write('plots.ipynb', makePlotsNotebook(PLOT_CELLS, shared.makePng(64, 48))),
     /** A 160x120 PNG of about 40 KB, outside the workspace: what a test tool attaches as an image. */
     plotPng: (() => {

@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { vsixPath } from '../../scripts/package.mjs';
-import { freePort, launchChromium, startCodeServer, writeUserSettings } from '../codeServer.mjs';
+import { freePort, launchChromium, serveArgs, startCodeServer, writeUserSettings } from '../codeServer.mjs';
 import { decodePng, imageStats } from '../e2e/png.mjs';
 import { makeChatFixtures } from './fixtures.mjs';
 import { MODELS, PHASES, excerpt, toolResult } from './scenarios.mjs';
@@ -402,12 +402,7 @@ async function main() {
   server = await startCodeServer(node, [
     codeServer,
     ...common,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--disable-telemetry',
-    '--disable-update-check',
-    '--disable-workspace-trust',
-    '--disable-getting-started-override',
+    ...serveArgs(port),
   ], { cwd: root, env });
 
   let setupSeconds;

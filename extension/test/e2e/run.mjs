@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { vsixPath } from '../../scripts/package.mjs';
-import { freePort, launchChromium, startCodeServer, writeUserSettings } from '../codeServer.mjs';
+import { freePort, launchChromium, serveArgs, startCodeServer, writeUserSettings } from '../codeServer.mjs';
 import { decodePng, imageStats } from './png.mjs';
 
 const require = createRequire(import.meta.url);
@@ -80,12 +80,7 @@ async function main() {
   step(`starting code-server on port ${port}`);
   const server = await startCodeServer(codeServer, [
     ...common,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--disable-telemetry',
-    '--disable-update-check',
-    '--disable-workspace-trust',
-    '--disable-getting-started-override',
+    ...serveArgs(port),
   ], { cwd: root });
 
   let browser;
