@@ -147,3 +147,34 @@ def test_with_the_stub_a_readers_refusal_of_the_params_is_invalid_params(ws: Pat
         assert server.read(path="a.txt", limit=1)["endLine"] == 1
     finally:
         server.close()
+
+
+def test_both_servers_give_the_same_answers_with_the_stub_single_and_many(ws: Path):
+    """One read service behind both protocols: with the stub on, a file shown whole by a read of
+    many files, then read alone, then read again, is answered alike by the JSON-RPC and MCP
+    servers."""
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from builders import build_pdf
+    from mcp_client import run, texts
+    from rpc import ServerProcess, text_of
+
+    (ws / "b.txt").write_text("bee\n")
+    (ws / "doc.pdf").write_bytes(build_pdf(["first page", "second page"]))
+    calls = [("read_many", {"paths": ["a.txt", "b.txt"]}), ("read", {"path": "a.txt"}),
+             ("read", {"path": "doc.pdf", "pages": "2"}), ("read", {"path": "doc.pdf", "pages": "2"}),
+             ("read_many", {"paths": ["b.txt", "doc.pdf"]}), ("read", {"path": "b.txt"})]
+
+    async def over_mcp(client):
+        return [texts(await client.call_tool(name, args)) for name, args in calls]
+
+    from_mcp = run({}, "--root", str(ws), "--unchanged-stub", calls=over_mcp)
+    server = ServerProcess(workspace=ws, init_options={"unchangedStub": True})
+    try:
+        methods = {"read": "agentread/read", "read_many": "agentread/readMany"}
+        from_jsonrpc = [text_of(server.request(methods[name], args)["result"]) for name, args in calls]
+    finally:
+        server.close()
+    assert from_jsonrpc == from_mcp
+    assert "Unchanged" not in from_mcp[0] and "Unchanged" in from_mcp[1]  # shown whole by the read of many
+    assert "second page" in from_mcp[2] and "Unchanged" in from_mcp[3]
+    assert from_mcp[5].startswith("[Unchanged")
