@@ -115,19 +115,6 @@ class ReadResult:
         return out
 
 
-def result_from_json(data: dict[str, Any]) -> ReadResult:
-    """A result from its JSON form: what a worker process sends back (workers.py)."""
-    content: list[Part] = [TextPart(p["text"]) if p["type"] == "text" else
-                           ImagePart(p["mimeType"], p["data"], p["width"], p["height"]) for p in data["content"]]
-    error = data.get("error")
-    return ReadResult(kind=data["kind"], path=data["path"], content=content, total_lines=data.get("totalLines"),
-                      start_line=data.get("startLine"), end_line=data.get("endLine"),
-                      total_pages=data.get("totalPages"), total_cells=data.get("totalCells"),
-                      truncated=data["truncated"], next=data.get("next"), shown=data.get("shown"),
-                      encoding=data.get("encoding"), error=ErrorInfo(**error) if error else None,
-                      unchanged=data.get("unchanged", False))
-
-
 class ReadError(Exception):
     """A failure the model can act on. Raised anywhere in a read; the engine turns it into an
     error result."""

@@ -1,11 +1,11 @@
 """`agentread mcp`: the engine as a Model Context Protocol server on stdio, for any MCP client.
 
 Two tools, `read` and `read_many`, described once in tools.json (package.json's VS Code tool carries
-the same text). Reads run as the JSON-RPC server's do (reads.py): PDF, image and Office files in
-worker processes, the rest on threads, each with a deadline. They are confined as in the editor: to
-the client's MCP roots when it offers them, else to `--root` folders, else the current directory. A
-read outside them or of a sensitive file is refused with the engine's words, unless a flag allows it
-or, where the client can ask its user (elicitation), the user agrees.
+the same text). Reads run through the read service both servers call (service.py): PDF, image and
+Office files in worker processes, the rest on threads, each with a deadline. They are confined as in
+the editor: to the client's MCP roots when it offers them, else to `--root` folders, else the
+current directory. A read outside them or of a sensitive file is refused with the engine's words,
+unless a flag allows it or, where the client can ask its user (elicitation), the user agrees.
 """
 
 from __future__ import annotations
