@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
 import { OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
-import { activated, textOf, waitFor } from './helpers';
+import { activated, HANG_GUARD_MS, textOf, waitFor, withinHangGuard } from './helpers';
 
 const TOOL = 'agentread_read';
 
@@ -183,10 +183,10 @@ describe('agentread in VS Code', () => {
     const input = { path: '../outside/notes.txt' };
     // Invoked with no confirmation asked first (a declined one never invokes the tool at all).
     const tokens = new vscode.CancellationTokenSource();
-    const result = await Promise.race([
+    const result = await withinHangGuard(
+      'the refusal',
       Promise.resolve(api.tool.invoke({ input, toolInvocationToken: undefined }, tokens.token)),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the refusal took over 10 s')), 10_000)),
-    ]);
+    );
     const text = textOf(result);
     assert.match(text, /^Error: /);
     assert.match(text, /outside the workspace/);
@@ -214,7 +214,7 @@ describe('agentread in VS Code', () => {
     assert.equal(editor?.selection.start.line, 39);
     await waitFor('the lines read to scroll into view', () =>
       Boolean(editor?.visibleRanges.some((range) => range.contains(new vscode.Position(45, 0)))),
-    5_000);
+    HANG_GUARD_MS);
   });
 
   it('reads the end of a file with a negative offset and reveals those lines', async () => {
@@ -295,7 +295,7 @@ describe('agentread in VS Code', () => {
     await waitFor(
       `the images panel among ${tabs().map((tab) => tab.label).join(', ')}`,
       () => tabs().some((tab) => tab.input instanceof vscode.TabInputWebview && tab.label.startsWith('Images: analysis.ipynb')),
-      5_000,
+      HANG_GUARD_MS,
     );
   });
 

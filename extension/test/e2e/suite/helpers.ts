@@ -6,6 +6,23 @@ import type { AgentreadApi } from '../../../src/extension';
 
 const EXTENSION_ID = 'agentread.agentread';
 
+/** How long a wait for the editor or the server may take before it counts as a hang: only a hang takes this long, so no
+ * test passes or fails on how fast the machine is. */
+export const HANG_GUARD_MS = 60_000;
+
+/** `work`, or a failure naming `what` if it has not settled within HANG_GUARD_MS. */
+export async function withinHangGuard<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} never came`)), HANG_GUARD_MS);
+  });
+  try {
+    return await Promise.race([work, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Waits until `condition` holds, polling; fails after `timeoutMs` naming `what`. */
 export async function waitFor(what: string, condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

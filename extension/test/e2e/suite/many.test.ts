@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentreadApi } from '../../../src/extension';
-import { activated, textOf, waitFor } from './helpers';
+import { activated, HANG_GUARD_MS, textOf, waitFor } from './helpers';
 
 const MANY_TOOL = 'agentread_read_many';
 
@@ -59,7 +59,7 @@ describe('agentread reads many files, and stubs unchanged re-reads, in VS Code',
     const before = api.server.pid;
     await config.update('unchangedReadStub', true, vscode.ConfigurationTarget.Global);
     try {
-      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== before, 30_000);
+      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== before, HANG_GUARD_MS);
       const first = await api.read({ path: 'lines.txt', limit: 30 });
       const again = await api.read({ path: 'lines.txt', limit: 30 });
       assert.equal(first.unchanged, undefined);
@@ -68,7 +68,7 @@ describe('agentread reads many files, and stubs unchanged re-reads, in VS Code',
     } finally {
       const on = api.server.pid;
       await config.update('unchangedReadStub', undefined, vscode.ConfigurationTarget.Global);
-      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== on, 30_000);
+      await waitFor('the server to restart', () => api.server.state === 'running' && api.server.pid !== on, HANG_GUARD_MS);
     }
     const first = await api.read({ path: 'lines.txt', limit: 30 });
     const again = await api.read({ path: 'lines.txt', limit: 30 });

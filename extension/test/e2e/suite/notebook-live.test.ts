@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { makePng } from '../../fixtures';
-import { activated } from './helpers';
+import { activated, HANG_GUARD_MS, withinHangGuard } from './helpers';
 
 const TOOL = 'agentread_read';
 const LIVE_NOTE = '[Read from the notebook open in the editor: unsaved edits included';
@@ -44,8 +44,9 @@ async function read(input: Record<string, unknown>): Promise<Read> {
  * they settle): reads again, a few times, until the result shows it.
  */
 async function readUntil(input: Record<string, unknown>, shows: (result: Read) => boolean): Promise<Read> {
+  const deadline = Date.now() + HANG_GUARD_MS;
   let result = await read(input);
-  for (let attempt = 0; attempt < 20 && !shows(result); attempt++) {
+  while (!shows(result) && Date.now() < deadline) {
     await sleep(250);
     result = await read(input);
   }
@@ -150,7 +151,7 @@ describe('agentread reads the notebook open in the editor', () => {
         extension: 'nullExtensionDescription',
         notebookEditor: vscode.window.activeNotebookEditor,
       });
-      await Promise.race([selected, sleep(10_000).then(() => Promise.reject(new Error('the controller was not selected')))]);
+      await withinHangGuard('the selection of the controller', selected);
 
       const png = makePng(48, 32);
       const execution = controller.createNotebookCellExecution(notebook.cellAt(1));
