@@ -41,6 +41,9 @@ if [ -n "$CODE_SERVER_NODE_VERSION" ]; then
   PATH="$node_dir/bin:$PATH"
   npm_config_nodedir="$node_dir"
   export PATH npm_config_nodedir
+  # The check reads npm's user agent, which an `npm run` that started this script passes down naming its own
+  # Node: without it, the npm run here names the Node it runs on.
+  unset npm_config_user_agent
 fi
 
 if [ -x "$dest/node_modules/.bin/code-server" ]; then
