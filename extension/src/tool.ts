@@ -183,27 +183,22 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
   }
 }
 
-/** The most text a reply of this invocation may hold: the user's setting, else the host's (replySize.ts). */
-function replyLimit(options: vscode.LanguageModelToolInvocationOptions<unknown>): number | undefined {
-  return replyBytes({
-    setting: readSettings().maxReplyBytes,
-    hostThreshold: hostToolResultLimit(),
-    tokenBudget: options.tokenizationOptions?.tokenBudget,
-  });
-}
-
 /**
- * `read` within this invocation's reply limit. A reply that counts more tokens than the model's budget for it
- * is asked for again, smaller, once; a limit the user set is kept as it is.
+ * `read` within this invocation's reply limit: the user's setting, else the host's (replySize.ts). A reply that
+ * counts more tokens than the model's budget for it is asked for again, smaller, once; a limit the user set is
+ * kept as it is.
  */
 async function withinBudget<T extends ReadResult | ReadManyResult>(
   options: vscode.LanguageModelToolInvocationOptions<unknown>,
   read: (maxBytes: number | undefined) => Promise<T>,
   token: vscode.CancellationToken,
 ): Promise<T> {
-  const result = await read(replyLimit(options));
+  const setting = readSettings().maxReplyBytes;
   const tokenization = options.tokenizationOptions;
-  if (!tokenization || readSettings().maxReplyBytes > 0 || result.isError) {
+  const result = await read(
+    replyBytes({ setting, hostThreshold: hostToolResultLimit(), tokenBudget: tokenization?.tokenBudget }),
+  );
+  if (!tokenization || setting > 0 || result.isError) {
     return result;
   }
   const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');

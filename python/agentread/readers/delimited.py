@@ -12,7 +12,8 @@ import os
 from typing import BinaryIO
 
 from agentread.readers import Source
-from agentread.readers.text import LINE_END, WIDE_ENCODINGS, read_text
+from agentread.readers.text import LINE_END, WIDE_ENCODINGS
+from agentread.readers.text import read as read_text_source
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
 
@@ -35,11 +36,8 @@ def is_delimited(path: str) -> bool:
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's delimited reader: a text window, the header row in view."""
-    encoding = source.encoding or "utf-8"
-    result = read_text(source.stream, request, source.path, encoding, source.bom, source.size,
-                       None if source.from_editor else source.cache_key,
-                       label="utf-8 (editor buffer)" if source.from_editor else None)
-    return add_header(result, source.stream, source.path, encoding, source.bom)
+    return add_header(read_text_source(source, request), source.stream, source.path, source.encoding or "utf-8",
+                      source.bom)
 
 
 def add_header(result: ReadResult, source: BinaryIO, path: str, encoding: str, bom: int) -> ReadResult:

@@ -119,8 +119,7 @@ class _QuickFiles:
     def still(plan: Plan, version: tuple) -> bool:
         """Whether the planned read is of the same small text file, unchanged, and not an
         editor's buffer."""
-        return (plan.kind in ("text", "delimited") and plan.buffer is None
-                and plan.resolved.st.st_size <= QUICK_READ_BYTES and file_version(plan.resolved.st) == version)
+        return _small_text(plan) and file_version(plan.resolved.st) == version
 
     def note(self, workspace: Workspace, plan: Plan, seconds: float, on_loop: bool) -> None:
         """After a read: a small text file read in under QUICK_READ_SECONDS is quick from now on. A
@@ -130,8 +129,7 @@ class _QuickFiles:
         key = _key(workspace, plan.request)
         if key is None:
             return
-        small_text = plan.kind in ("text", "delimited") and plan.buffer is None \
-            and plan.resolved.st.st_size <= QUICK_READ_BYTES
+        small_text = _small_text(plan)
         with self._lock:
             if small_text and seconds < QUICK_READ_SECONDS:
                 self._files.pop(key, None)
@@ -140,6 +138,11 @@ class _QuickFiles:
                     self._files.popitem(last=False)
             elif not small_text or (on_loop and seconds >= QUICK_READ_SLOW_SECONDS):
                 self._files.pop(key, None)
+
+
+def _small_text(plan: Plan) -> bool:
+    """A text file on disk (not an editor's buffer) of at most QUICK_READ_BYTES."""
+    return plan.kind in ("text", "delimited") and plan.buffer is None and plan.resolved.st.st_size <= QUICK_READ_BYTES
 
 
 def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:
