@@ -24,6 +24,13 @@ class ReadRequest:
     consent: frozenset = frozenset()  # what the user approved the read despite (workspace.CONSENT_REASONS)
     raw: bool = False  # read a notebook (or any text-based format) as its plain numbered source text
     max_bytes: int | None = None  # the reply's text in UTF-8 bytes at most, as the host passes it on; None: no limit
+    column: int | None = None  # 1-based character of the first line where a cut line is read on
+    outline: bool = False  # the document's structure (headings, symbols, bookmarks, sheets) instead of its text
+    find: str | None = None  # search the file (or many files) for this text; hits instead of a window
+    regex: bool = False  # `find` is a regular expression
+    ignore_case: bool = False  # `find` matches regardless of case
+    since: str | None = None  # a `version` of an earlier read: answer what changed since it
+    view: str | None = None  # "image": PDF pages rendered as pictures, each with its text
 
     @property
     def output_bytes(self) -> int:
@@ -53,7 +60,9 @@ class ReadRequest:
         return max(1, total + 1 + self.offset) if self.from_end else self.first_line
 
 
-_FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes"}
+_FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
+           "regex", "ignoreCase", "since", "view"}
+VIEWS = ("text", "image")
 
 
 def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
@@ -108,7 +117,26 @@ def parse_request(params: Any) -> ReadRequest:
     return ReadRequest(path=path, offset=_offset(params), limit=_positive_int(params, "limit"),
                        pages=_optional_str(params, "pages"), cells=_optional_str(params, "cells"),
                        consent=CONSENT_REASONS if _flag(params, "consent") else frozenset(), raw=_flag(params, "raw"),
-                       max_bytes=max_bytes(params))
+                       max_bytes=max_bytes(params), column=_positive_int(params, "column"),
+                       outline=_flag(params, "outline"), find=_find(params), regex=_flag(params, "regex"),
+                       ignore_case=_flag(params, "ignoreCase"), since=_optional_str(params, "since"),
+                       view=_view(params))
+
+
+def _find(params: dict[str, Any]) -> str | None:
+    value = params.get("find")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidParams(f"'find' must be a non-empty string to search for, got {value!r}")
+    return value
+
+
+def _view(params: dict[str, Any]) -> str | None:
+    value = _optional_str(params, "view")
+    if value is not None and value not in VIEWS:
+        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {value!r}")
+    return None if value == "text" else value
 
 
 def max_bytes(params: dict[str, Any]) -> int | None:
