@@ -388,3 +388,58 @@ def test_shown_xlsx_sheets_and_rows(real: Path, big: Path):
     assert rows.shown == {"pages": [2], "rows": [10, 11]}
     first = read(big, path="big.xlsx")
     assert first.shown == {"pages": [1], "rows": [1, first.next["offset"] - 1]}
+
+
+# Equations, charts, titles and alt texts in real files (markitdown's test files, MIT)
+
+def test_real_docx_equations_read_as_latex_inline_and_display(real: Path):
+    lines = text_of(read(real, path="markitdown-equations.docx")).splitlines()
+    assert lines[0] == "     1\tFor $m=1$,"
+    assert lines[1].endswith("\t$$sin θ=\\frac{mλ}{a}=\\frac{(1)(550×{10}^{-6} mm)}{2.5 mm}=2.2×{10}^{-4}$$")
+    assert "\tThe angle is $θ={sin}^{-1} (2.2×{10}^{-4})=2.2×{10}^{-4}rad$." in lines[2]
+    assert lines[4].endswith("\t$$\\frac{a}{λ}=\\frac{m}{sin θ}=\\frac{1}{sin {45.0}^{∘}}=1.41.$$")
+
+
+def test_real_pptx_chart_data_as_a_table_under_its_title(real: Path):
+    text = text_of(read(real, path="markitdown-test.pptx", pages="4"))
+    assert "[chart: a3f6004b-6f4f-4ea8-bee3-3741f4dc385f (column clustered)]\n" \
+           "     4\t| category | Series 1 |\n     5\t| --- | --- |\n     6\t| 2000 | 2000 |" in text
+    assert "     9\t| 2003 | 2003 |" in text
+
+
+def test_generated_chart_data_is_bounded(tmp_path: Path):
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    from agentread.readers.office.pptx import MAX_CHART_ROWS, MAX_CHART_SERIES
+
+    data = CategoryChartData()
+    data.categories = [f"day {n}" for n in range(1, 201)]
+    for s in range(1, 21):
+        data.add_series(f"s{s}", [n * s for n in range(1, 201)])
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(6), Inches(4), data)
+    prs.save(tmp_path / "big-chart.pptx")
+    text = text_of(read(tmp_path, path="big-chart.pptx"))
+    assert f"| day {MAX_CHART_ROWS} |" in text and f"| day {MAX_CHART_ROWS + 1} |" not in text
+    assert "| category | s1 | s2 |" in text and f"| s{MAX_CHART_SERIES + 1} |" not in text
+    assert f"[chart data cut: {MAX_CHART_ROWS} of 200 rows and {MAX_CHART_SERIES} of 20 series shown]" in text
+
+
+def test_real_pptx_slide_title_once(real: Path):
+    text = text_of(read(real, path="markitdown-test.pptx"))
+    assert text.count("A table to test parsing:") == 1
+    assert "     6\t# 2cdda5c8-e50e-4db4-b5f0-9722a649f455\n     7\t[image 1: ppt/media/image1.jpeg" in text
+
+
+def test_real_docx_multiline_alt_text_is_one_numbered_line(real: Path):
+    result = read(real, path="markitdown-test.docx")
+    text = text_of(result)
+    numbered = [line for line in text.splitlines() if re.match(r" {0,5}\d+\t", line)]
+    assert [int(line.split("\t")[0]) for line in numbered] == list(range(1, len(numbered) + 1))
+    assert '    23\t[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。", ' \
+           "image/png 1274x870, attached]" in text
+    assert result.total_lines == 23 and len(images(result)) == 1

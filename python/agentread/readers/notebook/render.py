@@ -333,7 +333,7 @@ def _best_text_mime(data: dict) -> str | None:
 
 
 def _attachment_line(name: str, bundle: Any) -> Line:
-    label = f"attachment {name}"
+    label = f"attachment {' '.join(str(name).split())}"  # a name with a line break stays one line
     if isinstance(bundle, dict):
         for mime in RASTER_MIMES:
             if mime in bundle:
