@@ -440,6 +440,51 @@ def test_real_docx_multiline_alt_text_is_one_numbered_line(real: Path):
     text = text_of(result)
     numbered = [line for line in text.splitlines() if re.match(r" {0,5}\d+\t", line)]
     assert [int(line.split("\t")[0]) for line in numbered] == list(range(1, len(numbered) + 1))
-    assert '    23\t[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。", ' \
+    assert '    22\t[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。", ' \
            "image/png 1274x870, attached]" in text
-    assert result.total_lines == 23 and len(images(result)) == 1
+    assert result.total_lines == 22 and len(images(result)) == 1
+
+
+# Pictures in Word files
+
+def test_real_docx_picture_with_its_alt_text_at_its_place(real: Path):
+    result = read(real, path="markitdown-test.docx")
+    text_part, image = result.content
+    assert text_part.text.endswith("    20\t\n    21\tTest Image:\n    22\t[image 1: word/media/image1.png "
+                                   "\"图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。\", "
+                                   "image/png 1274x870, attached]")
+    assert (image.mime_type, image.width, image.height) == ("image/png", 1274, 870)
+
+
+def test_a_word_metafile_picture_is_named_and_the_others_attached_in_order(tmp_path: Path):
+    """A picture stored as EMF (python-pptx's own icon, a real metafile) between two PNGs."""
+    import docx
+    import pptx
+
+    document = docx.Document()
+    for n, color in enumerate(("red", "blue", "green"), 1):
+        document.add_paragraph(f"figure {n}")
+        document.add_picture(io.BytesIO(png(color, (20 + n, 10))))
+    document.save(tmp_path / "built.docx")
+    emf = (Path(pptx.__file__).parent / "templates" / "docx-icon.emf").read_bytes()
+    with zipfile.ZipFile(tmp_path / "built.docx") as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    media = sorted(m for m in members if m.startswith("word/media/"))
+    assert len(media) == 3
+    second = media[1]
+    members[second.replace(".png", ".emf")] = emf
+    del members[second]
+    rels = "word/_rels/document.xml.rels"
+    members[rels] = members[rels].replace(second.split("/", 1)[1].encode(), second.split("/", 1)[1]
+                                          .replace(".png", ".emf").encode())
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(
+        b"<Default ", b'<Default Extension="emf" ContentType="image/x-emf"/><Default ', 1)
+    with zipfile.ZipFile(tmp_path / "pictures.docx", "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    result = read(tmp_path, path="pictures.docx")
+    text = text_of(result)
+    assert re.search(r"figure 2\n     4\t\[image 2: word/media/image\d\.emf, not attached: it could not be decoded "
+                     r"\(it is a Windows metafile \(EMF, 104x65\), which Pillow draws only on Windows; ask the user "
+                     r"for a PNG export to see it\)\]", text)
+    assert [(p.width, p.height) for p in images(result)] == [(21, 10), (23, 10)]

@@ -80,7 +80,8 @@ class _Walker:
             text = "#" * (int(heading.group(1)) if heading else 1) + " " + text
         elif text:
             text = self._list_prefix(p, style) + text
-        if text or not self.out.lines or self.out.lines[-1]:  # empty paragraphs: one blank line, not many
+        # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.
+        if text or (not images and (not self.out.lines or self.out.lines[-1])):
             self.out.add(text)
         self._images(images)
 
