@@ -488,3 +488,28 @@ def test_a_word_metafile_picture_is_named_and_the_others_attached_in_order(tmp_p
                      r"\(it is a Windows metafile \(EMF, 104x65\), which Pillow draws only on Windows; ask the user "
                      r"for a PNG export to see it\)\]", text)
     assert [(p.width, p.height) for p in images(result)] == [(21, 10), (23, 10)]
+
+
+def test_a_chart_of_a_kind_python_pptx_does_not_model_is_named_and_the_deck_read(tmp_path: Path):
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    data = CategoryChartData()
+    data.categories = ["a", "b"]
+    data.add_series("s", [1, 2])
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, Inches(4), Inches(3), data)
+    slide.shapes.add_textbox(0, Inches(4), Inches(4), Inches(1)).text_frame.text = "after the chart"
+    buffer = io.BytesIO()
+    prs.save(buffer)
+    with zipfile.ZipFile(buffer) as z, zipfile.ZipFile(tmp_path / "surface.pptx", "w") as out:
+        for info in z.infolist():
+            body = z.read(info)
+            out.writestr(info, body.replace(b"c:barChart>", b"c:surfaceChart>") if "charts/chart" in info.filename
+                         else body)
+    text = text_of(read(tmp_path, path="surface.pptx"))
+    assert "[chart: its data could not be read (ValueError: unsupported plot type" in text
+    assert "after the chart" in text
