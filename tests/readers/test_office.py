@@ -513,3 +513,37 @@ def test_a_chart_of_a_kind_python_pptx_does_not_model_is_named_and_the_deck_read
     text = text_of(read(tmp_path, path="surface.pptx"))
     assert "[chart: its data could not be read (ValueError: unsupported plot type" in text
     assert "after the chart" in text
+
+
+def _docx_with_math(folder: Path, *omml: str) -> Path:
+    import docx
+    from docx.oxml import parse_xml
+
+    m = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+    document = docx.Document()
+    for xml in omml:
+        paragraph = document.add_paragraph("eq: ")
+        paragraph._p.append(parse_xml(xml.replace("<m:oMath>", f"<m:oMath {m}>", 1)))
+    document.save(folder / "math.docx")
+    return folder
+
+
+def _r(text: str) -> str:
+    return f"<m:r><m:t>{text}</m:t></m:r>"
+
+
+def test_generated_equations_fraction_root_sum_matrix_and_accent(tmp_path: Path):
+    omml = [f"<m:oMath><m:f><m:num>{_r('a')}</m:num><m:den>{_r('b+1')}</m:den></m:f></m:oMath>",
+            f"<m:oMath><m:rad><m:deg>{_r('3')}</m:deg><m:e>{_r('x')}</m:e></m:rad></m:oMath>",
+            f'<m:oMath><m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr><m:sub>{_r("i=1")}</m:sub>'
+            f"<m:sup>{_r('n')}</m:sup><m:e>{_r('i')}</m:e></m:nary></m:oMath>",
+            f"<m:oMath><m:m><m:mr><m:e>{_r('1')}</m:e><m:e>{_r('0')}</m:e></m:mr>"
+            f"<m:mr><m:e>{_r('0')}</m:e><m:e>{_r('1')}</m:e></m:mr></m:m></m:oMath>",
+            f'<m:oMath><m:acc><m:accPr><m:chr m:val="\u20d7"/></m:accPr><m:e>{_r("v")}</m:e></m:acc></m:oMath>',
+            "<m:oMath>" + "<m:d><m:e>" * 100 + _r("deep") + "</m:e></m:d>" * 100 + "</m:oMath>"]
+    lines = text_of(read(_docx_with_math(tmp_path, *omml), path="math.docx")).splitlines()
+    assert [line.split("\t", 1)[1] for line in lines[:5]] == [
+        "eq: $\\frac{a}{b+1}$", "eq: $\\sqrt[3]{x}$", "eq: $\\sum_{i=1}^{n} i$",
+        "eq: $\\begin{matrix}1 & 0 \\\\ 0 & 1\\end{matrix}$", "eq: $\\vec{v}$"]
+    # Nesting past MAX_DEPTH is given as its text: the outer brackets, then the innermost text.
+    assert re.fullmatch(r" +6\teq: \$\(+deep\)+\$", lines[5]) and lines[5].count("(") < 100
