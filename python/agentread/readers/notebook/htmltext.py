@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 
-# HTML parsed per output: an object's rich view is a few KB; a page of megabytes is cut here
+# HTML laid out per output: an object's rich view is a few KB. Laying out takes time in proportion
+# to the HTML (notebooks are read in the server's process), so a page of megabytes is cut here
 # (lxml repairs the cut end), and what is cut is said.
-MAX_HTML_CHARS = 1_000_000
+MAX_HTML_CHARS = 200_000
 
 _BLANK_RUNS = re.compile(r"\n\s*\n(\s*\n)+")
 
