@@ -243,3 +243,22 @@ def test_the_layout_check_sends_every_notebook_the_schema_rejects_to_the_validat
         checked += 1
         assert parse_notebook((CORPUS / name).read_bytes()).odd or not list(iter_validate(doc)), name
     assert checked > 20
+
+
+def _text(name: str) -> str:
+    return "".join(r.text() for r in read_all(name))
+
+
+def test_an_object_shown_by_html_behind_a_default_repr_reads_as_its_text():
+    # rst_output: the reST form replaces "<__main__.Note at 0x...>"; test4: the HTML is laid out.
+    assert ".. note::\n\n    Testing testing" in _text("notebooks/nbconvert/rst_output.ipynb")
+    assert "<__main__.Note" not in _text("notebooks/nbconvert/rst_output.ipynb")
+    assert "--- output 1: result ---\n[text/html output, shown as text]\nHTML\n" in \
+        _text("notebooks/nbformat/test4.ipynb")
+    table = _text("notebooks/real/hf_simple_nlp_example.ipynb")
+    assert re.search(r"\n   idx   label +sentence1 +sentence2\n0  1302  equivalent +John Logsdon", table)
+
+
+def test_sympy_outputs_keep_their_latex_and_picture():
+    text = _text("notebooks/nbconvert/notebook1.ipynb")
+    assert "--- output 1: result ---\n$$2 x$$\n[image 2: output 1, image/png 20x14, attached]" in text

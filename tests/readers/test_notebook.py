@@ -306,7 +306,7 @@ def test_rich_outputs_become_text_or_placeholders():
     assert "   a\n0  1" in text and "<table>" not in text
     assert "[interactive widget (application/vnd.jupyter.widget-view+json), not shown; its text form: " \
            "IntSlider(value=3)]" in text
-    assert "--- output 1: result ---\n[text/html 8 B: not shown, no text or image form]" in text
+    assert "--- output 1: result ---\n[text/html output, shown as text]\nx\n" in text
     assert "**m**" in text
     assert "application/pdf" in text and "%PDF" not in text
     assert not re.search(r"[A-Za-z0-9+/]{200,}", text)
@@ -725,3 +725,34 @@ def test_a_deeply_nested_json_output_is_shown_or_named_never_a_crash(depth: int)
         assert shown.count('{\n  "k": {\n    "k": {') == 2 and "too deep" not in shown  # the heads of both
     else:
         assert shown.count("[a JSON value nested too deep to show]") == 2
+
+
+def test_html_only_or_behind_a_default_repr_is_shown_as_text():
+    from agentread.readers.notebook.htmltext import MAX_HTML_CHARS
+
+    note = ("<style>div {color: red}</style><script>alert('x')</script><h3>Quarterly</h3>"
+            "<table><tr><th>region</th><th>sales</th></tr><tr><td>north</td><td>12</td></tr></table>")
+    cells = [code("Note()", result({"text/html": note, "text/plain": "<__main__.Note at 0x7f457c0250d0>"})),
+             code("show()", result({"text/html": "<p>first</p><p>second</p>"})),
+             code("big()", result({"text/html": "<p>" + "word " * MAX_HTML_CHARS + "</p>"}))]
+    text = read(notebook(*cells)).text()
+    assert "--- output 1: result ---\n[text/html output, shown as text]\nQuarterly\n\nregion  sales\nnorth   12\n" \
+           in text
+    assert "0x7f457c0250d0" not in text and "alert" not in text and "color" not in text
+    assert "[text/html output, shown as text]\nfirst\n\nsecond\n" in text
+    assert f"[… the last {4 * MAX_HTML_CHARS + 7:,} characters of this HTML are not shown]" in text
+
+
+def test_latex_beside_a_formula_picture_is_kept():
+    sympy = {"text/latex": "$$x^{2} + \\sin{\\left (z \\right )}$$", "image/png": png_b64(),
+             "text/plain": "x**2 + sin(z)"}
+    result_ = read(notebook(code("e", result(sympy))))
+    assert "--- output 1: result ---\n$$x^{2} + \\sin{\\left (z \\right )}$$\n[image 1: output 1, image/png 64x48, " \
+           "attached]" in result_.text()
+    assert sum(isinstance(p, ImagePart) for p in result_.content) == 1
+
+
+def test_an_attachment_name_with_a_line_break_stays_one_line():
+    cell = markdown("![a](attachment:a.png)", attachments={"two\nlines.png": {"image/png": png_b64()}})
+    out = read(notebook(cell))
+    assert "[image 1: attachment two lines.png, image/png 64x48, attached]" in out.text()

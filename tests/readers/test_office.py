@@ -388,3 +388,162 @@ def test_shown_xlsx_sheets_and_rows(real: Path, big: Path):
     assert rows.shown == {"pages": [2], "rows": [10, 11]}
     first = read(big, path="big.xlsx")
     assert first.shown == {"pages": [1], "rows": [1, first.next["offset"] - 1]}
+
+
+# Equations, charts, titles and alt texts in real files (markitdown's test files, MIT)
+
+def test_real_docx_equations_read_as_latex_inline_and_display(real: Path):
+    lines = text_of(read(real, path="markitdown-equations.docx")).splitlines()
+    assert lines[0] == "     1\tFor $m=1$,"
+    assert lines[1].endswith("\t$$sin θ=\\frac{mλ}{a}=\\frac{(1)(550×{10}^{-6} mm)}{2.5 mm}=2.2×{10}^{-4}$$")
+    assert "\tThe angle is $θ={sin}^{-1} (2.2×{10}^{-4})=2.2×{10}^{-4}rad$." in lines[2]
+    assert lines[4].endswith("\t$$\\frac{a}{λ}=\\frac{m}{sin θ}=\\frac{1}{sin {45.0}^{∘}}=1.41.$$")
+
+
+def test_real_pptx_chart_data_as_a_table_under_its_title(real: Path):
+    text = text_of(read(real, path="markitdown-test.pptx", pages="4"))
+    assert "[chart: a3f6004b-6f4f-4ea8-bee3-3741f4dc385f (column clustered)]\n" \
+           "     4\t| category | Series 1 |\n     5\t| --- | --- |\n     6\t| 2000 | 2000 |" in text
+    assert "     9\t| 2003 | 2003 |" in text
+
+
+def test_generated_chart_data_is_bounded(tmp_path: Path):
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    from agentread.readers.office.pptx import MAX_CHART_ROWS, MAX_CHART_SERIES
+
+    data = CategoryChartData()
+    data.categories = [f"day {n}" for n in range(1, 201)]
+    for s in range(1, 21):
+        data.add_series(f"s{s}", [n * s for n in range(1, 201)])
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(6), Inches(4), data)
+    prs.save(tmp_path / "big-chart.pptx")
+    text = text_of(read(tmp_path, path="big-chart.pptx"))
+    assert f"| day {MAX_CHART_ROWS} |" in text and f"| day {MAX_CHART_ROWS + 1} |" not in text
+    assert "| category | s1 | s2 |" in text and f"| s{MAX_CHART_SERIES + 1} |" not in text
+    assert f"[chart data cut: {MAX_CHART_ROWS} of 200 rows and {MAX_CHART_SERIES} of 20 series shown]" in text
+
+
+def test_real_pptx_slide_title_once(real: Path):
+    text = text_of(read(real, path="markitdown-test.pptx"))
+    assert text.count("A table to test parsing:") == 1
+    assert "     6\t# 2cdda5c8-e50e-4db4-b5f0-9722a649f455\n     7\t[image 1: ppt/media/image1.jpeg" in text
+
+
+def test_real_docx_multiline_alt_text_is_one_numbered_line(real: Path):
+    result = read(real, path="markitdown-test.docx")
+    text = text_of(result)
+    numbered = [line for line in text.splitlines() if re.match(r" {0,5}\d+\t", line)]
+    assert [int(line.split("\t")[0]) for line in numbered] == list(range(1, len(numbered) + 1))
+    assert '    22\t[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。", ' \
+           "image/png 1274x870, attached]" in text
+    assert result.total_lines == 22 and len(images(result)) == 1
+
+
+# Pictures in Word files
+
+def test_real_docx_picture_with_its_alt_text_at_its_place(real: Path):
+    result = read(real, path="markitdown-test.docx")
+    text_part, image = result.content
+    assert text_part.text.endswith("    20\t\n    21\tTest Image:\n    22\t[image 1: word/media/image1.png "
+                                   "\"图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。\", "
+                                   "image/png 1274x870, attached]")
+    assert (image.mime_type, image.width, image.height) == ("image/png", 1274, 870)
+
+
+def test_a_word_metafile_picture_is_named_and_the_others_attached_in_order(tmp_path: Path):
+    """A picture stored as EMF (python-pptx's own icon, a real metafile) between two PNGs."""
+    import docx
+    import pptx
+
+    document = docx.Document()
+    for n, color in enumerate(("red", "blue", "green"), 1):
+        document.add_paragraph(f"figure {n}")
+        document.add_picture(io.BytesIO(png(color, (20 + n, 10))))
+    document.save(tmp_path / "built.docx")
+    emf = (Path(pptx.__file__).parent / "templates" / "docx-icon.emf").read_bytes()
+    with zipfile.ZipFile(tmp_path / "built.docx") as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    media = sorted(m for m in members if m.startswith("word/media/"))
+    assert len(media) == 3
+    second = media[1]
+    members[second.replace(".png", ".emf")] = emf
+    del members[second]
+    rels = "word/_rels/document.xml.rels"
+    members[rels] = members[rels].replace(second.split("/", 1)[1].encode(), second.split("/", 1)[1]
+                                          .replace(".png", ".emf").encode())
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(
+        b"<Default ", b'<Default Extension="emf" ContentType="image/x-emf"/><Default ', 1)
+    with zipfile.ZipFile(tmp_path / "pictures.docx", "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    result = read(tmp_path, path="pictures.docx")
+    text = text_of(result)
+    assert re.search(r"figure 2\n     4\t\[image 2: word/media/image\d\.emf, not attached: it could not be decoded "
+                     r"\(it is a Windows metafile \(EMF, 104x65\), which Pillow draws only on Windows; ask the user "
+                     r"for a PNG export to see it\)\]", text)
+    assert [(p.width, p.height) for p in images(result)] == [(21, 10), (23, 10)]
+
+
+def test_a_chart_of_a_kind_python_pptx_does_not_model_is_named_and_the_deck_read(tmp_path: Path):
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    data = CategoryChartData()
+    data.categories = ["a", "b"]
+    data.add_series("s", [1, 2])
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, Inches(4), Inches(3), data)
+    slide.shapes.add_textbox(0, Inches(4), Inches(4), Inches(1)).text_frame.text = "after the chart"
+    buffer = io.BytesIO()
+    prs.save(buffer)
+    with zipfile.ZipFile(buffer) as z, zipfile.ZipFile(tmp_path / "surface.pptx", "w") as out:
+        for info in z.infolist():
+            body = z.read(info)
+            out.writestr(info, body.replace(b"c:barChart>", b"c:surfaceChart>") if "charts/chart" in info.filename
+                         else body)
+    text = text_of(read(tmp_path, path="surface.pptx"))
+    assert "[chart: its data could not be read (ValueError: unsupported plot type" in text
+    assert "after the chart" in text
+
+
+def _docx_with_math(folder: Path, *omml: str) -> Path:
+    import docx
+    from docx.oxml import parse_xml
+
+    m = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+    document = docx.Document()
+    for xml in omml:
+        paragraph = document.add_paragraph("eq: ")
+        paragraph._p.append(parse_xml(xml.replace("<m:oMath>", f"<m:oMath {m}>", 1)))
+    document.save(folder / "math.docx")
+    return folder
+
+
+def _r(text: str) -> str:
+    return f"<m:r><m:t>{text}</m:t></m:r>"
+
+
+def test_generated_equations_fraction_root_sum_matrix_and_accent(tmp_path: Path):
+    omml = [f"<m:oMath><m:f><m:num>{_r('a')}</m:num><m:den>{_r('b+1')}</m:den></m:f></m:oMath>",
+            f"<m:oMath><m:rad><m:deg>{_r('3')}</m:deg><m:e>{_r('x')}</m:e></m:rad></m:oMath>",
+            f'<m:oMath><m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr><m:sub>{_r("i=1")}</m:sub>'
+            f"<m:sup>{_r('n')}</m:sup><m:e>{_r('i')}</m:e></m:nary></m:oMath>",
+            f"<m:oMath><m:m><m:mr><m:e>{_r('1')}</m:e><m:e>{_r('0')}</m:e></m:mr>"
+            f"<m:mr><m:e>{_r('0')}</m:e><m:e>{_r('1')}</m:e></m:mr></m:m></m:oMath>",
+            f'<m:oMath><m:acc><m:accPr><m:chr m:val="\u20d7"/></m:accPr><m:e>{_r("v")}</m:e></m:acc></m:oMath>',
+            "<m:oMath>" + "<m:d><m:e>" * 100 + _r("deep") + "</m:e></m:d>" * 100 + "</m:oMath>"]
+    lines = text_of(read(_docx_with_math(tmp_path, *omml), path="math.docx")).splitlines()
+    assert [line.split("\t", 1)[1] for line in lines[:5]] == [
+        "eq: $\\frac{a}{b+1}$", "eq: $\\sqrt[3]{x}$", "eq: $\\sum_{i=1}^{n} i$",
+        "eq: $\\begin{matrix}1 & 0 \\\\ 0 & 1\\end{matrix}$", "eq: $\\vec{v}$"]
+    # Nesting past MAX_DEPTH is given as its text: the outer brackets, then the innermost text.
+    assert re.fullmatch(r" +6\teq: \$\(+deep\)+\$", lines[5]) and lines[5].count("(") < 100

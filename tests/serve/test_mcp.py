@@ -359,3 +359,19 @@ def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
     answer = json.loads(called.stdout)
     assert answer["isError"] is False
     assert answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
+
+
+def test_a_word_files_picture_comes_with_its_text(ws: Path):
+    import shutil
+
+    shutil.copy(REPO / "tests" / "data" / "office" / "markitdown-test.docx", ws / "paper.docx")
+
+    async def calls(client):
+        return await client.call_tool("read", {"path": "paper.docx"})
+
+    answer = run({}, "--root", str(ws), calls=calls)
+    assert not answer.is_error and [c.type for c in answer.content] == ["text", "image"]
+    assert texts(answer).endswith('[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, '
+                                  '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]')
+    assert answer.content[1].mime_type == "image/png"
+    assert base64.b64decode(answer.content[1].data).startswith(b"\x89PNG")

@@ -494,6 +494,13 @@ def _decoded_part(data: bytes, damage: str | None = None) -> tuple[ImagePart, st
     does not notice."""
     img = _open(data)
     fmt, size = img.format, img.size
+    if fmt == "WMF":  # EMF too: Pillow reads a metafile's size anywhere, but draws one only on Windows
+        try:
+            img.load()
+        except OSError:
+            kind = "EMF" if data[40:44] == b" EMF" else "WMF"
+            raise ReadError("image_undecodable", f"it is a Windows metafile ({kind}, {size[0]}x{size[1]}), which "
+                            "Pillow draws only on Windows; ask the user for a PNG export to see it") from None
     frames = getattr(img, "n_frames", 1)
     # A camera photo stored sideways with an EXIF orientation tag must reach the model upright.
     # (Pillow decodes a whole PNG to look for one: a PNG whose chunks were walked holds none.)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -18,6 +19,7 @@ import orjson
 import pybase64
 
 from agentread.readers.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
+from agentread.readers.notebook.htmltext import html_lines
 from agentread.readers.notebook.model import Cell, Notebook, Payload
 from agentread.readers.notebook.svgcheck import unsafe_reason
 
@@ -50,13 +52,20 @@ SVG_MIME = "image/svg+xml"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # Text forms of a rich output, best first. text/plain is what the kernel meant as the text view;
-# markdown, LaTeX and reST read well as source; JSON is data. HTML and JavaScript are never shown
-# (placeholders).
+# markdown, LaTeX and reST read well as source; JSON is data. HTML is shown as the text it lays out
+# when no text form says more than an object's default repr; JavaScript never (a placeholder).
 TEXT_MIMES = ("text/plain", "text/markdown", "text/latex", "text/x-rst", "application/json")
 
 # The text/plain repr IPython gives objects that only have a rich form ("<IPython.core.display.HTML
 # object>") says nothing; a markdown or LaTeX alternative is better then.
 _DEFAULT_REPR_PREFIXES = ("<IPython.", "<Figure ", "<matplotlib.")
+# Python's default repr, "<__main__.Note at 0x7f45...>" or "<mod.Note object at 0x...>", says as
+# little.
+_DEFAULT_REPR = re.compile(r"^<[\w.]+(?: object)? at 0x[0-9a-fA-F]+>\s*$")
+
+
+def _default_repr(text: str) -> bool:
+    return text.startswith(_DEFAULT_REPR_PREFIXES) or _DEFAULT_REPR.match(text) is not None
 
 # The text form of a widget (its Python repr) is kept to this many characters in its one-line
 # placeholder.
@@ -300,20 +309,29 @@ def strip_label(text: str) -> str:
 
 def _bundle(data: dict, label: str) -> list[Line]:
     """One output's lines: the image if it has one, else its best text form, else a placeholder."""
+    # A formula (sympy) carries its LaTeX beside its picture: the LaTeX is what a model reads best
+    # and can cite, so it is kept, and the picture follows it.
+    latex = split_lines(clean_output(_text(data["text/latex"]))) if "text/latex" in data else []
     for mime in RASTER_MIMES:
         if mime in data:
-            return [ImageRef(mime, data[mime], label)]
+            return [*latex, ImageRef(mime, data[mime], label)]
     svg_refused = _svg_refusal(data[SVG_MIME]) if SVG_MIME in data else None
     if SVG_MIME in data and svg_refused is None:
-        return [ImageRef(SVG_MIME, data[SVG_MIME], label)]
+        return [*latex, ImageRef(SVG_MIME, data[SVG_MIME], label)]
     text_mime = _best_text_mime(data)
     text = _text(data[text_mime]) if text_mime else ""
     if WIDGET_MIME in data:
         alt = strip_label(text)[:WIDGET_TEXT_CHARS]
         return [f"[interactive widget ({WIDGET_MIME}), not shown" + (f"; its text form: {alt}]" if alt else "]")]
+    if "text/html" in data and (text_mime is None or (text_mime == "text/plain" and _default_repr(text))):
+        html = _text(data["text/html"])
+        shown = html_lines(html)
+        if any(shown):
+            return ["[text/html output, shown as text]"] + split_lines(clean_output("\n".join(shown)))
+        return [f"[text/html {human_size(len(html))}: not shown, no visible text (only scripts, styles or frames)]"]
     rich = [m for m in data if m in ("text/html", "application/javascript")]
-    if text_mime == "text/plain" and rich and text.startswith(_DEFAULT_REPR_PREFIXES):
-        # "<IPython.core.display.HTML object>" stands for the HTML; say what the output really is.
+    if text_mime == "text/plain" and rich and _default_repr(text):
+        # "<IPython.core.display.Javascript object>" stands for the script: say what the output is.
         return [f"[{', '.join(rich)} output, not shown; its text form: {strip_label(text)[:WIDGET_TEXT_CHARS]}]"]
     if text_mime:
         return split_lines(clean_output(text))
@@ -327,13 +345,13 @@ def _best_text_mime(data: dict) -> str | None:
     candidates = [m for m in TEXT_MIMES if m in data]
     candidates += [m for m in data if m.startswith("text/") and m != "text/html" and m not in candidates]
     if len(candidates) > 1 and candidates[0] == "text/plain":
-        if _text(data["text/plain"]).startswith(_DEFAULT_REPR_PREFIXES):
+        if _default_repr(_text(data["text/plain"])):
             return candidates[1]
     return candidates[0] if candidates else None
 
 
 def _attachment_line(name: str, bundle: Any) -> Line:
-    label = f"attachment {name}"
+    label = f"attachment {' '.join(str(name).split())}"  # a name with a line break stays one line
     if isinstance(bundle, dict):
         for mime in RASTER_MIMES:
             if mime in bundle:

@@ -48,7 +48,8 @@ class Rendered:
         self.lines.extend(line.split("\n"))
 
     def add_image(self, label: str, blob: Callable[[], bytes]) -> None:
-        self.lines.append(f"[image {len(self.images) + 1}: {label}]")
+        # An alt text may span lines; its line stays one numbered line.
+        self.lines.append(f"[image {len(self.images) + 1}: {' '.join(label.split())}]")
         self.images[len(self.lines)] = Image(label, blob)
 
 

@@ -6,6 +6,8 @@
     | Name | Value |                 (tables as pipe tables, the first row as header; a merged
     | --- | --- |                     cell's text once, in its first grid cell)
     [image 1: word/media/image1.png "alt text", image/png 640x480, attached]
+    The area is $\\pi r^{2}$.         (equations as LaTeX, omml.py; a display equation on a line
+    $$\\frac{a}{b}$$                   of its own, between $$)
     Footnotes:                       (footnotes, endnotes and comments follow the body)
     [^1]: The footnote's text.
 
@@ -19,6 +21,7 @@ import io
 import re
 
 from agentread.readers.office.document import Rendered, pipe_table, show
+from agentread.readers.office.omml import M, equation
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
@@ -77,7 +80,8 @@ class _Walker:
             text = "#" * (int(heading.group(1)) if heading else 1) + " " + text
         elif text:
             text = self._list_prefix(p, style) + text
-        if text or not self.out.lines or self.out.lines[-1]:  # empty paragraphs: one blank line, not many
+        # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.
+        if text or (not images and (not self.out.lines or self.out.lines[-1])):
             self.out.add(text)
         self._images(images)
 
@@ -126,6 +130,8 @@ class _Walker:
             elif tag in (W + "drawing", W + "pict", W + "object"):
                 self._find_images(child, images)
                 parts.extend(self.inline(p, images) + " " for p in child.iter(W + "p"))  # text boxes
+            elif tag in (M + "oMath", M + "oMathPara"):
+                parts.append(equation(child))
             elif tag in TRANSPARENT or tag == W + "hyperlink":
                 parts.append(self.inline(child, images))
         return "".join(parts)

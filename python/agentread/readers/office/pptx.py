@@ -5,7 +5,8 @@
     - Revenue up 12%                 (text frames, one line per paragraph, indented by level)
     | Region | Q1 | Q2 |             (tables as pipe tables)
     [image 2: ppt/media/image3.png "chart of revenue", image/png 1280x720, attached]
-    [chart: Sales (bar clustered)]
+    [chart: Sales (bar clustered)]   (then its data: a row per category, a column per series)
+    | category | 2023 | 2024 |
     Notes:                           (the speaker notes)
     Mention the new office.
 
@@ -16,6 +17,7 @@ picked (all slides when `pages` is absent), like the lines of a text file.
 from __future__ import annotations
 
 import io
+from itertools import islice
 
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
@@ -26,7 +28,13 @@ from agentread.result import ReadResult
 # shape), whose text is no prose.
 MAX_SHAPES_PER_SLIDE = 2000
 
+# A chart's data shown as a table: categories as rows, series as columns. A chart a reader can take
+# in has a few dozen points; one of thousands is a data dump whose first rows say what it holds.
+MAX_CHART_ROWS = 50
+MAX_CHART_SERIES = 12
+
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"  # DrawingML: the namespace of table XML
+_C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"  # DrawingML charts
 
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -57,7 +65,8 @@ def _slide(out: Rendered, number: int, slide) -> None:
         out.add("# " + " ".join(title.text_frame.text.split()))
     budget = [MAX_SHAPES_PER_SLIDE]  # shapes left to read, groups' members included
     for shape in _reading_order(_first(slide.shapes, budget)):
-        if shape is not title:
+        # python-pptx makes a new shape object on each access: the same shape is the same element.
+        if title is None or shape.element is not title.element:
             _shape(out, shape, budget)
     if budget[0] < 0:
         out.add(f"[Slide {number} has more than {MAX_SHAPES_PER_SLIDE:,} shapes (groups included): the first "
@@ -109,10 +118,10 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         for line in pipe_table(_table_rows(shape)):
             out.add(line)
     elif getattr(shape, "has_chart", False) and shape.has_chart:
-        chart = shape.chart
-        title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
-        kind = str(chart.chart_type).split(" ")[0].lower().replace("_", " ") if chart.chart_type else "chart"
-        out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
+        try:
+            _chart(out, shape.chart)
+        except (ValueError, NotImplementedError, KeyError) as exc:  # a chart kind python-pptx does not model
+            out.add(f"[chart: its data could not be read ({type(exc).__name__}: {str(exc)[:200]})]")
     elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape.element, "blip_rId"):
         try:
             part = shape.part.related_part(shape.element.blip_rId)
@@ -127,3 +136,56 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
             if text:
                 bullet = "  " * paragraph.level + "- " if paragraph.level else ""
                 out.add(bullet + text.replace("\v", "\n"))
+
+
+def _chart(out: Rendered, chart) -> None:
+    """The chart's title and type, then its data: one row per category, one column per series (all
+    plots' series: a combined chart has several plots). Plots, series and categories come from
+    python-pptx's chart API; the values are read from the chart's XML in one walk, as python-pptx's
+    `values` looks each point up anew (a series of 5,000 points took seconds)."""
+    title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
+    kind = str(chart.chart_type).split(" ")[0].lower().replace("_", " ") if chart.chart_type else "chart"
+    out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
+    plots = list(chart.plots)
+    series = [s for plot in plots for s in plot.series]
+    categories = [str(c) for c in islice(plots[0].categories, MAX_CHART_ROWS)] if plots else []
+    by_index = {ser.find(_C + "idx").get("val"): ser for ser in chart.element.iter(_C + "ser")
+                if ser.find(_C + "idx") is not None}
+    columns = [_values(by_index.get(str(s.index))) for s in series[:MAX_CHART_SERIES]]
+    count = max([len(plots[0].categories) if plots else 0, *(n for _, n in columns)], default=0)
+    if not count:
+        return
+    rows = [["category" if categories else "point", *(s.name or f"series {i}" for i, s in
+                                                      enumerate(series[:MAX_CHART_SERIES], 1))]]
+    for i in range(min(count, MAX_CHART_ROWS)):
+        label = categories[i] if i < len(categories) else str(i + 1)
+        rows.append([label, *(values.get(i, "") for values, _ in columns)])
+    for line in pipe_table(rows):
+        out.add(line)
+    if count > MAX_CHART_ROWS or len(series) > MAX_CHART_SERIES:
+        out.add(f"[chart data cut: {min(count, MAX_CHART_ROWS)} of {count} rows and "
+                f"{min(len(series), MAX_CHART_SERIES)} of {len(series)} series shown]")
+
+
+def _values(ser) -> tuple[dict[int, str], int]:
+    """A series' first MAX_CHART_ROWS values by point index, and the points it declares."""
+    values: dict[int, str] = {}
+    data = None if ser is None else ser.find(_C + "val")
+    data = ser.find(_C + "yVal") if data is None and ser is not None else data
+    if data is None:
+        return values, 0
+    declared = next((p.get("val") for p in data.iter(_C + "ptCount")), "0")
+    for pt in data.iter(_C + "pt"):
+        idx = pt.get("idx", "")
+        if idx.isdigit() and int(idx) < MAX_CHART_ROWS:
+            values[int(idx)] = _number(pt.findtext(_C + "v") or "")
+    return values, int(declared) if declared.isdigit() else len(values)
+
+
+def _number(text: str) -> str:
+    """A value as Excel would show it unformatted: 2000, not 2000.0."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text.strip()
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
