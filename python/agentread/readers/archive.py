@@ -62,7 +62,7 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 class Member:
     name: str  # as the archive stores it
     path: str | None  # what a read names after the archive's path; None: a name not safe to follow
-    type: str  # file | folder | link | hard link | special
+    type: str  # file | folder | symbolic link | hard link | special
     size: int
     date: str
     target: str = ""  # a link's target, as stored
@@ -73,8 +73,9 @@ class Member:
         shown = self.path if self.path is not None else _escaped(self.name)
         if self.type == "folder" and self.path is not None:
             return shown + "/"
-        if self.type in ("link", "hard link"):
-            return f"{shown} -> {_escaped(self.target)}  ({self.type}, not followed)"
+        if self.type in ("symbolic link", "hard link"):
+            target = f" -> {_escaped(self.target)}" if self.target else ""
+            return f"{shown}{target}  ({self.type}, not followed)"
         if self.type == "special":
             return f"{shown}  (device or pipe, not read)"
         notes = [human_size(self.size), self.date] + (["encrypted"] if self.encrypted else [])
@@ -119,7 +120,7 @@ def _read_zip(source: Source, request: ReadRequest) -> ReadResult | tuple[Member
 def _zip_member(info: zipfile.ZipInfo) -> Member:
     mode = info.external_attr >> 16
     link = info.create_system == 3 and stat.S_ISLNK(mode)  # 3: made on Unix, whose mode bits it keeps
-    kind = "folder" if info.is_dir() else "link" if link else "file"
+    kind = "folder" if info.is_dir() else "symbolic link" if link else "file"
     return Member(info.filename, _safe_path(info.filename), kind, info.file_size,
                   "{:04d}-{:02d}-{:02d} {:02d}:{:02d}".format(*info.date_time[:5]),
                   encrypted=bool(info.flag_bits & 0x1), entry=info)
@@ -176,7 +177,7 @@ class _TarScan:
 
 
 def _tar_member(entry: tarfile.TarInfo) -> Member:
-    kind = ("folder" if entry.isdir() else "file" if entry.isreg() else "link" if entry.issym()
+    kind = ("folder" if entry.isdir() else "file" if entry.isreg() else "symbolic link" if entry.issym()
             else "hard link" if entry.islnk() else "special")
     try:
         date = datetime.fromtimestamp(entry.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -227,11 +228,16 @@ def _find(source: Source, request: ReadRequest, members: list[Member], form: str
         if under or any(m.path == wanted for m in members):
             return _listing(source, request, under, form, complete, stopped, folder=wanted)
         archive = _archive_name(source)
+        outer = next((m for m in members if m.type == "file" and m.path and wanted.startswith(m.path + "/")), None)
+        if outer is not None:
+            raise ReadError("nested_archive", f"{request.path} leads inside {archive}/{outer.path}, a file in the "
+                            "archive; archives inside archives are not opened. Read that file to see what it is, "
+                            "or ask the user to extract the outer archive.")
         more = "" if complete and not stopped else " among the members looked at"
         raise ReadError("not_found", f"{archive} holds no member {wanted}{more}. Read {archive} to list its "
                         "members (their paths are what follows the archive's path).")
     if found.type != "file":
-        what = {"link": "a symbolic link", "hard link": "a hard link", "special": "a device or pipe"}[found.type]
+        what = "a device or pipe" if found.type == "special" else f"a {found.type}"
         target = f" to {_escaped(found.target)}" if found.target else ""
         raise ReadError("unsafe_member", f"{request.path} is {what}{target} inside its archive; links and devices in "
                         "archives are not followed. Read the member it names by its own path, if the archive "
