@@ -301,3 +301,16 @@ def test_a_member_through_mcp(ws: Path):
     listing, member = run({}, "--root", str(ws), calls=calls)
     assert not listing.is_error and "docs/readme.md  (" in texts(listing)
     assert not member.is_error and texts(member).startswith("     1\t# Bundle\n")
+
+
+def test_the_unchanged_stub_tells_members_of_one_archive_apart(ws: Path):
+    proc = ServerProcess(workspace=ws, init_options={"unchangedStub": True})
+    try:
+        first = proc.read(path="src.tar/src/main.py")
+        other = proc.read(path="src.tar/src/util.py")
+        again = proc.read(path="src.tar/src/main.py")
+        assert text_of(first) == "     1\tprint('main')" and not first.get("unchanged")
+        assert text_of(other).startswith("     1\tdef util():") and not other.get("unchanged")
+        assert again.get("unchanged") is True
+    finally:
+        proc.close()
