@@ -229,6 +229,22 @@ def _lie_about_size(path: Path, declared: int) -> None:
     path.write_bytes(bytes(data))
 
 
+def test_a_password_protected_member_is_refused(tmp_path: Path):
+    with zipfile.ZipFile(tmp_path / "locked.zip", "w") as z:
+        _zip_entry(z, "locked.txt", "locked away\n")
+    data = bytearray((tmp_path / "locked.zip").read_bytes())
+    for flags in (6, data.rfind(b"PK\x01\x02") + 8):  # bit 0 of the general purpose flags: encrypted
+        data[flags] |= 1
+    (tmp_path / "locked.zip").write_bytes(bytes(data))
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        assert "locked.txt  (12 B, 2024-05-01 12:30, encrypted)" in entries(proc.read(path="locked.zip"))
+        result = proc.read(path="locked.zip/locked.txt")
+        assert result["error"]["code"] == "encrypted_archive" and "needs a password" in result["error"]["message"]
+    finally:
+        proc.close()
+
+
 def test_zip_bombs_are_refused_without_unpacking_past_the_cap(tmp_path: Path):
     _bomb(tmp_path / "bomb.zip", MAX_MEMBER_BYTES + (1 << 20))
     with zipfile.ZipFile(tmp_path / "liar.zip", "w", zipfile.ZIP_DEFLATED) as z:
