@@ -106,8 +106,8 @@ def _read_zip(source: Source, request: ReadRequest) -> ReadResult | tuple[Member
     with zipfile.ZipFile(source.stream) as archive:
         members = [_zip_member(info) for info in archive.infolist()]
         if source.member is None:
-            return _listing(source, request, members, "zip", complete=True)
-        found = _find(source, request, members, "zip", complete=True)
+            return _listing(source, request, members, "zip")
+        found = _find(source, request, members, "zip")
         if isinstance(found, ReadResult):
             return found
         if found.encrypted:
@@ -134,14 +134,14 @@ def _read_tar(source: Source, request: ReadRequest) -> ReadResult | tuple[Member
         scan = _TarScan(archive, compressed)
         if source.member is None:
             members = list(scan.members(MAX_DIR_SCAN))
-            return _listing(source, request, members, form, scan.complete, scan.stopped)
+            return _listing(source, request, members, form, scan.stopped)
         wanted = source.member
         members = []
         for member in scan.members(None):
             members.append(member)
             if member.path == wanted and member.type != "folder":
                 break  # a folder's members follow it: go on to list them
-        found = _find(source, request, members, form, scan.complete, scan.stopped)
+        found = _find(source, request, members, form, scan.stopped)
         if isinstance(found, ReadResult):
             return found
         return found, _unpack(archive.extractfile(found.entry), found, request)
@@ -153,14 +153,15 @@ class _TarScan:
 
     def __init__(self, archive: tarfile.TarFile, compressed: bool) -> None:
         self.archive, self.compressed = archive, compressed
-        self.complete = True  # every member was looked at
-        self.stopped = ""  # why not, in words
+        self.stopped: str | None = None  # why not every member was looked at, in words
 
     def members(self, most: int | None) -> Iterator[Member]:
         count = 0
         while True:
             if most is not None and count >= most:
-                self.complete, self.stopped = self.archive.next() is None, ""
+                if self.archive.next() is not None:
+                    self.stopped = (f"The listing stops at the first {most:,} members of this archive (a tar is read "
+                                    "from its start). Read a member by its path inside the archive.")
                 return
             entry = self.archive.next()
             if entry is None:
@@ -170,9 +171,8 @@ class _TarScan:
                 checkpoint()
             yield _tar_member(entry)
             if self.compressed and entry.offset_data + entry.size > MAX_TAR_SCAN_BYTES:
-                self.complete = False
-                self.stopped = (f"the members after the first {MAX_TAR_SCAN_BYTES >> 30} GB unpacked of this "
-                                "compressed archive were not looked at")
+                self.stopped = (f"The listing stops after the first {MAX_TAR_SCAN_BYTES >> 30} GB unpacked of this "
+                                "compressed archive. Read a member by its path inside the archive.")
                 return
 
 
@@ -201,24 +201,22 @@ def _escaped(name: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
 
 
-def _listing(source: Source, request: ReadRequest, members: list[Member], form: str, complete: bool,
-             stopped: str = "", folder: str | None = None) -> ReadResult:
+def _listing(source: Source, request: ReadRequest, members: list[Member], form: str, stopped: str | None = None,
+             folder: str | None = None) -> ReadResult:
     name = _archive_name(source)
     where = f", folder {folder}/" if folder else ""
     example = next((m.path for m in members if m.type == "file" and m.path), None)
     closing = (f"[Read a member by its path inside the archive, e.g. {name}/{example}.]" if example else "")
-    if stopped:
-        closing = f"[The listing stops here: {stopped}. Read a member by its path inside the archive.]"
     count = "members" if folder is None else "members in it"
-    return page_listing(request, "archive", source.path, [m.line() for m in members], complete and not stopped,
+    return page_listing(request, "archive", source.path, [m.line() for m in members], stopped,
                         heading=f"Archive {source.path}{where} ({form}, {{total}} {count}, in archive order{{where}}):",
-                        what=("members", "the archive gave", "read a member by its path inside the archive"),
+                        what=("members", "read a member by its path inside the archive"),
                         empty="The archive holds no members." if folder is None else "The folder is empty.",
                         closing=closing)
 
 
-def _find(source: Source, request: ReadRequest, members: list[Member], form: str, complete: bool,
-          stopped: str = "") -> Member | ReadResult:
+def _find(source: Source, request: ReadRequest, members: list[Member], form: str,
+          stopped: str | None = None) -> Member | ReadResult:
     """The member `source.member` names (the last of that name, as zipfile takes it), or the listing
     of the folder it names; a ReadError for one that is not there or not to be read."""
     wanted = source.member
@@ -226,14 +224,14 @@ def _find(source: Source, request: ReadRequest, members: list[Member], form: str
     if found is None:
         under = [m for m in members if m.path and m.path.startswith(wanted + "/")]
         if under or any(m.path == wanted for m in members):
-            return _listing(source, request, under, form, complete, stopped, folder=wanted)
+            return _listing(source, request, under, form, stopped, folder=wanted)
         archive = _archive_name(source)
         outer = next((m for m in members if m.type == "file" and m.path and wanted.startswith(m.path + "/")), None)
         if outer is not None:
             raise ReadError("nested_archive", f"{request.path} leads inside {archive}/{outer.path}, a file in the "
                             "archive; archives inside archives are not opened. Read that file to see what it is, "
                             "or ask the user to extract the outer archive.")
-        more = "" if complete and not stopped else " among the members looked at"
+        more = "" if stopped is None else " among the members looked at"
         raise ReadError("not_found", f"{archive} holds no member {wanted}{more}. Read {archive} to list its "
                         "members (their paths are what follows the archive's path).")
     if found.type != "file":

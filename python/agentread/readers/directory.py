@@ -49,19 +49,22 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
             if len(entries) % 4096 == 0:
                 checkpoint()
     listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
-    return page_listing(request, "directory", path, [line for _, line in listed], complete,
+    stop = None if complete else (f"The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. "
+                                  "Read a subdirectory or a file by name.")
+    return page_listing(request, "directory", path, [line for _, line in listed], stop,
                         heading=f"Directory {path} ({{total}} entries; folders first{{where}}):",
-                        what=("entries", "the directory gave", "read a subdirectory or a file by name"),
-                        empty="The directory is empty.")
+                        what=("entries", "read a subdirectory or a file by name"), empty="The directory is empty.")
 
 
-def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], complete: bool, heading: str,
-                 what: tuple[str, str, str], empty: str, closing: str = "") -> ReadResult:
+def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], stop: str | None, heading: str,
+                 what: tuple[str, str], empty: str, closing: str = "") -> ReadResult:
     """One page of a listing (a directory's, an archive's), MAX_DIR_ENTRIES at most:
-    `offset`/`limit` count its entries as they count lines. `heading` is formatted with the `total`
-    and `where`; `what`: the entries' name, who gave them (for a listing cut at MAX_DIR_SCAN), and
-    what else to read; `closing`: a last line, when the listing is not cut."""
-    unit, giver, instead = what
+    `offset`/`limit` count its entries as they count lines. `stop`: why the entries listed are not
+    all there are, as the listing's last line (None: they are). `heading` is formatted with the
+    `total` and `where`; `what`: the entries' name and what else to read; `closing`: a last line,
+    when the listing is not cut."""
+    unit, instead = what
+    complete = stop is None
     first = request.line_from(len(listed))
     if first > max(len(listed), 1):
         raise past_end(first, len(listed), "entry", f"the listing of {request.path}")
@@ -73,7 +76,7 @@ def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], 
             break
         shown.append(line)
     end = first - 1 + len(shown)
-    total = f"{len(listed):,}" if complete else f"more than {MAX_DIR_SCAN:,}"
+    total = f"{len(listed):,}" if complete else f"more than {len(listed):,}"
     where = f"; {unit} {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
     lines = [heading.format(total=total, where=where)] + shown
     left = len(listed) - end
@@ -82,12 +85,12 @@ def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], 
         lines.append(f"[{left:,}{'' if complete else '+'} more {unit} not listed. Read on with offset={end + 1}, "
                      f"or {instead}.]")
     elif not complete:
-        lines.append(f"[The listing stops at the first {MAX_DIR_SCAN:,} {unit} {giver}. {instead.capitalize()}.]")
+        lines.append(f"[{stop}]")
     elif closing and listed:
         lines.append(closing)
     if not listed:
         lines.append(f"[{empty}]")
-    # Past MAX_DIR_SCAN no call continues: the rest was never looked at, so it cannot be sorted in.
+    # Past a stop no call continues: the rest was never looked at, so it cannot be sorted in.
     return ReadResult(kind=kind, path=path, content=[TextPart("\n".join(lines))],
                       truncated=next_ is not None or not complete, next=next_,
                       shown={"entries": [first, end]} if shown else None)
