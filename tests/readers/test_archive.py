@@ -5,6 +5,7 @@ member count, archives inside archives)."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import struct
@@ -19,7 +20,7 @@ import pytest
 from agentread.limits import MAX_DIR_ENTRIES, MAX_OUTPUT_BYTES
 from agentread.readers.archive import MAX_MEMBER_BYTES
 from agentread.readers.directory import MAX_DIR_SCAN
-from builders import build_pdf, code, notebook, stream
+from builders import build_pdf, code, notebook, png_b64, stream
 from rpc import ServerProcess, text_of
 
 README = "# Bundle\n\nThe first paragraph.\nThe second line.\n"
@@ -56,6 +57,7 @@ def ws(tmp_path_factory) -> Path:
         _zip_entry(z, "data.csv", "name,value\nx,1\ny,2\n")
         _zip_entry(z, "analysis.ipynb", notebook(code("print('hi')", stream("hi\n"))))
         _zip_entry(z, ".env", SECRET)
+        _zip_entry(z, "img/plot.png", base64.b64decode(png_b64(64, 48)))
         _zip_entry(z, "../evil.txt", EVIL)
         _zip_entry(z, "/etc/passwd.txt", EVIL)
         _zip_entry(z, "nested/inner.zip", _inner_zip())
@@ -93,12 +95,12 @@ def test_a_zip_is_listed_in_archive_order_with_sizes_and_dates(server: ServerPro
     result = server.read(path="bundle.zip")
     assert result["kind"] == "archive" and not result["isError"] and not result["truncated"]
     text = text_of(result)
-    assert text.splitlines()[0] == f"Archive {ws / 'bundle.zip'} (zip, 10 members, in archive order):"
+    assert text.splitlines()[0] == f"Archive {ws / 'bundle.zip'} (zip, 11 members, in archive order):"
     lines = entries(result)
     assert lines[:2] == ["docs/", f"docs/readme.md  ({len(README)} B, 2024-05-01 12:30)"]
     assert "docs/latest  (symbolic link, not followed)" in lines
     assert "[Read a member by its path inside the archive, e.g. bundle.zip/docs/readme.md.]" in text
-    assert result["shown"] == {"entries": [1, 10]}
+    assert result["shown"] == {"entries": [1, 11]}
 
 
 def test_a_markdown_member_reads_as_numbered_text(server: ServerProcess, ws: Path):
@@ -122,6 +124,9 @@ def test_members_read_as_their_own_kind(server: ServerProcess):
     assert text_of(csv).startswith("[Header row (line 1): name,value]")
     nb = server.read(path="bundle.zip/analysis.ipynb")
     assert nb["kind"] == "notebook" and "print('hi')" in text_of(nb)
+    image = server.read(path="bundle.zip/img/plot.png")
+    parts = [p for p in image["content"] if p["type"] == "image"]
+    assert image["kind"] == "image" and len(parts) == 1 and (parts[0]["width"], parts[0]["height"]) == (64, 48)
 
 
 @pytest.mark.parametrize("suffix, form", [("tar.gz", "tar, gzip-compressed"), ("tar.bz2", "tar, bzip2-compressed"),

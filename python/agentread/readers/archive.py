@@ -50,7 +50,7 @@ TAR_FORMS = {"application/x-tar": "tar", "application/gzip": "tar, gzip-compress
 # What zipfile and tarfile raise on a damaged or unsupported archive (the gzip, bzip2 and xz
 # decompressors raise OSError, EOFError and their own errors).
 DAMAGED = (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, OSError, ValueError, NotImplementedError,
-           KeyError, lzma.LZMAError)
+           lzma.LZMAError)
 
 # A control character in a member's name: shown escaped, and never read (a name holding a line
 # break would forge lines in the listing).
@@ -102,7 +102,7 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
                                cache_key=(path, *source.cache_key[1:]), limit=MAX_MEMBER_BYTES), request)
 
 
-def _read_zip(source: Source, request: ReadRequest) -> ReadResult | tuple[Member, bytes]:
+def _read_zip(source: Source, request: ReadRequest) -> ReadResult | tuple[Member, bytearray]:
     with zipfile.ZipFile(source.stream) as archive:
         members = [_zip_member(info) for info in archive.infolist()]
         if source.member is None:
@@ -126,7 +126,7 @@ def _zip_member(info: zipfile.ZipInfo) -> Member:
                   encrypted=bool(info.flag_bits & 0x1), entry=info)
 
 
-def _read_tar(source: Source, request: ReadRequest) -> ReadResult | tuple[Member, bytes]:
+def _read_tar(source: Source, request: ReadRequest) -> ReadResult | tuple[Member, bytearray]:
     form = TAR_FORMS[source.description]
     compressed = source.description != "application/x-tar"
     source.stream.seek(0)
@@ -253,7 +253,7 @@ def _archive_name(source: Source) -> str:
     return asked[:-len(source.member) - 1] if asked.endswith("/" + source.member) else source.path
 
 
-def _unpack(stream: BinaryIO, member: Member, request: ReadRequest) -> bytes:
+def _unpack(stream: BinaryIO, member: Member, request: ReadRequest) -> bytearray:
     """The member's bytes, a chunk at a time, refused past MAX_MEMBER_BYTES whatever its header
     said."""
     data = bytearray()
@@ -263,7 +263,7 @@ def _unpack(stream: BinaryIO, member: Member, request: ReadRequest) -> bytes:
             raise _too_large(request, f"unpacks to more than {MAX_MEMBER_BYTES:,} bytes (its header says "
                              f"{member.size:,})")
         checkpoint()
-    return bytes(data)
+    return data
 
 
 def _too_large(request: ReadRequest, how: str) -> ReadError:
