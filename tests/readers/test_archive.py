@@ -73,6 +73,8 @@ def ws(tmp_path_factory) -> Path:
             _tar_entry(t, "./src/copy.py", kind=tarfile.LNKTYPE, link="./src/main.py")
             _tar_entry(t, "../../escape.txt", EVIL.encode())
     (root / "notes.txt").write_text("plain text\n")
+    with zipfile.ZipFile(root / "backup.pem", "w") as z:  # a sensitive name, whatever the file holds
+        _zip_entry(z, "readme.txt", "nothing secret in here\n")
     plain = io.BytesIO()
     with zipfile.ZipFile(plain, "w") as z:
         _zip_entry(z, "notes.txt", "some notes\n" * 100)
@@ -195,6 +197,8 @@ def test_a_sensitive_member_needs_consent_as_a_file_does(server: ServerProcess):
     assert [c["reasons"] for c in checks["result"]["checks"]] == [["sensitive_file"], []]
     approved = server.read(path="bundle.zip/.env", consent=True)
     assert text_of(approved) == "     1\t" + SECRET.strip()
+    inside = server.read(path="backup.pem/readme.txt")  # the archive's own name counts too
+    assert inside["error"]["code"] == "sensitive_file" and "nothing secret" not in json.dumps(inside)
 
 
 def test_a_damaged_archive_is_an_error_the_model_can_act_on(server: ServerProcess):
