@@ -26,7 +26,7 @@ from agentread.result import ReadError, ReadResult
 from agentread.sniff import sniff
 from agentread.workspace import Workspace
 
-KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "binary"}
+KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "binary"}
 TERMINATORS = re.compile(rb"\r\n|\r|\n")
 BOUNDED = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.data_too_large])
@@ -90,7 +90,8 @@ def test_sniff_never_raises_and_names_a_known_kind(head: bytes, name: str):
 
 @settings(max_examples=150, deadline=None)
 @given(prefix=st.sampled_from([b"%PDF-1.7\n", b"\x89PNG\r\n\x1a\n", b"\xef\xbb\xbf", b"\xff\xfe", b"{\"cells\":",
-                               b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b""]),
+                               b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b\x08", b"BZh9",
+                               b"\xfd7zXZ\x00", b""]),
        rest=st.binary(max_size=2048))
 def test_sniff_survives_magic_numbers_followed_by_junk(prefix: bytes, rest: bytes):
     assert sniff(prefix + rest, "x.ipynb").kind in KINDS

@@ -99,7 +99,7 @@ def test_real_binary_files_keep_their_detected_type(name: str):
     head = _real_binaries()[name][:SNIFF_BYTES]
     info = sniff(head, "notes.txt")
     assert info.mime == filetype.guess(head).mime
-    assert info.kind == ("binary" if name.islower() else "image")
+    assert info.kind == ("archive" if name == "tar" else "binary" if name.islower() else "image")
 
 
 @pytest.mark.parametrize("head", [b"{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} Hello.}\n",
@@ -108,11 +108,11 @@ def test_text_based_document_formats_are_text(head: bytes):
     assert sniff(head, "doc.rtf").kind == "text"
 
 
-def test_zip_named_ipynb_is_binary():
+def test_zip_named_ipynb_is_an_archive():
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("a.txt", "hello")
-    assert sniff(out.getvalue(), "nb.ipynb").kind == "binary"
+    assert sniff(out.getvalue(), "nb.ipynb").kind == "archive"
 
 
 def test_word_lzip_at_start_of_text_is_text():

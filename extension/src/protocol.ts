@@ -47,6 +47,7 @@ export type ResultKind =
   | 'pdf'
   | 'image'
   | 'directory'
+  | 'archive'
   | 'document'
   | 'spreadsheet'
   | 'presentation'
@@ -381,6 +382,8 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
       return 'image';
     case 'directory':
       return 'directory listing';
+    case 'archive':
+      return 'archive listing';
     default:
       return lines() ?? result.kind;
   }

@@ -131,6 +131,7 @@ const ICONS: Partial<Record<ResultKind, string>> = {
   pdf: 'file-pdf',
   image: 'file-media',
   directory: 'folder',
+  archive: 'file-zip',
   document: 'file-text',
   spreadsheet: 'table',
   presentation: 'preview',
@@ -206,6 +207,7 @@ export class ReadRevealer implements vscode.Disposable {
       case 'notebook':
         return this.revealCells(uri, entry);
       case 'directory':
+      case 'archive':
         await vscode.commands.executeCommand('revealInExplorer', uri);
         return;
       case 'pdf':

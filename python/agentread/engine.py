@@ -70,7 +70,7 @@ class Engine:
         resolved = self.workspace.resolve(request.path, request.consent)
         if resolved.is_dir:
             return Plan(request, resolved, "directory")
-        buffer = (live or self.live)(resolved.path)
+        buffer = None if resolved.member is not None else (live or self.live)(resolved.path)
         if isinstance(buffer, LiveNotebook) and not request.raw:
             with open_verified(resolved) as f:
                 saved_images = _holds_image(f)
@@ -84,6 +84,9 @@ class Engine:
                         READERS[kind].isolated or (kind == "notebook" and NOTEBOOK_IMAGE_KEY in data))
         with open_verified(resolved) as f:
             info = sniff(f.read(SNIFF_BYTES), resolved.path)
+            if resolved.member is not None and info.kind != "archive":
+                raise ReadError("not_found", f"{request.path} does not exist: {resolved.path} is a file "
+                                f"({info.description}), not a folder or an archive. Read {resolved.path} itself.")
             kind = _kind(info, request, resolved.path, resolved.st.st_size)
             return Plan(request, resolved, kind, info,
                         isolated=READERS[kind].isolated or (kind == "notebook" and _holds_image(f)))
@@ -152,7 +155,23 @@ def _source(plan: Plan, stream, size: int, cache_key: tuple) -> Source:
     info = plan.info
     return Source(path=plan.resolved.path, name=plan.request.path, stream=stream, kind=info.kind,
                   description=info.description, encoding=info.encoding, bom=info.bom, size=size,
-                  cache_key=cache_key, from_editor=isinstance(plan.buffer, str), limit=READERS[plan.kind].max_bytes)
+                  cache_key=cache_key, from_editor=isinstance(plan.buffer, str), limit=READERS[plan.kind].max_bytes,
+                  member=plan.resolved.member)
+
+
+def read_member(source: Source, request: ReadRequest) -> ReadResult:
+    """An archive member's bytes (`source`, in memory), sniffed and read by the reader of their
+    kind. A member that is itself an archive is refused: archives are opened one level deep."""
+    source.stream.seek(0)
+    info = sniff(source.stream.read(SNIFF_BYTES), source.path)
+    if info.kind == "archive":
+        raise ReadError("nested_archive", f"{request.path} is an archive inside an archive ({info.description}, "
+                        f"{source.size:,} bytes); archives inside archives are not opened. Ask the user to extract "
+                        "the outer archive, then read this one from the folder it was extracted to.")
+    kind = _kind(info, request, source.path, source.size)
+    return READERS[kind].read(dataclasses.replace(source, kind=info.kind, description=info.description,
+                                                  encoding=info.encoding, bom=info.bom,
+                                                  limit=min(source.limit, READERS[kind].max_bytes)), request)
 
 
 def _kind(info: FileInfo, request: ReadRequest, path: str, size: int) -> str:

@@ -5,7 +5,10 @@ The answer is a small FileInfo value passed down to the reader, so no reader gue
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import lzma
+import zlib
 from dataclasses import dataclass
 
 import filetype
@@ -25,6 +28,22 @@ BOMS = (
 # Image formats read as images (Pillow decodes them); anything else filetype recognises is binary.
 IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff",
                "image/x-icon", "image/vnd.microsoft.icon", "image/avif", "image/heic", "image/heif"}
+
+# Archives listed and read member by member (readers/archive.py): zip (and the formats built on it
+# that no other reader takes, such as EPUB and OpenDocument) and tar, plain or compressed.
+TAR_MIME = "application/x-tar"
+ARCHIVE_MATCHERS = [filetype.get_type(mime="application/zip"), filetype.get_type(mime=TAR_MIME)]
+# A compressed file is a tar when its first unpacked bytes are a tar header: the decompressor of
+# each compression filetype recognises, and the names that say tar where the head is too short to
+# unpack one (a bzip2 block unpacks only whole).
+TAR_COMPRESSIONS = {
+    "application/gzip": lambda: zlib.decompressobj(wbits=47),  # 32 + 15: gzip or zlib framing, either
+    "application/x-bzip2": bz2.BZ2Decompressor,
+    "application/x-xz": lzma.LZMADecompressor,
+}
+TAR_NAMES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
+# A tar header block: what filetype needs to see its magic.
+TAR_HEADER_BYTES = 512
 
 # Share of NUL bytes above which a UTF-8-valid head is still binary. A stray NUL in a log is text; a
 # struct of integers is not.
@@ -67,7 +86,7 @@ SINGLE_BYTE_MARGIN = 0.2
 
 @dataclass(frozen=True)
 class FileInfo:
-    kind: str  # text | pdf | image | notebook | office | legacy_office | binary
+    kind: str  # text | pdf | image | notebook | office | legacy_office | archive | binary
     mime: str | None = None  # detected mime type, where known
     encoding: str | None = None  # for text: Python codec name
     bom: int = 0  # bytes of byte order mark to skip
@@ -84,11 +103,14 @@ def sniff(head: bytes, name: str) -> FileInfo:
     for bom, encoding in BOMS:
         if head.startswith(bom):
             return _text_or_notebook(head[len(bom):], name, encoding, len(bom))
-    if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
-        return FileInfo("pdf", "application/pdf")
     office = ooxml_format(head)  # before filetype, which would call an Office zip a plain binary
     if office:
         return FileInfo("office", OFFICE_MIMES[office])
+    archive = filetype.match(head, ARCHIVE_MATCHERS)  # before PDF: an archive's first member may be one
+    if archive:
+        return FileInfo("archive", archive.mime)
+    if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
+        return FileInfo("pdf", "application/pdf")
     if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
     control_share = _control_share(head)
@@ -100,6 +122,8 @@ def sniff(head: bytes, name: str) -> FileInfo:
     if kind is not None:
         if kind.mime in IMAGE_MIMES:
             return FileInfo("image", kind.mime)
+        if _compressed_tar(head, kind.mime, name):
+            return FileInfo("archive", kind.mime)
         if kind.mime != "application/x-lzip" or not _is_utf8(head):  # 'LZIP' is also an English word
             return FileInfo("binary", kind.mime)
     nuls = head.count(0) if 0 in head else 0  # memchr finds none in most text at once; counting reads every byte
@@ -124,6 +148,20 @@ def _text_or_notebook(body: bytes, name: str, encoding: str, bom: int) -> FileIn
     if body.lstrip()[:5].lower() in (b"<svg ", b"<?xml") and b"<svg" in body[:4096]:
         return FileInfo("text", "image/svg+xml", encoding, bom)
     return FileInfo("text", "text/plain", encoding, bom)
+
+
+def _compressed_tar(head: bytes, mime: str, name: str) -> bool:
+    """Whether a compressed head unpacks to a tar header (at most TAR_HEADER_BYTES are unpacked)."""
+    if mime not in TAR_COMPRESSIONS:
+        return False
+    try:
+        unpacked = TAR_COMPRESSIONS[mime]().decompress(head, TAR_HEADER_BYTES)
+    except (zlib.error, OSError, EOFError, lzma.LZMAError):
+        return False
+    if len(unpacked) < TAR_HEADER_BYTES:
+        return name.lower().endswith(TAR_NAMES)
+    kind = filetype.guess(unpacked)
+    return kind is not None and kind.mime == TAR_MIME
 
 
 def _is_utf8(head: bytes) -> bool:

@@ -52,6 +52,9 @@ class Resolved:
     path: str  # the real path, symlinks resolved
     st: os.stat_result
     inside: bool  # within a workspace root
+    # A path that leads on past a regular file (`bundle.zip/docs/readme.md`): `path` is that file,
+    # and this the rest, which the engine reads as an archive's member (or refuses).
+    member: str | None = None
 
     @property
     def is_dir(self) -> bool:
@@ -83,7 +86,14 @@ class Workspace:
         path = self.absolute(raw)
         real = os.path.realpath(path)
         reasons = set() if self.contains(real) else {OUTSIDE}
-        pattern = None if os.path.isdir(real) else self.sensitive_pattern(path, real)
+        try:
+            st = os.stat(real)
+        except OSError:
+            st = None
+        pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
+        container = container_of(real) if st is None and pattern is None else None
+        if container:  # a member of an archive: the archive's own name counts too
+            pattern = self.sensitive_pattern(container, container)
         if pattern is not None:
             reasons.add(SENSITIVE)
         return Refusal(raw, real, frozenset(reasons), pattern)
@@ -97,10 +107,18 @@ class Workspace:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
             raise ReadError(OUTSIDE, f"{raw} resolves to {real}, which is outside {where}. "
                             "The user must approve reading it: ask them, or read a file inside the workspace.")
+        member = None
         try:
             st = os.stat(real)
         except OSError as exc:
-            raise _stat_error(raw, exc) from None
+            container = container_of(real) if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
+            if container is None:
+                raise _stat_error(raw, exc) from None
+            real, member = container, real[len(container) + 1:]
+            try:
+                st = os.stat(real)
+            except OSError as exc:
+                raise _stat_error(raw, exc) from None
         if SENSITIVE in refused and not stat.S_ISDIR(st.st_mode):
             raise ReadError(SENSITIVE, f"{raw} looks like a file holding secrets (credentials, keys or "
                             "environment settings), so it is not read without the user's approval. Ask the "
@@ -108,7 +126,7 @@ class Workspace:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
                             "it could block or never end, so it is refused. Read a regular file instead.")
-        return Resolved(real, st, OUTSIDE not in refusal.reasons)
+        return Resolved(real, st, OUTSIDE not in refusal.reasons, member)
 
     def contains(self, real: str) -> bool:
         """Whether the real path `real` is a root or lies under one."""
@@ -146,6 +164,22 @@ class Workspace:
         if not any(self._sensitive.match(name) for name in names):
             return None
         return next(p for p in self._sensitive_patterns if any(fnmatch.fnmatchcase(n, p) for n in names))
+
+
+def container_of(real: str) -> str | None:
+    """The regular file a path that names no file leads on past (`/w/a.zip` of `/w/a.zip/docs/x`),
+    if one does: its nearest existing ancestor, when that is a regular file."""
+    child, parent = real, os.path.dirname(real)
+    while parent != child:
+        try:
+            st = os.stat(parent)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            child, parent = parent, os.path.dirname(parent)
+            continue
+        return parent if stat.S_ISREG(st.st_mode) else None
+    return None
 
 
 def _as_path(raw: str) -> str:

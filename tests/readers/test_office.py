@@ -59,12 +59,12 @@ def test_real_files_are_told_apart_by_content(name: str, kind: str):
     assert sniff(head, "renamed.bin").kind == "office"
 
 
-def test_a_plain_zip_is_still_binary(tmp_path: Path):
+def test_a_plain_zip_is_an_archive_not_a_document(tmp_path: Path):
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "a.zip", "w") as z:
         z.writestr("word/notes.txt", "not a document")
-    assert sniff((tmp_path / "a.zip").read_bytes(), "a.docx").kind == "binary"
+    assert sniff((tmp_path / "a.zip").read_bytes(), "a.docx").kind == "archive"
 
 
 def test_a_docx_renamed_is_read_as_a_docx(real: Path):

@@ -31,6 +31,7 @@ class Source:
     cache_key: tuple  # (path, version): what a reader may keep warm between reads of the same content
     from_editor: bool  # the editor's unsaved text, not the file on disk
     limit: int  # the most bytes `whole` reads (its row's max_bytes)
+    member: str | None = None  # an archive: the path inside it the request leads to (None: the archive itself)
 
     def whole(self) -> bytes:
         """The whole file, for the readers of formats that are parsed whole."""
@@ -80,4 +81,7 @@ READERS: dict[str, Row] = {
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
+    # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
+    # its own limit (readers/archive.py).
+    "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED),
 }

@@ -22,12 +22,12 @@ def _describe(entry: os.DirEntry) -> tuple[int, str]:
             return 1, f"{entry.name} -> {target}"
         if entry.is_dir():
             return 0, entry.name + "/"
-        return 1, f"{entry.name}  ({_size(entry.stat().st_size)})"
+        return 1, f"{entry.name}  ({human_size(entry.stat().st_size)})"
     except OSError:
         return 1, f"{entry.name}  (unreadable)"
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -49,31 +49,48 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
             if len(entries) % 4096 == 0:
                 checkpoint()
     listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
+    stop = None if complete else (f"The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. "
+                                  "Read a subdirectory or a file by name.")
+    return page_listing(request, "directory", path, [line for _, line in listed], stop,
+                        heading=f"Directory {path} ({{total}} entries; folders first{{where}}):",
+                        what=("entries", "read a subdirectory or a file by name"), empty="The directory is empty.")
+
+
+def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], stop: str | None, heading: str,
+                 what: tuple[str, str], empty: str, closing: str = "") -> ReadResult:
+    """One page of a listing (a directory's, an archive's), MAX_DIR_ENTRIES at most:
+    `offset`/`limit` count its entries as they count lines. `stop`: why the entries listed are not
+    all there are, as the listing's last line (None: they are). `heading` is formatted with the
+    `total` and `where`; `what`: the entries' name and what else to read; `closing`: a last line,
+    when the listing is not cut."""
+    unit, instead = what
+    complete = stop is None
     first = request.line_from(len(listed))
     if first > max(len(listed), 1):
         raise past_end(first, len(listed), "entry", f"the listing of {request.path}")
     end = min(len(listed), first - 1 + min(request.line_limit, MAX_DIR_ENTRIES))
     shown, used = [], 0
-    for _, line in listed[first - 1:end]:
+    for line in listed[first - 1:end]:
         used += len(line.encode("utf-8", "surrogatepass")) + 1
         if shown and used > request.output_bytes:  # long names: the text budget ends the page before the count
             break
         shown.append(line)
     end = first - 1 + len(shown)
-    total = f"{len(entries):,}" if complete else f"more than {MAX_DIR_SCAN:,}"
-    where = f"; entries {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
-    lines = [f"Directory {path} ({total} entries; folders first{where}):"] + shown
+    total = f"{len(listed):,}" if complete else f"more than {len(listed):,}"
+    where = f"; {unit} {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
+    lines = [heading.format(total=total, where=where)] + shown
     left = len(listed) - end
     next_ = {"offset": end + 1} if left > 0 else None
     if next_:
-        lines.append(f"[{left:,}{'' if complete else '+'} more entries not listed. Read on with offset={end + 1}, "
-                     "or read a subdirectory or a file by name.]")
+        lines.append(f"[{left:,}{'' if complete else '+'} more {unit} not listed. Read on with offset={end + 1}, "
+                     f"or {instead}.]")
     elif not complete:
-        lines.append(f"[The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. Read a "
-                     "subdirectory or a file by name.]")
-    if not entries:
-        lines.append("[The directory is empty.]")
-    # Past MAX_DIR_SCAN no call continues: the rest was never looked at, so it cannot be sorted in.
-    return ReadResult(kind="directory", path=path, content=[TextPart("\n".join(lines))],
+        lines.append(f"[{stop}]")
+    elif closing and listed:
+        lines.append(closing)
+    if not listed:
+        lines.append(f"[{empty}]")
+    # Past a stop no call continues: the rest was never looked at, so it cannot be sorted in.
+    return ReadResult(kind=kind, path=path, content=[TextPart("\n".join(lines))],
                       truncated=next_ is not None or not complete, next=next_,
                       shown={"entries": [first, end]} if shown else None)

@@ -59,7 +59,7 @@ DEFAULT_CPU_SECONDS = 120
 # import them. pypdfium2 initialises PDFium when imported; PDFium starts no thread of its own, so
 # a worker forked after it reads PDFs as one that imported it itself.
 PRELOAD = ["agentread.engine", "agentread.readers.pdf", "agentread.readers.image", "agentread.readers.office",
-           "agentread.readers.notebook", "PIL.Image", "lxml.etree", "pypdfium2"]
+           "agentread.readers.notebook", "agentread.readers.archive", "PIL.Image", "lxml.etree", "pypdfium2"]
 
 # Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a
 # fault in a native library would when asked to read a file of that name.

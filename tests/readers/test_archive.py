@@ -1,0 +1,341 @@
+"""Archives through the real server over stdio, the CLI and the MCP server: zip and tar (plain,
+gzip, bzip2, xz) built here with zipfile and tarfile, listed like a directory and read member by
+member, and hostile ones (bombs, lying headers, climbing and absolute names, links, a very large
+member count, archives inside archives)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import struct
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from agentread.limits import MAX_DIR_ENTRIES, MAX_OUTPUT_BYTES
+from agentread.readers.archive import MAX_MEMBER_BYTES
+from agentread.readers.directory import MAX_DIR_SCAN
+from builders import build_pdf, code, notebook, png_b64, stream
+from rpc import ServerProcess, text_of
+
+README = "# Bundle\n\nThe first paragraph.\nThe second line.\n"
+DATE = (2024, 5, 1, 12, 30, 0)
+TAR_MTIME = 1714566600  # 2024-05-01 12:30 UTC
+SECRET = "API_TOKEN=do-not-show\n"
+EVIL = "CLIMBED-OUT"
+
+
+def _zip_entry(z: zipfile.ZipFile, name: str, data: bytes | str, date=DATE) -> None:
+    z.writestr(zipfile.ZipInfo(name, date), data, zipfile.ZIP_DEFLATED)
+
+
+def _tar_entry(t: tarfile.TarFile, name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = "") -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.type, info.linkname = len(data), TAR_MTIME, kind, link
+    t.addfile(info, io.BytesIO(data) if data else None)
+
+
+def _inner_zip() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("inside.txt", "inside the inner archive\n")
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("ws")
+    with zipfile.ZipFile(root / "bundle.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        _zip_entry(z, "docs/", b"")
+        _zip_entry(z, "docs/readme.md", README)
+        _zip_entry(z, "docs/report.pdf", build_pdf(["alpha page text", "beta page text", "gamma page text"]))
+        _zip_entry(z, "data.csv", "name,value\nx,1\ny,2\n")
+        _zip_entry(z, "analysis.ipynb", notebook(code("print('hi')", stream("hi\n"))))
+        _zip_entry(z, ".env", SECRET)
+        _zip_entry(z, "img/plot.png", base64.b64decode(png_b64(64, 48)))
+        _zip_entry(z, "../evil.txt", EVIL)
+        _zip_entry(z, "/etc/passwd.txt", EVIL)
+        _zip_entry(z, "nested/inner.zip", _inner_zip())
+        link = zipfile.ZipInfo("docs/latest", DATE)
+        link.create_system, link.external_attr = 3, 0o120777 << 16  # a Unix symbolic link, as zip -y stores one
+        z.writestr(link, "readme.md")
+    for mode, suffix in (("w:gz", "tar.gz"), ("w:bz2", "tar.bz2"), ("w:xz", "tar.xz"), ("w", "tar")):
+        with tarfile.open(root / f"src.{suffix}", mode) as t:
+            _tar_entry(t, "./src/", kind=tarfile.DIRTYPE)
+            _tar_entry(t, "./src/main.py", b"print('main')\n")
+            _tar_entry(t, "./src/util.py", b"def util():\n    return 2\n")
+            _tar_entry(t, "./src/passwd", kind=tarfile.SYMTYPE, link="/etc/passwd")
+            _tar_entry(t, "./src/copy.py", kind=tarfile.LNKTYPE, link="./src/main.py")
+            _tar_entry(t, "../../escape.txt", EVIL.encode())
+    (root / "notes.txt").write_text("plain text\n")
+    with zipfile.ZipFile(root / "backup.pem", "w") as z:  # a sensitive name, whatever the file holds
+        _zip_entry(z, "readme.txt", "nothing secret in here\n")
+    plain = io.BytesIO()
+    with zipfile.ZipFile(plain, "w") as z:
+        _zip_entry(z, "notes.txt", "some notes\n" * 100)
+    (root / "broken.zip").write_bytes(plain.getvalue()[:len(plain.getvalue()) // 2])  # its directory cut off
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(ws: Path):
+    proc = ServerProcess(workspace=ws)
+    yield proc
+    proc.close()
+
+
+def entries(result: dict) -> list[str]:
+    return [line for line in text_of(result).splitlines()[1:] if not line.startswith("[")]
+
+
+def test_a_zip_is_listed_in_archive_order_with_sizes_and_dates(server: ServerProcess, ws: Path):
+    result = server.read(path="bundle.zip")
+    assert result["kind"] == "archive" and not result["isError"] and not result["truncated"]
+    text = text_of(result)
+    assert text.splitlines()[0] == f"Archive {ws / 'bundle.zip'} (zip, 11 members, in archive order):"
+    lines = entries(result)
+    assert lines[:2] == ["docs/", f"docs/readme.md  ({len(README)} B, 2024-05-01 12:30)"]
+    assert "docs/latest  (symbolic link, not followed)" in lines
+    assert "[Read a member by its path inside the archive, e.g. bundle.zip/docs/readme.md.]" in text
+    assert result["shown"] == {"entries": [1, 11]}
+
+
+def test_a_markdown_member_reads_as_numbered_text(server: ServerProcess, ws: Path):
+    result = server.read(path="bundle.zip/docs/readme.md")
+    assert result["kind"] == "text" and result["path"] == str(ws / "bundle.zip" / "docs" / "readme.md")
+    assert text_of(result) == "     1\t# Bundle\n     2\t\n     3\tThe first paragraph.\n     4\tThe second line."
+    assert result["totalLines"] == 4
+    window = server.read(path="bundle.zip/docs/readme.md", offset=3, limit=1)
+    assert text_of(window).startswith("     3\tThe first paragraph.\n") and window["next"] == {"offset": 4}
+
+
+def test_a_pdf_member_reads_by_pages(server: ServerProcess):
+    result = server.read(path="bundle.zip/docs/report.pdf", pages="2")
+    assert result["kind"] == "pdf" and result["totalPages"] == 3
+    assert "--- Page 2 ---" in text_of(result) and "beta page text" in text_of(result)
+    assert "alpha page text" not in text_of(result)
+
+
+def test_members_read_as_their_own_kind(server: ServerProcess):
+    csv = server.read(path="bundle.zip/data.csv", offset=2)
+    assert text_of(csv).startswith("[Header row (line 1): name,value]")
+    nb = server.read(path="bundle.zip/analysis.ipynb")
+    assert nb["kind"] == "notebook" and "print('hi')" in text_of(nb)
+    image = server.read(path="bundle.zip/img/plot.png")
+    parts = [p for p in image["content"] if p["type"] == "image"]
+    assert image["kind"] == "image" and len(parts) == 1 and (parts[0]["width"], parts[0]["height"]) == (64, 48)
+
+
+@pytest.mark.parametrize("suffix, form", [("tar.gz", "tar, gzip-compressed"), ("tar.bz2", "tar, bzip2-compressed"),
+                                          ("tar.xz", "tar, xz-compressed"), ("tar", "tar")])
+def test_tars_plain_and_compressed_list_and_read(server: ServerProcess, ws: Path, suffix: str, form: str):
+    listing = server.read(path=f"src.{suffix}")
+    assert listing["kind"] == "archive"
+    assert text_of(listing).splitlines()[0] == f"Archive {ws / f'src.{suffix}'} ({form}, 6 members, in archive order):"
+    assert entries(listing) == ["src/", "src/main.py  (14 B, 2024-05-01 12:30)",
+                                "src/util.py  (25 B, 2024-05-01 12:30)",
+                                "src/passwd -> /etc/passwd  (symbolic link, not followed)",
+                                "src/copy.py -> ./src/main.py  (hard link, not followed)",
+                                "../../escape.txt  (11 B, 2024-05-01 12:30, unsafe name, not read)"]
+    member = server.read(path=f"src.{suffix}/src/util.py")  # named without the archive's ./ prefix
+    assert text_of(member) == "     1\tdef util():\n     2\t    return 2"
+
+
+def test_a_folder_inside_an_archive_lists_what_is_under_it(server: ServerProcess, ws: Path):
+    result = server.read(path="src.tar.gz/src")
+    assert result["kind"] == "archive"
+    assert text_of(result).splitlines()[0].startswith(f"Archive {ws / 'src.tar.gz'}, folder src/ (tar, gzip")
+    assert "src/main.py  (14 B, 2024-05-01 12:30)" in entries(result)
+    assert all(line.startswith("src/") for line in entries(result))
+
+
+def test_links_in_archives_are_listed_never_followed(server: ServerProcess):
+    for path in ("src.tar.gz/src/passwd", "src.tar/src/copy.py", "bundle.zip/docs/latest"):
+        result = server.read(path=path)
+        assert result["isError"] and result["error"]["code"] == "unsafe_member", path
+        assert "not followed" in result["error"]["message"] and "root:" not in text_of(result)
+
+
+def test_climbing_and_absolute_member_names_are_never_read(server: ServerProcess, ws: Path):
+    for path in ("bundle.zip/../evil.txt", "bundle.zip//etc/passwd.txt", "src.tar.gz/../../escape.txt"):
+        result = server.read(path=path)  # the path leads where `..` leads, never to the member
+        assert result["isError"] and result["error"]["code"] in ("not_found", "outside_workspace"), path
+        assert EVIL not in json.dumps(result)
+    assert "../evil.txt  (11 B, 2024-05-01 12:30, unsafe name, not read)" in entries(server.read(path="bundle.zip"))
+    assert "/etc/passwd.txt  (11 B, 2024-05-01 12:30, unsafe name, not read)" in entries(server.read(path="bundle.zip"))
+
+
+def test_a_missing_member_says_how_to_list_the_archive(server: ServerProcess):
+    result = server.read(path="bundle.zip/docs/missing.md")
+    assert result["error"]["code"] == "not_found"
+    assert result["error"]["message"] == ("bundle.zip holds no member docs/missing.md. Read bundle.zip to list its "
+                                          "members (their paths are what follows the archive's path).")
+
+
+def test_a_path_past_a_file_that_is_no_archive_is_not_found(server: ServerProcess, ws: Path):
+    result = server.read(path="notes.txt/inside")
+    assert result["error"]["code"] == "not_found"
+    assert f"{ws / 'notes.txt'} is a file (text/plain), not a folder or an archive" in result["error"]["message"]
+
+
+def test_archives_inside_archives_are_not_opened(server: ServerProcess):
+    inner = server.read(path="bundle.zip/nested/inner.zip")
+    assert inner["error"]["code"] == "nested_archive" and "archives inside archives are not opened" in text_of(inner)
+    deeper = server.read(path="bundle.zip/nested/inner.zip/inside.txt")
+    assert deeper["error"]["code"] == "nested_archive" and "inside the inner archive" not in text_of(deeper)
+
+
+def test_a_sensitive_member_needs_consent_as_a_file_does(server: ServerProcess):
+    refused = server.read(path="bundle.zip/.env")
+    assert refused["error"]["code"] == "sensitive_file" and "do-not-show" not in json.dumps(refused)
+    checks = server.request("agentread/check", {"paths": ["bundle.zip/.env", "bundle.zip/docs/readme.md"]})
+    assert [c["reasons"] for c in checks["result"]["checks"]] == [["sensitive_file"], []]
+    approved = server.read(path="bundle.zip/.env", consent=True)
+    assert text_of(approved) == "     1\t" + SECRET.strip()
+    inside = server.read(path="backup.pem/readme.txt")  # the archive's own name counts too
+    assert inside["error"]["code"] == "sensitive_file" and "nothing secret" not in json.dumps(inside)
+
+
+def test_a_damaged_archive_is_an_error_the_model_can_act_on(server: ServerProcess):
+    result = server.read(path="broken.zip")
+    assert result["error"]["code"] == "damaged_archive" and "ask the user to extract it" in text_of(result)
+
+
+def test_an_archive_reached_through_a_link_outside_the_workspace_needs_consent(tmp_path: Path):
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    with zipfile.ZipFile(outside / "far.zip", "w") as z:
+        z.writestr("far.txt", "far away\n")
+    (ws / "far.zip").symlink_to(outside / "far.zip")
+    proc = ServerProcess(workspace=ws)
+    try:
+        result = proc.read(path="far.zip/far.txt")
+        assert result["error"]["code"] == "outside_workspace" and "far away" not in json.dumps(result)
+        assert text_of(proc.read(path="far.zip/far.txt", consent=True)) == "     1\tfar away"
+    finally:
+        proc.close()
+
+
+def _bomb(path: Path, unpacked: int) -> None:
+    """A zip of one member of `unpacked` zero bytes, deflated to a thousandth of that."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("zeros.txt", "w", force_zip64=True) as f:
+            for _ in range(unpacked >> 20):
+                f.write(bytes(1 << 20))
+
+
+def _lie_about_size(path: Path, declared: int) -> None:
+    """The zip's one member declares `declared` bytes unpacked in both of its headers."""
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, 22, declared)  # the local header's uncompressed size
+    struct.pack_into("<I", data, data.rfind(b"PK\x01\x02") + 24, declared)  # the central directory's
+    path.write_bytes(bytes(data))
+
+
+def test_a_password_protected_member_is_refused(tmp_path: Path):
+    with zipfile.ZipFile(tmp_path / "locked.zip", "w") as z:
+        _zip_entry(z, "locked.txt", "locked away\n")
+    data = bytearray((tmp_path / "locked.zip").read_bytes())
+    for flags in (6, data.rfind(b"PK\x01\x02") + 8):  # bit 0 of the general purpose flags: encrypted
+        data[flags] |= 1
+    (tmp_path / "locked.zip").write_bytes(bytes(data))
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        assert "locked.txt  (12 B, 2024-05-01 12:30, encrypted)" in entries(proc.read(path="locked.zip"))
+        result = proc.read(path="locked.zip/locked.txt")
+        assert result["error"]["code"] == "encrypted_archive" and "needs a password" in result["error"]["message"]
+    finally:
+        proc.close()
+
+
+def test_zip_bombs_are_refused_without_unpacking_past_the_cap(tmp_path: Path):
+    _bomb(tmp_path / "bomb.zip", MAX_MEMBER_BYTES + (1 << 20))
+    with zipfile.ZipFile(tmp_path / "liar.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.txt", b"a" * (MAX_MEMBER_BYTES + (1 << 20)))
+    _lie_about_size(tmp_path / "liar.zip", 10)
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        listing = proc.read(path="bomb.zip")
+        assert entries(listing)[0].startswith("zeros.txt  (101.0 MB, ")
+        bomb = proc.read(path="bomb.zip/zeros.txt")
+        assert bomb["error"]["code"] == "file_too_large"
+        assert f"declares {MAX_MEMBER_BYTES + (1 << 20):,} bytes unpacked" in bomb["error"]["message"]
+        liar = proc.read(path="liar.zip/a.txt")  # unpacked only as far as its header says: then the check fails
+        assert liar["error"]["code"] == "damaged_archive" and "Bad CRC-32" in liar["error"]["message"]
+    finally:
+        proc.close()
+
+
+def test_a_large_zip_is_paged_like_a_directory(tmp_path: Path):
+    with zipfile.ZipFile(tmp_path / "many.zip", "w") as z:
+        for i in range(1, 1201):
+            _zip_entry(z, f"f/{i:04d}.txt", b"")
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        first = proc.read(path="many.zip")
+        assert len(entries(first)) == MAX_DIR_ENTRIES and first["next"] == {"offset": MAX_DIR_ENTRIES + 1}
+        assert "700 more members not listed. Read on with offset=501" in text_of(first)
+        last = proc.read(path="many.zip", offset=1001)
+        assert entries(last)[0].startswith("f/1001.txt") and entries(last)[-1].startswith("f/1200.txt")
+        assert last["shown"] == {"entries": [1001, 1200]} and not last["truncated"]
+    finally:
+        proc.close()
+
+
+def test_a_tar_of_very_many_members_gives_a_bounded_listing(tmp_path: Path):
+    with tarfile.open(tmp_path / "huge.tar.gz", "w:gz", compresslevel=1) as t:
+        for i in range(MAX_DIR_SCAN + 10):
+            _tar_entry(t, f"m/{i}")
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        result = proc.read(path="huge.tar.gz")
+        text = text_of(result)
+        assert f"more than {MAX_DIR_SCAN:,} members" in text.splitlines()[0]
+        assert len(entries(result)) == MAX_DIR_ENTRIES and len(text.encode()) < MAX_OUTPUT_BYTES
+        assert result["truncated"] and result["next"] == {"offset": MAX_DIR_ENTRIES + 1}
+        assert text_of(proc.read(path=f"huge.tar.gz/m/{MAX_DIR_SCAN + 5}")) == "[The file is empty: 0 lines.]"
+    finally:
+        proc.close()
+
+
+def test_the_cli_lists_and_reads_members(ws: Path):
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "agentread", "read", *args], cwd=ws, capture_output=True,
+                              text=True, timeout=60)
+
+    listing = cli("src.tar.xz")
+    assert listing.returncode == 0 and "src/main.py  (14 B, 2024-05-01 12:30)" in listing.stdout
+    member = cli("src.tar.xz/src/main.py")
+    assert member.returncode == 0 and member.stdout == "     1\tprint('main')\n"
+    refused = cli("bundle.zip/nested/inner.zip")
+    assert refused.returncode == 1 and refused.stdout.startswith("Error:") and "inner archive" not in refused.stdout
+
+
+def test_a_member_through_mcp(ws: Path):
+    from mcp_client import run, texts
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": p}) for p in ("bundle.zip", "bundle.zip/docs/readme.md")]
+
+    listing, member = run({}, "--root", str(ws), calls=calls)
+    assert not listing.is_error and "docs/readme.md  (" in texts(listing)
+    assert not member.is_error and texts(member).startswith("     1\t# Bundle\n")
+
+
+def test_the_unchanged_stub_tells_members_of_one_archive_apart(ws: Path):
+    proc = ServerProcess(workspace=ws, init_options={"unchangedStub": True})
+    try:
+        first = proc.read(path="src.tar/src/main.py")
+        other = proc.read(path="src.tar/src/util.py")
+        again = proc.read(path="src.tar/src/main.py")
+        assert text_of(first) == "     1\tprint('main')" and not first.get("unchanged")
+        assert text_of(other).startswith("     1\tdef util():") and not other.get("unchanged")
+        assert again.get("unchanged") is True
+    finally:
+        proc.close()
