@@ -12,7 +12,7 @@ export const SCHEME = 'agentread';
 /** The virtual document's URI: its path names the file for the tab title, its query holds the read. */
 export function agentViewUri(input: ReadInput): vscode.Uri {
   // "cell 3", "pages 2–3", "sheet 2", "slides 3–5": the part asked for, in the tab title.
-  const range = describeRange({ path: input.path, cells: input.cells, pages: input.pages });
+  const range = describeRange({ path: input.path, cells: input.cells, pages: input.pages, view: input.view });
   const label = `${input.path} (agent view${range ? `, ${range}` : ''})`;
   return vscode.Uri.from({ scheme: SCHEME, path: vscode.Uri.file(label).path, query: JSON.stringify(input) });
 }
