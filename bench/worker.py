@@ -5,6 +5,8 @@ peak memory.
         each read's ms, in order (repeats are warm)
     python bench/worker.py pdf PATH PAGES [PAGES...]
         same, for page ranges
+    python bench/worker.py pdf-picture PATH PAGE [READS]
+        the page as a picture (view "image"), READS times (default 2: cold, then warm)
     python bench/worker.py pdf-next PATH
         pages "1-20" then `next` to the end: total ms
     python bench/worker.py pdf-extract PATH LAST
@@ -73,6 +75,19 @@ def pdf(path: str, *ranges: str) -> dict:
         assert not result.is_error, result.text()
         times.append(ms)
     return {"ms": times}
+
+
+def pdf_picture(path: str, page: str, reads: str = "2") -> dict:
+    """Page `page` as a picture (view "image"), `reads` times: the first cold, the rest warm."""
+    engine = _engine(path)
+    times, sizes = [], []
+    for _ in range(int(reads)):
+        ms, result = _timed(lambda: engine.read(parse_request({"path": path, "pages": page, "view": "image"})))
+        assert not result.is_error, result.text()
+        times.append(ms)
+        sizes = [(part.width, part.height, len(part.data) * 3 // 4) for part in result.content
+                 if hasattr(part, "width")]
+    return {"ms": times, "pictures": sizes}
 
 
 def pdf_next(path: str, limit: str = "0") -> dict:
@@ -176,10 +191,10 @@ def image_library(*paths: str) -> dict:
 
 
 WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium,
-             "image": image, "image-library": image_library}
+             "image": image, "image-library": image_library, "pdf-picture": pdf_picture}
 
 # Workloads of the formats a server reads in its worker processes.
-IN_WORKERS = {"pdf", "pdf-next", "image"}
+IN_WORKERS = {"pdf", "pdf-picture", "pdf-next", "image"}
 
 if __name__ == "__main__":
     if sys.argv[1] in IN_WORKERS:

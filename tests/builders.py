@@ -52,6 +52,35 @@ def build_pdf(page_texts: list[str | None], group: int | None = None, word: str 
     return pdf_of(objects)
 
 
+def drawn_pdf(drawing: str, text: str = "Quarterly figures") -> bytes:
+    """A one-page PDF (612x792 pt) with a line of text at the top and `drawing`, content stream
+    operators (paths: m, l, c, re, S, f), drawn after it."""
+    stream = f"BT /F1 12 Tf 72 740 Td ({text}) Tj ET\n{drawing}".encode()
+    return pdf_of({
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+           b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        4: b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    })
+
+
+def table_rules(rows: int = 6, columns: int = 4) -> str:
+    """The drawing of a table as word processors draw one: a frame, cell borders as stroked lines
+    and as thin filled rectangles, a shaded header row, and an underline."""
+    left, top, width, height = 72, 700, 120, 20
+    ops = [f"0.9 g {left} {top - height} {columns * width} {height} re f 0 g",  # the header row's shading
+           f"{left} {top - rows * height} {columns * width} {rows * height} re S"]  # the frame
+    for row in range(1, rows):
+        y = top - row * height
+        ops.append(f"{left} {y} m {left + columns * width} {y} l S")
+    for column in range(1, columns):
+        ops.append(f"{left + column * width - 0.25} {top - rows * height} 0.5 {rows * height} re f")
+    ops.append("72 735 m 200 735 l S")  # the underline of the title
+    return "\n".join(ops)
+
+
 def pdf_of(objects: dict[int, bytes], root: int = 1, xref: bool = True) -> bytes:
     """A PDF file of these numbered objects (`root` the catalog), with its cross-reference table
     unless `xref` is false (a file a reader must rebuild it for); a missing object's entry is 0."""

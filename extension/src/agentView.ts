@@ -3,7 +3,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { agentText, images } from './convert';
+import { agentText, imageCaptions, images } from './convert';
 import { describeRange, forwardRead, type ImageContent, type ReadInput, type ReadResult } from './protocol';
 import type { ServerManager } from './server';
 
@@ -12,7 +12,7 @@ export const SCHEME = 'agentread';
 /** The virtual document's URI: its path names the file for the tab title, its query holds the read. */
 export function agentViewUri(input: ReadInput): vscode.Uri {
   // "cell 3", "pages 2–3", "sheet 2", "slides 3–5": the part asked for, in the tab title.
-  const range = describeRange({ path: input.path, cells: input.cells, pages: input.pages });
+  const range = describeRange({ path: input.path, cells: input.cells, pages: input.pages, view: input.view });
   const label = `${input.path} (agent view${range ? `, ${range}` : ''})`;
   return vscode.Uri.from({ scheme: SCHEME, path: vscode.Uri.file(label).path, query: JSON.stringify(input) });
 }
@@ -46,7 +46,7 @@ export class AgentView implements vscode.TextDocumentContentProvider, vscode.Dis
     await vscode.window.showTextDocument(document, { preview: false, viewColumn: column });
     const found = images(result);
     if (found.length > 0) {
-      this.showImages(path.basename(input.path), found);
+      this.showImages(path.basename(input.path), found, imageCaptions(result));
     }
     return { uri, result };
   }
@@ -74,7 +74,7 @@ export class AgentView implements vscode.TextDocumentContentProvider, vscode.Dis
     );
   }
 
-  private showImages(name: string, found: ImageContent[]): void {
+  private showImages(name: string, found: ImageContent[], captions: Array<string | undefined>): void {
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel(
         'agentread.images',
@@ -87,7 +87,7 @@ export class AgentView implements vscode.TextDocumentContentProvider, vscode.Dis
       this.panel.reveal(undefined, true);
     }
     this.panel.title = `Images: ${name} (agent view)`;
-    this.panel.webview.html = imagesHtml(name, found);
+    this.panel.webview.html = imagesHtml(name, found, captions);
   }
 }
 
@@ -95,15 +95,18 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-/** The images the model receives, in order, each with its size. Only data: images; no scripts. */
-export function imagesHtml(name: string, found: readonly ImageContent[]): string {
+/**
+ * The images the model receives, in order, each with its size and what the text says of it (a PDF page's
+ * picture: its page). Only data: images; no scripts.
+ */
+export function imagesHtml(name: string, found: readonly ImageContent[], captions: Array<string | undefined> = []): string {
   const figures = found
     .map(
       (image, index) => `
     <figure>
       <img src="data:${escapeHtml(image.mimeType)};base64,${image.data}" width="${image.width}" height="${image.height}"
            alt="image ${index + 1} of ${escapeHtml(name)}">
-      <figcaption>Image ${index + 1}: ${escapeHtml(image.mimeType)}, ${image.width}×${image.height}</figcaption>
+      <figcaption>Image ${index + 1}: ${escapeHtml(captions[index] ?? `${image.mimeType}, ${image.width}×${image.height}`)}</figcaption>
     </figure>`,
     )
     .join('');

@@ -62,6 +62,24 @@ export function images(result: Pick<ReadResult, 'content'>): ImageContent[] {
   return (result.content ?? []).filter((content): content is ImageContent => content.type === 'image');
 }
 
+/**
+ * What the text says of each image of a result, in order: the last line of the text just before it, when that
+ * line is a bracketed note ("[Page 3 as a picture, 1415x2000:]"); else undefined.
+ */
+export function imageCaptions(result: Pick<ReadResult, 'content'>): Array<string | undefined> {
+  const captions: Array<string | undefined> = [];
+  let before: string | undefined;
+  for (const content of result.content ?? []) {
+    if (content.type === 'text') {
+      before = content.text.trimEnd().split('\n').at(-1);
+    } else if (content.type === 'image') {
+      captions.push(before?.startsWith('[') ? before.replace(/^\[|:?\]$/g, '') : undefined);
+      before = undefined;
+    }
+  }
+  return captions;
+}
+
 /** Total size of what the model receives: UTF-8 bytes of text plus decoded image bytes. */
 export function resultSize(result: Pick<ReadResult, 'content'>): number {
   let size = 0;

@@ -15,6 +15,8 @@ export interface ReadInput {
   cells?: string;
   /** Read a notebook (or any text-based format) as its plain numbered source. */
   raw?: boolean;
+  /** `image`: PDF pages as pictures, each after its text; `text`: no pictures at all. */
+  view?: 'text' | 'image';
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -138,7 +140,7 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents
@@ -306,6 +308,9 @@ export function describeRange(input: ReadInput): string | undefined {
   }
   if (input.raw) {
     parts.push('as text');
+  }
+  if (input.view === 'image' || input.view === 'text') {
+    parts.push(input.view === 'image' ? 'as pictures' : 'text only');
   }
   if (input.offset !== undefined || input.limit !== undefined) {
     parts.push(describeSpan(input.offset, input.limit, unit === 'sheet' ? 'row' : 'line'));

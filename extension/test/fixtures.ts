@@ -12,6 +12,10 @@ export const PDF_PAGES = 4;
 
 /** Real Word, Excel and PowerPoint files (tests/data/office, with their sources and licences). */
 const OFFICE_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', 'office');
+/** A real PDF page of text with a photograph in it (tests/data/pdf, with its source and licence). */
+export const FIGURE_PDF = 'pdflatex-image.pdf';
+const PDF_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', 'pdf');
+
 export const OFFICE_FILES = {
   docx: 'docx-test.docx',
   xlsx: 'deaths.xlsx',
@@ -28,6 +32,8 @@ export interface Fixtures {
   pdf: string;
   /** A PDF page that is only a picture. */
   scan: string;
+  /** FIGURE_PDF: a page of text with a figure. */
+  figure: string;
   /** The Office files, by format, under their names in OFFICE_FILES. */
   office: Record<keyof typeof OFFICE_FILES, string>;
   env: string;
@@ -233,6 +239,7 @@ export function makeFixtures(base?: string): Fixtures {
     quoting: file(workspace, 'quoting.ipynb', makeQuotingNotebook()),
     pdf: file(workspace, 'report.pdf', makePdf(PDF_PAGES)),
     scan: file(workspace, 'scan.pdf', makeScannedPdf(240, 320)),
+    figure: file(workspace, FIGURE_PDF, fs.readFileSync(path.join(PDF_DATA, FIGURE_PDF))),
     office: {
       docx: file(workspace, OFFICE_FILES.docx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.docx))),
       xlsx: file(workspace, OFFICE_FILES.xlsx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.xlsx))),

@@ -17,6 +17,7 @@ def _read(args: argparse.Namespace) -> int:
     from agentread.workspace import Workspace
 
     window = {"offset": args.offset, "limit": args.limit, "pages": args.pages, "cells": args.cells, "raw": args.raw}
+    window["view"] = args.view
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     engine = Engine(Workspace([args.root or os.getcwd()]))
@@ -86,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="show a notebook's JSON source as numbered text lines")
     read.add_argument("--max-bytes", type=int,
                       help="the reply's text in bytes at most, as a host that passes on no more would need")
+    read.add_argument("--view", choices=("text", "image"),
+                      help="image: PDF pages as pictures, each with its text; text: no pictures at all")
     read.add_argument("--json", action="store_true", help="print the whole result object")
     sub.add_parser("serve", help="run the JSON-RPC server on stdio")
     mcp = sub.add_parser("mcp", help="run the Model Context Protocol server on stdio (needs agentread[mcp])")

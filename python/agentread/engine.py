@@ -137,6 +137,11 @@ def run(plan: Plan) -> ReadResult:
 
 
 def _read(plan: Plan, request: ReadRequest) -> ReadResult:
+    result = _read_kind(plan, request)
+    return result.text_only() if request.view == "text" else result
+
+
+def _read_kind(plan: Plan, request: ReadRequest) -> ReadResult:
     path = plan.resolved.path
     if plan.kind == "directory":
         return read_directory(path, request)

@@ -30,7 +30,7 @@ class ReadRequest:
     regex: bool = False  # `find` is a regular expression
     ignore_case: bool = False  # `find` matches regardless of case
     since: str | None = None  # a `version` of an earlier read: answer what changed since it
-    view: str | None = None  # "image": PDF pages rendered as pictures, each with its text
+    view: str | None = None  # "image": PDF pages rendered as pictures, each with its text; "text": no pictures
 
     @property
     def output_bytes(self) -> int:
@@ -136,7 +136,7 @@ def _view(params: dict[str, Any]) -> str | None:
     value = _optional_str(params, "view")
     if value is not None and value not in VIEWS:
         raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {value!r}")
-    return None if value == "text" else value
+    return value
 
 
 def max_bytes(params: dict[str, Any]) -> int | None:

@@ -88,6 +88,17 @@ class ReadResult:
                 out.append(f"[image: {part.mime_type} {part.width}x{part.height}, attached]")
         return "\n".join(out)
 
+    def text_only(self) -> ReadResult:
+        """The result as a client that takes no pictures gets it (view "text"): its images taken
+        out, and one line saying how many. The one place a reply is made text only."""
+        pictures = sum(isinstance(part, ImagePart) for part in self.content)
+        if pictures:
+            self.content = [part for part in self.content if isinstance(part, TextPart)]
+            self.content.append(TextPart(f"[{pictures} picture{'s' if pictures != 1 else ''} left out: this read "
+                                         'asked for text only (view="text"). Call again without view to see '
+                                         f"{'them' if pictures != 1 else 'it'}.]"))
+        return self
+
     def text_bytes(self) -> int:
         """UTF-8 bytes of the text parts: what a host's limit on a reply's text counts."""
         return sum(len(sendable(p.text).encode("utf-8")) for p in self.content if isinstance(p, TextPart))

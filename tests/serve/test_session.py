@@ -82,6 +82,17 @@ def test_another_window_another_session_and_by_default_read_in_full(ws: Path, en
         assert '"unchanged"' not in out and "line 100" in out
 
 
+def test_the_same_pages_as_pictures_are_another_window(ws: Path, engine: Engine):
+    from builders import build_pdf
+
+    (ws / "doc.pdf").write_bytes(build_pdf(["words"]))
+    session = ReadSession()
+    read(session, engine, path="doc.pdf")
+    pictured = read(session, engine, path="doc.pdf", view="image")
+    assert not pictured.unchanged and any(not hasattr(part, "text") for part in pictured.content)
+    assert read(session, engine, path="doc.pdf", view="image").unchanged
+
+
 def test_a_read_refused_now_is_refused_though_it_was_read_with_consent(ws: Path, engine: Engine):
     (ws / ".env").write_text("KEY=1\n")
     session = ReadSession()

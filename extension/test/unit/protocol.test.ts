@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { failureText, formatSize, toParts } from '../../src/convert';
+import { failureText, formatSize, imageCaptions, toParts } from '../../src/convert';
 import {
   describeResult,
   fromEnd,
@@ -23,6 +23,12 @@ describe('toReadParams', () => {
   it('forwards raw only when set', () => {
     assert.deepEqual(toReadParams({ path: 'n.ipynb', raw: true }, false), { path: 'n.ipynb', raw: true });
     assert.deepEqual(toReadParams({ path: 'n.ipynb', raw: false }, false), { path: 'n.ipynb' });
+  });
+
+  it('forwards view, and names it while the read runs', () => {
+    assert.deepEqual(toReadParams({ path: 'a.pdf', pages: '3', view: 'image' }, false), { path: 'a.pdf', pages: '3', view: 'image' });
+    assert.equal(invocationMessage({ path: 'a.pdf', pages: '3', view: 'image' }), 'Reading a.pdf, page 3, as pictures');
+    assert.equal(invocationMessage({ path: 'scan.pdf', view: 'text' }), 'Reading scan.pdf, text only');
   });
 
   it('drops what the model may not set and empty values', () => {
@@ -48,6 +54,20 @@ describe('toReadManyParams', () => {
   it('names a few of the paths while it runs', () => {
     assert.equal(manyInvocationMessage({ paths: ['a.py', { path: 'b.log', offset: 3 }] }), 'Reading 2 paths: a.py, b.log');
     assert.equal(manyInvocationMessage({ paths: ['1', '2', '3', '4', '5'] }), 'Reading 5 paths: 1, 2, 3, and 2 more');
+  });
+});
+
+describe('imageCaptions', () => {
+  it('takes the bracketed line just before each image, else none', () => {
+    const image = { type: 'image' as const, mimeType: 'image/png', data: '', width: 2, height: 3 };
+    const content = [
+      { type: 'text' as const, text: '--- Page 3 ---\nwords\n[Page 3 as a picture, 2x3:]' },
+      image,
+      image,
+      { type: 'text' as const, text: 'no note here' },
+      image,
+    ];
+    assert.deepEqual(imageCaptions({ content }), ['Page 3 as a picture, 2x3', undefined, undefined]);
   });
 });
 

@@ -3,10 +3,10 @@ same text again.
 
 Off by default. A session is one server process: in VS Code one window's server, in MCP one
 connection. One that turned it on remembers, for each file and window it read (path, offset, limit,
-pages, cells, raw), what the file was: size, mtime, ctime, inode and a hash of its bytes (of the
-text, for an editor buffer). The same window of the same file, still the same, is answered with a
-stub of the same kind and fields, `unchanged: true`, and its text saying so. A changed file, another
-window, another session, or a read refused now is read as ever.
+pages, cells, raw, view), what the file was: size, mtime, ctime, inode and a hash of its bytes (of
+the text, for an editor buffer). The same window of the same file, still the same, is answered with
+a stub of the same kind and fields, `unchanged: true`, and its text saying so. A changed file,
+another window, another session, or a read refused now is read as ever.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class ReadSession:
         if before is None:
             return None
         key = (plan.resolved.path, plan.resolved.member, request.offset, request.limit, request.pages, request.cells,
-               request.raw)
+               request.raw, request.view)
         with self._lock:
             seen = self._seen.get(key)
             if seen is not None and seen[0] == before:

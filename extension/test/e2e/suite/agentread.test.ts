@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
+import { FIGURE_PDF, OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
 import { activated, HANG_GUARD_MS, textOf, waitFor, withinHangGuard } from './helpers';
 
 const TOOL = 'agentread_read';
@@ -93,6 +93,27 @@ describe('agentread in VS Code', () => {
     const images = dataParts(result);
     assert.equal(images.length, 1);
     assert.match(images[0].mimeType, /^image\/(png|jpeg)$/);
+  });
+
+  it('says a PDF page holds a figure, and sends the page as a picture when asked', async () => {
+    const plain = await invoke({ path: FIGURE_PDF });
+    assert.match(textOf(plain), /\[Page 1 has 1 figure \(images or drawings\) that its text does not show\. .*pages="1" and view="image"\.\]/);
+    assert.equal(dataParts(plain).length, 0);
+    const pictured = await invoke({ path: FIGURE_PDF, pages: '1', view: 'image' });
+    const [picture, ...more] = dataParts(pictured);
+    assert.equal(more.length, 0);
+    assert.equal(picture.mimeType, 'image/png');
+    // The PNG's own header: the page is drawn to the image budget's long side (2000 px).
+    const header = Buffer.from(picture.data.buffer, picture.data.byteOffset, 24);
+    assert.equal(Math.max(header.readUInt32BE(16), header.readUInt32BE(20)), 2000);
+    assert.match(textOf(pictured), /^--- Page 1 ---\n/);
+    assert.match(textOf(pictured), /\[Page 1 as a picture, \d+x2000:\]/);
+  });
+
+  it('reads text only when asked: no picture, and one line saying so', async () => {
+    const result = await invoke({ path: 'scan.pdf', view: 'text' });
+    assert.equal(dataParts(result).length, 0);
+    assert.match(textOf(result), /\[1 picture left out: this read asked for text only \(view="text"\)\. Call again without view to see it\.\]$/);
   });
 
   it('reads a Word document, a workbook sheet and a slide', async () => {
@@ -275,6 +296,22 @@ describe('agentread in VS Code', () => {
     assert.match(text, /^--- Page 2 ---$/m);
     assert.match(text, /^--- Page 3 ---$/m);
     assert.doesNotMatch(text, /--- Page (1|4) ---/);
+  });
+
+  it('reveals a read of pages as pictures with the pictures that were sent', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await invoke({ path: FIGURE_PDF, pages: '1', view: 'image' });
+    const entry = api.reads.all[0];
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    assert.equal(activeUri()?.scheme, 'agentread');
+    assert.match(decodeURIComponent(activeUri()!.path), /page 1, as pictures\)$/);
+    assert.match(vscode.window.activeTextEditor?.document.getText() ?? '', /^\[Page 1 as a picture, \d+x2000:\]$/m);
+    const tabs = () => vscode.window.tabGroups.all.flatMap((group) => group.tabs);
+    await waitFor(
+      `the images panel among ${tabs().map((tab) => tab.label).join(', ')}`,
+      () => tabs().some((tab) => tab.input instanceof vscode.TabInputWebview && tab.label.startsWith(`Images: ${FIGURE_PDF}`)),
+      HANG_GUARD_MS,
+    );
   });
 
   it('shows a file as the agent sees it', async () => {

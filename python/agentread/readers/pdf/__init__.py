@@ -19,10 +19,11 @@ from collections import OrderedDict
 from typing import BinaryIO, Callable
 
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_PDF_PAGES
+from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import window
 from agentread.readers import Source
 from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
+from agentread.readers.pdf.figures import count_figures
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
@@ -58,6 +59,13 @@ MAX_FORM_DEPTH = 3
 
 NO_TEXT = "[Page {} has no extractable text: it may be a scanned image or a drawing.]"
 
+# The line a page's text ends with when the page holds figures its text does not show.
+FIGURES_NOTE = ('[Page {number} has {count} (images or drawings) that its text does not show. To see the page '
+                'as a picture, call again with pages="{number}" and view="image".]')
+
+# Room for the line that ends a page's text cut to fit beside its picture.
+CUT_NOTE_BYTES = 200
+
 # A page with less text than this whose pictures cover at least PICTURE_PAGE_COVERAGE of it is a
 # scan with a stamp ("Scanned by ...", a page number, an image's label) or a photo with a caption:
 # its text alone would hide what the page shows, so it is rendered too. A page of body text has
@@ -87,11 +95,16 @@ class _Pdfium:
         self.pdf = pdfium.Document(data, fd)
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
+        self.figures: dict[int, int] = {}  # figures (figures.count_figures) on the pages extracted, where any
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while
         it is loaded."""
         with self.pdf.page(number) as page:
+            try:
+                self.figures[number] = count_figures(page)
+            except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
+                log.warning("page %d: its figures could not be counted: %s", number, exc)
             cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
             # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
             # U+FFFE in place of the hyphen: the word is given whole, as written.
@@ -400,6 +413,10 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
 
 def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple,
              whole: Callable[[], bytes] | None = None) -> ReadResult:
+    as_pictures = request.view == "image"
+    if as_pictures and (request.offset is not None or request.limit is not None):
+        raise InvalidParams('view "image" shows whole pages: leave out offset and limit (or leave out view to '
+                            "read a page's text by lines)")
     doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
@@ -407,34 +424,50 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
         # line window bounds the output; otherwise whole pages are shown within the output budget.
         by_lines = request.offset is not None or request.limit is not None
+        most = MAX_REPLY_IMAGES if as_pictures else MAX_RENDERED_PAGES
         parts: list[str] = []
-        pictures: dict[int, ImagePart] = {}  # pages without text, rendered (index in parts → image)
+        pictures: dict[int, ImagePart] = {}  # pages rendered (index in parts → image)
+        scans: set[int] = set()  # of those, the pages without text of their own (index in parts)
+        image_bytes = 0
+        why = ""  # why the pages stop before the range does, where not for the text budget
+        cut_at = None  # the line where the first page's text was cut to fit beside its picture
         used = 0
         shown = first - 1
         for number in range(first, stop + 1):
             checkpoint()
             text = _page_text(doc, number)
-            if not by_lines and _is_picture_page(doc, number, text):
-                if len(pictures) < MAX_RENDERED_PAGES:
-                    from agentread.readers.pdf.pages import render_pdfium_page
-
-                    try:
-                        pictures[len(parts)] = render_pdfium_page(doc.backend.pdf, number)
-                        text = "" if text == NO_TEXT.format(number) else text
-                    except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw keeps its text and says so
-                        log.warning("page %d: rendering failed: %s", number, exc)
-                        text += f"\n[Page {number} could not be rendered as an image ({_short(exc)}).]"
-                else:  # the call ends before it, so that `next` starts with it
+            scanned = _is_picture_page(doc, number, text)
+            if not by_lines and (scanned or as_pictures):
+                if len(pictures) == most:  # the call ends before it, so that `next` starts with it
+                    why = f" (at most {most} pages are shown as {'pictures' if as_pictures else 'images'} a call)"
                     break
+                picture = _render(doc, number)
+                if isinstance(picture, str):
+                    text += picture
+                elif pictures and image_bytes + len(picture.data) > MAX_REPLY_IMAGE_BYTES:
+                    why = f" (the pictures of one reply hold about {MAX_REPLY_IMAGE_BYTES >> 20} MB)"
+                    break
+                else:
+                    image_bytes += len(picture.data)
+                    pictures[len(parts)] = picture
+                    if scanned:
+                        scans.add(len(parts))
+                    text = "" if text == NO_TEXT.format(number) else text
+            elif figures := _figures(doc, number):
+                text += "\n" + FIGURES_NOTE.format(number=number, count=figures)
             block = f"--- Page {number} ---\n{text}".rstrip("\n")
             size = len(block.encode("utf-8")) + 1
             if not by_lines and used + size > request.output_bytes:
                 if parts:
+                    pictures.pop(len(parts), None)
                     break
-                # The first page alone is over the budget: the read becomes a line read of the pages
-                # asked for from line 1, so that `next` continues inside the page and on through the
-                # rest of the range.
-                by_lines = True
+                if as_pictures:  # its picture is shown whole, its text as much as fits
+                    block, cut_at = _cut_text(block, request.output_bytes, number, last)
+                else:
+                    # The first page alone is over the budget: the read becomes a line read of the
+                    # pages asked for from line 1, so that `next` continues inside the page and on
+                    # through the rest of the range.
+                    by_lines = True
             parts.append(block)
             used += size
             shown = number
@@ -444,20 +477,52 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         if result.truncated:
             return result
         parts = [result.content[0].text]
-    if shown < doc.total:
+    if cut_at is not None:
+        result.truncated = True
+        result.next = {"pages": f"{first}-{last}", "offset": cut_at}
+    elif shown < doc.total:
         # More pages follow: the rest of the range asked for, else the next pages of the document.
         end = last if shown < last else doc.total
         following = f"{shown + 1}-{min(end, shown + MAX_PDF_PAGES)}"
         result.truncated = True
-        result.next = {"pages": following}
-        why = f" (at most {MAX_RENDERED_PAGES} pages are shown as images a call)" if len(pictures) == \
-            MAX_RENDERED_PAGES and shown < stop else ""
-        parts.append(f"[Showing pages {first}-{shown} of {doc.total}{why}. Call again with pages=\"{following}\" "
-                     "to continue.]")
-    result.content = _with_pictures(parts, pictures, first)
+        result.next = {"pages": following, **({"view": "image"} if as_pictures else {})}
+        also = ' and view="image"' if as_pictures else ""
+        parts.append(f"[Showing pages {first}-{shown} of {doc.total}{why if shown < stop else ''}. Call again with "
+                     f'pages="{following}"{also} to continue.]')
+    result.content = _with_pictures(parts, pictures, scans, first)
     if not by_lines:
         result.shown = {"pages": list(range(first, shown + 1))}
     return result
+
+
+def _figures(doc: _Document, number: int) -> str:
+    """The figures PDFium found on the page, in words ("1 figure", "5 figures"); "" for none."""
+    count = doc.backend.figures.get(number, 0) if isinstance(doc.backend, _Pdfium) else 0
+    return "" if count == 0 else "1 figure" if count == 1 else f"{count} figures"
+
+
+def _render(doc: _Document, number: int) -> ImagePart | str:
+    """Page `number` as a picture, or the line that says why it cannot be one."""
+    if not isinstance(doc.backend, _Pdfium):
+        return (f"\n[Page {number} cannot be shown as a picture: only pypdf could open this file, and it draws "
+                "no pages.]")
+    from agentread.readers.pdf.pages import render_pdfium_page
+
+    try:
+        return render_pdfium_page(doc.backend.pdf, number)
+    except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw keeps its text and says so
+        log.warning("page %d: rendering failed: %s", number, exc)
+        return f"\n[Page {number} could not be rendered as an image ({_short(exc)}).]"
+
+
+def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int]:
+    """The page's block cut at a line end to fit `budget` bytes with the line that says so, and the
+    number of the first line left out (the block's lines numbered as a line read numbers them)."""
+    kept = block.encode("utf-8")[:budget - CUT_NOTE_BYTES].decode("utf-8", errors="ignore")
+    kept = kept[:kept.rfind("\n")] if "\n" in kept else kept
+    after = kept.count("\n") + 2
+    return (kept + f"\n[The text of page {number} is cut here to fit the reply. Call again with "
+            f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
 
 
 def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
@@ -468,9 +533,10 @@ def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
     return text == NO_TEXT.format(number) or number in doc.backend.picture_pages
 
 
-def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int) -> list[Part]:
-    """The page blocks as text parts, each rendered page's picture (and OCR text)
-    after its header."""
+def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], scans: set[int], first: int) -> list[Part]:
+    """The page blocks as text parts, each rendered page's picture after its text: a scan's with its
+    note and OCR text, an asked-for picture with a line naming it, so that the text reads whole
+    where the picture is left out."""
     if not pictures:
         return [TextPart("\n\n".join(blocks))]
     from agentread.readers.pdf.pages import OCR_BUDGET_SECONDS, scanned_page  # OCR runs here, outside the PDFium lock
@@ -480,10 +546,15 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], first: int
     text: list[str] = []
     for index, block in enumerate(blocks):
         text.append(block)
-        if index in pictures:
+        if index in scans:
             has_text = "\n" in block  # more than its "--- Page N ---" line
             content += [TextPart("\n\n".join(text)), *scanned_page(first + index, pictures[index], has_text,
                                                                   ocr_until - time.monotonic())]
+            text = []
+        elif index in pictures:
+            picture = pictures[index]
+            text[-1] += f"\n[Page {first + index} as a picture, {picture.width}x{picture.height}:]"
+            content += [TextPart("\n\n".join(text)), picture]
             text = []
     if text:
         content.append(TextPart("\n\n".join(text)))
