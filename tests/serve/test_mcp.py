@@ -77,7 +77,7 @@ def test_text_pdf_notebook_image_and_error(ws: Path):
 
     text, pdf, nb, binary, missing, invalid = run({}, "--root", str(ws), calls=calls)
     assert not text.is_error and texts(text).startswith("     5\tline 5\n     6\tline 6\n     7\tline 7\n[")
-    assert "offset=8" in texts(text).splitlines()[-1]
+    assert "offset=8" in texts(text).splitlines()[-2] and texts(text).splitlines()[-1].startswith("[version ")
     assert "--- Page 2 ---" in texts(pdf) and "second page" in texts(pdf) and "third page" not in texts(pdf)
     images = [c for c in nb.content if c.type == "image"]
     assert len(images) == 1 and images[0].mime_type == "image/png" and "plot()" in texts(nb)
@@ -358,4 +358,5 @@ def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
                                        "--tool-arg", "offset=29"], capture_output=True, text=True, timeout=120)
     answer = json.loads(called.stdout)
     assert answer["isError"] is False
-    assert answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
+    assert answer["content"][0] == {"type": "text", "text": "    29\tline 29\n    30\tline 30"}
+    assert answer["content"][1]["text"].startswith("[version ") and len(answer["content"]) == 2

@@ -32,6 +32,7 @@ from agentread.result import ReadError, ReadResult, error_result
 from agentread.serve.session import ReadSession
 from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
 from agentread.serve.workers import supported as workers_supported
+from agentread.versions import Versions
 from agentread.workspace import Refusal, Workspace, file_version
 
 log = logging.getLogger("agentread")
@@ -173,6 +174,7 @@ class ReadService:
         self.deadline = read_deadline()
         self.session = ReadSession() if stub else None
         self.quick = _QuickFiles()
+        self.versions = Versions()  # this session's versions, and the texts it diffs against
 
     @property
     def workspace(self) -> Workspace:
@@ -203,14 +205,14 @@ class ReadService:
                 started = time.perf_counter()
                 result = answer(request, lambda: run(plan))
                 self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=True)
-                return result
+                return self.versions.answer(plan, result)
         planned = await self._on_thread(request.path, self._here, request, live, None, plan)
         if not isinstance(planned, _Planned):
             return planned
         result = await self._in_worker(planned.plan)
         if self.session:
             self.session.keep(planned.plan, planned.mark, result)
-        return result
+        return self.versions.answer(planned.plan, result)
 
     async def read_many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
                         ) -> ManyResult | ReadResult:
@@ -277,7 +279,7 @@ class ReadService:
         self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=False)
         if self.session:
             self.session.keep(plan, mark, result, held)
-        return result
+        return result if held is not None else self.versions.answer(plan, result)
 
     def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list,
                      loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
