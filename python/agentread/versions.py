@@ -84,7 +84,7 @@ def mtime_text(mtime: float) -> str:
 
 def lines_of(text: str) -> list[str]:
     """The lines of `text` as the editor numbers them: a final line end starts no other line."""
-    lines = _LINE_END.split(text)
+    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -179,22 +179,24 @@ class Versions:
         again: on a read thread."""
         if result.is_error or result.version is None:
             return result
-        path, version = plan.resolved.path, result.version
-        now = self._text_now(plan, version)
+        path, version, before = plan.resolved.path, result.version, plan.request.since
         with self._lock:
             last = self._last.pop(path, None)
             self._last[path] = version
             if len(self._last) > REMEMBERED_FILES:
                 self._last.popitem(last=False)
-            earlier = self._texts.get((path, plan.request.since or last or ""))
+            now = self._texts.get((path, version))
+            earlier = self._texts.get((path, before or last or ""))
+        if now is None:
+            now = self._text_now(plan, version)
         if now is not None:
             self._hold(path, version, now)
+        if (before or last or version) == version:  # unchanged, or nothing to compare with
+            return since(result, before)
         if earlier is not None and now is not None:
             earlier, now = lines_of(earlier), lines_of(now)
-        if plan.request.since is not None:
-            return since(result, plan.request.since, earlier, now)
-        if last is None or last == version:
-            return result
+        if before is not None:
+            return since(result, before, earlier, now)
         line = f"[Changed since this session last read {result.path} (version {last}, now {version})"
         if earlier is not None and now is not None:
             count = differing(earlier, now)

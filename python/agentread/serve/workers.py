@@ -71,6 +71,10 @@ BUSY_AFTER_SECONDS = 5.0
 # rather than queued behind files that may take a minute each.
 MAX_SPARE_WORKERS = 2
 
+# Workers run at this niceness: a read that keeps a worker's core busy (a hostile PDF page) yields
+# the CPU to the server's own quick reads (text, notebooks) on a machine with few cores.
+WORKER_NICENESS = 10
+
 # Imported once by the process that workers are forked from, so that a fresh worker does not
 # import them. pypdfium2 initialises PDFium when imported; PDFium starts no thread of its own, so
 # a worker forked after it reads PDFs as one that imported it itself.
@@ -394,6 +398,7 @@ def _exit_code(process) -> int | None:
 def _serve(connection, memory_bytes: int, server: int) -> None:
     """The worker's life: set up, then read each request the server sends until the pipe closes."""
     os.setpgrp()  # a group of its own, which the server kills whole
+    os.nice(WORKER_NICENESS)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the server's input
     os.dup2(2, 1)  # stdout is the server's protocol channel: what a library prints goes to stderr
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the server's to handle
