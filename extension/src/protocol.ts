@@ -15,6 +15,8 @@ export interface ReadInput {
   cells?: string;
   /** Read a notebook (or any text-based format) as its plain numbered source. */
   raw?: boolean;
+  /** A `version` an earlier read gave: the server answers unchanged, or what changed since. */
+  since?: string;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -90,6 +92,13 @@ export interface ReadResult {
   shown?: Shown;
   /** A re-read of an unchanged file in a session with the unchanged-read stub on: one line says so. */
   unchanged?: boolean;
+  /** The file's version (a short content hash), its size in bytes and modification time (docs/CONTRACT.md). */
+  version?: string;
+  size?: number;
+  mtime?: string;
+  /** The file changed since the version `since` named, or since this session last read it; `diff`: the text is a diff. */
+  changed?: boolean;
+  diff?: boolean;
   encoding?: string;
   isError: boolean;
   error?: { code: string; message: string };
@@ -137,7 +146,7 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'since'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents
