@@ -13,12 +13,12 @@ the server. A file is read by the same worker (a hash of its real path) so that 
 warm, the open PDF documents, serves the next read of it, unless that worker is busy: then by an
 idle one. When every worker has been busy with one read for SPARE_AFTER_SECONDS, the pool starts a
 spare (at most MAX_SPARE_WORKERS, each ended once its read is done and nobody waits); when every
-one, spares too, has been for BUSY_AFTER_SECONDS, a read is answered at once that the readers are
-busy (ReadersBusy). So slow files never delay a quick one for long, and ordinary reads still queue.
-The OS holds each worker to its address space (AGENTREAD_WORKER_MEMORY_MB) and each
-read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline
-or when the read is cancelled, and starts a fresh one, on which the reads waiting for it then run. A
-worker ends with the server, however the server ends.
+one, spares too, has been for half the deadline (BUSY_AFTER_DEADLINE_SHARE), a read is answered
+that the readers are busy (ReadersBusy). So slow files never delay a quick one for long, and
+ordinary reads still queue. The OS holds each worker to its address space
+(AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the
+server kills a worker at a read's deadline or when the read is cancelled, and starts a fresh one,
+on which the reads waiting for it then run. A worker ends with the server, however the server ends.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ DEFAULT_CPU_SECONDS = 120
 # PDF page or an image is read well within it, so spares start only beside slow reads.
 SPARE_AFTER_SECONDS = 1.0
 # With every spare started, a read waiting is answered that the readers are busy once every worker
-# has been this long on its read: by then they hold files that may take up to the deadline each.
-BUSY_AFTER_SECONDS = 5.0
+# has been on its read for this share of the read deadline: files that slow are likely to run to it,
+# while a machine merely loaded with ordinary reads never gets there.
+BUSY_AFTER_DEADLINE_SHARE = 0.5
 
 # Workers started beside the others when all are busy with slow reads: two hostile files hold two
 # workers, and quick reads go on in these; past them, a read is answered that the readers are busy
@@ -164,13 +165,14 @@ class WorkerPool:
         busy), within `deadline` seconds of its start there (TimeoutError; the worker is killed).
         ReadersBusy if every worker stays busy; WorkerDied if the worker ended during it;
         InvalidParams or ReaderFailed if the reader raised."""
-        worker = await self._worker_for(route(plan.resolved.path, len(self._workers)))
+        worker = await self._worker_for(route(plan.resolved.path, len(self._workers)),
+                                        BUSY_AFTER_DEADLINE_SHARE * deadline)
         try:
             return await worker.read((plan, self.limits.cpu_seconds), deadline)
         finally:
             self._release(worker)
 
-    async def _worker_for(self, preferred: int) -> _Worker:
+    async def _worker_for(self, preferred: int, busy_after: float) -> _Worker:
         """A worker for a read, now busy: the preferred one, an idle one, the first to come free, or
         a spare; ReadersBusy when every one stays on a slow read."""
         loop = asyncio.get_running_loop()
@@ -186,10 +188,10 @@ class WorkerPool:
                     self._spares.append(worker)
                     return worker.claim()
                 wait = SPARE_AFTER_SECONDS - youngest
-            elif youngest >= BUSY_AFTER_SECONDS:
+            elif youngest >= busy_after:
                 raise ReadersBusy(len(busy))
             else:
-                wait = BUSY_AFTER_SECONDS - youngest
+                wait = busy_after - youngest
             worker = await self._freed(wait)
             if worker is not None:
                 return worker
