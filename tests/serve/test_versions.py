@@ -150,3 +150,22 @@ def test_a_session_holds_a_bounded_text_of_ten_thousand_files(tmp_path: Path):
         plan = engine.plan(parse_request({"path": name, "limit": 3, "since": first_versions[name]}))
         result = versions.answer(plan, run(plan))
         assert result.changed and result.diff is diffed, result.text()
+
+
+def test_an_editor_buffers_version_is_of_its_text_and_its_edits_are_diffed(ws: Path):
+    server = ServerProcess(workspace=ws)
+    try:
+        uri = (ws / "a.txt").resolve().as_uri()
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1,
+                                                                "text": LINES}})
+        opened = server.read(path="a.txt", limit=3)
+        assert opened["encoding"].endswith("(editor buffer)")
+        on_disk = Engine(Workspace([str(ws)])).read(parse_request({"path": "a.txt"}))
+        assert opened["version"] == on_disk.version  # the same text, in the editor or on disk
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"text": LINES.replace("line 3\n", "line three\n")}]})
+        diff = server.read(path="a.txt", limit=5, since=opened["version"])
+        assert diff["diff"] and "-line 3\n+line three" in text_of(diff)
+        assert not (ws / "a.txt").read_text().count("three")  # the file on disk is as it was
+    finally:
+        server.close()

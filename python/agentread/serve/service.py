@@ -1,7 +1,7 @@
 """The one read service both servers call: where a read runs, its deadline, cancellation, the
-unchanged-read stub, consent for the files of a many-files read, and the answer to a reader that
-failed unexpectedly. The JSON-RPC and MCP servers keep only their protocol: parsing, envelopes,
-asking the user.
+unchanged-read stub, the session's versions (versions.py), consent for the files of a many-files
+read, and the answer to a reader that failed unexpectedly. The JSON-RPC and MCP servers keep only
+their protocol: parsing, envelopes, asking the user.
 
 A read is planned on a read thread (Engine.plan: the path resolved, the file sniffed). A plan whose
 reader isolates (the readers' table) is read in a worker process (workers.py), awaited on the event
