@@ -62,8 +62,9 @@ QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
 
 # Reads of many files run on threads of their own: one waits there for each file read in a worker,
-# and must not hold a thread the single reads need.
-MANY_THREADS = 2
+# and must not hold a thread the single reads need. As many as there are read threads, which they
+# shared before.
+MANY_THREADS = READ_THREADS
 
 # A read waits for a thread at most this many deadlines, then is answered `busy`: every read on a
 # thread stops by its deadline, so only threads stuck in the system (a hung mount) make it wait so
