@@ -21,7 +21,11 @@ What it does and checks, in order, printing the figures:
     never read before (so that each needs a read thread) all answer with their content, and the slow
     reads let go of their file. The quick reads can only be answered once cancelling has freed the
     threads: the deadline is longer than the wait. The time each step took is printed, not checked.
- 4. A reader that raises unexpectedly: the server process is started with a `sitecustomize` that
+ 4. Quick reads beside slow ones: QUICK_READS quick reads (text windows, small notebook cells),
+    QUICK_IN_FLIGHT at a time, first alone, then with two reads in flight that never end (the PDF
+    reader injected to spin on SPINNING_PDFS, as PDFium stuck in C code would, each holding a worker
+    until it is cancelled). The p99 of each and their ratio are printed; the goal is <= 1.5x.
+ 5. A reader that raises unexpectedly: the server process is started with a `sitecustomize` that
     makes the PDF reader raise RuntimeError for one file name (no known real input does that any
     more; the injected fault exercises the real server's handling). The answer is an error result
     with code `internal`, and the next request still answers.
@@ -46,7 +50,16 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "python"))
 
 from builders import build_pdf  # noqa: E402
-from rpc import POLL_SECONDS, ServerProcess, holders, text_of, write_unending_line  # noqa: E402
+from rpc import (  # noqa: E402
+    POLL_SECONDS,
+    STUCK_PDF,
+    STUCK_READER,
+    ServerProcess,
+    holders,
+    text_of,
+    workers_reading,
+    write_unending_line,
+)
 
 TEXT_FILES = 8
 TEXT_LINES = 5_000
@@ -69,6 +82,14 @@ LOAD_DEADLINE = 2 * LOST_AFTER
 # Text files read only after cancelling: never read before, each needs a read thread (a small file
 # read before may be read on the event loop, which no busy thread holds up).
 FRESH_FILES = 4
+
+# Quick reads timed alone and beside two reads that never end, this many at a time; the goal for
+# the ratio of their p99s.
+QUICK_READS = 2_000
+QUICK_IN_FLIGHT = 4
+QUICK_ROUNDS = 4
+QUICK_P99_GOAL = 1.5
+SPINNING_PDFS = [f"{n}-{STUCK_PDF}" for n in range(2)]
 
 # One read in this many is of a hostile file.
 HOSTILE_EVERY = 100
@@ -95,6 +116,8 @@ def make_workspace(folder: Path) -> None:
     for hostile in HOSTILE.glob("*.p*"):
         (folder / hostile.name).write_bytes(hostile.read_bytes())
     (folder / CRASH_FILE).write_bytes(PNG)
+    for name in SPINNING_PDFS:
+        (folder / name).write_bytes(build_pdf(["never read"]))
 
 
 # A 1x1 grey PNG.
@@ -306,6 +329,72 @@ def wait_for(condition) -> bool:
     return True
 
 
+def quick_request(rng: random.Random) -> dict:
+    """A quick read: a window of a text file, or one cell of the small notebook."""
+    if rng.random() < 0.75:
+        return {"path": f"text{rng.randrange(TEXT_FILES)}.txt", "offset": rng.randint(1, TEXT_LINES),
+                "limit": rng.randint(1, 50)}
+    return {"path": "small.ipynb", "cells": str(rng.randint(1, NOTEBOOK_CELLS))}
+
+
+def timed_reads(server: ServerProcess, plan: list[dict]) -> list[float]:
+    """Each read of `plan`, QUICK_IN_FLIGHT at a time: its seconds (an error answer fails the
+    run)."""
+    times: list[float] = []
+    lock = threading.Lock()
+    queue = list(reversed(plan))
+
+    def run() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                params = queue.pop()
+            started = time.perf_counter()
+            result = server.request("agentread/read", params, timeout=LOST_AFTER).get("result") or {}
+            seconds = time.perf_counter() - started
+            assert not result.get("isError", True), result
+            with lock:
+                times.append(seconds)
+
+    threads = [threading.Thread(target=run) for _ in range(QUICK_IN_FLIGHT)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times
+
+
+def p99(times: list[float]) -> float:
+    return sorted(times)[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def quick_phase(server: ServerProcess, folder: Path) -> dict:
+    """p99 of quick reads alone and with two reads in flight that never end, in QUICK_ROUNDS
+    alternating rounds (so that a change of the machine's load meanwhile weighs on both alike); the
+    reads that never end are cancelled at the end of each round."""
+    plan = [quick_request(random.Random(n)) for n in range(QUICK_READS)]
+    timed_reads(server, plan[:QUICK_READS // 10])  # warm-up: every file read once
+    alone: list[float] = []
+    beside: list[float] = []
+    in_flight, codes = True, []
+    share = QUICK_READS // QUICK_ROUNDS
+    for r in range(QUICK_ROUNDS):
+        part = plan[r * share:(r + 1) * share]
+        alone += timed_reads(server, part)
+        spinning = [server.send("agentread/read", {"path": name}) for name in SPINNING_PDFS]
+        in_flight &= wait_for(lambda: all(workers_reading(server, folder / name) for name in SPINNING_PDFS))
+        beside += timed_reads(server, part)
+        in_flight &= all(server._queue(msg_id).empty() for msg_id in spinning)  # in flight all along
+        for msg_id in spinning:
+            server.notify("$/cancelRequest", {"id": msg_id})
+        codes += [server.wait(msg_id, timeout=LOST_AFTER).get("error", {}).get("code") for msg_id in spinning]
+    return {"quick_reads": len(alone), "in_flight": QUICK_IN_FLIGHT, "rounds": QUICK_ROUNDS,
+            "p99_alone_ms": round(p99(alone) * 1000, 2), "p99_beside_two_hostile_ms": round(p99(beside) * 1000, 2),
+            "ratio": round(p99(beside) / p99(alone), 2), "goal": QUICK_P99_GOAL,
+            "hostile_in_flight_throughout": in_flight, "hostile_cancel_codes": codes}
+
+
 def fault_phase(server: ServerProcess) -> dict:
     answer = server.request("agentread/read", {"path": "raises.pdf"}, timeout=LOST_AFTER)
     result = answer.get("result") or {}
@@ -321,17 +410,19 @@ def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
         make_workspace(folder)
         inject = folder / "fault-injection"
         inject.mkdir()
-        (inject / "sitecustomize.py").write_text(FAULT_INJECTION)
+        (inject / "spinning_reader.py").write_text(STUCK_READER)  # a module of its own: its own names
+        (inject / "sitecustomize.py").write_text(FAULT_INJECTION + "import spinning_reader  # noqa\n")
         server = ServerProcess(workspace=folder, env={
             "PYTHONPATH": os.pathsep.join([str(REPO / "python"), str(inject), os.environ.get("PYTHONPATH", "")]),
             "AGENTREAD_READ_DEADLINE": str(LOAD_DEADLINE), "AGENTREAD_TEST_CRASH_FILE": CRASH_FILE})
         try:
             figures = {"load": load_phase(server, requests, in_flight, seed),
                        "cancel": cancel_phase(server, folder),
+                       "quick": quick_phase(server, folder),
                        "fault": fault_phase(server)}
         finally:
             server.close()
-    load, cancel, fault = figures["load"], figures["cancel"], figures["fault"]
+    load, cancel, quick, fault = figures["load"], figures["cancel"], figures["quick"], figures["fault"]
     figures["checks"] = {
         "no_lost_or_mismatched": load["lost"] == 0 and load["mismatched"] == 0,
         "every_hostile_read_answered": sum(load["hostile_answers"].values()) == load["hostile_reads"],
@@ -339,6 +430,8 @@ def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
         "cancel_answers_request_cancelled": all(c == -32800 for c in cancel["cancel_codes"]),
         "cancelled_reads_free_their_threads": cancel["slow_reads_under_way"] and cancel["quick_reads_ok"]
         and cancel["slow_reads_ended"],
+        "quick_reads_answered_beside_hostile_ones": quick["hostile_in_flight_throughout"]
+        and all(c == -32800 for c in quick["hostile_cancel_codes"]),
         "server_answers_after_unexpected_failure": fault["unexpected_read_is_error_result"]
         and fault["next_request_answers"],
     }

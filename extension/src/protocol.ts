@@ -17,6 +17,8 @@ export interface ReadInput {
   raw?: boolean;
   /** `image`: PDF pages as pictures, each after its text; `text`: no pictures at all. */
   view?: 'text' | 'image';
+  /** A `version` an earlier read gave: the server answers unchanged, or what changed since. */
+  since?: string;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -93,6 +95,13 @@ export interface ReadResult {
   shown?: Shown;
   /** A re-read of an unchanged file in a session with the unchanged-read stub on: one line says so. */
   unchanged?: boolean;
+  /** The file's version (a short content hash), its size in bytes and modification time (docs/CONTRACT.md). */
+  version?: string;
+  size?: number;
+  mtime?: string;
+  /** The file changed since the version `since` named, or since this session last read it; `diff`: the text is a diff. */
+  changed?: boolean;
+  diff?: boolean;
   encoding?: string;
   isError: boolean;
   error?: { code: string; message: string };
@@ -140,7 +149,7 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { checkConsent, consentQuestion, consentQuestionMany } from './consent';
-import { failureText, toParts, type PartFactory } from './convert';
+import { failureText, toParts, versionLine, type PartFactory } from './convert';
 import {
   entryPath,
   forwardRead,
@@ -211,9 +211,12 @@ async function withinBudget<T extends ReadResult | ReadManyResult>(
 
 /** What the model receives: the result's text and image parts, or the text of a request that failed. */
 function toolResult(result: ReadResult | ReadManyResult | string): vscode.LanguageModelToolResult {
-  return new vscode.LanguageModelToolResult(
-    typeof result === 'string' ? [new vscode.LanguageModelTextPart(result)] : toParts(result, partFactory()),
-  );
+  if (typeof result === 'string') {
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result)]);
+  }
+  const line = 'version' in result ? versionLine(result) : undefined;
+  const parts = toParts(result, partFactory());
+  return new vscode.LanguageModelToolResult(line ? [...parts, new vscode.LanguageModelTextPart(line)] : parts);
 }
 
 /**

@@ -18,6 +18,7 @@ def _read(args: argparse.Namespace) -> int:
 
     window = {"offset": args.offset, "limit": args.limit, "pages": args.pages, "cells": args.cells, "raw": args.raw}
     window["view"] = args.view
+    window["since"] = args.since
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     engine = Engine(Workspace([args.root or os.getcwd()]))
@@ -28,8 +29,8 @@ def _read(args: argparse.Namespace) -> int:
             from agentread.many import parse_many_request, read_many
 
             if window or args.consent:
-                raise InvalidParams("--offset, --limit, --pages, --cells, --raw and --consent apply to one path; "
-                                    "read the files one at a time for them")
+                raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --since and --consent apply to one "
+                                    "path; read the files one at a time for them")
             result = read_many(engine, parse_many_request({"paths": args.paths, **size}))
             failed = False
         else:
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="the reply's text in bytes at most, as a host that passes on no more would need")
     read.add_argument("--view", choices=("text", "image"),
                       help="image: PDF pages as pictures, each with its text; text: no pictures at all")
+    read.add_argument("--since", help="a version an earlier read gave: say whether the file changed since")
     read.add_argument("--json", action="store_true", help="print the whole result object")
     sub.add_parser("serve", help="run the JSON-RPC server on stdio")
     mcp = sub.add_parser("mcp", help="run the Model Context Protocol server on stdio (needs agentread[mcp])")

@@ -22,6 +22,8 @@ from agentread.readers.directory import read_directory
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
+from agentread.versions import file_version as file_version_of
+from agentread.versions import mtime_text, since, text_version
 from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
@@ -61,8 +63,9 @@ class Engine:
         self.live = live or (lambda path: None)
 
     def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
-        """The read, here. Never raises for a problem with the file; InvalidParams propagates."""
-        return answer(request, lambda: run(self.plan(request, live)))
+        """The read, here (without a session: `since` tells unchanged from changed only). Never
+        raises for a problem with the file; InvalidParams propagates."""
+        return since(answer(request, lambda: run(self.plan(request, live))), request.since)
 
     def plan(self, request: ReadRequest, live: LiveLookup | None = None) -> Plan:
         """Resolve and sniff: where the read leads, what reads it, and whether in a worker.
@@ -121,19 +124,41 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
 def run(plan: Plan) -> ReadResult:
     """Read what `plan` names, held to the caller's `maxBytes`. Raises ReadError (see `answer`)."""
     limit = plan.request.max_bytes
-    result = _read(plan, plan.request)
+    version = _version(plan)  # before the read: a change during it makes the version older, never newer
+    result = _versioned(_read(plan, plan.request), version)
     tried = plan.request
     for _ in range(MAX_FIT_TRIES):
         over = 0 if limit is None or result.is_error else result.text_bytes() - limit
         if over <= 0:
             return result
         tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
-        result = _read(plan, tried)
+        result = _versioned(_read(plan, tried), version)
     if result.is_error or result.text_bytes() <= limit:
         return result
     raise ReadError("reply_too_large", f"the smallest reply this read of {plan.request.path} gives "
                     f"({result.text_bytes():,} bytes) is over the {limit:,}-byte limit of one reply here. Read a "
                     "smaller part of it: a smaller limit, one page or one cell.")
+
+
+def _version(plan: Plan) -> tuple | None:
+    """(version, size, mtime) of what the plan reads (versions.py); None for a directory."""
+    st = plan.resolved.st
+    if plan.kind == "directory":
+        return None
+    if isinstance(plan.buffer, LiveNotebook):
+        with open_verified(plan.resolved) as f:
+            data = live_notebook_bytes(f.read(), plan.buffer)
+        return file_version_of(io.BytesIO(data), len(data), st.st_mtime_ns), len(data), st.st_mtime
+    if isinstance(plan.buffer, str):
+        return text_version(plan.buffer), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
+    with open_verified(plan.resolved) as f:
+        return file_version_of(f, st.st_size, st.st_mtime_ns), st.st_size, st.st_mtime
+
+
+def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:
+    if version is not None and not result.is_error:
+        result.version, result.size, result.mtime = version[0], version[1], mtime_text(version[2])
+    return result
 
 
 def _read(plan: Plan, request: ReadRequest) -> ReadResult:

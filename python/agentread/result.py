@@ -73,6 +73,14 @@ class ReadResult:
     # A session's repeated read of an unchanged file, answered with one line (session.py;
     # docs/CONTRACT.md).
     unchanged: bool = False
+    # The file's version (versions.py): a short hash, its size in bytes and its modification
+    # time; `changed` when a read says the file changed since an earlier read, `diff` when its text
+    # is a diff.
+    version: str | None = None
+    size: int | None = None
+    mtime: str | None = None
+    changed: bool = False
+    diff: bool = False
 
     @property
     def is_error(self) -> bool:
@@ -120,6 +128,12 @@ class ReadResult:
             out["encoding"] = self.encoding
         if self.unchanged:
             out["unchanged"] = True
+        if self.version is not None:
+            out.update(version=self.version, size=self.size, mtime=self.mtime)
+        if self.changed:
+            out["changed"] = True
+        if self.diff:
+            out["diff"] = True
         out["isError"] = self.is_error
         if self.error is not None:
             out["error"] = {"code": self.error.code, "message": sendable(self.error.message)}

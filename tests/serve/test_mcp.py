@@ -77,7 +77,7 @@ def test_text_pdf_notebook_image_and_error(ws: Path):
 
     text, pdf, nb, binary, missing, invalid = run({}, "--root", str(ws), calls=calls)
     assert not text.is_error and texts(text).startswith("     5\tline 5\n     6\tline 6\n     7\tline 7\n[")
-    assert "offset=8" in texts(text).splitlines()[-1]
+    assert "offset=8" in texts(text).splitlines()[-2] and texts(text).splitlines()[-1].startswith("[version ")
     assert "--- Page 2 ---" in texts(pdf) and "second page" in texts(pdf) and "third page" not in texts(pdf)
     images = [c for c in nb.content if c.type == "image"]
     assert len(images) == 1 and images[0].mime_type == "image/png" and "plot()" in texts(nb)
@@ -358,7 +358,8 @@ def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
                                        "--tool-arg", "offset=29"], capture_output=True, text=True, timeout=120)
     answer = json.loads(called.stdout)
     assert answer["isError"] is False
-    assert answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
+    assert answer["content"][0] == {"type": "text", "text": "    29\tline 29\n    30\tline 30"}
+    assert answer["content"][1]["text"].startswith("[version ") and len(answer["content"]) == 2
 
 
 def test_a_word_files_picture_comes_with_its_text(ws: Path):
@@ -370,8 +371,8 @@ def test_a_word_files_picture_comes_with_its_text(ws: Path):
         return await client.call_tool("read", {"path": "paper.docx"})
 
     answer = run({}, "--root", str(ws), calls=calls)
-    assert not answer.is_error and [c.type for c in answer.content] == ["text", "image"]
-    assert texts(answer).endswith('[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, '
-                                  '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]')
+    assert not answer.is_error and [c.type for c in answer.content] == ["text", "image", "text"]
+    assert answer.content[0].text.endswith('[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, '
+                                           '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]')
     assert answer.content[1].mime_type == "image/png"
     assert base64.b64decode(answer.content[1].data).startswith(b"\x89PNG")

@@ -196,3 +196,93 @@ def test_limits_come_from_the_environment_and_bad_values_keep_the_defaults():
     assert Limits.from_environment({"AGENTREAD_WORKERS": "0"}).workers == 0
     assert Limits.from_environment({"AGENTREAD_WORKERS": "-1", "AGENTREAD_WORKER_MEMORY_MB": "0",
                                     "AGENTREAD_WORKER_CPU_SECONDS": "lots"}) == Limits()
+
+
+def stuck_names(count: int) -> list[str]:
+    """Names the injected reader never ends reading (they end in STUCK_PDF)."""
+    return [f"{n}-{STUCK_PDF}" for n in range(count)]
+
+
+def test_two_reads_that_never_end_delay_no_quick_read(tmp_path):
+    """Two reads that never end hold both workers; a PDF read meanwhile is read by a spare worker,
+    a text file and a notebook on threads, all while the two still run (the default deadline)."""
+    from agentread.serve.workers import DEFAULT_WORKERS
+    from builders import code, notebook
+
+    (tmp_path / "good.pdf").write_bytes(build_pdf(["a good page"]))
+    (tmp_path / "a.txt").write_text("line 1\nline 2\n")
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("print(1)")))
+    names = stuck_names(DEFAULT_WORKERS)
+    for name in names:
+        (tmp_path / name).write_bytes(build_pdf(["never read"]))
+    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
+    try:
+        slow = [server.send("agentread/read", {"path": name}) for name in names]
+        for name in names:
+            wait_until(lambda name=name: workers_reading(server, tmp_path / name), f"{name} under way")
+        assert "a good page" in text_of(server.read(path="good.pdf"))
+        assert server.read(path="a.txt")["endLine"] == 2
+        assert "print(1)" in text_of(server.read(path="nb.ipynb"))
+        assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
+    finally:
+        server.close()
+
+
+def test_with_every_worker_on_a_read_that_never_ends_a_read_is_told_the_readers_are_busy(tmp_path):
+    from agentread.serve.workers import DEFAULT_WORKERS, MAX_SPARE_WORKERS
+
+    (tmp_path / "good.pdf").write_bytes(build_pdf(["a good page"]))
+    names = stuck_names(DEFAULT_WORKERS + MAX_SPARE_WORKERS)
+    for name in names:
+        (tmp_path / name).write_bytes(build_pdf(["never read"]))
+    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
+    try:
+        for name in names:
+            server.send("agentread/read", {"path": name})
+            wait_until(lambda name=name: workers_reading(server, tmp_path / name), f"{name} under way")
+        busy = server.read(path="good.pdf")
+        assert busy["error"]["code"] == "busy", busy
+        assert "busy with slow files" in text_of(busy) and "again in a minute" in text_of(busy)
+    finally:
+        server.close()
+
+
+def test_reads_of_many_files_waiting_on_workers_hold_no_read_thread(tmp_path):
+    """As many reads of many files as there are read threads, each waiting on a worker that never
+    ends its read: a text file never read before (it needs a read thread) is still read."""
+    from agentread.serve.service import READ_THREADS
+    from agentread.serve.workers import DEFAULT_WORKERS, MAX_SPARE_WORKERS
+
+    names = stuck_names(min(READ_THREADS, DEFAULT_WORKERS + MAX_SPARE_WORKERS))
+    for name in names:
+        (tmp_path / name).write_bytes(build_pdf(["never read"]))
+    (tmp_path / "fresh.txt").write_text("fresh\n")
+    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
+    try:
+        for name in names:
+            server.send("agentread/readMany", {"paths": [name]})
+        wait_until(lambda: workers_reading(server, tmp_path / names[0]), "a read of many under way")
+        assert text_of(server.read(path="fresh.txt")) == "     1\tfresh"
+    finally:
+        server.close()
+
+
+def test_a_reads_deadline_runs_from_its_start_not_its_wait_for_a_thread(tmp_path):
+    """Every read thread holds a read that never ends; a quick read sent then waits for a thread
+    until they are stopped at their deadline, and is then read, not answered `timeout`."""
+    from agentread.serve.service import READ_THREADS
+    from rpc import holders, write_unending_line
+
+    huge = write_unending_line(tmp_path / "huge.log")
+    (tmp_path / "quick.txt").write_text("quick\n")
+    server = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
+    try:
+        slow = [server.send("agentread/read", {"path": "huge.log", "offset": 2}) for _ in range(READ_THREADS)]
+        wait_until(lambda: holders(server.proc.pid, huge).get(server.proc.pid, 0) >= READ_THREADS,
+                   "every read thread on the huge file")
+        quick = server.send("agentread/read", {"path": "quick.txt"})
+        for msg_id in slow:
+            assert server.wait(msg_id, STOPPED_AFTER + ANSWER_TIMEOUT)["result"]["error"]["code"] == "timeout"
+        assert text_of(server.wait(quick)["result"]) == "     1\tquick"
+    finally:
+        server.close()

@@ -29,6 +29,7 @@ from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
 from agentread.result import ImagePart, ReadResult
 from agentread.serve.service import ReadService
+from agentread.versions import version_line
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
 # Roots (and the logging this server does not use) are deprecated in the protocol's next version,
@@ -197,7 +198,9 @@ def _parts(parts) -> list:
 def _content(result: ReadResult) -> types.CallToolResult:
     """A read as MCP content: text parts as text, images as images; an error result as an
     error (isError)."""
-    return types.CallToolResult(content=_parts(result.content), is_error=result.is_error)
+    line = version_line(result)
+    extra = [types.TextContent(type="text", text=line)] if line else []
+    return types.CallToolResult(content=_parts(result.content) + extra, is_error=result.is_error)
 
 
 def _many_content(reply: ManyResult | ReadResult) -> types.CallToolResult:

@@ -1,7 +1,7 @@
 """The one read service both servers call: where a read runs, its deadline, cancellation, the
-unchanged-read stub, consent for the files of a many-files read, and the answer to a reader that
-failed unexpectedly. The JSON-RPC and MCP servers keep only their protocol: parsing, envelopes,
-asking the user.
+unchanged-read stub, the session's versions (versions.py), consent for the files of a many-files
+read, and the answer to a reader that failed unexpectedly. The JSON-RPC and MCP servers keep only
+their protocol: parsing, envelopes, asking the user.
 
 A read is planned on a read thread (Engine.plan: the path resolved, the file sniffed). A plan whose
 reader isolates (the readers' table) is read in a worker process (workers.py), awaited on the event
@@ -30,8 +30,9 @@ from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
 from agentread.serve.session import ReadSession
-from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
+from agentread.serve.workers import Limits, ReaderFailed, ReadersBusy, WorkerDied, WorkerPool
 from agentread.serve.workers import supported as workers_supported
+from agentread.versions import Versions
 from agentread.workspace import Refusal, Workspace, file_version
 
 log = logging.getLogger("agentread")
@@ -43,9 +44,9 @@ READ_THREADS = 4
 
 # A read still running after this long is answered with a `timeout` error and told to stop (in a
 # worker process: the worker is killed): an agent must not hang on a hostile file. Generous,
-# because paging a big PDF cold can take seconds on a slow machine. A read in a worker is timed
-# from its start there, not while it waits its turn. AGENTREAD_READ_DEADLINE sets another (tests
-# use short ones).
+# because paging a big PDF cold can take seconds on a slow machine. A read is timed from its start
+# (on a thread, in a worker), not while it waits its turn. AGENTREAD_READ_DEADLINE sets another
+# (tests use short ones).
 DEFAULT_READ_DEADLINE_SECONDS = 60.0
 DEADLINE_VARIABLE = "AGENTREAD_READ_DEADLINE"
 
@@ -59,6 +60,16 @@ QUICK_READ_SECONDS = 0.01
 # it quick, so that a pause of a loaded machine during one read does not.
 QUICK_READ_SLOW_SECONDS = 10 * QUICK_READ_SECONDS
 QUICK_FILES = 256  # files remembered as quick, the least recently read dropped first
+
+# Reads of many files run on threads of their own: one waits there for each file read in a worker,
+# and must not hold a thread the single reads need. As many as there are read threads, which they
+# shared before.
+MANY_THREADS = READ_THREADS
+
+# A read waits for a thread at most this many deadlines, then is answered `busy`: every read on a
+# thread stops by its deadline, so only threads stuck in the system (a hung mount) make it wait so
+# long.
+THREAD_WAIT_DEADLINES = 3
 
 # How often a thread waiting on a worker process for a read of many files looks whether it was
 # told to stop.
@@ -95,9 +106,20 @@ def timeout_result(name: str, deadline: float) -> ReadResult:
                         "a smaller part of it (offset/limit, pages or cells), or fewer files.")
 
 
+def busy_result(name: str, what: str) -> ReadResult:
+    log.warning("read of %s refused: %s", name, what)
+    return error_result(name, "busy", f"{name} was not read: {what}. Read other files (text, code) meanwhile, "
+                        f"and read {name} again in a minute; or read a smaller part of the slow files.")
+
+
 def internal_result(name: str, kind: str, message: str) -> ReadResult:
     return error_result(name, "internal", f"reading {name} failed unexpectedly ({kind}: "
                         f"{message[:MAX_QUOTED_CHARS]}). Try a smaller range, or read another file.")
+
+
+def _settle(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class _QuickFiles:
@@ -170,9 +192,11 @@ class ReadService:
         # A thread is held until its read really ends, so a read stopped at its deadline still
         # counts here.
         self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
+        self.many_executor = ThreadPoolExecutor(max_workers=MANY_THREADS, thread_name_prefix="read-many")
         self.deadline = read_deadline()
         self.session = ReadSession() if stub else None
         self.quick = _QuickFiles()
+        self.versions = Versions()  # this session's versions, and the texts it diffs against
 
     @property
     def workspace(self) -> Workspace:
@@ -184,6 +208,7 @@ class ReadService:
             self.pool.start()
 
     def close(self) -> None:
+        self.many_executor.shutdown(wait=False, cancel_futures=True)
         if self.pool:
             self.pool.close()
 
@@ -203,14 +228,14 @@ class ReadService:
                 started = time.perf_counter()
                 result = answer(request, lambda: run(plan))
                 self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=True)
-                return result
+                return self.versions.answer(plan, result)
         planned = await self._on_thread(request.path, self._here, request, live, None, plan)
         if not isinstance(planned, _Planned):
             return planned
         result = await self._in_worker(planned.plan)
         if self.session:
             self.session.keep(planned.plan, planned.mark, result)
-        return result
+        return self.versions.answer(planned.plan, result)
 
     async def read_many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
                         ) -> ManyResult | ReadResult:
@@ -233,7 +258,7 @@ class ReadService:
                                              if f.state == "whole" and not f.images_dropped])
             return reply
 
-        return await self._on_thread("the files listed", many)
+        return await self._on_thread("the files listed", many, executor=self.many_executor)
 
     async def check(self, paths: list[str] | ManyRequest) -> list[Refusal | None]:
         """The consent rule, for a client to ask its user before it reads: for each path (or each
@@ -277,7 +302,7 @@ class ReadService:
         self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=False)
         if self.session:
             self.session.keep(plan, mark, result, held)
-        return result
+        return result if held is not None else self.versions.answer(plan, result)
 
     def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list,
                      loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
@@ -299,29 +324,39 @@ class ReadService:
             self.session.keep(planned.plan, planned.mark, result, held)
         return result
 
-    async def _on_thread(self, name: str, fn: Callable, *args) -> Any:
-        """fn(*args, stop) on a read thread, within the deadline (else a `timeout` result); `stop`
-        is set when the call is cancelled or out of time, and the reader stops at its next
-        checkpoint. A reader's unexpected failure is an `internal` result; InvalidParams, a reader's
-        own check of the params, propagates."""
+    async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None) -> Any:
+        """fn(*args, stop) on a read thread, within the deadline from its start (else a `timeout`
+        result); `stop` is set when the call is cancelled or out of time, and the reader stops at
+        its next checkpoint. A reader's unexpected failure is an `internal` result; InvalidParams, a
+        reader's own check of the params, propagates."""
         stop = threading.Event()
+        loop = asyncio.get_running_loop()
+        began = loop.create_future()
 
         def call() -> Any:
+            loop.call_soon_threadsafe(_settle, began)
             try:
                 return run_cancellable(stop, fn, *args, stop)
             except Cancelled:  # stopped: nobody waits for the answer any more
                 return None
 
-        work = asyncio.get_running_loop().run_in_executor(self.executor, call)
+        work = loop.run_in_executor(executor or self.executor, call)
         try:
-            # A read cancelled or out of time before a thread takes it leaves the queue (the future
-            # is cancelled).
+            await asyncio.wait([began, work], timeout=THREAD_WAIT_DEADLINES * self.deadline,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if not began.done() and not work.done():
+                # Leaves the queue (the future is cancelled), or stops at its first checkpoint.
+                stop.set()
+                work.cancel()
+                return busy_result(name, f"every read thread stayed busy for "
+                                   f"{THREAD_WAIT_DEADLINES * self.deadline:g} s")
             return await asyncio.wait_for(work, self.deadline)
         except asyncio.TimeoutError:
             stop.set()
             return timeout_result(name, self.deadline)
         except asyncio.CancelledError:
             stop.set()
+            work.cancel()  # a read cancelled before a thread takes it leaves the queue
             raise
         except InvalidParams:
             raise
@@ -338,6 +373,9 @@ class ReadService:
             return await self.pool.read(plan, self.deadline)
         except asyncio.TimeoutError:
             return timeout_result(name, self.deadline)
+        except ReadersBusy as exc:
+            return busy_result(name, f"all {exc.reading} reader processes for PDF, image and Office files are "
+                               "busy with slow files")
         except ReaderFailed as exc:
             log.error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
             return internal_result(name, exc.name, str(exc))

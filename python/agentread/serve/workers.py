@@ -9,12 +9,16 @@ Each worker is a multiprocessing process, forked from a process that has importe
 (multiprocessing's forkserver), so that a fresh worker is ready in milliseconds. The server sends it
 one request at a time over a multiprocessing pipe and waits on its event loop for the answer to
 start; the rest is taken off the pipe on a thread, so that a worker stalled mid-reply cannot hold up
-the server. A file is always read by the same worker (a hash of its real path) so that what a worker
-keeps warm, the open PDF documents, serves the next read of it; the other requests for a busy worker
-wait their turn. The OS holds each worker to its address space (AGENTREAD_WORKER_MEMORY_MB) and each
-read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker at a read's deadline
-or when the read is cancelled, and starts a fresh one, on which the reads waiting for it then run. A
-worker ends with the server, however the server ends.
+the server. A file is read by the same worker (a hash of its real path) so that what a worker keeps
+warm, the open PDF documents, serves the next read of it, unless that worker is busy: then by an
+idle one. When every worker has been busy with one read for SPARE_AFTER_SECONDS, the pool starts a
+spare (at most MAX_SPARE_WORKERS, each ended once its read is done and nobody waits); when every
+one, spares too, has been for half the deadline (BUSY_AFTER_DEADLINE_SHARE), a read is answered
+that the readers are busy (ReadersBusy). So slow files never delay a quick one for long, and
+ordinary reads still queue. The OS holds each worker to its address space
+(AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the
+server kills a worker at a read's deadline or when the read is cancelled, and starts a fresh one,
+on which the reads waiting for it then run. A worker ends with the server, however the server ends.
 """
 
 from __future__ import annotations
@@ -54,6 +58,23 @@ DEFAULT_MEMORY_MB = 3072
 # stops a read first; this stops one whose threads burn several cores, or a worker the server
 # failed to stop.
 DEFAULT_CPU_SECONDS = 120
+
+# A read waiting for a worker starts a spare once every worker has been this long on its read: a
+# PDF page or an image is read well within it, so spares start only beside slow reads.
+SPARE_AFTER_SECONDS = 1.0
+# With every spare started, a read waiting is answered that the readers are busy once every worker
+# has been on its read for this share of the read deadline: files that slow are likely to run to it,
+# while a machine merely loaded with ordinary reads never gets there.
+BUSY_AFTER_DEADLINE_SHARE = 0.5
+
+# Workers started beside the others when all are busy with slow reads: two hostile files hold two
+# workers, and quick reads go on in these; past them, a read is answered that the readers are busy
+# rather than queued behind files that may take a minute each.
+MAX_SPARE_WORKERS = 2
+
+# Workers run at this niceness: a read that keeps a worker's core busy (a hostile PDF page) yields
+# the CPU to the server's own quick reads (text, notebooks) on a machine with few cores.
+WORKER_NICENESS = 10
 
 # Imported once by the process that workers are forked from, so that a fresh worker does not
 # import them. pypdfium2 initialises PDFium when imported; PDFium starts no thread of its own, so
@@ -106,6 +127,14 @@ class WorkerDied(Exception):
         self.how = how
 
 
+class ReadersBusy(Exception):
+    """Every worker, spares included, is busy with another read: `reading` is how many."""
+
+    def __init__(self, reading: int):
+        super().__init__(reading)
+        self.reading = reading
+
+
 class ReaderFailed(Exception):
     """The reader raised in the worker: `name` is the exception's type, `trace` its
     traceback there."""
@@ -127,14 +156,82 @@ class WorkerPool:
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(PRELOAD)
         self._workers = [_Worker(self) for _ in range(limits.workers)]
+        self._spares: list[_Worker] = []
+        self._waiting: list[asyncio.Future] = []  # reads waiting for a worker, first come first served
         self.server = os.getpid()  # what workers end with
 
     async def read(self, plan: Plan, deadline: float) -> ReadResult:
-        """The planned read's result, from the worker for its file, within `deadline` seconds of its
-        start there (TimeoutError; the worker is killed). WorkerDied if the worker ended during it;
+        """The planned read's result, from the worker for its file (or another, when that one is
+        busy), within `deadline` seconds of its start there (TimeoutError; the worker is killed).
+        ReadersBusy if every worker stays busy; WorkerDied if the worker ended during it;
         InvalidParams or ReaderFailed if the reader raised."""
-        worker = self._workers[route(plan.resolved.path, len(self._workers))]
-        return await worker.read((plan, self.limits.cpu_seconds), deadline)
+        worker = await self._worker_for(route(plan.resolved.path, len(self._workers)),
+                                        BUSY_AFTER_DEADLINE_SHARE * deadline)
+        try:
+            return await worker.read((plan, self.limits.cpu_seconds), deadline)
+        finally:
+            self._release(worker)
+
+    async def _worker_for(self, preferred: int, busy_after: float) -> _Worker:
+        """A worker for a read, now busy: the preferred one, an idle one, the first to come free, or
+        a spare; ReadersBusy when every one stays on a slow read."""
+        loop = asyncio.get_running_loop()
+        while True:
+            worker = self._take(preferred)
+            if worker is not None:
+                return worker
+            busy = self._workers + self._spares
+            youngest = min(loop.time() - w.since for w in busy)  # the read that started last
+            if len(self._spares) < MAX_SPARE_WORKERS:
+                if youngest >= SPARE_AFTER_SECONDS:
+                    worker = _Worker(self)
+                    self._spares.append(worker)
+                    return worker.claim()
+                wait = SPARE_AFTER_SECONDS - youngest
+            elif youngest >= busy_after:
+                raise ReadersBusy(len(busy))
+            else:
+                wait = busy_after - youngest
+            worker = await self._freed(wait)
+            if worker is not None:
+                return worker
+
+    def _take(self, preferred: int) -> _Worker | None:
+        """The worker for a file if it is idle, else any idle one, now busy; None if all
+        are busy."""
+        for worker in [self._workers[preferred], *self._workers, *self._spares]:
+            if not worker.busy:
+                return worker.claim()
+        return None
+
+    async def _freed(self, seconds: float) -> _Worker | None:
+        """The first worker to come free within `seconds`, handed over busy; None if none does."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await asyncio.wait([waiter], timeout=seconds)
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a worker as the read was cancelled
+                self._release(waiter.result())
+            raise
+        finally:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+            waiter.cancel()
+        return waiter.result() if waiter.done() and not waiter.cancelled() else None
+
+    def _release(self, worker: _Worker) -> None:
+        """A read is done with `worker`: it goes to the first read waiting, else it is idle (a
+        spare ends)."""
+        while self._waiting:
+            waiter = self._waiting.pop(0)
+            if not waiter.done():
+                waiter.set_result(worker.claim())
+                return
+        worker.busy = False
+        if worker in self._spares:
+            self._spares.remove(worker)
+            worker.kill()
 
     def start(self) -> None:
         """Starts the workers in the background (on the event loop), so that they are ready by the
@@ -145,9 +242,9 @@ class WorkerPool:
 
     def close(self) -> None:
         """Ends every worker at once, whatever it is reading (the server is ending)."""
-        for worker in self._workers:
+        for worker in self._workers + self._spares:
             worker.kill()
-        self._workers = []
+        self._workers, self._spares = [], []
 
 
 def route(real_path: str, workers: int) -> int:
@@ -160,44 +257,48 @@ def route(real_path: str, workers: int) -> int:
 class _Worker:
     def __init__(self, pool: WorkerPool) -> None:
         self.pool = pool
-        self.turn = asyncio.Lock()  # one read at a time
+        self.busy = False  # one read at a time: the pool hands it out
+        self.since = 0.0  # when its read began (the event loop's clock)
         self.process: multiprocessing.process.BaseProcess | None = None
         self.connection = None  # the server's end of the pipe to the process
         self.starting: asyncio.Future | None = None
 
+    def claim(self) -> _Worker:
+        self.busy, self.since = True, asyncio.get_running_loop().time()
+        return self
+
     async def read(self, args: tuple, deadline: float) -> ReadResult:
-        async with self.turn:
+        connection = await self._ready()
+        try:
+            connection.send(args)
+        except OSError:  # it ended while idle (killed from outside): this read runs on a fresh one
+            self.kill()
             connection = await self._ready()
-            try:
-                connection.send(args)
-            except OSError:  # it ended while idle (killed from outside): this read runs on a fresh one
-                self.kill()
-                connection = await self._ready()
-                connection.send(args)
-            loop = asyncio.get_running_loop()
-            ends = loop.time() + deadline
-            arrived = loop.create_future()  # the reply starts to arrive, or the worker has ended (end of file)
-            loop.add_reader(connection.fileno(), _settle, arrived, None)
-            late = loop.call_later(deadline, _settle, arrived, asyncio.TimeoutError())
-            try:
-                await arrived
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                self.kill()  # the next read, maybe one waiting its turn, starts a fresh worker
-                raise
-            finally:
-                late.cancel()
-                if self.connection is connection:
-                    loop.remove_reader(connection.fileno())
-            # The rest of the reply follows as the worker writes it: taken on a thread, within
-            # the deadline.
-            receiving = loop.run_in_executor(None, _receive, connection)
-            try:
-                reply = await asyncio.wait_for(asyncio.shield(receiving), max(ends - loop.time(), 0))
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                self.kill(receiving)  # its end of the pipe closes: the thread stops receiving
-                raise
-            if reply is None:
-                raise WorkerDied(await self._ended())
+            connection.send(args)
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + deadline
+        arrived = loop.create_future()  # the reply starts to arrive, or the worker has ended (end of file)
+        loop.add_reader(connection.fileno(), _settle, arrived, None)
+        late = loop.call_later(deadline, _settle, arrived, asyncio.TimeoutError())
+        try:
+            await arrived
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self.kill()  # the next read, maybe one waiting its turn, starts a fresh worker
+            raise
+        finally:
+            late.cancel()
+            if self.connection is connection:
+                loop.remove_reader(connection.fileno())
+        # The rest of the reply follows as the worker writes it: taken on a thread, within
+        # the deadline.
+        receiving = loop.run_in_executor(None, _receive, connection)
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(receiving), max(ends - loop.time(), 0))
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self.kill(receiving)  # its end of the pipe closes: the thread stops receiving
+            raise
+        if reply is None:
+            raise WorkerDied(await self._ended())
         if reply[0] == "raised":
             name, message, trace = reply[1:]
             raise InvalidParams(message) if name == "InvalidParams" else ReaderFailed(name, message, trace)
@@ -299,6 +400,7 @@ def _exit_code(process) -> int | None:
 def _serve(connection, memory_bytes: int, server: int) -> None:
     """The worker's life: set up, then read each request the server sends until the pipe closes."""
     os.setpgrp()  # a group of its own, which the server kills whole
+    os.nice(WORKER_NICENESS)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the server's input
     os.dup2(2, 1)  # stdout is the server's protocol channel: what a library prints goes to stderr
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the server's to handle

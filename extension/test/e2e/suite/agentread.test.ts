@@ -70,6 +70,28 @@ describe('agentread in VS Code', () => {
     assert.doesNotMatch(text, /^    16\t/m);
   });
 
+  it('passes since on: a changed file is answered with its diff, an unchanged one with one line', async () => {
+    const file = inWorkspace('versioned.txt');
+    const lines = Array.from({ length: 30 }, (_, n) => `row ${n + 1}`);
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    try {
+      const first = textOf(await invoke({ path: 'versioned.txt', limit: 5 }));
+      const version = /\[version (\w+) · /.exec(first.split('\n').at(-1) ?? '')?.[1];
+      assert.ok(version, `the last line gives the version: ${first}`);
+      const same = textOf(await invoke({ path: 'versioned.txt', since: version }));
+      assert.match(same, /^\[Unchanged: /);
+      assert.equal(same.split('\n').length, 1);
+      lines[19] = 'row twenty, edited';
+      fs.writeFileSync(file, lines.join('\n') + '\n');
+      const changed = textOf(await invoke({ path: 'versioned.txt', offset: 18, limit: 5, since: version }));
+      assert.match(changed, /^\[Changed: /);
+      assert.match(changed, /^-row 20\n\+row twenty, edited$/m);
+      assert.match(changed, /^@@ -17,7 \+17,7 @@$/m);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  });
+
   it('returns a notebook image output as an image data part', async () => {
     const result = await invoke({ path: inWorkspace('analysis.ipynb') });
     const images = dataParts(result);

@@ -1,0 +1,171 @@
+"""Versions: every file result names one; `since` answers unchanged, a diff of the window, or the
+fresh read said to have changed; a server session says when a file changed since its last read; the
+texts a session holds are bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentread.engine import Engine, run
+from agentread.request import parse_request
+from agentread.versions import HELD_TEXTS_BYTES, VERSION_HASH_BYTES, Versions
+from agentread.workspace import Workspace
+from rpc import ServerProcess, text_of
+
+LINES = "".join(f"line {n}\n" for n in range(1, 101))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text(LINES)
+    return tmp_path
+
+
+def edit(ws: Path) -> None:
+    """Line 50 changed and a line inserted after line 10: lines from 11 on are one further down."""
+    text = LINES.replace("line 50\n", "LINE FIFTY\n").replace("line 10\n", "line 10\ninserted\n")
+    (ws / "a.txt").write_text(text)
+
+
+def test_a_small_files_version_is_its_bytes_and_a_huge_ones_is_sampled(tmp_path: Path):
+    engine = Engine(Workspace([str(tmp_path)]))
+    small = tmp_path / "small.txt"
+    small.write_text("same\n")
+    first = engine.read(parse_request({"path": "small.txt"}))
+    os.utime(small, (1, 1))  # a touch
+    assert engine.read(parse_request({"path": "small.txt"})).version == first.version
+    assert first.size == 5 and first.mtime.endswith("Z") and len(first.version) == 16
+    big = tmp_path / "big.log"
+    with open(big, "wb") as f:  # sparse: larger than is hashed whole, never on disk
+        f.write(b"a log line\n" * 10_000)
+        f.truncate(4 * VERSION_HASH_BYTES)
+    before = engine.read(parse_request({"path": "big.log", "limit": 1}))
+    st = os.stat(big)
+    with open(big, "r+b") as f:
+        f.seek(4 * VERSION_HASH_BYTES - 6)
+        f.write(b"\nend!\n")
+    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same size and mtime: the last sample tells
+    after = engine.read(parse_request({"path": "big.log", "limit": 1}))
+    assert before.version and after.version != before.version and after.size == 4 * VERSION_HASH_BYTES
+
+
+def test_the_command_line_tells_unchanged_from_changed(ws: Path):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), *args],
+                              capture_output=True, text=True, timeout=60)
+
+    version = json.loads(cli("--json").stdout)["version"]
+    same = cli("--since", version, "--offset", "5", "--limit", "2")
+    assert same.returncode == 0 and same.stdout.count("\n") == 1 and "Unchanged" in same.stdout
+    edit(ws)
+    changed = cli("--since", version, "--offset", "50", "--limit", "2").stdout.splitlines()
+    assert changed[0].startswith("[Changed") and version in changed[0]
+    assert changed[1:] == ["    50\tline 49", "    51\tLINE FIFTY", changed[3]]
+
+
+def test_over_json_rpc_a_changed_file_is_answered_with_its_diff_numbered_as_now(ws: Path):
+    server = ServerProcess(workspace=ws)
+    try:
+        first = server.read(path="a.txt")
+        version = first["version"]
+        assert first["size"] == len(LINES) and not first.get("changed")
+        same = server.read(path="a.txt", offset=40, limit=20, since=version)
+        assert same["unchanged"] and text_of(same).count("\n") == 0 and version in text_of(same)
+        edit(ws)
+        diff = server.read(path="a.txt", offset=45, limit=10, since=version)
+        text = text_of(diff)
+        assert diff["changed"] and diff["diff"] and diff["version"] != version, text
+        assert "2 lines differ" in text.splitlines()[0] and "lines 45-54" in text.splitlines()[0]
+        assert "@@ -47,7 +48,7 @@" in text and "-line 50\n+LINE FIFTY" in text
+        assert "inserted" not in text  # that change is outside the window
+        elsewhere = server.read(path="a.txt", offset=80, limit=5, since=version)
+        assert "Nothing changed in lines 80-84" in text_of(elsewhere)
+        # Without `since`: the session read this file at another version, and says so first.
+        edit2 = (ws / "a.txt").read_text().replace("line 90\n", "")
+        (ws / "a.txt").write_text(edit2)
+        plain = server.read(path="a.txt", offset=1, limit=3)
+        head, *rest = text_of(plain).splitlines()
+        assert head.startswith("[Changed since this session last read") and "1 line differ" in head
+        assert rest[0] == "     1\tline 1" and plain["changed"]
+        assert not server.read(path="a.txt", offset=1, limit=3).get("changed")  # now at the version last read
+    finally:
+        server.close()
+
+
+def test_a_version_the_session_no_longer_holds_reads_the_file_again(ws: Path):
+    server = ServerProcess(workspace=ws)
+    try:
+        version = server.read(path="a.txt")["version"]
+        edit(ws)
+        unknown = server.read(path="a.txt", offset=50, limit=2, since="0123456789abcdef")
+        assert text_of(unknown).splitlines()[0].startswith("[Changed") and "LINE FIFTY" in text_of(unknown)
+        assert not unknown.get("diff") and version != unknown["version"]
+    finally:
+        server.close()
+
+
+def test_over_mcp_the_model_sees_the_version_and_the_diff(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from mcp_client import run, texts
+
+    async def calls(client):
+        first = texts(await client.call_tool("read", {"path": "a.txt", "limit": 5}))
+        version = first.splitlines()[-1].split()[1]
+        same = texts(await client.call_tool("read", {"path": "a.txt", "since": version}))
+        edit(ws)
+        changed = texts(await client.call_tool("read", {"path": "a.txt", "offset": 45, "limit": 10,
+                                                        "since": version}))
+        return first, version, same, changed
+
+    first, version, same, changed = run({}, "--root", str(ws), calls=calls)
+    assert first.splitlines()[-1].startswith(f"[version {version} · {len(LINES)} bytes · modified ")
+    assert same.startswith("[Unchanged") and same.count("\n") == 0
+    assert "-line 50\n+LINE FIFTY" in changed and "@@ -47,7 +48,7 @@" in changed
+
+
+def test_a_session_holds_a_bounded_text_of_ten_thousand_files(tmp_path: Path):
+    """10,000 files of 8 KB read in one session: what it holds stays within HELD_TEXTS_BYTES, the
+    latest are diffed, the earliest read again."""
+    engine = Engine(Workspace([str(tmp_path)]))
+    versions = Versions()
+    body = "".join(f"{n:07d} " * 8 + "\n" for n in range(128))  # 8 KB
+    count = 10_000
+    assert count * len(body) > 2 * HELD_TEXTS_BYTES
+    first_versions = {}
+    for n in range(count):
+        name = f"f{n}.txt"
+        (tmp_path / name).write_text(body)
+        plan = engine.plan(parse_request({"path": name}))
+        first_versions[name] = versions.answer(plan, run(plan)).version
+        assert versions.held_bytes <= HELD_TEXTS_BYTES
+    assert len(versions) * len(body) <= HELD_TEXTS_BYTES + len(body)
+    for name, diffed in ((f"f{count - 1}.txt", True), ("f0.txt", False)):
+        (tmp_path / name).write_text(body.replace("0000000", "changed", 1))
+        plan = engine.plan(parse_request({"path": name, "limit": 3, "since": first_versions[name]}))
+        result = versions.answer(plan, run(plan))
+        assert result.changed and result.diff is diffed, result.text()
+
+
+def test_an_editor_buffers_version_is_of_its_text_and_its_edits_are_diffed(ws: Path):
+    server = ServerProcess(workspace=ws)
+    try:
+        uri = (ws / "a.txt").resolve().as_uri()
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1,
+                                                                "text": LINES}})
+        opened = server.read(path="a.txt", limit=3)
+        assert opened["encoding"].endswith("(editor buffer)")
+        on_disk = Engine(Workspace([str(ws)])).read(parse_request({"path": "a.txt"}))
+        assert opened["version"] == on_disk.version  # the same text, in the editor or on disk
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"text": LINES.replace("line 3\n", "line three\n")}]})
+        diff = server.read(path="a.txt", limit=5, since=opened["version"])
+        assert diff["diff"] and "-line 3\n+line three" in text_of(diff)
+        assert not (ws / "a.txt").read_text().count("three")  # the file on disk is as it was
+    finally:
+        server.close()
