@@ -9,6 +9,7 @@ decoded. UTF-16/32 files are transcoded to UTF-8 first.
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import threading
@@ -24,8 +25,7 @@ from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
-    continuation,
-    cut_line,
+    column_past_end,
     line_limit_reason,
     numbered,
     numbered_lines,
@@ -259,7 +259,7 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
         if len(rest) > MAX_HELD_LINE_BYTES:
             keep = rest[:-1] if rest.endswith(b"\r") else rest
             if held is None:
-                held = keep[: MAX_LINE_CHARS * 4]
+                held = keep[: MAX_LINE_CHARS * 4 + 4]  # more than MAX_LINE_CHARS characters in any encoding
             held_len += len(keep)
             rest = rest[len(keep):]
             if held_len > MAX_MEASURED_LINE_BYTES:
@@ -386,45 +386,85 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         raise past_end(first, total, "line", "the file")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
-    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, request.output_bytes,
-                                            decode_as)
-    last = number - 1
+    win = _window(stream, start, first, request.line_limit, request.output_bytes, decode_as, request.column or 1)
+    last = win.next_number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
                           total_lines=0, encoding=encoding_label)
 
     total = index.total
-    if stop_reason is None:
+    if win.reason is None:
         total = last
         index.total = total
     elif total is None and size <= COUNT_REST_BYTES:
         total = _count_total(stream, index)
-    truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
-                        truncated=truncated, shown={"lines": [first, last]}, encoding=encoding_label)
-    if truncated:
-        rendered.append(continuation(first, last, total, stop_reason, f"offset={last + 1}"))
-        result.next = {"offset": last + 1}
-    result.content = [TextPart("\n".join(rendered))]
+                        truncated=win.truncated, shown={"lines": [first, last]}, encoding=encoding_label)
+    if win.truncated:
+        win.lines.append(win.closing(total))
+        result.next = win.next_args()
+    result.content = [TextPart("\n".join(win.lines))]
     return result
 
 
-def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
-            encoding: str) -> tuple[list[str], int, str | None]:
-    """Numbered lines from byte `start`, the first numbered `first`, within `limit` lines and
-    `budget` bytes → (rendered, next number, stop reason)."""
+def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, encoding: str,
+            column: int = 1) -> Window:
+    """Numbered lines from byte `start`, the first numbered `first` and shown from its character
+    `column`, within `limit` lines and `budget` bytes."""
+    win = Window(first, limit, budget)
+    if column > 1:
+        text, length, following = _from_column(stream, start, column, encoding)
+        if not text:
+            raise column_past_end(column, first, length)
+        win.add(text, column, f"{length:,} characters")
+        if following is not None and win.count < limit:
+            win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding))
+        return win
     fast = _plain_window(stream, start, first, limit, budget, encoding)
     if fast is not None:
-        block, number, stop_reason = fast
-        return [block], number, stop_reason
-    win = Window(first, limit, budget)
+        block, number, win.reason = fast
+        win.lines, win.count = [block], number - first
+        return win
     for raw, full_len in _lines(stream, start):
-        if not win.add(_line_text(raw, full_len, encoding)):
+        text = raw.decode(encoding, errors="replace")
+        if full_len < 0:
+            size = f"more than {MAX_MEASURED_LINE_BYTES >> 20} MB"
+        else:
+            size = f"{full_len:,} bytes" if full_len > len(raw) else None
+        if not win.add(text, size=size):
             break
         if full_len < 0:
             win.reason = "a line too long to measure"
             break
-    return win.lines, win.next_number, win.reason
+    return win
+
+
+def _from_column(stream: BinaryIO, start: int, column: int, encoding: str) -> tuple[str, int, int | None]:
+    """The line at byte `start` from its character `column`: at most MAX_LINE_CHARS + 1 characters
+    (the one more says it goes on), its length in characters, and where the next line starts (None:
+    the file ends with it). Decoded a chunk at a time: a line of any length costs a chunk."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    stream.seek(start)
+    pos, length, kept = start, 0, ""
+    while True:
+        checkpoint()
+        chunk = stream.read(SCAN_CHUNK)
+        end = LINE_END.search(chunk)
+        text = decoder.decode(chunk[:end.start()] if end else chunk, final=not chunk or end is not None)
+        if len(kept) <= MAX_LINE_CHARS:
+            skip = max(0, column - 1 - length)
+            kept += text[skip:skip + MAX_LINE_CHARS + 1 - len(kept)]
+        length += len(text)
+        if not chunk:
+            return kept, length, None
+        if end is not None:
+            following = pos + end.end()
+            if end.group() == b"\r" and end.end() == len(chunk):  # the CR of a CRLF split between chunks
+                stream.seek(following)
+                following += stream.read(1) == b"\n"
+            stream.seek(following)
+            return kept, length, following if stream.read(1) else None
+        pos += len(chunk)
 
 
 def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, encoding: str, label: str,
@@ -435,34 +475,20 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     first = request.offset
     # Lines appended since the end was found are not shown: the window stops at line -1 as
     # it was found.
-    rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first),
-                                            request.output_bytes, encoding)
-    last = number - 1
+    win = _window(stream, start, first, min(request.line_limit, -first), request.output_bytes, encoding,
+                  request.column or 1)
+    last = win.next_number - 1
     if last >= -1:
-        stop_reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
+        win.reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
     note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
             "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
-    result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=stop_reason is not None,
+    result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=win.truncated,
                         shown={"lines": [first, last]}, encoding=label)
-    if stop_reason is not None:
-        rendered.append(continuation(first, last, None, stop_reason, f"offset={last + 1}"))
-        result.next = {"offset": last + 1}
-    result.content = [TextPart("\n".join([note] + rendered))]
+    if win.truncated:
+        win.lines.append(win.closing(None))
+        result.next = win.next_args()
+    result.content = [TextPart("\n".join([note] + win.lines))]
     return result
-
-
-def _line_text(raw: bytes, full_len: int, encoding: str) -> str:
-    """A line as shown: decoded, and cut with a marker when long (`full_len` -1: too long
-    to measure)."""
-    text = raw.decode(encoding, errors="replace")
-    if full_len < 0:
-        return (f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than "
-                f"{MAX_MEASURED_LINE_BYTES >> 20} MB]")
-    if full_len > len(raw):
-        return cut_line(text, total_bytes=full_len)
-    if len(text) > MAX_LINE_CHARS:
-        return cut_line(text, total_chars=len(text))
-    return text
 
 
 def _at_end(stream: BinaryIO, pos: int) -> bool:

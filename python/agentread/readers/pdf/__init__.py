@@ -406,7 +406,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         stop = min(last, first + MAX_PDF_PAGES - 1)
         # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
         # line window bounds the output; otherwise whole pages are shown within the output budget.
-        by_lines = request.offset is not None or request.limit is not None
+        by_lines = request.offset is not None or request.limit is not None or request.column is not None
         parts: list[str] = []
         pictures: dict[int, ImagePart] = {}  # pages without text, rendered (index in parts → image)
         used = 0
@@ -498,14 +498,14 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     if offset > len(lines):
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end of pages {first}-{shown}, "
                         f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
-    out, last, cut = window(lines, offset, request.line_limit, request.output_bytes,
-                            also=f'pages="{first}-{shown}" and ')
+    out, last, following = window(lines, offset, request.line_limit, request.output_bytes,
+                                  also=f'pages="{first}-{shown}" and ', column=request.column or 1)
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
     result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}
-    if cut:
+    if following is not None:
         result.truncated = True
-        result.next = {"pages": f"{first}-{shown}", "offset": last + 1}
+        result.next = {"pages": f"{first}-{shown}", **following}
     return result
 
 
