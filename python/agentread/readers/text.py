@@ -19,9 +19,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Union
 
 from agentread.cancel import checkpoint
+from agentread.find import FIND_CONTEXT_CHARS, Hit, Matcher, around, line_read
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
@@ -33,7 +34,7 @@ from agentread.numbering import (
     past_end,
 )
 from agentread.readers import Source
-from agentread.request import ReadRequest
+from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
 # Read size while counting lines, and the spacing of the line index. The buffer the kernel copies
@@ -73,6 +74,17 @@ PLAIN_WINDOW_ENCODINGS = ("utf-8", "ascii")
 
 # UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
 MAX_TRANSCODE_BYTES = 256 << 20
+
+# A find reads the file this many bytes at a time, cut at the last line end: the work per piece is
+# then negligible beside the bytes searched.
+FIND_CHUNK = 1 << 20
+
+# A line longer than this is searched in pieces of this size (a match across two is not found), so
+# that a file of one huge line costs a piece of memory.
+MAX_FIND_LINE_BYTES = 16 << 20
+
+# Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
+FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 
 # Files whose line positions are remembered between calls (path, mtime and size key each entry).
 INDEX_CACHE_FILES = 32
@@ -506,3 +518,130 @@ def _count_total(stream: BinaryIO, index: LineIndex) -> int:
             total += 1  # a last line without a terminator
     index.total = total
     return total
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's text search."""
+    return "text", _search(source, request, matcher)
+
+
+def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+    """The hits from line `offset` (its character `column`) on, the
+    file read a piece of whole lines at a time. A UTF-8 file is searched as bytes for a plain string
+    (the bytes of a UTF-8 string are found only where the string is), other searches in the decoded
+    text; only the lines around a hit are decoded to show it."""
+    if request.from_end:
+        raise InvalidParams(f"find searches forwards from a line: offset must be 1 or more, got {request.offset}")
+    stream, decode_as, transcoded = _open_text(source.stream, source.encoding or "utf-8", source.bom, source.size)
+    index = INDEXES.get(None if transcoded or source.from_editor else source.cache_key, 0 if transcoded else source.bom)
+    first = request.first_line
+    start, _, found = _skip_to(stream, index, first)
+    if not found or (first > 1 and _at_end(stream, start)):
+        raise past_end(first, index.total if index.total is not None else _count_total(stream, index), "line",
+                       "the file")
+    needle = _byte_pattern(matcher, decode_as)
+    line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
+    for piece, whole in _pieces(stream, start):
+        if needle is not None:
+            data: Piece = piece
+            spans = (match.span() for match in needle.finditer(piece))
+        else:
+            data = piece.decode(decode_as, errors="replace")
+            spans = matcher.line_spans(data)
+        hits = _Hits(data, decode_as, line, carried)
+        for begin, end in spans:
+            hit = hits.at(begin, end)
+            if hit.where["line"] > first or hit.where["column"] >= (request.column or 1):
+                yield hit
+        line, carried = hits.after(whole)
+
+
+Piece = Union[bytes, str]
+
+
+def _byte_pattern(matcher: Matcher, encoding: str):
+    """The pattern that finds the search in a UTF-8 or ASCII file's bytes, where that finds exactly
+    what the decoded text would: a plain string, matched as is or (ASCII) regardless of case."""
+    if encoding not in PLAIN_WINDOW_ENCODINGS or not matcher.plain:
+        return None
+    if not matcher.ignore_case:
+        return re.compile(re.escape(matcher.text.encode("utf-8")))
+    return re.compile(re.escape(matcher.text.encode("ascii")), re.IGNORECASE) if matcher.text.isascii() else None
+
+
+class _Hits:
+    """Hits in one piece of a file (whole lines, bytes or decoded), numbered from its first line."""
+
+    def __init__(self, data: Piece, encoding: str, line: int, carried: int):
+        self.data, self.encoding, self.carried = data, encoding, carried
+        self.lf, self.cr = ("\n", "\r") if isinstance(data, str) else (b"\n", b"\r")
+        self.has_cr = data.find(self.cr) >= 0
+        self.line, self.pos = line, 0  # the line at position `pos`
+        self.start = self.end = -1  # the current hit line's bounds in data
+
+    def _ends(self, start: int, end: int) -> int:
+        ends = self.data.count(self.lf, start, end)
+        if self.has_cr:
+            ends += self.data.count(self.cr, start, end) - self.data.count(self.cr + self.lf, start, end)
+        return ends
+
+    def _text(self, start: int, end: int) -> str:
+        piece = self.data[start:end]
+        return piece.decode(self.encoding, errors="replace") if isinstance(piece, bytes) else piece
+
+    def at(self, begin: int, end: int) -> Hit:
+        ends = self._ends(self.pos, begin)
+        if ends or self.start < 0:
+            data = self.data
+            self.start = max(data.rfind(self.lf, 0, begin), data.rfind(self.cr, 0, begin) if self.has_cr else -1) + 1
+            found = [i for i in (data.find(self.lf, begin), data.find(self.cr, begin) if self.has_cr else -1) if i >= 0]
+            self.end = min(found, default=len(data))
+        self.line += ends
+        self.pos = begin
+        wide = FIND_CONTEXT_BYTES if isinstance(self.data, bytes) else FIND_CONTEXT_CHARS
+        left, right = max(self.start, begin - wide), min(self.end, end + wide)
+        before = self._text(left, begin)
+        column = (len(before) if left == self.start else len(self._text(self.start, begin))) + 1
+        column += self.carried if self.start == 0 else 0
+        where = {"line": self.line, "column": column}
+        text = around(before, self._text(begin, end), self._text(end, right), left > self.start or column > len(before)
+                      + 1, right < self.end)
+        resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
+        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column), resume)
+
+    def after(self, whole: bool) -> tuple[int, int]:
+        """The line the next piece starts on, and the characters of it this piece holds (a line
+        split between pieces)."""
+        line = self.line + self._ends(self.pos, len(self.data))
+        if whole:
+            return line, 0
+        data = self.data
+        start = max(data.rfind(self.lf), data.rfind(self.cr)) + 1
+        return line, (self.carried if start == 0 else 0) + len(self._text(start, len(data)))
+
+
+def _pieces(stream: BinaryIO, start: int) -> Iterator[tuple[bytes, bool]]:
+    """The file from byte `start` as (piece, whether it ends at a line end or the file's end): about
+    FIND_CHUNK bytes of whole lines at a time; a line over MAX_FIND_LINE_BYTES in several pieces."""
+    stream.seek(start)
+    rest = b""
+    while True:
+        checkpoint()
+        chunk = stream.read(FIND_CHUNK)
+        data = rest + chunk if rest else chunk
+        if not chunk:
+            if data:
+                yield data, True
+            return
+        # A CR ending the data may be the half of a CRLF whose LF opens the next chunk: the cut is
+        # at the line end before it.
+        end = len(data) - data.endswith(b"\r")
+        cut = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
+        if cut > 0:
+            yield data[:cut], True
+            rest = data[cut:]
+        elif len(data) >= MAX_FIND_LINE_BYTES:
+            yield data, False
+            rest = b""
+        else:
+            rest = data

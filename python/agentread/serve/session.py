@@ -51,7 +51,8 @@ class ReadSession:
         before = _fingerprint(plan.resolved, plan.buffer)
         if before is None:
             return None
-        key = (plan.resolved.path, request.offset, request.limit, request.pages, request.cells, request.raw)
+        key = (plan.resolved.path, request.offset, request.limit, request.pages, request.cells, request.raw,
+               request.column, request.find, request.regex, request.ignore_case)
         with self._lock:
             seen = self._seen.get(key)
             if seen is not None and seen[0] == before:

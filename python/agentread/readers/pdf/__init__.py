@@ -16,9 +16,10 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
+from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES
 from agentread.numbering import window
 from agentread.readers import Source
@@ -458,6 +459,33 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     if not by_lines:
         result.shown = {"pages": list(range(first, shown + 1))}
     return result
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's PDF search: the pages asked for (all by default), each page's lines
+    numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line)."""
+    doc = DOCUMENTS.get(source.cache_key, source.stream, source.path, source.whole)
+    return "pdf", _search(doc, request, matcher)
+
+
+def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+    with doc.lock:
+        first, last = parse_pages(request.pages, doc.total)
+        yield from hits_in(_page_units(doc, first, last, request.offset or 1), matcher, request.column or 1)
+
+
+def _page_units(doc: _Document, first: int, last: int, offset: int) -> Iterator[Unit]:
+    """The lines of pages first..last from line `offset` of the range as a line read numbers it."""
+    number = 0  # in the range: each page's lines after a blank line, as _line_window joins them
+    for page in range(first, last + 1):
+        checkpoint()
+        text = _page_text(doc, page)
+        lines = [] if text == NO_TEXT.format(page) else text.split("\n")
+        for line, text in enumerate(lines, 2):
+            if number + line >= offset:
+                yield Unit(text, {"page": page, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
+                           {"pages": f"{page}-{last}", "offset": line})
+        number += len(lines) + 2
 
 
 def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
