@@ -120,13 +120,17 @@ def line_read(read: dict[str, Any], column: int) -> dict[str, Any]:
     return {**read, "column": start} if start > 1 else read
 
 
-def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1) -> Iterator[Hit]:
-    """The hits in `units`, in order; the first unit is searched from its character `column`."""
+def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only: bool = False) -> Iterator[Hit]:
+    """The hits in `units`, in order; the first unit is searched from its character `column`.
+    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact)."""
     for unit in units:
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
             read = line_read(unit.read, start + 1) if "line" in unit.where and "offset" in unit.read else unit.read
-            yield Hit(where, context(unit.text, start, end), read, unit.resume)
+            resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
+            yield Hit(where, context(unit.text, start, end), read, resume)
+            if first_only:
+                break
         column = 1
 
 
@@ -160,10 +164,11 @@ def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> R
     lines: list[str] = []
     shown: list[dict[str, Any]] = []
     used, stop = 0, None
+    most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
     for hit in hits:
         line = f"{cite(hit.where)}: {hit.context}  [read: {call(hit.read)}]"
         cost = len(line.encode("utf-8")) + 1
-        if len(shown) >= MAX_FIND_HITS or (shown and used + cost > request.output_bytes):
+        if len(shown) >= most or (shown and used + cost > request.output_bytes):
             stop = hit
             break
         lines.append(line)
@@ -180,7 +185,7 @@ def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> R
     else:
         result.truncated = True
         result.next = {**asked, **stop.resume}
-        reason = f"at most {MAX_FIND_HITS} a call" if len(shown) >= MAX_FIND_HITS else "the output limit"
+        reason = f"at most {most} a call" if len(shown) >= most else "the output limit"
         lines.insert(0, f"[Hits 1-{len(shown):,} of {what} in {path}; more follow.]")
         lines.append(f"[More hits follow ({reason}). Call again with {call(result.next)} to continue.]")
     result.content = [TextPart("\n".join(lines))]

@@ -84,8 +84,9 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 
 
 def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
-    """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell."""
-    return "spreadsheet", hits_in(_cell_units(data, request), matcher)
+    """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell: one
+    hit a cell. `offset` is the first row searched and `column` its first column (A is 1)."""
+    return "spreadsheet", hits_in(_cell_units(data, request), matcher, first_only=True)
 
 
 def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
@@ -102,11 +103,13 @@ def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
                 if row < start:
                     continue
                 for column, (value, formula) in sorted(cells.items()):
+                    if number == first and row == request.first_line and column < (request.column or 1):
+                        continue
                     shown = _text(value)
                     yield Unit(f"{formula} → {shown}" if formula and shown else formula or shown,
                                {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
                                {"pages": str(number), "offset": row, "limit": 1},
-                               {"pages": f"{number}-{last}", "offset": row})
+                               {"pages": f"{number}-{last}", "offset": row, "column": column})
 
 
 class _Reader:
