@@ -15,6 +15,12 @@ export interface ReadInput {
   cells?: string;
   /** Read a notebook (or any text-based format) as its plain numbered source. */
   raw?: boolean;
+  /** 1-based character where the first line continues (a line cut at 2000 characters). */
+  column?: number;
+  /** Search the file for this text: the reply lists hits instead of a window. */
+  find?: string;
+  regex?: boolean;
+  ignoreCase?: boolean;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -104,6 +110,9 @@ export type ManyEntry = string | ReadInput;
 /** What the model sends to the read-many tool: its input schema in package.json. */
 export interface ReadManyInput {
   paths: ManyEntry[];
+  find?: string;
+  regex?: boolean;
+  ignoreCase?: boolean;
 }
 
 /** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
@@ -137,7 +146,10 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'column', 'find', 'regex', 'ignoreCase'] as const;
+
+/** The search a read of many files may ask of every file it lists. */
+const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents
@@ -190,6 +202,13 @@ export function toReadManyParams(
       ? paths.map((entry) => (typeof entry === 'string' ? entry : toReadParams(entry, false)))
       : paths,
   };
+  const source = (input ?? {}) as unknown as Record<string, unknown>;
+  for (const field of MANY_FIND_FIELDS) {
+    const value = source[field];
+    if (value !== undefined && value !== null && value !== '' && value !== false) {
+      (params as unknown as Record<string, unknown>)[field] = value;
+    }
+  }
   if (approved.length > 0) {
     params.consent = [...approved];
   }

@@ -359,3 +359,18 @@ def test_the_mcp_inspector_lists_the_tools_and_reads(ws: Path):
     answer = json.loads(called.stdout)
     assert answer["isError"] is False
     assert answer["content"] == [{"type": "text", "text": "    29\tline 29\n    30\tline 30"}]
+
+
+def test_find_and_a_cut_lines_column_reach_the_model(ws: Path):
+    (ws / "wide.txt").write_text("x" * 2500 + " needle\n")
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": "notes.txt", "find": "LINE 3", "ignoreCase": True}),
+                await client.call_tool("read", {"path": "wide.txt"}),
+                await client.call_tool("read", {"path": "wide.txt", "column": 2001}),
+                await client.call_tool("read_many", {"paths": ["*.txt"], "find": r"ne+dle$", "regex": True})]
+
+    found, cut, rest, many = run({}, "--root", str(ws), calls=calls)
+    assert texts(found).splitlines()[1:] == [f"line {n}: line {n}  [read: offset={n}, limit=1]" for n in (3, 30)]
+    assert "offset=1, column=2001 reads on" in texts(cut) and texts(rest).startswith("     1\t" + "x" * 500 + " needle")
+    assert "==> wide.txt <==" in texts(many) and "line 1, column 2,502:" in texts(many)
