@@ -80,6 +80,23 @@ export interface Shown {
   outputs?: Array<{ cell: number; output: number; shown: Span[]; totalLines: number }>;
   /** A directory's entries listed, in the sorted listing. */
   entries?: Span;
+  /** A `find`'s hits listed, in order. */
+  hits?: FindHit[];
+}
+
+/** One hit of a `find` (docs/CONTRACT.md, "Search"): where it is, and the read arguments that show it. */
+export interface FindHit {
+  line?: number;
+  page?: number;
+  slide?: number;
+  sheet?: string;
+  /** A notebook cell's number, or a spreadsheet cell such as "B17". */
+  cell?: number | string;
+  id?: string;
+  /** In a notebook cell: "source" or "output N". */
+  in?: string;
+  column: number;
+  read: Record<string, unknown>;
 }
 
 export interface ReadResult {
@@ -325,6 +342,9 @@ export function describeRange(input: ReadInput): string | undefined {
   if (input.raw) {
     parts.push('as text');
   }
+  if (input.find) {
+    parts.push(`find ${JSON.stringify(input.find)}`);
+  }
   if (input.offset !== undefined || input.limit !== undefined) {
     parts.push(describeSpan(input.offset, input.limit, unit === 'sheet' ? 'row' : 'line'));
   }
@@ -345,6 +365,11 @@ export function invocationMessage(input: ReadInput): string {
 export function describeResult(result: ReadResult, input: ReadInput): string {
   if (result.isError) {
     return result.error?.code ?? 'error';
+  }
+  const hits = result.shown?.hits;
+  if (hits) {
+    const what = input.find ? ` of ${JSON.stringify(input.find)}` : '';
+    return hits.length === 0 ? `no hit${what}` : `${count(hits.length, 'hit')}${what}`;
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
   const lines = () => {
