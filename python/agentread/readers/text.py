@@ -526,10 +526,10 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
 
 
 def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
-    """The hits from line `offset` (its character `column`) on, the
-    file read a piece of whole lines at a time. A UTF-8 file is searched as bytes for a plain string
-    (the bytes of a UTF-8 string are found only where the string is), other searches in the decoded
-    text; only the lines around a hit are decoded to show it."""
+    """The hits from line `offset` (its character `column`) on, the file read a piece of whole lines
+    at a time. A UTF-8 file is searched as bytes for a plain string (the bytes of a UTF-8 string are
+    found only where the string is), other searches in the decoded text; only the lines around a
+    hit are decoded to show it."""
     if request.from_end:
         raise InvalidParams(f"find searches forwards from a line: offset must be 1 or more, got {request.offset}")
     stream, decode_as, transcoded = _open_text(source.stream, source.encoding or "utf-8", source.bom, source.size)
@@ -539,16 +539,17 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
     if not found or (first > 1 and _at_end(stream, start)):
         raise past_end(first, index.total if index.total is not None else _count_total(stream, index), "line",
                        "the file")
-    needle = _byte_pattern(matcher, decode_as)
+    needle = _byte_needle(matcher, decode_as)
     line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
-    for piece, whole in _pieces(stream, start):
+    for buffer, size, whole in _pieces(stream, start):
         if needle is not None:
-            data: Piece = piece
-            spans = (match.span() for match in needle.finditer(piece))
+            data: Piece = buffer
+            spans = _find_all(buffer.lower() if matcher.ignore_case else buffer, needle, size)
         else:
-            data = piece.decode(decode_as, errors="replace")
+            data = buffer[:size].decode(decode_as, errors="replace")
+            size = len(data)
             spans = matcher.line_spans(data)
-        hits = _Hits(data, decode_as, line, carried)
+        hits = _Hits(data, size, decode_as, line, carried)
         for begin, end in spans:
             hit = hits.at(begin, end)
             if hit.where["line"] > first or hit.where["column"] >= (request.column or 1):
@@ -556,30 +557,47 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         line, carried = hits.after(whole)
 
 
-Piece = Union[bytes, str]
+Piece = Union[bytearray, str]
 
 
-def _byte_pattern(matcher: Matcher, encoding: str):
-    """The pattern that finds the search in a UTF-8 or ASCII file's bytes, where that finds exactly
-    what the decoded text would: a plain string, matched as is or (ASCII) regardless of case."""
+def _byte_needle(matcher: Matcher, encoding: str) -> bytes | None:
+    """The bytes that find the search in a UTF-8 or ASCII file, where they find exactly what the
+    decoded text would: a plain string, as is, or ASCII regardless of case (found in the piece's
+    bytes lowered, which lowers ASCII only)."""
     if encoding not in PLAIN_WINDOW_ENCODINGS or not matcher.plain:
         return None
     if not matcher.ignore_case:
-        return re.compile(re.escape(matcher.text.encode("utf-8")))
-    return re.compile(re.escape(matcher.text.encode("ascii")), re.IGNORECASE) if matcher.text.isascii() else None
+        return matcher.text.encode("utf-8")
+    return matcher.text.lower().encode("ascii") if matcher.text.isascii() else None
+
+
+def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
+    at = data.find(needle, 0, size)
+    while at >= 0:
+        yield at, at + len(needle)
+        at = data.find(needle, at + len(needle), size)
 
 
 class _Hits:
-    """Hits in one piece of a file (whole lines, bytes or decoded), numbered from its first line."""
+    """Hits in one piece of a file (whole lines, bytes or decoded: data[:size]), numbered from its
+    first line."""
 
-    def __init__(self, data: Piece, encoding: str, line: int, carried: int):
-        self.data, self.encoding, self.carried = data, encoding, carried
+    def __init__(self, data: Piece, size: int, encoding: str, line: int, carried: int):
+        self.data, self.size, self.encoding, self.carried = data, size, encoding, carried
         self.lf, self.cr = ("\n", "\r") if isinstance(data, str) else (b"\n", b"\r")
-        self.has_cr = data.find(self.cr) >= 0
+        self._has_cr: bool | None = None
         self.line, self.pos = line, 0  # the line at position `pos`
         self.start = self.end = -1  # the current hit line's bounds in data
 
+    @property
+    def has_cr(self) -> bool:
+        if self._has_cr is None:
+            self._has_cr = self.data.find(self.cr, 0, self.size) >= 0
+        return self._has_cr
+
     def _ends(self, start: int, end: int) -> int:
+        if start == 0 and isinstance(self.data, bytearray):
+            return count_line_ends(self.data, end)  # one compiled pass
         ends = self.data.count(self.lf, start, end)
         if self.has_cr:
             ends += self.data.count(self.cr, start, end) - self.data.count(self.cr + self.lf, start, end)
@@ -587,18 +605,19 @@ class _Hits:
 
     def _text(self, start: int, end: int) -> str:
         piece = self.data[start:end]
-        return piece.decode(self.encoding, errors="replace") if isinstance(piece, bytes) else piece
+        return piece.decode(self.encoding, errors="replace") if isinstance(piece, bytearray) else piece
 
     def at(self, begin: int, end: int) -> Hit:
         ends = self._ends(self.pos, begin)
         if ends or self.start < 0:
-            data = self.data
+            data, size = self.data, self.size
             self.start = max(data.rfind(self.lf, 0, begin), data.rfind(self.cr, 0, begin) if self.has_cr else -1) + 1
-            found = [i for i in (data.find(self.lf, begin), data.find(self.cr, begin) if self.has_cr else -1) if i >= 0]
-            self.end = min(found, default=len(data))
+            found = [i for i in (data.find(self.lf, begin, size), data.find(self.cr, begin, size) if self.has_cr
+                                 else -1) if i >= 0]
+            self.end = min(found, default=size)
         self.line += ends
         self.pos = begin
-        wide = FIND_CONTEXT_BYTES if isinstance(self.data, bytes) else FIND_CONTEXT_CHARS
+        wide = FIND_CONTEXT_BYTES if isinstance(self.data, bytearray) else FIND_CONTEXT_CHARS
         left, right = max(self.start, begin - wide), min(self.end, end + wide)
         before = self._text(left, begin)
         column = (len(before) if left == self.start else len(self._text(self.start, begin))) + 1
@@ -612,36 +631,41 @@ class _Hits:
     def after(self, whole: bool) -> tuple[int, int]:
         """The line the next piece starts on, and the characters of it this piece holds (a line
         split between pieces)."""
-        line = self.line + self._ends(self.pos, len(self.data))
+        line = self.line + self._ends(self.pos, self.size)
         if whole:
             return line, 0
         data = self.data
-        start = max(data.rfind(self.lf), data.rfind(self.cr)) + 1
-        return line, (self.carried if start == 0 else 0) + len(self._text(start, len(data)))
+        start = max(data.rfind(self.lf, 0, self.size), data.rfind(self.cr, 0, self.size)) + 1
+        return line, (self.carried if start == 0 else 0) + len(self._text(start, self.size))
 
 
-def _pieces(stream: BinaryIO, start: int) -> Iterator[tuple[bytes, bool]]:
-    """The file from byte `start` as (piece, whether it ends at a line end or the file's end): about
-    FIND_CHUNK bytes of whole lines at a time; a line over MAX_FIND_LINE_BYTES in several pieces."""
+def _pieces(stream: BinaryIO, start: int) -> Iterator[tuple[bytearray, int, bool]]:
+    """The file from byte `start` as (buffer, size, whether buffer[:size] ends at a line end or the
+    file's end): about FIND_CHUNK bytes of whole lines at a time, a line over MAX_FIND_LINE_BYTES in
+    several pieces. The buffer is reused: a piece is done with before the next is asked for."""
     stream.seek(start)
-    rest = b""
+    buffer = bytearray(FIND_CHUNK)
+    kept = 0  # bytes of a line not yet ended, moved to the buffer's start
     while True:
         checkpoint()
-        chunk = stream.read(FIND_CHUNK)
-        data = rest + chunk if rest else chunk
-        if not chunk:
-            if data:
-                yield data, True
+        if len(buffer) < kept + FIND_CHUNK:
+            buffer.extend(bytes(kept + FIND_CHUNK - len(buffer)))
+        with memoryview(buffer) as view:
+            read = stream.readinto(view[kept:kept + FIND_CHUNK])
+        total = kept + read
+        if not read:
+            if total:
+                yield buffer, total, True
             return
-        # A CR ending the data may be the half of a CRLF whose LF opens the next chunk: the cut is
+        # A CR ending the data may be the half of a CRLF whose LF opens the next read: the cut is
         # at the line end before it.
-        end = len(data) - data.endswith(b"\r")
-        cut = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
+        end = total - (buffer[total - 1] == 13)
+        cut = max(buffer.rfind(b"\n", 0, end), buffer.rfind(b"\r", 0, end)) + 1
         if cut > 0:
-            yield data[:cut], True
-            rest = data[cut:]
-        elif len(data) >= MAX_FIND_LINE_BYTES:
-            yield data, False
-            rest = b""
-        else:
-            rest = data
+            yield buffer, cut, True
+        elif total >= MAX_FIND_LINE_BYTES:
+            yield buffer, total, False
+            cut = total
+        kept = total - cut if cut else total
+        if cut:
+            buffer[:kept] = buffer[cut:total]
