@@ -470,7 +470,7 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
 
 def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
     with doc.lock:
-        first, last = parse_pages(request.pages, doc.total)
+        first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
         yield from hits_in(_page_units(doc, first, last, request.offset or 1), matcher, request.column or 1)
 
 
