@@ -58,6 +58,8 @@ class Matcher:
         self.literal = None if request.regex or request.ignore_case else request.find
         flags = regex.MULTILINE | ((regex.IGNORECASE | regex.FULLCASE) if request.ignore_case else 0)
         source = request.find if request.regex else regex.escape(request.find)
+        # Anchors to the text's own ends (\A, \Z, \z) match in a line alone, not in the whole text.
+        self.screens = not request.regex or regex.search(r"\\[AZz]", request.find) is None
         try:
             self.pattern = regex.compile(source, flags)
         except (regex.error, ValueError, OverflowError) as exc:
@@ -77,10 +79,12 @@ class Matcher:
                 if match.end() > match.start():  # an empty match says nothing a model can read
                     yield match.span()
         except TimeoutError:
-            raise ReadError("regex_timeout", f"the regular expression {self.text!r} took more than "
-                            f"{REGEX_TIMEOUT_SECONDS:g} s to match one piece of text (it backtracks without "
-                            "end, as nested repeats like (a|aa)+ do). Search for a plain string, or a "
-                            "simpler pattern.") from None
+            raise self._timeout() from None
+
+    def _timeout(self) -> ReadError:
+        return ReadError("regex_timeout", f"the regular expression {self.text!r} took more than "
+                         f"{REGEX_TIMEOUT_SECONDS:g} s to match one piece of text (it backtracks without end, as "
+                         "nested repeats like (a|aa)+ do). Search for a plain string, or a simpler pattern.")
 
 
     def line_spans(self, text: str) -> Iterator[tuple[int, int]]:
@@ -89,9 +93,20 @@ class Matcher:
         if self.plain:
             yield from self.spans(text)
             return
+        if self.screens and not self._anywhere(text):
+            return
         for line in _LINE.finditer(text):
             for start, end in self.spans(line.group()):
                 yield line.start() + start, line.start() + end
+
+    def _anywhere(self, text: str) -> bool:
+        """Whether the pattern matches the text whole, every line end made a LF: it does wherever it
+        matches a line alone, so text it does not match is passed over in one compiled search."""
+        try:
+            return self.pattern.search(text.replace("\r", "\n") if "\r" in text else text,
+                                       timeout=REGEX_TIMEOUT_SECONDS) is not None
+        except TimeoutError:
+            raise self._timeout() from None
 
 
 _LINE = regex.compile(r"[^\r\n]+")
