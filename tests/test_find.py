@@ -75,9 +75,10 @@ def test_a_hit_in_an_excel_cell_is_cited_by_sheet_and_cell(server, tmp_path: Pat
 
 def test_a_hit_in_a_notebook_output_names_the_cell_its_id_and_the_output(server, tmp_path: Path):
     (tmp_path / "nb.ipynb").write_bytes(notebook(code("print('hello')", stream("a needle in the output\n")),
-                                                 code("needle = 1")))
+                                                 code("needle = 1"), code("s = '" + "a" * 3000 + " needle'")))
     found = hits(server.read(path="nb.ipynb", find="needle"))
-    assert [(h["cell"], h["in"]) for h in found] == [(1, "output 1"), (2, "source")]
+    assert [(h["cell"], h["in"], h["column"]) for h in found] == [(1, "output 1", 3), (2, "source", 1),
+                                                                   (3, "source", 3007)]
     assert all(h["id"] for h in found)
     assert "a needle in the output" in shows(server, "nb.ipynb", found[0])
 

@@ -40,6 +40,7 @@ class Unit:
     where: dict[str, Any]  # its citation: {"line": 12}, {"page": 3, "line": 7}, {"sheet": "Data", "cell": "B17"}
     read: dict[str, Any]  # the read arguments that show it
     resume: dict[str, Any]  # the find arguments that search from it on
+    columns: bool = True  # its read takes `column` (a line past MAX_LINE_CHARS is read on from one)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only
     for unit in units:
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
-            read = line_read(unit.read, start + 1) if "line" in unit.where and "offset" in unit.read else unit.read
+            read = line_read(unit.read, start + 1) if unit.columns and "offset" in unit.read else unit.read
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
             yield Hit(where, context(unit.text, start, end), read, resume)
             if first_only:

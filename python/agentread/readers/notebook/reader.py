@@ -7,11 +7,11 @@ from collections import Counter
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Unit, hits_in
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, size_words
 from agentread.readers import Source
 from agentread.readers.image import image_part
-from agentread.readers.notebook.clean import source_lines
+from agentread.readers.notebook.clean import editor_lines, hide_base64
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.readers.notebook.render import (
     SVG_MIME,
@@ -78,7 +78,8 @@ def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Uni
     for i, position in enumerate(positions):
         cell = nb.cells[position]
         rendered = render_cell(cell, None)
-        sources = len(source_lines(cell.source))
+        source = editor_lines(cell.source)  # uncut: a hit past a long line's cut is found
+        sources = len(source)
         where, outputs = "source", 0
         rest = format_cells(nb, positions[i:])
         for line, number in zip(rendered.lines, rendered.numbers):
@@ -90,8 +91,11 @@ def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Uni
                 continue
             if i == 0 and number < offset:
                 continue
+            if number <= 1 + sources and len(line) > MAX_LINE_CHARS:
+                line = hide_base64(source[number - 2])
             yield Unit(line, {"cell": cell.index, "id": cell.id, "in": where, "line": number},
-                       {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number})
+                       {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number},
+                       columns=False)
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
