@@ -121,6 +121,8 @@ def context(text: str, start: int, end: int) -> str:
 def around(before: str, hit: str, after: str, more_before: bool = False, more_after: bool = False) -> str:
     """A hit with FIND_CONTEXT_CHARS of the text `before` and `after` it, on one line; "…" where
     the line goes on."""
+    if len(hit) > 2 * FIND_CONTEXT_CHARS:  # a long match (a regular expression's .*) shows its ends
+        hit = f"{hit[:FIND_CONTEXT_CHARS]}…{hit[-FIND_CONTEXT_CHARS:]}"
     shown = (before[-FIND_CONTEXT_CHARS:] + hit + after[:FIND_CONTEXT_CHARS]).translate(_ONE_LINE)
     return (("…" if more_before or len(before) > FIND_CONTEXT_CHARS else "") + shown
             + ("…" if more_after or len(after) > FIND_CONTEXT_CHARS else ""))
