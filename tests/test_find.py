@@ -182,3 +182,13 @@ def test_many_files_are_searched_in_one_call_and_next_goes_on(server, tmp_path: 
         params = {**answer["next"], "maxBytes": 6000}
     want = [(f"src/m{n}.py", i + 1) for n in range(5) for i in range(40)] + [("src/doc.pdf", 2)]
     assert sorted(seen) == sorted(want)
+
+
+def test_find_needs_the_consent_a_read_needs(server, tmp_path: Path):
+    (tmp_path / ".env").write_text("TOKEN=secret\n")
+    (tmp_path.parent / "outside.txt").write_text("secret\n")
+    for path in (".env", str(tmp_path.parent / "outside.txt")):
+        result = server.read(path=path, find="secret")
+        assert result["isError"] and result["error"]["code"] in ("sensitive_file", "outside_workspace")
+        assert "secret" not in json.dumps(result.get("shown", {}))
+    assert hits(server.read(path=".env", find="secret", consent=True))[0]["line"] == 1
