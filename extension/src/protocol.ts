@@ -354,6 +354,10 @@ export function describeRange(input: ReadInput): string | undefined {
 /** The short message shown while the tool runs: "Reading notebook.ipynb, cells 3–7", "Reading deck.pptx, slides 3–5". */
 export function invocationMessage(input: ReadInput): string {
   const name = baseName(String(input?.path ?? '')) || String(input?.path ?? '');
+  if (input?.find) {
+    const range = describeRange({ ...input, find: undefined });
+    return `Searching ${name} for ${JSON.stringify(input.find)}${range ? `, ${range}` : ''}`;
+  }
   const range = describeRange(input ?? { path: '' });
   return range ? `Reading ${name}, ${range}` : `Reading ${name}`;
 }
