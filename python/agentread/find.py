@@ -11,10 +11,9 @@ start at it (the `next` of a reply that stopped before it).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Generator, Iterable, Iterator
-
-import regex
 
 from agentread.limits import MAX_LINE_CHARS
 from agentread.request import ReadRequest
@@ -55,6 +54,8 @@ class Matcher:
     """The request's `find`, `regex` and `ignoreCase`, ready to search text."""
 
     def __init__(self, request: ReadRequest):
+        import regex  # the `regex` package: its matches time out; imported by the first search only
+
         self.text, self.ignore_case, self.plain = request.find, request.ignore_case, not request.regex
         self.literal = None if request.regex or request.ignore_case else request.find
         flags = regex.MULTILINE | ((regex.IGNORECASE | regex.FULLCASE) if request.ignore_case else 0)
@@ -110,7 +111,7 @@ class Matcher:
             raise self._timeout() from None
 
 
-_LINE = regex.compile(r"[^\r\n]+")
+_LINE = re.compile(r"[^\r\n]+")
 
 
 def context(text: str, start: int, end: int) -> str:
