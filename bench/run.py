@@ -1,7 +1,8 @@
 """agentread's benchmark suite: every read path against its peers and its floor, in one run on
 one machine.
 
-    python bench/run.py [--runs 3] [--only text,pdf,server,image,notebook] [--full-pdf] [--data DIR]
+    python bench/run.py [--runs 3] [--only text,pdf,server,image,find,notebook] [--full-pdf]
+                        [--data DIR]
 
 Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is
 committed), runs each peer and agentread alternately, round after round, and prints a Markdown table
@@ -320,6 +321,40 @@ def bench_images(table: Table, runs: int, root: Path) -> None:
                 table.row(f"{label}, later reads", name, ours=True).add(statistics.median(r["ms"][1:]), r["rss_mb"])
 
 
+# --- 5. find
+# -------------------------------------------------------------------------------------------------
+
+# Searches of the bench log, each beside the grep a user would run: strings found once or a few
+# times, so that both read the whole file (a search listing its first 100 hits stops early).
+FIND_LOG = (("find a string", {"find": "line=7777777 "}, "grep -n -F 'line=7777777 '"),
+            ("find ignoring case", {"find": "LINE=7777777 ", "ignoreCase": True}, "grep -n -i -F 'LINE=7777777 '"),
+            ("find a regular expression", {"find": "worker-13 .* line=99999[0-9][0-9] ", "regex": True},
+             "grep -n -E 'worker-13 .* line=99999[0-9][0-9] '"))
+# A word the R manual holds a few times, so that every page is searched.
+FIND_PDF_WORD = "bootstrap"
+
+
+def bench_find(table: Table, runs: int, root: Path) -> None:
+    log = data.log_file(root)
+    q = shlex_quote(str(log))
+    for _ in range(runs):
+        for workload, params, grep in FIND_LOG:
+            w = f"log {log.stat().st_size / 1e9:.2f} GB: {workload}"
+            table.row(w, grep.split(" '")[0]).add(*shell(f"{grep} {q} || test $? = 1"))
+            r = worker("find", str(log), json.dumps(params))
+            table.row(w, "agentread find", ours=True).add(r["ms"][0], r["rss_mb"])
+    pdf = data.r_manual()
+    if pdf is None:
+        print("find in a PDF: skipped (apt-get install -y r-doc-pdf poppler-utils)", file=sys.stderr)
+        return
+    q = shlex_quote(str(pdf))
+    w = f"pdf 2,415 pages: find {FIND_PDF_WORD!r}"
+    for _ in range(runs):
+        table.row(w, "pdftotext | grep -n").add(*shell(f"pdftotext {q} - | grep -n -F {FIND_PDF_WORD} || true"))
+        r = worker("find", str(pdf), json.dumps({"find": FIND_PDF_WORD}))
+        table.row(w, "agentread find cold", ours=True).add(r["ms"][0], r["rss_mb"])
+
+
 def _commit(checkout: Path) -> str:
     return subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
@@ -328,7 +363,7 @@ def _commit(checkout: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="text,pdf,server,image")
+    parser.add_argument("--only", default="text,pdf,server,image,find")
     parser.add_argument("--full-pdf", action="store_true", help="page through all 2,415 pages (minutes)")
     parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
     args = parser.parse_args()
@@ -344,6 +379,8 @@ def main() -> None:
         bench_server(table, args.runs)
     if "image" in only:
         bench_images(table, args.runs, args.data)
+    if "find" in only:
+        bench_find(table, args.runs, args.data)
     print(f"agentread bench, {started}, {platform.node()}: {os.cpu_count()} cores, "
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') >> 30} GB, {platform.platform()}, "
           f"Python {platform.python_version()}; load average at the end {os.getloadavg()[0]:.1f}; "

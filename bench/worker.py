@@ -13,6 +13,8 @@ peak memory.
         pypdf alone: pages 1..LAST in one loop
     python bench/worker.py pdfium PATH PAGES [PAGES...]
         prototype: pypdfium2 text of the same pages
+    python bench/worker.py find PATH PARAMS
+        one search, PARAMS the find's arguments as JSON
     python bench/worker.py image PATH [PATH...]
         each image to an image part
     python bench/worker.py image-library PATH [PATH...]
@@ -190,11 +192,20 @@ def image_library(*paths: str) -> dict:
     return {"ms": times}
 
 
-WORKLOADS = {"text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium,
-             "image": image, "image-library": image_library, "pdf-picture": pdf_picture}
+def find(path: str, params: str) -> dict:
+    """One search of the file (`params`: the find's arguments as JSON): its ms, the hits listed."""
+    engine = _engine(path)
+    ms, result = _timed(lambda: engine.read(parse_request({"path": path, **json.loads(params)})))
+    assert not result.is_error, result.text()
+    return {"ms": [ms], "hits": len(result.shown["hits"])}
+
+
+WORKLOADS = {"find": find, "text": text, "pdf": pdf, "pdf-next": pdf_next, "pdf-extract": pdf_extract, "pdfium": pdfium,
+             "image": image, "image-library": image_library,
+             "pdf-picture": pdf_picture}
 
 # Workloads of the formats a server reads in its worker processes.
-IN_WORKERS = {"pdf", "pdf-picture", "pdf-next", "image"}
+IN_WORKERS = {"pdf", "pdf-picture", "pdf-next", "image", "find"}
 
 if __name__ == "__main__":
     if sys.argv[1] in IN_WORKERS:

@@ -19,6 +19,12 @@ export interface ReadInput {
   view?: 'text' | 'image';
   /** A `version` an earlier read gave: the server answers unchanged, or what changed since. */
   since?: string;
+  /** 1-based character where the first line continues (a line cut at 2000 characters). */
+  column?: number;
+  /** Search the file for this text: the reply lists hits instead of a window. */
+  find?: string;
+  regex?: boolean;
+  ignoreCase?: boolean;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -79,6 +85,23 @@ export interface Shown {
   outputs?: Array<{ cell: number; output: number; shown: Span[]; totalLines: number }>;
   /** A directory's entries listed, in the sorted listing. */
   entries?: Span;
+  /** A `find`'s hits listed, in order. */
+  hits?: FindHit[];
+}
+
+/** One hit of a `find` (docs/CONTRACT.md, "Search"): where it is, and the read arguments that show it. */
+export interface FindHit {
+  line?: number;
+  page?: number;
+  slide?: number;
+  sheet?: string;
+  /** A notebook cell's number, or a spreadsheet cell such as "B17". */
+  cell?: number | string;
+  id?: string;
+  /** In a notebook cell: "source" or "output N". */
+  in?: string;
+  column: number;
+  read: Record<string, unknown>;
 }
 
 export interface ReadResult {
@@ -116,6 +139,9 @@ export type ManyEntry = string | ReadInput;
 /** What the model sends to the read-many tool: its input schema in package.json. */
 export interface ReadManyInput {
   paths: ManyEntry[];
+  find?: string;
+  regex?: boolean;
+  ignoreCase?: boolean;
 }
 
 /** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
@@ -149,7 +175,10 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase'] as const;
+
+/** The search a read of many files may ask of every file it lists. */
+const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents
@@ -202,6 +231,13 @@ export function toReadManyParams(
       ? paths.map((entry) => (typeof entry === 'string' ? entry : toReadParams(entry, false)))
       : paths,
   };
+  const source = (input ?? {}) as unknown as Record<string, unknown>;
+  for (const field of MANY_FIND_FIELDS) {
+    const value = source[field];
+    if (value !== undefined && value !== null && value !== '' && value !== false) {
+      (params as unknown as Record<string, unknown>)[field] = value;
+    }
+  }
   if (approved.length > 0) {
     params.consent = [...approved];
   }
@@ -321,6 +357,9 @@ export function describeRange(input: ReadInput): string | undefined {
   if (input.view === 'image' || input.view === 'text') {
     parts.push(input.view === 'image' ? 'as pictures' : 'text only');
   }
+  if (input.find) {
+    parts.push(`find ${JSON.stringify(input.find)}`);
+  }
   if (input.offset !== undefined || input.limit !== undefined) {
     parts.push(describeSpan(input.offset, input.limit, unit === 'sheet' ? 'row' : 'line'));
   }
@@ -330,6 +369,10 @@ export function describeRange(input: ReadInput): string | undefined {
 /** The short message shown while the tool runs: "Reading notebook.ipynb, cells 3–7", "Reading deck.pptx, slides 3–5". */
 export function invocationMessage(input: ReadInput): string {
   const name = baseName(String(input?.path ?? '')) || String(input?.path ?? '');
+  if (input?.find) {
+    const range = describeRange({ ...input, find: undefined });
+    return `Searching ${name} for ${JSON.stringify(input.find)}${range ? `, ${range}` : ''}`;
+  }
   const range = describeRange(input ?? { path: '' });
   return range ? `Reading ${name}, ${range}` : `Reading ${name}`;
 }
@@ -341,6 +384,11 @@ export function invocationMessage(input: ReadInput): string {
 export function describeResult(result: ReadResult, input: ReadInput): string {
   if (result.isError) {
     return result.error?.code ?? 'error';
+  }
+  const hits = result.shown?.hits;
+  if (hits) {
+    const what = input.find ? ` of ${JSON.stringify(input.find)}` : '';
+    return hits.length === 0 ? `no hit${what}` : `${count(hits.length, 'hit')}${what}`;
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
   const lines = () => {

@@ -7,6 +7,7 @@ import type { AgentView } from './agentView';
 import {
   describeResult,
   fromEnd,
+  type FindHit,
   type ManyFile,
   type ReadInput,
   type ReadManyResult,
@@ -37,6 +38,8 @@ export interface ReadEntry {
   endLine?: number;
   /** The 1-based notebook cells the model was shown, as the result's `shown.cells` names them. */
   cells?: number[];
+  /** The lines of a `find`'s hits in a text file, each highlighted when the entry is revealed. */
+  hitLines?: number[];
   time: Date;
   durationMs: number;
 }
@@ -140,6 +143,7 @@ const ICONS: Partial<Record<ResultKind, string>> = {
 /** What the view shows of one read; `size` is the bytes the model received, when known. */
 function entryFields(input: ReadInput, result: ReadResult, started: Date, size?: number): Omit<ReadEntry, 'id'> {
   const [startLine, endLine] = shownLines(result) ?? [result.startLine, result.endLine];
+  const hits = result.isError ? undefined : result.shown?.hits;
   return {
     input,
     file: resolvedFile(input, result),
@@ -151,10 +155,16 @@ function entryFields(input: ReadInput, result: ReadResult, started: Date, size?:
     error: result.error?.message,
     startLine,
     endLine,
-    cells: result.kind === 'notebook' ? shownCells(result) : undefined,
+    cells: result.kind === 'notebook' ? (hits ? hitCells(hits) : shownCells(result)) : undefined,
+    hitLines: hits && result.kind === 'text' ? hits.map((hit) => hit.line ?? 0).filter((line) => line > 0) : undefined,
     time: started,
     durationMs: Date.now() - started.getTime(),
   };
+}
+
+/** The notebook cells a find's hits are in. */
+function hitCells(hits: readonly FindHit[]): number[] {
+  return hits.map((hit) => hit.cell).filter((cell): cell is number => typeof cell === 'number');
 }
 
 /** One file of a read of many, as the single read's result it stands for (its text is in the whole reply). */
@@ -218,7 +228,23 @@ export class ReadRevealer implements vscode.Disposable {
       case 'image':
         return this.openFile(uri);
       default:
-        return this.revealLines(uri, entry.startLine, entry.endLine);
+        return entry.hitLines ? this.revealHits(uri, entry.hitLines) : this.revealLines(uri, entry.startLine, entry.endLine);
+    }
+  }
+
+  /** Opens a text file at a find's first hit, every hit's line highlighted. */
+  private async revealHits(uri: vscode.Uri, lines: readonly number[]): Promise<void> {
+    if (lines.length === 0) {
+      return this.openFile(uri);
+    }
+    await this.revealLines(uri, lines[0], lines[0]);
+    const editor = vscode.window.activeTextEditor;
+    if (editor?.document.uri.toString() === uri.toString()) {
+      const last = editor.document.lineCount;
+      editor.setDecorations(
+        this.highlight,
+        lines.filter((line) => line <= last).map((line) => editor.document.lineAt(line - 1).range),
+      );
     }
   }
 

@@ -19,8 +19,11 @@ def _read(args: argparse.Namespace) -> int:
     window = {"offset": args.offset, "limit": args.limit, "pages": args.pages, "cells": args.cells, "raw": args.raw}
     window["view"] = args.view
     window["since"] = args.since
+    window["column"] = args.column
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
+    size.update({k: v for k, v in (("find", args.find), ("regex", args.regex), ("ignoreCase", args.ignore_case))
+                 if v is not None})  # a search applies to every path, as in read_many
     engine = Engine(Workspace([args.root or os.getcwd()]))
     try:
         from agentread.many import is_glob
@@ -91,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     read.add_argument("--view", choices=("text", "image"),
                       help="image: PDF pages as pictures, each with its text; text: no pictures at all")
     read.add_argument("--since", help="a version an earlier read gave: say whether the file changed since")
+    read.add_argument("--column", type=int, help="1-based character where the first line continues (a cut line)")
+    read.add_argument("--find", help="list the hits of this text instead of a window (every path's)")
+    read.add_argument("--regex", action="store_true", default=None, help="--find is a regular expression")
+    read.add_argument("--ignore-case", action="store_true", default=None, help="--find ignores case")
     read.add_argument("--json", action="store_true", help="print the whole result object")
     sub.add_parser("serve", help="run the JSON-RPC server on stdio")
     mcp = sub.add_parser("mcp", help="run the Model Context Protocol server on stdio (needs agentread[mcp])")

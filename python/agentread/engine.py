@@ -228,6 +228,12 @@ def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
     _check_size("notebook", resolved.st.st_size, request.path)
     with open_verified(resolved) as f:
         saved = f.read()
+    if request.find is not None:  # the cells as the editor holds them
+        from agentread.find import find_with
+        from agentread.readers.notebook import search_notebook
+
+        data = live_notebook_bytes(saved, live)
+        return find_with(resolved.path, lambda matcher: search_notebook(data, request, matcher), request)
     result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
     outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
     note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."

@@ -69,45 +69,103 @@ def size_words(budget: int) -> str:
     return f"about {budget // 1000} KB" if budget >= 10_000 else f"{budget:,} bytes"
 
 
-class Window:
-    """Numbered lines collected from `first` within a line limit and a byte budget, and
-    why it stopped."""
+def cut_at(text: str, number: int, column: int = 1, size: str | None = None,
+           also: str = "") -> tuple[str, int | None]:
+    """Line `number` as shown from its character `column` (`text` starts there): at most
+    MAX_LINE_CHARS characters, and when cut a marker naming the call that reads on → (shown, the
+    column it reads on at, or None when whole). `size` names the whole line's length when known.
+    A line held in part must hold more than MAX_LINE_CHARS characters of it."""
+    if len(text) <= MAX_LINE_CHARS:
+        return text, None
+    on = column + MAX_LINE_CHARS
+    of = f" of {size or f'{column - 1 + len(text):,} characters'}"
+    return (f"{text[:MAX_LINE_CHARS]} [… line cut at character {on - 1:,}{of}; {also}offset={number}, "
+            f"column={on} reads on]"), on
 
-    def __init__(self, first: int, limit: int, budget: int):
-        self.first, self.limit, self.budget = first, limit, budget
+
+class Window:
+    """Numbered lines collected from `first` within a line limit and a byte budget, why it stopped,
+    and the first line it cut (a window that cut a line goes on from there). `also` names the other
+    arguments a continuing call must repeat (e.g. the pages)."""
+
+    def __init__(self, first: int, limit: int, budget: int, also: str = ""):
+        self.first, self.limit, self.budget, self.also = first, limit, budget, also
         self.lines: list[str] = []
+        self.count = 0  # lines numbered (a block added whole counts all its lines)
         self.used = 0
         self.reason: str | None = None  # set when a line did not fit: more follows
+        self.cut: dict | None = None  # {offset, column} of the first line cut, where it reads on
 
     @property
     def next_number(self) -> int:
-        return self.first + len(self.lines)
+        return self.first + self.count
 
-    def add(self, line: str) -> bool:
-        """Number and keep `line`; False, with the reason, when it does not fit."""
-        if len(self.lines) >= self.limit:
+    def add(self, line: str, column: int = 1, size: str | None = None) -> bool:
+        """Number and keep `line` (from its character `column`), cut when long; False, with the
+        reason, when it does not fit. `size`: the whole line's length, when more of it than `line`
+        holds."""
+        if self.count >= self.limit:
             self.reason = line_limit_reason(self.limit)
             return False
-        out = numbered(self.next_number, line)
+        number = self.next_number
+        shown, on = cut_at(line, number, column, size, self.also)
+        out = numbered(number, shown)
         cost = len(out.encode("utf-8")) + 1
         if self.lines and self.used + cost > self.budget:
             self.reason = output_limit_reason(self.budget)
             return False
+        if on is not None and self.cut is None:
+            self.cut = {"offset": number, "column": on}
         self.lines.append(out)
+        self.count += 1
         self.used += cost
         return True
 
+    def extend(self, other: Window) -> None:
+        """The lines of a window that goes on from this one's next line."""
+        self.lines += other.lines
+        self.count += other.count
+        self.used += other.used
+        self.reason = other.reason
+        self.cut = self.cut or other.cut
 
-def window(lines: list[str], offset: int, limit: int, budget: int, also: str = "") -> tuple[list[str], int, bool]:
-    """Numbered lines of already-rendered text (a PDF's pages, say) from `offset`, within
-    `limit` lines and `budget` bytes, with the closing line when cut → (rendered, last line
-    shown, truncated). `also` names the other arguments the continuing call must repeat
-    (e.g. the pages)."""
-    win = Window(offset, limit, budget)
+    @property
+    def truncated(self) -> bool:
+        return self.reason is not None or self.cut is not None
+
+    def next_args(self) -> dict | None:
+        """What a call sends to go on: the first cut line's rest, else the next line."""
+        if self.cut is not None:
+            return dict(self.cut)
+        return {"offset": self.next_number} if self.reason else None
+
+    def closing(self, total: int | None) -> str:
+        """The closing line of a truncated window."""
+        args = self.next_args()
+        call = self.also + ", ".join(f"{key}={value}" for key, value in args.items())
+        reason = self.reason or f"line {self.cut['offset']:,} was cut at {MAX_LINE_CHARS:,} characters"
+        return continuation(self.first, self.next_number - 1, total, reason, call)
+
+
+def window(lines: list[str], offset: int, limit: int, budget: int, also: str = "",
+           column: int = 1) -> tuple[list[str], int, dict | None]:
+    """Numbered lines of already-rendered text (a PDF's pages, say) from `offset` (its first line
+    from character `column`), within `limit` lines and `budget` bytes, with the closing line when
+    cut → (rendered, last line shown, the arguments that go on or None). `also` names the other
+    arguments the continuing call must repeat (e.g. the pages)."""
+    win = Window(offset, limit, budget, also)
     for line in lines[offset - 1:]:
-        if not win.add(cut_line(line) if len(line) > MAX_LINE_CHARS else line):
+        first = not win.count and column > 1
+        if first and column > len(lines[offset - 1]):
+            raise column_past_end(column, offset, len(line))
+        if not win.add(line[column - 1:] if first else line, column if first else 1):
             break
     last = win.next_number - 1
-    if win.reason:
-        win.lines.append(continuation(offset, last, len(lines), win.reason, f"{also}offset={last + 1}"))
-    return win.lines, last, win.reason is not None
+    if win.truncated:
+        win.lines.append(win.closing(len(lines)))
+    return win.lines, last, win.next_args()
+
+
+def column_past_end(column: int, number: int, length: int) -> ReadError:
+    return ReadError("offset_past_end", f"column {column:,} is past the end of line {number:,}, which has "
+                     f"{length:,} characters. Call again with a column from 1 to {max(length, 1):,}, or without one.")

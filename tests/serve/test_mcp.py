@@ -371,8 +371,24 @@ def test_a_word_files_picture_comes_with_its_text(ws: Path):
         return await client.call_tool("read", {"path": "paper.docx"})
 
     answer = run({}, "--root", str(ws), calls=calls)
-    assert not answer.is_error and [c.type for c in answer.content] == ["text", "image", "text"]
+    assert not answer.is_error and [c.type for c in answer.content][:2] == ["text", "image"]
+    assert answer.content[-1].text.startswith("[version ")
     assert answer.content[0].text.endswith('[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, '
                                            '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]')
     assert answer.content[1].mime_type == "image/png"
     assert base64.b64decode(answer.content[1].data).startswith(b"\x89PNG")
+
+
+def test_find_and_a_cut_lines_column_reach_the_model(ws: Path):
+    (ws / "wide.txt").write_text("x" * 2500 + " needle\n")
+
+    async def calls(client):
+        return [await client.call_tool("read", {"path": "notes.txt", "find": "LINE 3", "ignoreCase": True}),
+                await client.call_tool("read", {"path": "wide.txt"}),
+                await client.call_tool("read", {"path": "wide.txt", "column": 2001}),
+                await client.call_tool("read_many", {"paths": ["*.txt"], "find": r"ne+dle$", "regex": True})]
+
+    found, cut, rest, many = run({}, "--root", str(ws), calls=calls)
+    assert texts(found).splitlines()[1:-1] == [f"line {n}: line {n}  [read: offset={n}, limit=1]" for n in (3, 30)]
+    assert "offset=1, column=2001 reads on" in texts(cut) and texts(rest).startswith("     1\t" + "x" * 500 + " needle")
+    assert "==> wide.txt <==" in texts(many) and "line 1, column 2,502:" in texts(many)

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentText, resultSize } from '../../src/convert';
-import { forwardRead, forwardReadMany, type ManyEntry } from '../../src/protocol';
+import { describeResult, forwardRead, forwardReadMany, type ManyEntry } from '../../src/protocol';
 import { makeFixtures, TEXT_LINES, textLine, type Fixtures } from '../fixtures';
 import { startServer, type Server } from './harness';
 
@@ -42,6 +42,16 @@ describe('a read of many files, by the real server', () => {
     assert.match(text, new RegExp(`^\\s+${TEXT_LINES}\\t${textLine(TEXT_LINES)}$`, 'm'));
     assert.match(text, /^\s+1\tB = 2$/m);
     assert.equal(result.truncated, false);
+  });
+
+  it('forwards find to one file and to every file listed, and names the hits', async () => {
+    const one = await forwardRead(server.send, { path: 'src/b.py', find: 'b = ', ignoreCase: true }, false);
+    assert.equal(one.isError, false, agentText(one));
+    assert.deepEqual(one.shown?.hits, [{ line: 1, column: 1, read: { offset: 1, limit: 1 } }]);
+    assert.equal(describeResult(one, { path: 'src/b.py', find: 'b = ' }), '1 hit of "b = "');
+    const many = await forwardReadMany(server.send, { paths: ['src/*.py'], find: '= \\d', regex: true }, []);
+    assert.deepEqual(many.files?.map((file) => file.shown?.hits?.length), [1, 1], agentText(many));
+    assert.match(agentText(many), /^line 1, column 3: A = 1 {2}\[read: offset=1, limit=1\]$/m);
   });
 
   it('reads a window of a file given as an object', async () => {

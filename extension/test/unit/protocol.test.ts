@@ -107,6 +107,13 @@ describe('invocationMessage', () => {
 
 describe('describeResult', () => {
   const base: ReadResult = { kind: 'text', path: 'a', content: [], truncated: false, isError: false };
+  it('counts the hits of a find, and says what it searches for while it runs', () => {
+    const hit = { line: 3, column: 1, read: { offset: 3, limit: 1 } };
+    assert.equal(describeResult({ ...base, shown: { hits: [hit, hit] } }, { path: 'a', find: 'x' }), '2 hits of "x"');
+    assert.equal(describeResult({ ...base, kind: 'pdf', shown: { hits: [] } }, { path: 'a.pdf', find: 'x' }), 'no hit of "x"');
+    assert.equal(invocationMessage({ path: 'docs/m.pdf', find: 'boot', pages: '2-9' }), 'Searching m.pdf for "boot", pages 2–9');
+  });
+
   it('summarises what came back', () => {
     assert.equal(describeResult({ ...base, startLine: 1, endLine: 20, totalLines: 90 }, { path: 'a' }), 'lines 1–20 of 90');
     assert.equal(describeResult({ ...base, kind: 'pdf', totalPages: 9 }, { path: 'a', pages: '2-3' }), 'pages 2–3 of 9');

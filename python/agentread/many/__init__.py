@@ -54,7 +54,10 @@ FIT_MARGIN = 0.95
 _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet", "directory"}
 
 # A request's window: the fields of one entry besides its path.
-_WINDOW = ("offset", "limit", "pages", "cells", "raw")
+_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column")
+# The search a call may ask of every file it lists (each entry's own comes first); an entry left for
+# `next` carries it.
+_FIND = ("find", "regex", "ignoreCase")
 
 Read = Callable[[ReadRequest], ReadResult]
 
@@ -141,9 +144,11 @@ def parse_many_request(params: Any) -> ManyRequest:
     InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
-    if set(params) - {"paths", "maxBytes"}:
-        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - {'paths', 'maxBytes'}))}; "
-                            "known: paths, maxBytes")
+    known = {"paths", "maxBytes", *_FIND}
+    if set(params) - known:
+        raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - known))}; "
+                            f"known: {', '.join(sorted(known))}")
+    search = {key: params[key] for key in _FIND if key in params}
     paths = params["paths"]
     if not isinstance(paths, list) or not paths:
         raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
@@ -157,7 +162,7 @@ def parse_many_request(params: Any) -> ManyRequest:
         if not isinstance(item, dict) or "consent" in item:
             raise InvalidParams(f"each entry of 'paths' must be a string or an object {{path, offset?, limit?, "
                                 f"pages?, cells?, raw?}}, got {item!r}")
-        entries.append(parse_request(item))
+        entries.append(parse_request({**search, **item}))
     return ManyRequest(tuple(entries), max_bytes(params))
 
 
@@ -388,6 +393,8 @@ def _header(f: FileRead) -> str:
 def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | dict[str, Any]:
     """One entry of `paths`: the bare path when it has no window."""
     fields = window if window is not None else {k: getattr(request, k) for k in _WINDOW}
+    if window is None and request.find is not None:
+        fields.update(find=request.find, regex=request.regex, ignoreCase=request.ignore_case)
     fields = {k: v for k, v in fields.items() if _given(v)}
     return {"path": request.path, **fields} if fields else request.path
 

@@ -49,10 +49,22 @@ class Row:
     reader: str  # "module:function", the function taking (source, request)
     isolated: bool  # read in a worker process where the server has them
     max_bytes: int  # a larger file is refused (readers that take it whole hold it in memory)
+    # "module:function" taking (source, request, find.Matcher) → (result kind, the hits in order);
+    # None: the kind holds no text to search
+    search: str | None = None
 
     def read(self, source: Source, request: ReadRequest) -> ReadResult:
-        module, function = self.reader.split(":")
-        return getattr(importlib.import_module(module), function)(source, request)
+        """The read the request asks for: a window of the file, or (`find`) its hits."""
+        if request.find is not None:
+            from agentread.find import find_in
+
+            return find_in(self.search and _function(self.search), source, request)
+        return _function(self.reader)(source, request)
+
+
+def _function(name: str):
+    module, function = name.split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def refuse_binary(source: Source, request: ReadRequest) -> ReadResult:
@@ -70,17 +82,22 @@ MAX_IMAGE_FILE_BYTES = 100 << 20
 UNLIMITED = 1 << 62
 
 READERS: dict[str, Row] = {
-    "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED),
-    "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED),
+    "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED,
+                search="agentread.readers.text:search"),
+    "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED,
+                     search="agentread.readers.text:search"),
     "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED),
-    "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+               search="agentread.readers.pdf:search"),
     "image": Row("agentread.readers.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
-    "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+                  search="agentread.readers.office:search"),
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
                          max_bytes=MAX_DOCUMENT_BYTES),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), the rest here.
-    "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
+    "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,
+                    search="agentread.readers.notebook:search"),
     # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
     # its own limit (readers/archive.py).
     "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED),

@@ -8,7 +8,7 @@ from agentread.cancel import checkpoint
 from agentread.limits import MAX_DIR_ENTRIES
 from agentread.numbering import past_end
 from agentread.request import ReadRequest
-from agentread.result import ReadResult, TextPart
+from agentread.result import ReadError, ReadResult, TextPart
 
 # Entries looked at before giving up on an exact count: a directory of millions of files must still
 # answer quickly; past this the listing says "more than".
@@ -38,6 +38,10 @@ def human_size(n: int) -> str:
 def read_directory(path: str, request: ReadRequest) -> ReadResult:
     """The sorted listing, MAX_DIR_ENTRIES at a time: `offset`/`limit` count its entries as they
     count lines."""
+    if request.find is not None:
+        raise ReadError("find_in_directory", f"{request.path} is a directory; find searches files. To search "
+                        f"the files in it, call read_many with a glob such as {request.path.rstrip('/')}/**/*.py "
+                        "and the same find.")
     entries: list[os.DirEntry] = []
     complete = True
     with os.scandir(path) as it:

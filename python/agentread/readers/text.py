@@ -9,6 +9,7 @@ decoded. UTF-16/32 files are transcoded to UTF-8 first.
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import threading
@@ -18,14 +19,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Union
 
 from agentread.cancel import checkpoint
+from agentread.find import FIND_CONTEXT_CHARS, Hit, Matcher, around, line_read
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
-    continuation,
-    cut_line,
+    column_past_end,
     line_limit_reason,
     numbered,
     numbered_lines,
@@ -33,7 +34,7 @@ from agentread.numbering import (
     past_end,
 )
 from agentread.readers import Source
-from agentread.request import ReadRequest
+from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
 # Read size while counting lines, and the spacing of the line index. The buffer the kernel copies
@@ -73,6 +74,17 @@ PLAIN_WINDOW_ENCODINGS = ("utf-8", "ascii")
 
 # UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
 MAX_TRANSCODE_BYTES = 256 << 20
+
+# A find reads the file this many bytes at a time, cut at the last line end: the work per piece is
+# then negligible beside the bytes searched.
+FIND_CHUNK = 1 << 20
+
+# A line longer than this is searched in pieces of this size (a match across two is not found), so
+# that a file of one huge line costs a piece of memory.
+MAX_FIND_LINE_BYTES = 16 << 20
+
+# Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
+FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 
 # Files whose line positions are remembered between calls (path, mtime and size key each entry).
 INDEX_CACHE_FILES = 32
@@ -259,7 +271,7 @@ def _lines(f: BinaryIO, pos: int) -> Iterator[tuple[bytes, int]]:
         if len(rest) > MAX_HELD_LINE_BYTES:
             keep = rest[:-1] if rest.endswith(b"\r") else rest
             if held is None:
-                held = keep[: MAX_LINE_CHARS * 4]
+                held = keep[: MAX_LINE_CHARS * 4 + 4]  # more than MAX_LINE_CHARS characters in any encoding
             held_len += len(keep)
             rest = rest[len(keep):]
             if held_len > MAX_MEASURED_LINE_BYTES:
@@ -386,45 +398,85 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         raise past_end(first, total, "line", "the file")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
-    rendered, number, stop_reason = _window(stream, start, first, request.line_limit, request.output_bytes,
-                                            decode_as)
-    last = number - 1
+    win = _window(stream, start, first, request.line_limit, request.output_bytes, decode_as, request.column or 1)
+    last = win.next_number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
                           total_lines=0, encoding=encoding_label)
 
     total = index.total
-    if stop_reason is None:
+    if win.reason is None:
         total = last
         index.total = total
     elif total is None and size <= COUNT_REST_BYTES:
         total = _count_total(stream, index)
-    truncated = stop_reason is not None
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
-                        truncated=truncated, shown={"lines": [first, last]}, encoding=encoding_label)
-    if truncated:
-        rendered.append(continuation(first, last, total, stop_reason, f"offset={last + 1}"))
-        result.next = {"offset": last + 1}
-    result.content = [TextPart("\n".join(rendered))]
+                        truncated=win.truncated, shown={"lines": [first, last]}, encoding=encoding_label)
+    if win.truncated:
+        win.lines.append(win.closing(total))
+        result.next = win.next_args()
+    result.content = [TextPart("\n".join(win.lines))]
     return result
 
 
-def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int,
-            encoding: str) -> tuple[list[str], int, str | None]:
-    """Numbered lines from byte `start`, the first numbered `first`, within `limit` lines and
-    `budget` bytes → (rendered, next number, stop reason)."""
+def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, encoding: str,
+            column: int = 1) -> Window:
+    """Numbered lines from byte `start`, the first numbered `first` and shown from its character
+    `column`, within `limit` lines and `budget` bytes."""
+    win = Window(first, limit, budget)
+    if column > 1:
+        text, length, following = _from_column(stream, start, column, encoding)
+        if not text:
+            raise column_past_end(column, first, length)
+        win.add(text, column, f"{length:,} characters")
+        if following is not None and win.count < limit:
+            win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding))
+        return win
     fast = _plain_window(stream, start, first, limit, budget, encoding)
     if fast is not None:
-        block, number, stop_reason = fast
-        return [block], number, stop_reason
-    win = Window(first, limit, budget)
+        block, number, win.reason = fast
+        win.lines, win.count = [block], number - first
+        return win
     for raw, full_len in _lines(stream, start):
-        if not win.add(_line_text(raw, full_len, encoding)):
+        text = raw.decode(encoding, errors="replace")
+        if full_len < 0:
+            size = f"more than {MAX_MEASURED_LINE_BYTES >> 20} MB"
+        else:
+            size = f"{full_len:,} bytes" if full_len > len(raw) else None
+        if not win.add(text, size=size):
             break
         if full_len < 0:
             win.reason = "a line too long to measure"
             break
-    return win.lines, win.next_number, win.reason
+    return win
+
+
+def _from_column(stream: BinaryIO, start: int, column: int, encoding: str) -> tuple[str, int, int | None]:
+    """The line at byte `start` from its character `column`: at most MAX_LINE_CHARS + 1 characters
+    (the one more says it goes on), its length in characters, and where the next line starts (None:
+    the file ends with it). Decoded a chunk at a time: a line of any length costs a chunk."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    stream.seek(start)
+    pos, length, kept = start, 0, ""
+    while True:
+        checkpoint()
+        chunk = stream.read(SCAN_CHUNK)
+        end = LINE_END.search(chunk)
+        text = decoder.decode(chunk[:end.start()] if end else chunk, final=not chunk or end is not None)
+        if len(kept) <= MAX_LINE_CHARS:
+            skip = max(0, column - 1 - length)
+            kept += text[skip:skip + MAX_LINE_CHARS + 1 - len(kept)]
+        length += len(text)
+        if not chunk:
+            return kept, length, None
+        if end is not None:
+            following = pos + end.end()
+            if end.group() == b"\r" and end.end() == len(chunk):  # the CR of a CRLF split between chunks
+                stream.seek(following)
+                following += stream.read(1) == b"\n"
+            stream.seek(following)
+            return kept, length, following if stream.read(1) else None
+        pos += len(chunk)
 
 
 def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, encoding: str, label: str,
@@ -435,34 +487,20 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     first = request.offset
     # Lines appended since the end was found are not shown: the window stops at line -1 as
     # it was found.
-    rendered, number, stop_reason = _window(stream, start, first, min(request.line_limit, -first),
-                                            request.output_bytes, encoding)
-    last = number - 1
+    win = _window(stream, start, first, min(request.line_limit, -first), request.output_bytes, encoding,
+                  request.column or 1)
+    last = win.next_number - 1
     if last >= -1:
-        stop_reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
+        win.reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
     note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
             "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
-    result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=stop_reason is not None,
+    result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=win.truncated,
                         shown={"lines": [first, last]}, encoding=label)
-    if stop_reason is not None:
-        rendered.append(continuation(first, last, None, stop_reason, f"offset={last + 1}"))
-        result.next = {"offset": last + 1}
-    result.content = [TextPart("\n".join([note] + rendered))]
+    if win.truncated:
+        win.lines.append(win.closing(None))
+        result.next = win.next_args()
+    result.content = [TextPart("\n".join([note] + win.lines))]
     return result
-
-
-def _line_text(raw: bytes, full_len: int, encoding: str) -> str:
-    """A line as shown: decoded, and cut with a marker when long (`full_len` -1: too long
-    to measure)."""
-    text = raw.decode(encoding, errors="replace")
-    if full_len < 0:
-        return (f"{text[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} characters; it is longer than "
-                f"{MAX_MEASURED_LINE_BYTES >> 20} MB]")
-    if full_len > len(raw):
-        return cut_line(text, total_bytes=full_len)
-    if len(text) > MAX_LINE_CHARS:
-        return cut_line(text, total_chars=len(text))
-    return text
 
 
 def _at_end(stream: BinaryIO, pos: int) -> bool:
@@ -480,3 +518,154 @@ def _count_total(stream: BinaryIO, index: LineIndex) -> int:
             total += 1  # a last line without a terminator
     index.total = total
     return total
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's text search."""
+    return "text", _search(source, request, matcher)
+
+
+def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+    """The hits from line `offset` (its character `column`) on, the file read a piece of whole lines
+    at a time. A UTF-8 file is searched as bytes for a plain string (the bytes of a UTF-8 string are
+    found only where the string is), other searches in the decoded text; only the lines around a
+    hit are decoded to show it."""
+    if request.from_end:
+        raise InvalidParams(f"find searches forwards from a line: offset must be 1 or more, got {request.offset}")
+    stream, decode_as, transcoded = _open_text(source.stream, source.encoding or "utf-8", source.bom, source.size)
+    index = INDEXES.get(None if transcoded or source.from_editor else source.cache_key, 0 if transcoded else source.bom)
+    first = request.first_line
+    start, _, found = _skip_to(stream, index, first)
+    if not found or (first > 1 and _at_end(stream, start)):
+        raise past_end(first, index.total if index.total is not None else _count_total(stream, index), "line",
+                       "the file")
+    needle = _byte_needle(matcher, decode_as)
+    line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
+    for buffer, size, whole in _pieces(stream, start):
+        if needle is not None:
+            data: Piece = buffer
+            spans = _find_all(buffer.lower() if matcher.ignore_case else buffer, needle, size)
+        else:
+            data = buffer[:size].decode(decode_as, errors="replace")
+            size = len(data)
+            spans = matcher.line_spans(data)
+        hits = _Hits(data, size, decode_as, line, carried)
+        for begin, end in spans:
+            hit = hits.at(begin, end)
+            if hit.where["line"] > first or hit.where["column"] >= (request.column or 1):
+                yield hit
+        line, carried = hits.after(whole)
+
+
+Piece = Union[bytearray, str]
+
+
+def _byte_needle(matcher: Matcher, encoding: str) -> bytes | None:
+    """The bytes that find the search in a UTF-8 or ASCII file, where they find exactly what the
+    decoded text would: a plain string, as is, or ASCII regardless of case (found in the piece's
+    bytes lowered, which lowers ASCII only)."""
+    if encoding not in PLAIN_WINDOW_ENCODINGS or not matcher.plain:
+        return None
+    if not matcher.ignore_case:
+        return matcher.text.encode("utf-8")
+    return matcher.text.lower().encode("ascii") if matcher.text.isascii() else None
+
+
+def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
+    at = data.find(needle, 0, size)
+    while at >= 0:
+        yield at, at + len(needle)
+        at = data.find(needle, at + len(needle), size)
+
+
+class _Hits:
+    """Hits in one piece of a file (whole lines, bytes or decoded: data[:size]), numbered from its
+    first line."""
+
+    def __init__(self, data: Piece, size: int, encoding: str, line: int, carried: int):
+        self.data, self.size, self.encoding, self.carried = data, size, encoding, carried
+        self.lf, self.cr = ("\n", "\r") if isinstance(data, str) else (b"\n", b"\r")
+        self._has_cr: bool | None = None
+        self.line, self.pos = line, 0  # the line at position `pos`
+        self.start = self.end = -1  # the current hit line's bounds in data
+
+    @property
+    def has_cr(self) -> bool:
+        if self._has_cr is None:
+            self._has_cr = self.data.find(self.cr, 0, self.size) >= 0
+        return self._has_cr
+
+    def _ends(self, start: int, end: int) -> int:
+        if start == 0 and isinstance(self.data, bytearray):
+            return count_line_ends(self.data, end)  # one compiled pass
+        ends = self.data.count(self.lf, start, end)
+        if self.has_cr:
+            ends += self.data.count(self.cr, start, end) - self.data.count(self.cr + self.lf, start, end)
+        return ends
+
+    def _text(self, start: int, end: int) -> str:
+        piece = self.data[start:end]
+        return piece.decode(self.encoding, errors="replace") if isinstance(piece, bytearray) else piece
+
+    def at(self, begin: int, end: int) -> Hit:
+        ends = self._ends(self.pos, begin)
+        if ends or self.start < 0:
+            data, size = self.data, self.size
+            self.start = max(data.rfind(self.lf, 0, begin), data.rfind(self.cr, 0, begin) if self.has_cr else -1) + 1
+            found = [i for i in (data.find(self.lf, begin, size), data.find(self.cr, begin, size) if self.has_cr
+                                 else -1) if i >= 0]
+            self.end = min(found, default=size)
+        self.line += ends
+        self.pos = begin
+        wide = FIND_CONTEXT_BYTES if isinstance(self.data, bytearray) else FIND_CONTEXT_CHARS
+        left, right = max(self.start, begin - wide), min(self.end, end + wide)
+        before = self._text(left, begin)
+        column = (len(before) if left == self.start else len(self._text(self.start, begin))) + 1
+        column += self.carried if self.start == 0 else 0
+        where = {"line": self.line, "column": column}
+        text = around(before, self._text(begin, end), self._text(end, right), left > self.start or column > len(before)
+                      + 1, right < self.end)
+        resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
+        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column), resume)
+
+    def after(self, whole: bool) -> tuple[int, int]:
+        """The line the next piece starts on, and the characters of it this piece holds (a line
+        split between pieces)."""
+        line = self.line + self._ends(self.pos, self.size)
+        if whole:
+            return line, 0
+        data = self.data
+        start = max(data.rfind(self.lf, 0, self.size), data.rfind(self.cr, 0, self.size)) + 1
+        return line, (self.carried if start == 0 else 0) + len(self._text(start, self.size))
+
+
+def _pieces(stream: BinaryIO, start: int) -> Iterator[tuple[bytearray, int, bool]]:
+    """The file from byte `start` as (buffer, size, whether buffer[:size] ends at a line end or the
+    file's end): about FIND_CHUNK bytes of whole lines at a time, a line over MAX_FIND_LINE_BYTES in
+    several pieces. The buffer is reused: a piece is done with before the next is asked for."""
+    stream.seek(start)
+    buffer = bytearray(FIND_CHUNK)
+    kept = 0  # bytes of a line not yet ended, moved to the buffer's start
+    while True:
+        checkpoint()
+        if len(buffer) < kept + FIND_CHUNK:
+            buffer.extend(bytes(kept + FIND_CHUNK - len(buffer)))
+        with memoryview(buffer) as view:
+            read = stream.readinto(view[kept:kept + FIND_CHUNK])
+        total = kept + read
+        if not read:
+            if total:
+                yield buffer, total, True
+            return
+        # A CR ending the data may be the half of a CRLF whose LF opens the next read: the cut is
+        # at the line end before it.
+        end = total - (buffer[total - 1] == 13)
+        cut = max(buffer.rfind(b"\n", 0, end), buffer.rfind(b"\r", 0, end)) + 1
+        if cut > 0:
+            yield buffer, cut, True
+        elif total >= MAX_FIND_LINE_BYTES:
+            yield buffer, total, False
+            cut = total
+        kept = total - cut if cut else total
+        if cut:
+            buffer[:kept] = buffer[cut:total]

@@ -51,8 +51,8 @@ class ReadSession:
         before = _fingerprint(plan.resolved, plan.buffer)
         if before is None:
             return None
-        key = (plan.resolved.path, plan.resolved.member, request.offset, request.limit, request.pages, request.cells,
-               request.raw, request.view)
+        # Every field of the request but the path as given and its consent names what was shown.
+        key = (plan.resolved.path, plan.resolved.member, dataclasses.replace(request, path="", consent=frozenset()))
         with self._lock:
             seen = self._seen.get(key)
             if seen is not None and seen[0] == before:

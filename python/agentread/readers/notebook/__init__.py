@@ -63,6 +63,6 @@ Outline line per cell (`cells="outline"`), one line, wrapped here:
         display image/png 640x480 33.1 KB, text/plain 21 B
 """
 
-from agentread.readers.notebook.reader import notebook_outline, read, read_notebook
+from agentread.readers.notebook.reader import notebook_outline, read, read_notebook, search, search_notebook
 
-__all__ = ["read", "read_notebook", "notebook_outline"]
+__all__ = ["read", "read_notebook", "notebook_outline", "search", "search_notebook"]

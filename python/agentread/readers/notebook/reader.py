@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import binascii
 from collections import Counter
+from typing import Iterator
 
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, size_words
 from agentread.readers import Source
 from agentread.readers.image import image_part
+from agentread.readers.notebook.clean import editor_lines, hide_base64
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.readers.notebook.render import (
     SVG_MIME,
@@ -56,6 +59,43 @@ MAX_THEN_CELLS_CHARS = 40
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's notebook reader: the .ipynb file's bytes, past any byte order mark."""
     return read_notebook(source.whole()[source.bom:], request, source.path)
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's notebook search."""
+    return search_notebook(source.whole()[source.bom:], request, matcher)
+
+
+def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The cells asked for (all by default): each one's source lines and its outputs' lines as a
+    read of that cell numbers them (line 1 is its header), cited by cell, id and where."""
+    nb = parse_notebook(data)
+    positions = select_cells(nb, request.cells)
+    return "notebook", hits_in(_cell_units(nb, positions, request.offset or 1), matcher, request.column or 1)
+
+
+def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Unit]:
+    for i, position in enumerate(positions):
+        cell = nb.cells[position]
+        rendered = render_cell(cell, None)
+        source = editor_lines(cell.source)  # uncut: a hit past a long line's cut is found
+        sources = len(source)
+        where, outputs = "source", 0
+        rest = format_cells(nb, positions[i:])
+        for line, number in zip(rendered.lines, rendered.numbers):
+            if not isinstance(line, str) or number == 1:  # an image, the header
+                continue
+            if number > 1 + sources + len(cell.attachments) and line.startswith(f"--- output {outputs + 1}: "):
+                outputs += 1
+                where = f"output {outputs}"
+                continue
+            if i == 0 and number < offset:
+                continue
+            if number <= 1 + sources and len(line) > MAX_LINE_CHARS:
+                line = hide_base64(source[number - 2])
+            yield Unit(line, {"cell": cell.index, "id": cell.id, "in": where, "line": number},
+                       {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number},
+                       columns=False)
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:

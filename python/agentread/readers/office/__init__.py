@@ -14,7 +14,9 @@ import io
 import re
 import zipfile
 import zlib
+from typing import Iterator
 
+from agentread.find import Hit, Matcher
 from agentread.readers import Source
 from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
 from agentread.request import InvalidParams, ReadRequest
@@ -47,6 +49,19 @@ _SECTION_LISTS = {"xlsx": ("xl/workbook.xml", re.compile(rb"<(?:\w+:)?sheet\s"),
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's Office reader: DOCX, XLSX and PPTX."""
     return read_office(source.whole(), request, source.path)
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's Office search: DOCX lines, PPTX slides' lines, XLSX cells."""
+    data = source.whole()
+    fmt = _check_package(data, source.path)
+    if fmt == "docx":
+        from agentread.readers.office.docx import search_docx as searcher
+    elif fmt == "xlsx":
+        from agentread.readers.office.xlsx import search_xlsx as searcher
+    else:
+        from agentread.readers.office.pptx import search_pptx as searcher
+    return searcher(data, request, matcher)
 
 
 def refuse_legacy_file(source: Source, request: ReadRequest) -> ReadResult:

@@ -105,7 +105,8 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     if offset > max(len(lines), 1):
         raise past_end(offset, len(lines), "line", f"the rendered {kind}")
     also = f'pages="{pages}" and ' if pages else ""
-    out, last, cut = window(lines, offset, request.line_limit, request.output_bytes, also)
+    out, last, following = window(lines, offset, request.line_limit, request.output_bytes, also,
+                                  request.column or 1)
     content: list[TextPart | ImagePart] = []
     text: list[str] = [header] if header else []
     held_back: list[int] = []
@@ -140,8 +141,9 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     if text:
         content.append(TextPart("\n".join(text)))
     result = ReadResult(kind=kind, path=path, content=content, start_line=offset, end_line=last,
-                        total_lines=len(lines), truncated=cut, shown={"lines": [offset, last]} if lines else None)
-    if cut:
-        result.next = {**({"pages": pages} if pages else {}), "offset": last + 1}
+                        total_lines=len(lines), truncated=following is not None,
+                        shown={"lines": [offset, last]} if lines else None)
+    if following is not None:
+        result.next = {**({"pages": pages} if pages else {}), **following}
     return result
 

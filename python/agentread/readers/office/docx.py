@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Iterator
 
+from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.readers.office.omml import M, equation
 from agentread.request import ReadRequest
@@ -43,13 +45,26 @@ TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W +
 
 
 def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    return show(render_docx(data), request, path, "document")
+
+
+def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """Its lines as a read numbers them, from `offset`."""
+    lines = render_docx(data).lines
+    first = request.offset or 1
+    units = (Unit(text, {"line": number}, {"offset": number, "limit": 1}, {"offset": number})
+             for number, text in enumerate(lines[first - 1:], first))
+    return "document", hits_in(units, matcher, request.column or 1)
+
+
+def render_docx(data: bytes) -> Rendered:
     import docx
 
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
     walker.blocks(document.element.body)
     walker.notes()
-    return show(walker.out, request, path, "document")
+    return walker.out
 
 
 class _Walker:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import io
 from itertools import islice
+from typing import Iterator
 
+from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
@@ -38,6 +40,33 @@ _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"  # DrawingML cha
 
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    out, first, last, slides = _render(data, request)
+    pages = None if request.pages is None else f"{first}-{last}" if last > first else str(first)
+    result = show(out, request, path, "presentation", pages=pages)
+    result.total_pages = len(slides)
+    if result.shown:  # the slides the lines shown fall in
+        lines = result.shown["lines"]
+        result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
+    return result
+
+
+def search_pptx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The slides asked for, each one's lines numbered as a read of that slide numbers them."""
+    out, first, last, _ = _render(data, request)
+    offset = request.offset or 1  # a line of the first slide, where a search goes on
+
+    def units() -> Iterator[Unit]:
+        for slide, start, end in out.sections:
+            skip = offset - 1 if slide == first else 0
+            for line, text in enumerate(out.lines[start - 1 + skip:end], skip + 1):
+                yield Unit(text, {"slide": slide, "line": line}, {"pages": str(slide), "offset": line, "limit": 1},
+                           {"pages": f"{slide}-{last}", "offset": line})
+
+    return "presentation", hits_in(units(), matcher, request.column or 1)
+
+
+def _render(data: bytes, request: ReadRequest) -> tuple[Rendered, int, int, list]:
+    """The slides `pages` asks for, rendered → (lines, first, last, every slide)."""
     from pptx import Presentation
 
     deck = Presentation(io.BytesIO(data))
@@ -46,13 +75,7 @@ def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     out = Rendered()
     for number in range(first, last + 1):
         _slide(out, number, slides[number - 1])
-    pages = None if request.pages is None else f"{first}-{last}" if last > first else str(first)
-    result = show(out, request, path, "presentation", pages=pages)
-    result.total_pages = len(slides)
-    if result.shown:  # the slides the lines shown fall in
-        lines = result.shown["lines"]
-        result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
-    return result
+    return out, first, last, slides
 
 
 def _slide(out: Rendered, number: int, slide) -> None:

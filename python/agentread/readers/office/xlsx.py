@@ -33,6 +33,7 @@ from typing import Iterator
 from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
+from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import cut_line, output_limit_reason, past_end
 from agentread.readers.office.document import cell_text, pipe_row, select_sections
@@ -80,6 +81,35 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
                                 f"{number}-{last}" if last > number else str(number)):
                 break
         return reader.result()
+
+
+def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell: one
+    hit a cell. `offset` is the first row searched and `column` its first column (A is 1)."""
+    return "spreadsheet", hits_in(_cell_units(data, request), matcher, first_only=True)
+
+
+def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        book = read_book(archive)
+        names = [sheet.name for sheet in book.sheets]
+        first, last = select_sections(request.pages, len(names), "sheet", names)
+        reader = _Reader(archive, book, request, "")
+        for number in range(first, last + 1):
+            start = request.first_line if number == first else 1
+            for parsed, (row, cells) in enumerate(reader._rows(book.sheets[number - 1], start), 1):
+                if parsed % 1000 == 0:
+                    checkpoint()
+                if row < start:
+                    continue
+                for column, (value, formula) in sorted(cells.items()):
+                    if number == first and row == request.first_line and column < (request.column or 1):
+                        continue
+                    shown = _text(value)
+                    yield Unit(f"{formula} → {shown}" if formula and shown else formula or shown,
+                               {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
+                               {"pages": str(number), "offset": row, "limit": 1},
+                               {"pages": f"{number}-{last}", "offset": row, "column": column})
 
 
 class _Reader:

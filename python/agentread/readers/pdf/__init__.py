@@ -16,9 +16,10 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
+from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import window
 from agentread.readers import Source
@@ -423,7 +424,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         stop = min(last, first + MAX_PDF_PAGES - 1)
         # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
         # line window bounds the output; otherwise whole pages are shown within the output budget.
-        by_lines = request.offset is not None or request.limit is not None
+        by_lines = request.offset is not None or request.limit is not None or request.column is not None
         most = MAX_REPLY_IMAGES if as_pictures else MAX_RENDERED_PAGES
         parts: list[str] = []
         pictures: dict[int, ImagePart] = {}  # pages rendered (index in parts → image)
@@ -525,6 +526,33 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
             f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
 
 
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+    """The reader seam's PDF search: the pages asked for (all by default), each page's lines
+    numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line)."""
+    doc = DOCUMENTS.get(source.cache_key, source.stream, source.path, source.whole)
+    return "pdf", _search(doc, request, matcher)
+
+
+def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+    with doc.lock:
+        first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
+        yield from hits_in(_page_units(doc, first, last, request.offset or 1), matcher, request.column or 1)
+
+
+def _page_units(doc: _Document, first: int, last: int, offset: int) -> Iterator[Unit]:
+    """The lines of pages first..last from line `offset` of the range as a line read numbers it."""
+    number = 0  # in the range: each page's lines after a blank line, as _line_window joins them
+    for page in range(first, last + 1):
+        checkpoint()
+        text = _page_text(doc, page)
+        lines = [] if text == NO_TEXT.format(page) else text.split("\n")
+        for line, text in enumerate(lines, 2):
+            if number + line >= offset:
+                yield Unit(text, {"page": page, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
+                           {"pages": f"{page}-{last}", "offset": line})
+        number += len(lines) + 2
+
+
 def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
     """A page to show as an image: no text, or scant text on a page that is mostly pictures
     (PDFium only)."""
@@ -569,14 +597,14 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     if offset > len(lines):
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end of pages {first}-{shown}, "
                         f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
-    out, last, cut = window(lines, offset, request.line_limit, request.output_bytes,
-                            also=f'pages="{first}-{shown}" and ')
+    out, last, following = window(lines, offset, request.line_limit, request.output_bytes,
+                                  also=f'pages="{first}-{shown}" and ', column=request.column or 1)
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
     result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}
-    if cut:
+    if following is not None:
         result.truncated = True
-        result.next = {"pages": f"{first}-{shown}", "offset": last + 1}
+        result.next = {"pages": f"{first}-{shown}", **following}
     return result
 
 

@@ -1,0 +1,235 @@
+"""`find`: the hits of a string (or a regular expression) in one file of any readable kind, each
+with its citation and the read arguments that show it, within one reply's budget.
+
+Readers give their text as citable units (`Unit`: a line, a page's line, a sheet's cell, a notebook
+cell's source or output line), and `hits_in` searches them; the text reader searches its bytes
+itself, streamed (readers/text.py `search`). Both yield `Hit`s, and `answer` makes the reply: the
+same words and the same `next` for every kind. A hit's `resume` is the scope a search sends to
+start at it (the `next` of a reply that stopped before it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Iterable, Iterator
+
+from agentread.limits import MAX_LINE_CHARS
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# Characters shown on each side of a hit: a clause or two, enough to tell one hit from another
+# without reading the line, and short enough that a reply holds a hundred hits.
+FIND_CONTEXT_CHARS = 80
+
+# Hits one reply lists at most, whatever the budget left: past this a model needs a narrower search.
+MAX_FIND_HITS = 100
+
+# A regular expression gets this long to find each match (the `regex` package's `timeout`): far
+# more than any sane pattern needs on one line, and it stops catastrophic backtracking.
+REGEX_TIMEOUT_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a file's text as its reader shows it, with where it is."""
+
+    text: str
+    where: dict[str, Any]  # its citation: {"line": 12}, {"page": 3, "line": 7}, {"sheet": "Data", "cell": "B17"}
+    read: dict[str, Any]  # the read arguments that show it
+    resume: dict[str, Any]  # the find arguments that search from it on
+    columns: bool = True  # its read takes `column` (a line past MAX_LINE_CHARS is read on from one)
+
+
+@dataclass(frozen=True)
+class Hit:
+    where: dict[str, Any]  # as Unit.where, with the hit's 1-based `column` in its text
+    context: str  # the hit and the text around it, on one line
+    read: dict[str, Any]
+    resume: dict[str, Any]
+
+
+class Matcher:
+    """The request's `find`, `regex` and `ignoreCase`, ready to search text."""
+
+    def __init__(self, request: ReadRequest):
+        import regex  # the `regex` package: its matches time out; imported by the first search only
+
+        self.text, self.ignore_case, self.plain = request.find, request.ignore_case, not request.regex
+        self.literal = None if request.regex or request.ignore_case else request.find
+        flags = regex.MULTILINE | ((regex.IGNORECASE | regex.FULLCASE) if request.ignore_case else 0)
+        source = request.find if request.regex else regex.escape(request.find)
+        # Anchors to the text's own ends (\A, \Z, \z) match in a line alone, not in the whole text.
+        self.screens = not request.regex or regex.search(r"\\[AZz]", request.find) is None
+        try:
+            self.pattern = regex.compile(source, flags)
+        except (regex.error, ValueError, OverflowError) as exc:
+            raise ReadError("invalid_regex", f"find={request.find!r} is not a valid regular expression ({exc}). "
+                            "Correct it, or call without regex=true to search for the text as it is.") from None
+
+    def spans(self, text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+        """(start, end) of each match in `text` from `start`, in order."""
+        if self.literal is not None:
+            at = text.find(self.literal, start)
+            while at >= 0:
+                yield at, at + len(self.literal)
+                at = text.find(self.literal, at + max(1, len(self.literal)))
+            return
+        try:
+            for match in self.pattern.finditer(text, start, timeout=REGEX_TIMEOUT_SECONDS):
+                if match.end() > match.start():  # an empty match says nothing a model can read
+                    yield match.span()
+        except TimeoutError:
+            raise self._timeout() from None
+
+    def _timeout(self) -> ReadError:
+        return ReadError("regex_timeout", f"the regular expression {self.text!r} took more than "
+                         f"{REGEX_TIMEOUT_SECONDS:g} s to match one piece of text (it backtracks without end, as "
+                         "nested repeats like (a|aa)+ do). Search for a plain string, or a simpler pattern.")
+
+
+    def line_spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """`spans`, a regular expression matched in each line of `text` alone: its ^ and $ are the
+        line's ends (LF, CRLF or CR), and no match runs on into the next line, as in grep."""
+        if self.plain:
+            yield from self.spans(text)
+            return
+        if self.screens and not self._anywhere(text):
+            return
+        for line in _LINE.finditer(text):
+            for start, end in self.spans(line.group()):
+                yield line.start() + start, line.start() + end
+
+    def _anywhere(self, text: str) -> bool:
+        """Whether the pattern matches the text whole, every line end made a LF: it does wherever it
+        matches a line alone, so text it does not match is passed over in one compiled search."""
+        try:
+            return self.pattern.search(text.replace("\r", "\n") if "\r" in text else text,
+                                       timeout=REGEX_TIMEOUT_SECONDS) is not None
+        except TimeoutError:
+            raise self._timeout() from None
+
+
+_LINE = re.compile(r"[^\r\n]+")
+
+
+def context(text: str, start: int, end: int) -> str:
+    """The hit text[start:end] with FIND_CONTEXT_CHARS either side, on one line."""
+    return around(text[:start], text[start:end], text[end:])
+
+
+def around(before: str, hit: str, after: str, more_before: bool = False, more_after: bool = False) -> str:
+    """A hit with FIND_CONTEXT_CHARS of the text `before` and `after` it, on one line; "…" where
+    the line goes on."""
+    if len(hit) > 2 * FIND_CONTEXT_CHARS:  # a long match (a regular expression's .*) shows its ends
+        hit = f"{hit[:FIND_CONTEXT_CHARS]}…{hit[-FIND_CONTEXT_CHARS:]}"
+    shown = (before[-FIND_CONTEXT_CHARS:] + hit + after[:FIND_CONTEXT_CHARS]).translate(_ONE_LINE)
+    return (("…" if more_before or len(before) > FIND_CONTEXT_CHARS else "") + shown
+            + ("…" if more_after or len(after) > FIND_CONTEXT_CHARS else ""))
+
+
+_ONE_LINE = str.maketrans({"\t": " ", "\r": " ", "\n": " "})
+
+
+def line_read(read: dict[str, Any], column: int) -> dict[str, Any]:
+    """Read arguments that show a line from the column its cut (MAX_LINE_CHARS a call) holds
+    `column` in."""
+    start = column - (column - 1) % MAX_LINE_CHARS
+    return {**read, "column": start} if start > 1 else read
+
+
+def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only: bool = False) -> Iterator[Hit]:
+    """The hits in `units`, in order; the first unit is searched from its character `column`.
+    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact)."""
+    for unit in units:
+        for start, end in matcher.spans(unit.text, column - 1):
+            where = {**unit.where, "column": start + 1}
+            read = line_read(unit.read, start + 1) if unit.columns and "offset" in unit.read else unit.read
+            resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
+            yield Hit(where, context(unit.text, start, end), read, resume)
+            if first_only:
+                break
+        column = 1
+
+
+def cite(where: dict[str, Any]) -> str:
+    """A hit's place in words: `line 12`, `page 3, line 7`, `sheet 'Data' B17`,
+    `cell 4 (id=ab) output 2, line 3`."""
+    parts = []
+    if "page" in where:
+        parts.append(f"page {where['page']}")
+    if "slide" in where:
+        parts.append(f"slide {where['slide']}")
+    if "sheet" in where:
+        parts.append(f"sheet {where['sheet']!r} {where['cell']}")
+    if "cell" in where and "sheet" not in where:
+        parts.append(f"cell {where['cell']} (id={where['id']}) {where['in']}")
+    if "line" in where:
+        parts.append(f"line {where['line']:,}")
+    column = where.get("column", 1)
+    return ", ".join(parts) + (f", column {column:,}" if column > 1 else "")
+
+
+def call(args: dict[str, Any]) -> str:
+    """Arguments as a closing line names them: `find="x", offset=12`."""
+    return ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items())
+
+
+def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> ReadResult:
+    """The reply to a find: the hits that fit the budget, and `next` at the first that did not."""
+    asked = {"find": request.find, **({"regex": True} if request.regex else {}),
+             **({"ignoreCase": True} if request.ignore_case else {})}
+    lines: list[str] = []
+    shown: list[dict[str, Any]] = []
+    used, stop = 0, None
+    most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
+    for hit in hits:
+        line = f"{cite(hit.where)}: {hit.context}  [read: {call(hit.read)}]"
+        cost = len(line.encode("utf-8")) + 1
+        if len(shown) >= most or (shown and used + cost > request.output_bytes):
+            stop = hit
+            break
+        lines.append(line)
+        shown.append({**hit.where, "read": hit.read})
+        used += cost
+    what = f"{'regular expression' if request.regex else 'text'} {request.find!r}" + \
+        (" (ignoring case)" if request.ignore_case else "")
+    result = ReadResult(kind=kind, path=path, shown={"hits": shown})
+    if stop is None:
+        head = f"[{len(shown):,} hit{'' if len(shown) == 1 else 's'} of {what} in {path}.]"
+        if not shown:
+            head = f"[No hit of {what} in {path}{' from where the search started' if _scoped(request) else ''}.]"
+        lines.insert(0, head)
+    else:
+        result.truncated = True
+        result.next = {**asked, **stop.resume}
+        reason = f"at most {most} a call" if len(shown) >= most else "the output limit"
+        lines.insert(0, f"[Hits 1-{len(shown):,} of {what} in {path}; more follow.]")
+        lines.append(f"[More hits follow ({reason}). Call again with {call(result.next)} to continue.]")
+    result.content = [TextPart("\n".join(lines))]
+    return result
+
+
+def _scoped(request: ReadRequest) -> bool:
+    return any(value is not None for value in (request.offset, request.pages, request.cells, request.column))
+
+
+def find_in(search, source, request: ReadRequest) -> ReadResult:
+    """The reply to a find in one file: `search` (its reader's, see readers.Row) gives the hits."""
+    if search is None:
+        raise ReadError("find_unsupported", f"{source.name} is {source.description}, which holds no text to "
+                        "search. Read it without find.")
+    return find_with(source.path, lambda matcher: search(source, request, matcher), request)
+
+
+Search = Callable[[Matcher], tuple[str, Generator[Hit, None, None]]]
+
+
+def find_with(path: str, search: Search, request: ReadRequest) -> ReadResult:
+    """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher."""
+    kind, hits = search(Matcher(request))
+    try:
+        return answer(path, kind, hits, request)
+    finally:
+        hits.close()  # a search holding a lock or a file lets go of it now, not when collected

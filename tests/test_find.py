@@ -1,0 +1,194 @@
+"""`find` through the real server over stdio: hits in every kind of file, each shown again by the
+read arguments it names, a cut line read to its end by `column`, a regular expression that
+backtracks without end answered with an error, and many files searched in one call."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import docx
+import openpyxl
+import pytest
+
+from agentread.limits import MAX_LINE_CHARS
+from agentread.readers import text as text_reader
+from builders import build_pdf, code, notebook, stream
+from rpc import text_of
+
+OFFICE = Path(__file__).resolve().parent / "data" / "office"
+NUMBERED = re.compile(r"^ *-?\d+\t(.*)$")
+
+
+def hits(result: dict) -> list[dict]:
+    assert not result["isError"], text_of(result)
+    return result["shown"]["hits"]
+
+
+def shows(server, path: str, hit: dict) -> str:
+    """The text the hit's read arguments show."""
+    result = server.read(path=path, **hit["read"])
+    assert not result["isError"], text_of(result)
+    return text_of(result)
+
+
+def follow(server, **params) -> list[dict]:
+    """Every hit, following `next`; each reply's `next` names the hit after its last."""
+    found: list[dict] = []
+    for _ in range(1000):
+        result = server.read(**params)
+        found += hits(result)
+        if "next" not in result:
+            assert not result["truncated"]
+            return found
+        assert result["truncated"] and result["next"]["find"] == params["find"]
+        params = {"path": params["path"], **result["next"], **({"limit": params["limit"]} if "limit" in params else {})}
+    pytest.fail("following next never ended")
+
+
+def test_a_hit_on_a_pdf_page_is_cited_by_page_and_line_and_its_read_shows_it(server, tmp_path: Path):
+    (tmp_path / "doc.pdf").write_bytes(build_pdf(["first page", "the zebra page", None, "last zebra"]))
+    result = server.read(path="doc.pdf", find="zebra")
+    found = hits(result)
+    assert [(h["page"], h["line"], h["column"]) for h in found] == [(2, 2, 5), (4, 2, 6)]
+    assert result["kind"] == "pdf" and "page 2, line 2, column 5: the zebra page" in text_of(result)
+    for hit in found:
+        assert f"     {hit['line']}\t" in shows(server, "doc.pdf", hit) and "zebra" in shows(server, "doc.pdf", hit)
+    assert hits(server.read(path="doc.pdf", find="zebra", pages="3-4")) == found[1:]
+
+
+def test_a_hit_in_an_excel_cell_is_cited_by_sheet_and_cell(server, tmp_path: Path):
+    (tmp_path / "data.xlsx").write_bytes((OFFICE / "datasets.xlsx").read_bytes())
+    book = openpyxl.load_workbook(OFFICE / "datasets.xlsx", read_only=True)
+    want = []
+    for sheet in book.worksheets:
+        sheet.reset_dimensions()  # its declared extent is not trusted
+        want += [(sheet.title, f"{cell.column_letter}{cell.row}") for row in sheet.iter_rows() for cell in row
+                 if isinstance(cell.value, str) and "virginica" in cell.value]
+    found = follow(server, path="data.xlsx", find="VIRGINICA", ignoreCase=True, limit=7)
+    assert [(h["sheet"], h["cell"]) for h in found] == want and len(want) > 7
+    first = shows(server, "data.xlsx", found[0])
+    row = int(re.sub(r"[A-Z]+", "", found[0]["cell"]))
+    assert f"| {row} | " in first and "virginica" in first
+
+
+def test_a_hit_in_a_notebook_output_names_the_cell_its_id_and_the_output(server, tmp_path: Path):
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("print('hello')", stream("a needle in the output\n")),
+                                                 code("needle = 1"), code("s = '" + "a" * 3000 + " needle'")))
+    found = hits(server.read(path="nb.ipynb", find="needle"))
+    assert [(h["cell"], h["in"], h["column"]) for h in found] == [(1, "output 1", 3), (2, "source", 1),
+                                                                   (3, "source", 3007)]
+    assert all(h["id"] for h in found)
+    assert "a needle in the output" in shows(server, "nb.ipynb", found[0])
+
+
+def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_path: Path):
+    document = docx.Document()
+    document.add_paragraph("Before the table.")
+    table = document.add_table(rows=2, cols=2)
+    for (r, c), value in {(0, 0): "Item", (0, 1): "Cost", (1, 0): "Rent", (1, 1): "1200 zebra"}.items():
+        table.cell(r, c).text = value
+    document.save(tmp_path / "t.docx")
+    [hit] = hits(server.read(path="t.docx", find="zebra"))
+    assert NUMBERED.match(shows(server, "t.docx", hit).split("\n")[0]).group(1) == "| Rent | 1200 zebra |"
+
+
+def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
+    line = "x" * 4500 + " needle " + "y" * 3000
+    (tmp_path / "wide.txt").write_text(f"short\n{line}\n")
+    [hit] = hits(server.read(path="wide.txt", find="needle"))
+    assert (hit["line"], hit["column"]) == (2, 4502)
+    assert hit["read"] == {"offset": 2, "limit": 1, "column": 4001}
+    assert "needle" in shows(server, "wide.txt", hit)
+
+
+def test_a_one_line_json_file_is_read_to_its_last_character_by_following_next(server, tmp_path: Path):
+    data = json.dumps([{"id": i, "name": f"item {i}", "tags": ["é", "ü"]} for i in range(2500)])
+    assert len(data) > 124_000 and "\n" not in data
+    (tmp_path / "one.json").write_text(data)
+    params: dict = {"path": "one.json"}
+    pieces = []
+    for _ in range(len(data) // MAX_LINE_CHARS + 2):
+        result = server.read(**params)
+        assert not result["isError"], text_of(result)
+        shown = NUMBERED.match(text_of(result).split("\n")[0]).group(1)
+        pieces.append(re.sub(r" \[… line cut at character [\d,]+ of [\d,]+ characters; offset=1, column=\d+ reads "
+                             r"on\]$", "", shown))
+        if "next" not in result:
+            assert not result["truncated"]
+            break
+        assert result["truncated"] and result["next"] == {"offset": 1, "column": params.get("column", 1) + 2000}
+        params = {"path": "one.json", **result["next"]}
+    assert "".join(pieces) == data
+
+
+def test_a_large_log_is_searched_streamed_with_the_editors_line_numbers(server, tmp_path: Path):
+    """Many pieces of the search (CRLF and lone CR line ends among them, a CRLF split between two):
+    every hit's line number is the editor's."""
+    lines, want = [], []
+    for i in range(1, 400_001):
+        lines.append(f"2024-01-01T00:00:{i % 60:02d} worker-{i % 7} request {i} {'FAILED' if i % 9973 == 0 else 'ok'}")
+        if i % 9973 == 0:
+            want.append(i)
+    ends = ["\n", "\r\n", "\r"]
+    data = "".join(line + ends[i % 3] for i, line in enumerate(lines)).encode()
+    # A first line that puts a CRLF's CR last in the first piece read and its LF first in the next.
+    crlf = data.rindex(b"\r\n", 0, text_reader.FIND_CHUNK - 100)
+    data = b"#" * (text_reader.FIND_CHUNK - 2 - crlf) + b"\n" + data
+    assert data[text_reader.FIND_CHUNK - 1:text_reader.FIND_CHUNK + 1] == b"\r\n"
+    assert len(data) > 16 * text_reader.FIND_CHUNK
+    want = [line + 1 for line in want]
+    (tmp_path / "big.log").write_bytes(data)
+    found = follow(server, path="big.log", find="FAILED", limit=7)
+    assert [h["line"] for h in found] == want
+    failed = [h for h in hits(server.read(path="big.log", find=r"request (\d+) FAILED$", regex=True))]
+    assert [h["line"] for h in failed] == want
+    assert f"request {want[3] - 1} FAILED" in shows(server, "big.log", failed[3])
+
+
+def test_a_regular_expression_that_backtracks_without_end_is_answered_with_an_error(server, tmp_path: Path):
+    (tmp_path / "a.txt").write_text("a" * 100 + "b\n")
+    result = server.read(path="a.txt", find="(a|aa)+$", regex=True)
+    assert result["isError"] and result["error"]["code"] == "regex_timeout"
+    assert "plain string" in text_of(result)
+    bad = server.read(path="a.txt", find="(unclosed", regex=True)
+    assert bad["isError"] and bad["error"]["code"] == "invalid_regex"
+
+
+def test_find_in_a_directory_says_to_use_a_glob(server, tmp_path: Path):
+    (tmp_path / "sub").mkdir()
+    result = server.read(path="sub", find="x")
+    assert result["isError"] and result["error"]["code"] == "find_in_directory"
+
+
+def test_many_files_are_searched_in_one_call_and_next_goes_on(server, tmp_path: Path):
+    (tmp_path / "src").mkdir()
+    for n in range(5):
+        (tmp_path / "src" / f"m{n}.py").write_text("".join(f"x = {i}  # TODO {n}.{i}\n" for i in range(40)))
+    (tmp_path / "src" / "clean.py").write_text("nothing here\n")
+    (tmp_path / "src" / "doc.pdf").write_bytes(build_pdf(["a TODO on a page"]))
+    params: dict = {"paths": ["src/*"], "find": "TODO", "maxBytes": 6000}
+    seen: list[tuple[str, int]] = []
+    for _ in range(50):
+        answer = server.request("agentread/readMany", params)["result"]
+        assert len("\n".join(p["text"] for p in answer["content"] if p["type"] == "text").encode()) <= 6000
+        for f in answer["files"]:
+            if f["state"] in ("whole", "cut"):
+                seen += [(f["path"], h["line"]) for h in f["shown"]["hits"]]
+        if "next" not in answer:
+            break
+        assert all(isinstance(e, str) or e["find"] == "TODO" for e in answer["next"]["paths"])
+        params = {**answer["next"], "maxBytes": 6000}
+    want = [(f"src/m{n}.py", i + 1) for n in range(5) for i in range(40)] + [("src/doc.pdf", 2)]
+    assert sorted(seen) == sorted(want)
+
+
+def test_find_needs_the_consent_a_read_needs(server, tmp_path: Path):
+    (tmp_path / ".env").write_text("TOKEN=secret\n")
+    (tmp_path.parent / "outside.txt").write_text("secret\n")
+    for path in (".env", str(tmp_path.parent / "outside.txt")):
+        result = server.read(path=path, find="secret")
+        assert result["isError"] and result["error"]["code"] in ("sensitive_file", "outside_workspace")
+        assert "secret" not in json.dumps(result.get("shown", {}))
+    assert hits(server.read(path=".env", find="secret", consent=True))[0]["line"] == 1
