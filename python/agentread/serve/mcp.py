@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from agentread import __version__
 from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadResult
+from agentread.result import ImagePart, ReadResult, joined
 from agentread.serve.service import ReadService
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
@@ -186,7 +186,7 @@ def _invalid(exc: InvalidParams) -> types.CallToolResult:
 
 def _parts(parts) -> list:
     out = []
-    for part in parts:
+    for part in joined(parts):
         if isinstance(part, ImagePart):
             out.append(types.ImageContent(type="image", data=part.data, mime_type=part.mime_type))
         else:
