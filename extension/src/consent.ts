@@ -149,9 +149,9 @@ export function grantQuestion(checks: readonly ConsentCheck[], folderOf: (check:
 /** What the model is told when the user declined agentread's question about `checks` (a sentence). */
 export function declinedText(checks: readonly ConsentCheck[]): string {
   const files = checks.map((check) => `${check.path} (${why(check)})`).join(', ');
+  const [it, file, was] = checks.length === 1 ? ['it', 'this file', 'it was'] : ['them', 'these files', 'they were'];
   return (
-    `The user declined to let you read ${files}: it was not read. Do not try to reach ` +
-    `${checks.length === 1 ? 'this file' : 'these files'} another way; go on without ${checks.length === 1 ? 'it' : 'them'}, ` +
-    'or ask the user to share what you need.'
+    `The user declined to let you read ${files}: ${was} not read. Do not try to reach ${file} another way; ` +
+    `go on without ${it}, or ask the user to share what you need.`
   );
 }

@@ -51,8 +51,9 @@ Part = Union[TextPart, ImagePart]
 def joined(content: list[Part]) -> list[Part]:
     """The parts as they are sent. Hosts (VS Code's chat agent, MCP clients) concatenate a
     result's text parts with nothing between them, and put a note of their own in an image's
-    place; so adjacent text parts go as one, joined by a line break, and the text on either side
-    of an image ends and starts a line: the model reads the text line for line."""
+    place (VS Code's chat follows it with the image's URI and no line break); so adjacent text
+    parts go as one, joined by a line break, and the text on either side of an image ends and
+    starts a line: the model reads the text line for line."""
     out: list[Part] = []
     for part in content:
         last = out[-1] if out else None

@@ -88,6 +88,8 @@ describe('agentread\'s question and the model\'s answer', () => {
   it('tells the model the user declined, and not to reach the file another way', () => {
     const text = declinedText([sensitive(path.join(home, 'project', '.env'))]);
     assert.match(text, /^The user declined to let you read \.env \(matches "\.env"/);
-    assert.match(text, /Do not try to reach this file another way/);
+    assert.match(text, /: it was not read\. Do not try to reach this file another way/);
+    const two = declinedText([sensitive(path.join(home, 'project', '.env')), outside(path.join(home, 'a.txt'))]);
+    assert.match(two, /\(outside the workspace\): they were not read\. Do not try to reach these files another way/);
   });
 });
