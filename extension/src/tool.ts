@@ -187,11 +187,14 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
     const { allowed, declined } = await consentFor(this.server, this.grants, paths, token);
     const approved = allowed.map((check) => check.path);
-    const work = withinBudget(options, (maxBytes) => forwardReadMany(this.server.send, input, approved, token, maxBytes), token);
-    const result = await readOrFailure(manyInvocationMessage(input), work, token);
-    if (typeof result !== 'string' && declined.length > 0) {
-      // The server refuses those files in their places; the model is told first that the user declined them.
-      result.content.unshift({ type: 'text', text: `[${declinedText(declined)}]\n` });
+    // The server refuses the declined files in their places; the model is told first that the user declined
+    // them, within the reply's size.
+    const note = declined.length > 0 ? `[${declinedText(declined)}]\n` : '';
+    const read = (maxBytes: number | undefined) =>
+      forwardReadMany(this.server.send, input, approved, token, maxBytes && maxBytes - Buffer.byteLength(note));
+    const result = await readOrFailure(manyInvocationMessage(input), withinBudget(options, read, token), token);
+    if (typeof result !== 'string' && note) {
+      result.content.unshift({ type: 'text', text: note });
     }
     if (typeof result === 'string') {
       paths.forEach((path) => this.reads.recordFailure({ path }, result, started));
