@@ -154,7 +154,8 @@ class ServerProcess:
 
 
 def text_of(result: dict) -> str:
-    return "\n".join(p["text"] for p in result["content"] if p["type"] == "text")
+    """The text the model reads: the parts as a host joins them, with nothing between them."""
+    return "".join(p["text"] for p in result["content"] if p["type"] == "text")
 
 
 def processes() -> dict[int, tuple[int, float]]:

@@ -45,10 +45,18 @@ export async function checkConsent(send: SendRequest, paths: readonly string[], 
     }));
 }
 
-/** The question put to the user (the message is Markdown). */
+/**
+ * What the chat's confirmation adds: approving the tool there is not approving the file. VS Code skips that
+ * confirmation for every later call once the tool is allowed for the session, the workspace or always; agentread
+ * asks about the files itself.
+ */
+const CHAT_APPROVAL_NOTE =
+  'agentread then asks you about this file itself, in a dialog: allowing this tool here does not allow any file.';
+
+/** The question the chat's confirmation puts to the user (the message is Markdown). */
 export function consentQuestion(check: ConsentCheck): { title: string; message: string } {
   const shown = '`' + check.resolvedPath.replace(/`/g, "'") + '`';
-  const sent = 'If you allow it, its contents are sent to the language model.';
+  const sent = `If you allow it, its contents are sent to the language model. ${CHAT_APPROVAL_NOTE}`;
   if (check.outsideWorkspace && check.sensitivePattern) {
     return {
       title: 'Allow reading a sensitive file outside the workspace?',
@@ -83,6 +91,67 @@ export function consentQuestionMany(checks: readonly ConsentCheck[]): { title: s
     title: `Allow reading ${checks.length} files outside the workspace or marked sensitive?`,
     message:
       `The agent wants to read these files, which are outside the workspace or match the \`agentread.sensitiveFiles\` setting:\n\n` +
-      `${lines.join('\n')}\n\nIf you allow it, their contents are sent to the language model.`,
+      `${lines.join('\n')}\n\nIf you allow it, their contents are sent to the language model. ` +
+      CHAT_APPROVAL_NOTE.replace('this file', 'these files'),
   };
+}
+
+/** Why one file needs approval, in words. */
+function why(check: ConsentCheck): string {
+  return [
+    check.outsideWorkspace ? 'outside the workspace' : '',
+    check.sensitivePattern !== undefined ? `matches "${check.sensitivePattern}" in the agentread.sensitiveFiles setting` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
+}
+
+/** The buttons of agentread's own question, and what each allows. */
+export interface GrantQuestion {
+  message: string;
+  detail: string;
+  allowFile: string;
+  allowFolder: string;
+  deny: string;
+}
+
+/**
+ * agentread's own question about the files of one call that no grant covers yet (a modal dialog, plain text):
+ * it names each file and why, and says what each answer allows and for how long.
+ */
+export function grantQuestion(checks: readonly ConsentCheck[], folderOf: (check: ConsentCheck) => string): GrantQuestion {
+  const one = checks.length === 1;
+  const files = checks.map((check) => `${check.resolvedPath} (${why(check)})`);
+  const folders = [...new Set(checks.map(folderOf))];
+  const kinds = [
+    checks.some((check) => check.outsideWorkspace) ? 'outside the workspace' : '',
+    checks.some((check) => check.sensitivePattern !== undefined) ? 'sensitive' : '',
+  ]
+    .filter(Boolean)
+    .join(' or ');
+  return {
+    message: one
+      ? `Send ${checks[0].resolvedPath} to the language model?`
+      : `Send these ${checks.length} files to the language model?`,
+    detail:
+      `The agent wants to read ${one ? 'this file' : 'these files'}:\n${files.join('\n')}\n\n` +
+      `${one ? 'Allow This File' : 'Allow These Files'}: ${one ? 'this file' : 'these files'}, until this window ` +
+      'is closed or reloaded.\n' +
+      `Allow Folder for This Session: every file under ${folders.join(', ')} that is ${kinds}, until this window is ` +
+      'closed or reloaded.\n' +
+      'Deny: nothing is read; the agent is told you declined.',
+    allowFile: one ? 'Allow This File' : 'Allow These Files',
+    allowFolder: 'Allow Folder for This Session',
+    deny: 'Deny',
+  };
+}
+
+/** What the model is told when the user declined agentread's question about `checks` (a sentence). */
+export function declinedText(checks: readonly ConsentCheck[]): string {
+  const files = checks.map((check) => `${check.path} (${why(check)})`).join(', ');
+  const [it, file, was] = checks.length === 1 ? ['it', 'this file', 'it was'] : ['them', 'these files', 'they were'];
+  return (
+    `The user declined to let you read ${files}: ${was} not read. Do not try to reach ${file} another way; ` +
+    `go on without ${it}, or ask the user to share what you need.`
+  );
 }

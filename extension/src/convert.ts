@@ -60,13 +60,14 @@ export function versionLine(result: Pick<ReadResult, 'version' | 'size' | 'mtime
 }
 
 /**
- * The text the model reads, as one string: its text parts joined by newlines. The server's text already
- * names each image where it occurs; a result made of images alone gets a one-line note per image.
+ * The text the model reads, as one string: its text parts as the chat joins them, with nothing between them
+ * (the server ends and starts a line around each image). The server's text already names each image where it
+ * occurs; a result made of images alone gets a one-line note per image.
  */
 export function agentText(result: Pick<ReadResult, 'content'>): string {
   const content = result.content ?? [];
   const texts = content.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text);
-  return texts.length > 0 ? texts.join('\n') : images(result).map(imageNote).join('\n');
+  return texts.length > 0 ? texts.join('') : images(result).map(imageNote).join('\n');
 }
 
 /** The images of a result, for showing them next to the text. */

@@ -5,6 +5,7 @@ import { AgentView, SCHEME } from './agentView';
 import { READ_METHOD, type ReadParams, type ReadResult } from './protocol';
 import { syncNotebookOutputs } from './notebookSync';
 import { onInterpreterChange } from './python';
+import { ConsentGrants } from './grants';
 import { ReadLog, ReadRevealer, type ReadEntry } from './reads';
 import { ServerManager } from './server';
 import { affectsServer, readSettings } from './settings';
@@ -28,8 +29,10 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
   const server = new ServerManager(context.extensionPath, log);
   running = server;
   const reads = new ReadLog();
-  const tool = new ReadTool(server, reads);
-  const manyTool = new ReadManyTool(server, reads);
+  // What the user allowed the agent to read, shared by both tools, for as long as this window runs.
+  const grants = new ConsentGrants();
+  const tool = new ReadTool(server, reads, grants);
+  const manyTool = new ReadManyTool(server, reads, grants);
   const agentView = new AgentView(server);
   const revealer = new ReadRevealer(agentView);
 

@@ -1,8 +1,10 @@
 // The language model tools `agentread_read` and `agentread_read_many`: each asks the user first when a read
-// needs consent, forwards the read to the server, and hands the model text and image parts.
+// needs consent, forwards the read to the server, and hands the model text and image parts. The chat's
+// confirmation names the files; the consent the server gets comes only from agentread's own question
+// (grants.ts), which no approval of the tool in the chat skips.
 
 import * as vscode from 'vscode';
-import { checkConsent, consentQuestion, consentQuestionMany } from './consent';
+import { checkConsent, consentQuestion, consentQuestionMany, declinedText, grantQuestion, type ConsentCheck } from './consent';
 import { failureText, toParts, versionLine, type PartFactory } from './convert';
 import {
   entryPath,
@@ -10,13 +12,12 @@ import {
   forwardReadMany,
   invocationMessage,
   manyInvocationMessage,
-  toReadManyParams,
-  toReadParams,
   type ReadInput,
   type ReadManyInput,
   type ReadManyResult,
   type ReadResult,
 } from './protocol';
+import { folderOf, type Answer, type ConsentGrants } from './grants';
 import type { ReadLog } from './reads';
 import { replyBytes, shrunkForTokens, textBytes } from './replySize';
 import type { ServerManager } from './server';
@@ -55,10 +56,6 @@ async function consentChecks(server: ServerManager, paths: string[], token: vsco
   }
 }
 
-function inputKey(input: ReadInput): string {
-  return JSON.stringify(toReadParams(input, false));
-}
-
 /** Shows a window progress indicator if `work` is still running after SLOW_READ_MS. */
 export async function withSlowProgress<T>(title: string, work: Promise<T>): Promise<T> {
   const timer = setTimeout(() => {
@@ -76,40 +73,57 @@ export async function withSlowProgress<T>(title: string, work: Promise<T>): Prom
   }
 }
 
-/**
- * What each tool call asks the user: prepareInvocation notes it, and VS Code invokes the tool only once the
- * user agreed, so the invocation takes the approval noted for the same input.
- */
-class Approvals<T> {
-  private readonly pending = new Map<string, T>();
-
-  /** The prepared invocation of the input `key`: asking `question`, which grants `approval`, if there is one. */
-  prepare(message: string, key: string, question?: { title: string; message: string }, approval?: T): vscode.PreparedToolInvocation {
-    if (!question || approval === undefined) {
-      this.pending.delete(key);
-      return { invocationMessage: message };
-    }
-    this.pending.set(key, approval);
-    return {
-      invocationMessage: message,
-      confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
-    };
+/** The prepared invocation: the chat's confirmation, naming what it is about, when a file is not allowed yet. */
+function prepared(message: string, question?: { title: string; message: string }): vscode.PreparedToolInvocation {
+  if (!question) {
+    return { invocationMessage: message };
   }
+  return {
+    invocationMessage: message,
+    confirmationMessages: { title: question.title, message: new vscode.MarkdownString(question.message) },
+  };
+}
 
-  /** The approval the user gave for the input `key`, once. */
-  take(key: string): T | undefined {
-    const approval = this.pending.get(key);
-    this.pending.delete(key);
-    return approval;
+/**
+ * agentread's own question about the files `checks` names, a modal dialog nothing skips. A dialog that
+ * cannot be shown (a test run of the workbench refuses dialogs) or is dismissed is a denial.
+ */
+async function askUser(checks: readonly ConsentCheck[]): Promise<Answer> {
+  const question = grantQuestion(checks, folderOf);
+  const file = { title: question.allowFile };
+  const folder = { title: question.allowFolder };
+  const deny = { title: question.deny, isCloseAffordance: true };
+  try {
+    const answer = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, file, folder, deny);
+    return answer === file ? 'file' : answer === folder ? 'folder' : 'deny';
+  } catch {
+    return 'deny';
   }
 }
 
-export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
-  private readonly approvals = new Approvals<true>();
+/**
+ * The reads of one call that need the user's approval, asked where no grant covers them yet: what the user
+ * allowed, and what they declined.
+ */
+async function consentFor(
+  server: ServerManager,
+  grants: ConsentGrants,
+  paths: string[],
+  token: vscode.CancellationToken,
+): Promise<{ allowed: ConsentCheck[]; declined: ConsentCheck[] }> {
+  const checks = await consentChecks(server, paths, token);
+  const asked = grants.uncovered(checks);
+  if (asked.length > 0) {
+    grants.record(await askUser(asked), asked);
+  }
+  return { allowed: checks.filter((check) => grants.covers(check)), declined: grants.uncovered(checks) };
+}
 
+export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
   constructor(
     private readonly server: ServerManager,
     private readonly reads: ReadLog,
+    private readonly grants: ConsentGrants,
   ) {}
 
   async prepareInvocation(
@@ -118,8 +132,8 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
   ): Promise<vscode.PreparedToolInvocation> {
     const input = options.input;
     const checks = typeof input?.path === 'string' ? await consentChecks(this.server, [input.path], token) : [];
-    const question = checks.length > 0 ? consentQuestion(checks[0]) : undefined;
-    return this.approvals.prepare(invocationMessage(input), inputKey(input), question, true);
+    const asked = this.grants.uncovered(checks);
+    return prepared(invocationMessage(input), asked.length > 0 ? consentQuestion(asked[0]) : undefined);
   }
 
   async invoke(
@@ -127,8 +141,15 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const input = options.input;
-    const consent = this.approvals.take(inputKey(input)) === true;
     const started = new Date();
+    const paths = typeof input?.path === 'string' ? [input.path] : [];
+    const { allowed, declined } = await consentFor(this.server, this.grants, paths, token);
+    if (declined.length > 0) {
+      const text = `Error: ${declinedText(declined)}`;
+      this.reads.recordFailure(input, text, started);
+      return toolResult(text);
+    }
+    const consent = allowed.length > 0;
     const work = withinBudget(options, (maxBytes) => forwardRead(this.server.send, input, consent, token, maxBytes), token);
     const result = await readOrFailure(invocationMessage(input), work, token);
     if (typeof result === 'string') {
@@ -140,17 +161,11 @@ export class ReadTool implements vscode.LanguageModelTool<ReadInput> {
   }
 }
 
-function manyKey(input: ReadManyInput): string {
-  return JSON.stringify(toReadManyParams(input, []));
-}
-
 export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
-  /** The paths the user approves, for each input being asked about. */
-  private readonly approvals = new Approvals<string[]>();
-
   constructor(
     private readonly server: ServerManager,
     private readonly reads: ReadLog,
+    private readonly grants: ConsentGrants,
   ) {}
 
   async prepareInvocation(
@@ -159,9 +174,8 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
   ): Promise<vscode.PreparedToolInvocation> {
     const input = options.input;
     const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
-    const needed = await consentChecks(this.server, paths, token);
-    const question = needed.length > 0 ? consentQuestionMany(needed) : undefined;
-    return this.approvals.prepare(manyInvocationMessage(input), manyKey(input), question, needed.map((each) => each.path));
+    const asked = this.grants.uncovered(await consentChecks(this.server, paths, token));
+    return prepared(manyInvocationMessage(input), asked.length > 0 ? consentQuestionMany(asked) : undefined);
   }
 
   async invoke(
@@ -169,12 +183,20 @@ export class ReadManyTool implements vscode.LanguageModelTool<ReadManyInput> {
     token: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
     const input = options.input;
-    const approved = this.approvals.take(manyKey(input)) ?? [];
     const started = new Date();
-    const work = withinBudget(options, (maxBytes) => forwardReadMany(this.server.send, input, approved, token, maxBytes), token);
-    const result = await readOrFailure(manyInvocationMessage(input), work, token);
+    const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
+    const { allowed, declined } = await consentFor(this.server, this.grants, paths, token);
+    const approved = allowed.map((check) => check.path);
+    // The server refuses the declined files in their places; the model is told first that the user declined
+    // them, within the reply's size.
+    const note = declined.length > 0 ? `[${declinedText(declined)}]\n` : '';
+    const read = (maxBytes: number | undefined) =>
+      forwardReadMany(this.server.send, input, approved, token, maxBytes && maxBytes - Buffer.byteLength(note));
+    const result = await readOrFailure(manyInvocationMessage(input), withinBudget(options, read, token), token);
+    if (typeof result !== 'string' && note) {
+      result.content.unshift({ type: 'text', text: note });
+    }
     if (typeof result === 'string') {
-      const paths = Array.isArray(input?.paths) ? input.paths.map(entryPath) : [];
       paths.forEach((path) => this.reads.recordFailure({ path }, result, started));
     } else {
       this.reads.recordMany(result, started);
@@ -216,7 +238,8 @@ function toolResult(result: ReadResult | ReadManyResult | string): vscode.Langua
   }
   const line = 'version' in result ? versionLine(result) : undefined;
   const parts = toParts(result, partFactory());
-  return new vscode.LanguageModelToolResult(line ? [...parts, new vscode.LanguageModelTextPart(line)] : parts);
+  // The chat joins text parts with nothing between them: the line starts a line of its own.
+  return new vscode.LanguageModelToolResult(line ? [...parts, new vscode.LanguageModelTextPart(`\n${line}`)] : parts);
 }
 
 /**

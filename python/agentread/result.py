@@ -48,6 +48,31 @@ class ImagePart:
 Part = Union[TextPart, ImagePart]
 
 
+def joined(content: list[Part]) -> list[Part]:
+    """The parts as they are sent. Hosts (VS Code's chat agent, MCP clients) concatenate a
+    result's text parts with nothing between them, and put a note of their own in an image's
+    place (VS Code's chat follows it with the image's URI and no line break); so adjacent text
+    parts go as one, joined by a line break, and the text on either side of an image ends and
+    starts a line: the model reads the text line for line."""
+    out: list[Part] = []
+    for part in content:
+        last = out[-1] if out else None
+        if isinstance(part, TextPart):
+            if isinstance(last, TextPart):
+                out[-1] = TextPart(f"{last.text}\n{part.text}")
+            elif last is not None and not part.text.startswith("\n"):
+                out.append(TextPart("\n" + part.text))
+            else:
+                out.append(part)
+        else:
+            if isinstance(last, TextPart) and not last.text.endswith("\n"):
+                out[-1] = TextPart(last.text + "\n")
+            elif isinstance(last, ImagePart):
+                out.append(TextPart("\n"))
+            out.append(part)
+    return out
+
+
 @dataclass
 class ErrorInfo:
     code: str
@@ -113,7 +138,7 @@ class ReadResult:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "path": sendable(self.path),
-                               "content": [p.to_json() for p in self.content]}
+                               "content": [p.to_json() for p in joined(self.content)]}
         for key, value in (("totalLines", self.total_lines), ("startLine", self.start_line),
                            ("endLine", self.end_line), ("totalPages", self.total_pages),
                            ("totalCells", self.total_cells)):

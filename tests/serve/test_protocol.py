@@ -472,9 +472,9 @@ def test_a_word_files_picture_comes_with_its_text(server, tmp_path):
 
     shutil.copy(REPO / "tests" / "data" / "office" / "markitdown-test.docx", tmp_path / "paper.docx")
     result = server.read(path="paper.docx")
-    assert result["kind"] == "document" and [p["type"] for p in result["content"]] == ["text", "image"]
-    text, image = result["content"]
+    assert result["kind"] == "document" and [p["type"] for p in result["content"]] == ["text", "image", "text"]
+    text, image, _closing = result["content"]
     assert text["text"].endswith('    22\t[image 1: word/media/image1.png "图形用户界面, 文本, 应用程序, '
-                                 '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]')
+                                 '信件 AI 生成的内容可能不正确。", image/png 1274x870, attached]\n')
     assert (image["mimeType"], image["width"], image["height"]) == ("image/png", 1274, 870)
     assert base64.b64decode(image["data"]).startswith(b"\x89PNG")

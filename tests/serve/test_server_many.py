@@ -4,10 +4,13 @@ stub, over stdio."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from builders import code, notebook, png_b64, result
 from rpc import ServerProcess, text_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -75,3 +78,34 @@ def test_the_stub_answers_an_unchanged_reread_once_asked_for(folder: Path):
         assert not plain.read(path="a.txt").get("unchanged")
     finally:
         plain.close()
+
+
+def hosts_view(reply: dict, image_note) -> str:
+    """What a host that concatenates parts shows the model (VS Code's chat agent): text parts as
+    they are, each image replaced by a note of the host's own."""
+    return "".join(p["text"] if p["type"] == "text" else image_note(p) for p in reply["content"])
+
+
+def test_parts_join_line_for_line_as_a_host_concatenates_them(folder: Path):
+    (folder / "plot.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64(),
+                                                                           "text/plain": "<Figure>"}))))
+    server = ServerProcess(folder)
+    try:
+        paths = ["a.txt", "plot.ipynb", "pic.png"]
+        reply = server.request("agentread/readMany", {"paths": paths})["result"]
+        kinds = [p["type"] for p in reply["content"]]
+        assert kinds == ["text", "image", "text", "image", "text"], kinds  # adjacent text parts as one
+        # The CLI prints a line per image: a host's note in its place gives the same lines.
+        cli = subprocess.run([sys.executable, "-m", "agentread", "read", *paths, "--root", str(folder)],
+                             capture_output=True, text=True, check=True).stdout
+        as_cli = hosts_view(reply, lambda p: f"[image: {p['mimeType']} {p['width']}x{p['height']}, attached]")
+        assert as_cli.splitlines() == cli.splitlines()
+        lines = hosts_view(reply, lambda _: "[Image content is not available]").split("\n")
+        assert lines[:2] == ["==> a.txt <==", "     1\talpha 1"]
+        assert lines.count("[Image content is not available]") == 2, lines
+        single = server.read(path="plot.ipynb")
+        assert [p["type"] for p in single["content"]][:2] == ["text", "image"]
+        assert single["content"][0]["text"].endswith("attached]\n")
+        assert all(p["text"].startswith("\n") for p in single["content"][2:])
+    finally:
+        server.close()

@@ -1,7 +1,7 @@
 // The files the chat scenarios read, written under a fresh directory: the shared test fixtures (a 120-line text
 // file, a notebook with one plot, a 4-page PDF, a file outside the workspace) plus the large ones the reply
 // limit is about: a 5,000-line text file, a 300-page PDF with a page of text on each page, a notebook of 50
-// plots, and three small files for a read of many.
+// plots, three small files for a read of many, a key file, and files in two folders outside the workspace.
 
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,6 +19,20 @@ export const MANY_FILES = {
   'src/alpha.py': 'def alpha():\n    return "alpha marker 1f3a"\n',
   'src/beta.py': 'from alpha import alpha\n\n\ndef beta():\n    return alpha() + " beta marker 9c2e"\n',
   'config.toml': '[settings]\nname = "gamma marker 47bd"\nlevel = 3\n',
+};
+
+/** What a secret in the consent scenarios' files holds: it must never reach the model unless the user allowed it. */
+export const SECRETS = {
+  env: 'not-a-real-token',
+  key: 'DEPLOY-KEY-5e1f',
+};
+
+/** The files outside the workspace the consent scenarios read, by name: two folders, two files each. */
+export const OUTSIDE_FILES = {
+  notes: ['outside', 'notes.txt', 'a note kept outside the workspace'],
+  second: ['outside', 'second.txt', 'a second note outside 7a2c'],
+  other: ['elsewhere', 'other.txt', 'another folder outside 3b9d'],
+  more: ['elsewhere', 'more.txt', 'more from that folder 81fe'],
 };
 
 /** Line `line` (1-based) of page `page` of the long PDF. */
@@ -93,8 +107,17 @@ export function makeChatFixtures(base, sharedFixtures) {
   for (const [relative, content] of Object.entries(MANY_FILES)) {
     write(relative, content);
   }
+  // The shared fixtures' .env holds SECRETS.env; a key file is the second sensitive file.
+  write('deploy.key', `${SECRETS.key}\n`);
+  const outsideFiles = {};
+  for (const [name, [folder, file, text]] of Object.entries(OUTSIDE_FILES)) {
+    fs.mkdirSync(path.join(base, folder), { recursive: true });
+    outsideFiles[name] = path.join(base, folder, file);
+    fs.writeFileSync(outsideFiles[name], `${text}\n`);
+  }
   return {
     ...fixtures,
+    outsideFiles,
     textLine: shared.textLine,
     textLines: shared.TEXT_LINES,
     bigText: write('big.txt', bigText),
@@ -112,6 +135,7 @@ export function makeChatFixtures(base, sharedFixtures) {
       fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
       fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify(settings, null, 1));
       fs.writeFileSync(path.join(folder, 'big.txt'), bigText);
+      fs.writeFileSync(path.join(folder, '.env'), `API_TOKEN=${SECRETS.env}\n`);
       return folder;
     },
   };

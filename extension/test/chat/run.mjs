@@ -254,54 +254,88 @@ async function sendPrompt(text) {
 
 const SKIP_BUTTON = '.monaco-button[aria-label^="Proceed without running this tool"]';
 const MORE_ACTIONS = '.monaco-button[aria-label="More Actions..."]';
+/** The chat's approvals of a tool: the button, or the row of its "More Actions..." menu, that gives each. */
+const CHAT_ANSWERS = {
+  'allow-once': { menu: 'Allow Once' },
+  'allow-session': { button: 'Allow in this Session' },
+  'allow-workspace': { menu: 'Allow in this Workspace' },
+  'allow-always': { menu: 'Always Allow' },
+};
+/** agentread's own question: a modal dialog of the workbench. */
+const DIALOG = '.monaco-dialog-box:visible';
+/** The buttons of agentread's question that give each answer. */
+const DIALOG_ANSWERS = { file: /^Allow Th(is File|ese Files)$/, folder: /^Allow Folder for This Session$/, deny: /^Deny$/ };
 
-/**
- * Waits for the chat's confirmation of the tool call and gives `answer` ("skip" or "allow-once"). Returns a
- * problem when the tool ran without asking (its recording came first) or no confirmation came.
- */
-async function answerConfirmation(answer, file) {
-  const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
-  while ((await page.locator(`${SKIP_BUTTON}:visible`).count()) === 0) {
-    if (fs.existsSync(file)) {
-      return 'the tool ran without the chat asking for a confirmation';
-    }
-    if (Date.now() > deadline) {
-      return `no confirmation appeared within ${SCENARIO_TIMEOUT_MS / 1000} s`;
-    }
-    await sleep(500);
-  }
+/** Gives the chat's confirmation `answer`: "skip", or one of CHAT_ANSWERS. */
+async function answerChat(answer) {
   if (answer === 'skip') {
     await visible(SKIP_BUTTON).click({ timeout: UI_TIMEOUT_MS });
-    return undefined;
+  } else if (CHAT_ANSWERS[answer].button) {
+    await page.locator('.monaco-button:visible', { hasText: CHAT_ANSWERS[answer].button }).first().click({ timeout: UI_TIMEOUT_MS });
+  } else {
+    await retryUi(`choosing ${CHAT_ANSWERS[answer].menu}`, async () => {
+      const menu = page.locator('.action-menu-item:visible', { hasText: CHAT_ANSWERS[answer].menu }).first();
+      if (!(await menu.isVisible())) {
+        await visible(MORE_ACTIONS).click({ timeout: UI_TIMEOUT_MS });
+      }
+      // The menu ignores a click that comes as soon as it opens.
+      await menu.waitFor({ timeout: UI_TIMEOUT_MS });
+      await sleep(1000);
+      await menu.click({ timeout: UI_TIMEOUT_MS });
+    });
   }
-  await retryUi('choosing Allow Once', async () => {
-    const menu = page.locator('.action-menu-item:visible', { hasText: 'Allow Once' }).first();
-    if (!(await menu.isVisible())) {
-      await visible(MORE_ACTIONS).click({ timeout: UI_TIMEOUT_MS });
-    }
-    // The menu ignores a click that comes as soon as it opens.
-    await menu.waitFor({ timeout: UI_TIMEOUT_MS });
-    await sleep(1000);
-    await menu.click({ timeout: UI_TIMEOUT_MS });
-    await page.locator(`${MORE_ACTIONS}:visible`).first().waitFor({ state: 'detached', timeout: 10_000 });
-  });
-  return undefined;
+  await page.locator(SKIP_BUTTON).first().waitFor({ state: 'hidden', timeout: UI_TIMEOUT_MS });
 }
 
-/** Waits for `file`; a confirmation nobody expected is answered Skip and reported. */
-async function waitForRecording(file, expectConfirmation) {
+/** Gives agentread's question `answer` (one of DIALOG_ANSWERS); returns the question's text. */
+async function answerDialog(answer) {
+  const dialog = visible(DIALOG);
+  const text = await dialog.innerText({ timeout: UI_TIMEOUT_MS });
+  await dialog.locator('.monaco-button', { hasText: DIALOG_ANSWERS[answer] }).first().click({ timeout: UI_TIMEOUT_MS });
+  await page.locator(DIALOG).first().waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+  return text;
+}
+
+/**
+ * Plays the scenario's turn until the model recorded what it received: answers the chat's confirmation with
+ * `scenario.confirm` and agentread's own question with `scenario.dialog`. A question that comes unexpected is
+ * answered Skip or Deny, and reported; so is a read that ran without a question expected. Returns the problems
+ * and the text of agentread's question.
+ */
+async function playTurn(scenario, file) {
+  const problems = [];
+  let chatAsked = false;
+  let dialogText;
   const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (fs.existsSync(file)) {
-      return undefined;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > deadline) {
+      problems.push(`the model recorded nothing within ${SCENARIO_TIMEOUT_MS / 1000} s`);
+      return { problems, dialogText };
     }
-    if (!expectConfirmation && (await page.locator(`${SKIP_BUTTON}:visible`).count()) > 0) {
-      await visible(SKIP_BUTTON).click({ timeout: 5000 }).catch(() => {});
-      return 'the chat asked for a confirmation that this read should not need';
+    if ((await page.locator(`${SKIP_BUTTON}:visible`).count()) > 0) {
+      if (!scenario.confirm || chatAsked) {
+        problems.push('the chat asked for a confirmation that this read should not need');
+      }
+      await answerChat(scenario.confirm && !chatAsked ? scenario.confirm : 'skip');
+      chatAsked = true;
+    } else if ((await page.locator(DIALOG).count()) > 0) {
+      if (!scenario.dialog || dialogText !== undefined) {
+        problems.push(`agentread asked a question this read should not need: ${excerpt(await visible(DIALOG).innerText())}`);
+        await answerDialog('deny');
+      } else {
+        dialogText = await answerDialog(scenario.dialog);
+      }
+    } else {
+      await sleep(500);
     }
-    await sleep(500);
   }
-  return `the model recorded nothing within ${SCENARIO_TIMEOUT_MS / 1000} s`;
+  if (scenario.confirm && !chatAsked) {
+    problems.push('the tool ran without the chat asking for a confirmation');
+  }
+  if (scenario.dialog && dialogText === undefined && scenario.confirm !== 'skip') {
+    problems.push('the tool ran without agentread asking its own question');
+  }
+  return { problems, dialogText };
 }
 
 /** Shows the tool's input and output in a wide chat and takes the screenshot users would see. */
@@ -355,7 +389,12 @@ async function main() {
       folders[phase.workspace] = fixtures.makeNoDiskWorkspace(phase.settings);
     }
   }
-  const ctx = { outside: fixtures.outside, textLine: fixtures.textLine, plotPng: fixtures.plotPng };
+  const ctx = {
+    outside: fixtures.outside,
+    outsideFiles: fixtures.outsideFiles,
+    textLine: fixtures.textLine,
+    plotPng: fixtures.plotPng,
+  };
   const plan = {
     models: Object.values(MODELS),
     scenarios: Object.fromEntries(
@@ -430,14 +469,15 @@ async function main() {
         results.push(result);
         try {
           await dismissNotices();
-          await newChat();
+          if (!scenario.sameChat) {
+            await newChat();
+          }
           await pickModel(model.name);
           await sendPrompt(`scenario:${scenario.name}`);
           const file = path.join(recordings, `${scenario.name}.json`);
-          const unconfirmed = scenario.confirm ? await answerConfirmation(scenario.confirm, file) : undefined;
-          const missing = unconfirmed ?? (await waitForRecording(file, Boolean(scenario.confirm)));
-          if (missing) {
-            result.problems.push(missing);
+          const turn = await playTurn(scenario, file);
+          result.problems.push(...turn.problems);
+          if (!fs.existsSync(file)) {
             await page.screenshot({ path: path.join(screenshots, `chat-${scenario.name}-failed.png`) }).catch(() => {});
             await page.keyboard.press('Escape').catch(() => {});
             await visible('.action-label.codicon-stop-circle').click({ timeout: 2000 }).catch(() => {});
@@ -460,7 +500,7 @@ async function main() {
                   'its messages never held a result (the chat dropped the call from the prompt)',
               );
             } else {
-              result.problems.push(...scenario.check(received, { ...ctx, recording, probe }));
+              result.problems.push(...scenario.check(received, { ...ctx, recording, probe, dialogText: turn.dialogText }));
             }
             // The model answers right after recording; let the chat show it before the next one starts.
             await page

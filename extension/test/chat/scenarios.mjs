@@ -2,7 +2,7 @@
 // check reads the recording the scripted model wrote (recordings/<name>.json: the messages of the turn after
 // the tool call, exactly as the chat passed them on) and returns the problems it finds; none means ok.
 
-import { BIG_TEXT_LINES, LONG_PDF_LINES_PER_PAGE, MANY_FILES, longPdfLine } from './fixtures.mjs';
+import { BIG_TEXT_LINES, LONG_PDF_LINES_PER_PAGE, MANY_FILES, OUTSIDE_FILES, SECRETS, longPdfLine } from './fixtures.mjs';
 
 /** The models the scripted extension offers. */
 export const MODELS = {
@@ -18,7 +18,6 @@ const HOST_TRUNCATED = '[Tool response was too long and was truncated.]';
 /** The chat agent's setting for writing large tool results to a file. */
 export const HOST_LARGE_RESULTS_SETTING = 'github.copilot.chat.agent.largeToolResultsToDisk.enabled';
 
-const OUTSIDE_TEXT = 'a note kept outside the workspace';
 /** The text parts the test tool returns to see how the chat applies its limit: two under it, together over. */
 const HOST_PARTS = [6000, 6000, 9000];
 
@@ -87,6 +86,208 @@ function checkLargeText(result, ctx) {
   }
   return problems;
 }
+
+/**
+ * The parts of a reply joined as the model reads them: each `==> path <==` header of `paths` a line of its own,
+ * followed by the file's first numbered line (a text file) or its first line (a notebook); each note the chat
+ * puts in an image's place (or after it) a line of its own; nothing glued to a header.
+ */
+function checkJoined(paths) {
+  return (result) => {
+    const problems = [];
+    noHostReplacement(result.text, problems);
+    const lines = result.text.split('\n');
+    for (const file of paths) {
+      const at = lines.indexOf(`==> ${file} <==`);
+      if (at < 0) {
+        problems.push(`"==> ${file} <==" is not a line of its own: ${excerpt(result.text)}`);
+      } else if (!/^( {5}1\t|Notebook: )/.test(lines[at + 1] ?? '')) {
+        problems.push(`the line after "==> ${file} <==" is not the file's first: ${excerpt(lines[at + 1] ?? '')}`);
+      }
+    }
+    for (const line of lines.filter((each) => each.includes('==>') && !/^==> .* <==$/.test(each))) {
+      problems.push(`a header shares its line: ${excerpt(line)}`);
+    }
+    for (const line of lines.filter((each) => each.includes('[Image ') && !/^\[Image [^\n]*\]$/.test(each))) {
+      problems.push(`the chat's note for an image shares its line with agentread's text: ${excerpt(line)}`);
+    }
+    return problems;
+  };
+}
+
+/** The text of one of the files outside the workspace (OUTSIDE_FILES). */
+function outsideText(name) {
+  return OUTSIDE_FILES[name][2];
+}
+
+/**
+ * A consent scenario's check: the texts of `shown` (file texts, numbered as line 1) reached the model, those of
+ * `withheld` reached it nowhere in the chat's messages, the model was told when the user declined, and
+ * agentread's question (when asked) named the file it was about.
+ */
+function consent({ shown = [], withheld = [], declined = false, asked = [] }) {
+  return (result, ctx) => {
+    const problems = [];
+    const everything = JSON.stringify(ctx.recording.messages);
+    for (const text of shown) {
+      if (!result.text.includes(numbered(1, text))) {
+        problems.push(`"${text}" did not reach the model: ${excerpt(result.text)}`);
+      }
+    }
+    for (const text of withheld) {
+      if (everything.includes(text)) {
+        problems.push(`"${text}" reached the model without the user allowing it: ${excerpt(result.text)}`);
+      }
+    }
+    if (declined && !result.text.includes('The user declined to let you read')) {
+      problems.push(`the model was not told the user declined: ${excerpt(result.text)}`);
+    }
+    for (const file of asked) {
+      const named = typeof file === 'function' ? file(ctx) : file;
+      if (!ctx.dialogText?.includes(named)) {
+        problems.push(`agentread's question did not name ${named}: ${excerpt(ctx.dialogText ?? '(none)')}`);
+      }
+    }
+    return problems;
+  };
+}
+
+/**
+ * Consent in the chat: each of the chat's answers to its confirmation (Skip, Allow Once, Allow in this Session,
+ * Allow in this Workspace; Always Allow in the next window), then later reads outside the workspace and of
+ * sensitive files in the same chat and a new one. An approval of the tool skips the chat's confirmation of
+ * later calls; agentread's own question still comes, and only its answer lets a file reach the model.
+ */
+const CONSENT_SCENARIOS = [
+  {
+    name: 'outside-skip',
+    title: 'a file outside the workspace, the user answers Skip: no file text reaches the model',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.notes }),
+    confirm: 'skip',
+    check: consent({ withheld: [outsideText('notes')] }),
+  },
+  {
+    name: 'outside-allow-once',
+    title: 'a file outside the workspace, Allow Once, then agentread asks: Allow This File sends it',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.notes }),
+    confirm: 'allow-once',
+    dialog: 'file',
+    check: consent({ shown: [outsideText('notes')], asked: [(ctx) => ctx.outsideFiles.notes] }),
+  },
+  {
+    name: 'env-after-once',
+    title: 'then .env in a new chat: the chat asks again, agentread asks, Deny: the secret does not reach the model',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: { path: '.env' },
+    confirm: 'allow-once',
+    dialog: 'deny',
+    check: consent({ withheld: [SECRETS.env], declined: true, asked: ['.env'] }),
+  },
+  {
+    name: 'outside-session',
+    title: 'a file in another folder outside, Allow in this Session, then Allow Folder for This Session: sent',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.other }),
+    confirm: 'allow-session',
+    dialog: 'folder',
+    check: consent({ shown: [outsideText('other')], asked: [(ctx) => ctx.outsideFiles.other] }),
+  },
+  {
+    name: 'env-after-session-same-chat',
+    title: 'then .env in the same chat: no chat confirmation, agentread asks, Deny: the secret stays',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: { path: '.env' },
+    sameChat: true,
+    dialog: 'deny',
+    check: consent({ withheld: [SECRETS.env], declined: true, asked: ['.env'] }),
+  },
+  {
+    name: 'outside-after-session-new-chat',
+    title: 'then a file of the first folder outside in a new chat: agentread asks, Deny: its text stays',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.second }),
+    dialog: 'deny',
+    check: consent({ withheld: [outsideText('second')], declined: true, asked: [(ctx) => ctx.outsideFiles.second] }),
+  },
+  {
+    name: 'folder-granted',
+    title: 'then another file of the folder allowed for the session: read with no question',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.more }),
+    check: consent({ shown: [outsideText('more')] }),
+  },
+  {
+    name: 'many-workspace',
+    title: 'read_many of a key file and a workspace file, Allow in this Workspace, then Allow These Files: sent',
+    model: 'vision',
+    tool: 'agentread_read_many',
+    input: { paths: ['deploy.key', 'config.toml'] },
+    confirm: 'allow-workspace',
+    dialog: 'file',
+    check: consent({ shown: [SECRETS.key], asked: ['deploy.key'] }),
+  },
+  {
+    name: 'many-after-workspace-same-chat',
+    title: 'then read_many of .env and a file outside in the same chat: agentread asks, Deny: neither is sent',
+    model: 'vision',
+    tool: 'agentread_read_many',
+    input: (ctx) => ({ paths: ['.env', ctx.outsideFiles.second, 'config.toml'] }),
+    sameChat: true,
+    dialog: 'deny',
+    check: consent({ withheld: [SECRETS.env, outsideText('second')], declined: true, asked: ['.env', (ctx) => ctx.outsideFiles.second] }),
+  },
+  {
+    name: 'many-after-workspace-new-chat',
+    title: 'then read_many of .env in a new chat: agentread asks, Deny: the secret stays',
+    model: 'vision',
+    tool: 'agentread_read_many',
+    input: { paths: ['.env'] },
+    dialog: 'deny',
+    check: consent({ withheld: [SECRETS.env], declined: true, asked: ['.env'] }),
+  },
+];
+
+/** Always Allow, in a window of its own: it holds for the tool in every later window. */
+const ALWAYS_SCENARIOS = [
+  {
+    name: 'outside-always',
+    title: 'a file outside the workspace, Always Allow, then Allow This File: sent',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.notes }),
+    confirm: 'allow-always',
+    dialog: 'file',
+    check: consent({ shown: [outsideText('notes')], asked: [(ctx) => ctx.outsideFiles.notes] }),
+  },
+  {
+    name: 'env-after-always-same-chat',
+    title: 'then .env in the same chat: agentread asks, Deny: the secret stays',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: { path: '.env' },
+    sameChat: true,
+    dialog: 'deny',
+    check: consent({ withheld: [SECRETS.env], declined: true, asked: ['.env'] }),
+  },
+  {
+    name: 'outside-after-always-new-chat',
+    title: 'then a file in another folder outside in a new chat: agentread asks, Deny: its text stays',
+    model: 'vision',
+    tool: 'agentread_read',
+    input: (ctx) => ({ path: ctx.outsideFiles.other }),
+    dialog: 'deny',
+    check: consent({ withheld: [outsideText('other')], declined: true, asked: [(ctx) => ctx.outsideFiles.other] }),
+  },
+];
 
 export const PHASES = [
   {
@@ -268,7 +469,7 @@ export const PHASES = [
           for (const [file, content] of Object.entries(MANY_FILES)) {
             const lines = content.replace(/\n$/, '').split('\n');
             const body = lines.map((line, i) => numbered(i + 1, line)).join('\n');
-            if (!result.text.includes(`==> ${file} <==`) || !result.text.includes(body)) {
+            if (!result.text.includes(`==> ${file} <==\n${body}\n`)) {
               problems.push(`${file} did not arrive whole: ${excerpt(result.text)}`);
             }
           }
@@ -276,26 +477,20 @@ export const PHASES = [
         },
       },
       {
-        name: 'outside-skip',
-        title: 'a file outside the workspace, the user answers Skip: no file text reaches the model',
+        name: 'read-many-joined',
+        title: 'read_many of a text file, a notebook with a plot and another text file: each line whole',
         model: 'vision',
-        tool: 'agentread_read',
-        input: (ctx) => ({ path: ctx.outside }),
-        confirm: 'skip',
-        check: (result) =>
-          result.text.includes(OUTSIDE_TEXT) ? [`the file's text arrived: ${excerpt(result.text)}`] : [],
+        tool: 'agentread_read_many',
+        input: { paths: ['config.toml', 'analysis.ipynb', 'src/alpha.py'] },
+        check: checkJoined(['config.toml', 'analysis.ipynb', 'src/alpha.py']),
       },
       {
-        name: 'outside-allow',
-        title: 'a file outside the workspace, the user answers Allow Once: the file\'s text reaches the model',
-        model: 'vision',
-        tool: 'agentread_read',
-        input: (ctx) => ({ path: ctx.outside }),
-        confirm: 'allow-once',
-        check: (result) =>
-          result.text.includes(numbered(1, OUTSIDE_TEXT))
-            ? []
-            : [`the file's text did not arrive: ${excerpt(result.text)}`],
+        name: 'read-many-joined-no-image-input',
+        title: 'the same to a model without image input: the chat\'s note in the plot\'s place is a line of its own',
+        model: 'text',
+        tool: 'agentread_read_many',
+        input: { paths: ['config.toml', 'analysis.ipynb', 'src/alpha.py'] },
+        check: checkJoined(['config.toml', 'analysis.ipynb', 'src/alpha.py']),
       },
       {
         name: 'text-window',
@@ -328,6 +523,7 @@ export const PHASES = [
           return problems;
         },
       },
+      ...CONSENT_SCENARIOS,
     ],
   },
   {
@@ -351,6 +547,7 @@ export const PHASES = [
         input: { path: 'big.txt' },
         check: checkLargeText,
       },
+      ...ALWAYS_SCENARIOS,
     ],
   },
 ];

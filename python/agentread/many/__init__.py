@@ -22,7 +22,7 @@ from agentread.cancel import checkpoint
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
-from agentread.result import ImagePart, ReadResult, TextPart, error_result, sendable
+from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be
 # worth a header.
@@ -131,7 +131,7 @@ class ManyResult:
             if f.images_dropped:
                 entry["imagesLeftOut"] = f.images_dropped
             files.append(entry)
-        out: dict[str, Any] = {"kind": "many", "content": [p.to_json() for p in self.content], "files": files,
+        out: dict[str, Any] = {"kind": "many", "content": [p.to_json() for p in joined(self.content)], "files": files,
                                "truncated": self.truncated}
         if self.next is not None:
             out["next"] = self.next

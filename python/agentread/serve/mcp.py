@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from agentread import __version__
 from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadResult
+from agentread.result import ImagePart, ReadResult, TextPart, joined
 from agentread.serve.service import ReadService
 from agentread.versions import version_line
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
@@ -187,7 +187,7 @@ def _invalid(exc: InvalidParams) -> types.CallToolResult:
 
 def _parts(parts) -> list:
     out = []
-    for part in parts:
+    for part in joined(parts):
         if isinstance(part, ImagePart):
             out.append(types.ImageContent(type="image", data=part.data, mime_type=part.mime_type))
         else:
@@ -199,8 +199,8 @@ def _content(result: ReadResult) -> types.CallToolResult:
     """A read as MCP content: text parts as text, images as images; an error result as an
     error (isError)."""
     line = version_line(result)
-    extra = [types.TextContent(type="text", text=line)] if line else []
-    return types.CallToolResult(content=_parts(result.content) + extra, is_error=result.is_error)
+    content = result.content + [TextPart(line)] if line else result.content
+    return types.CallToolResult(content=_parts(content), is_error=result.is_error)
 
 
 def _many_content(reply: ManyResult | ReadResult) -> types.CallToolResult:

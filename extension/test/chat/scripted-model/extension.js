@@ -1,7 +1,7 @@
 // The scripted language models of the chat end-to-end suite. The runner writes scenarios.json in the directory
 // AGENTREAD_CHAT_DIR names; a user prompt "scenario:<name>" plays that scenario: the first turn calls the
 // scenario's tool with its input, the next one writes everything the model received to recordings/<name>.json
-// and answers a short text. Two test-only tools measure the chat itself: agentreadtest_probe records the
+// and answers a short text; a chat may play several scenarios, one prompt after the other. Two test-only tools measure the chat itself: agentreadtest_probe records the
 // tokenizationOptions a tool's invoke gets, agentreadtest_parts returns text parts of given sizes and an image.
 // Plain JavaScript, so that the suite needs no build step of its own.
 
@@ -117,8 +117,16 @@ function userText(messages) {
   return texts.join('\n');
 }
 
+/**
+ * Whether the turn of the last scenario prompt holds a tool result: a chat that played other scenarios before
+ * holds theirs too, before that prompt.
+ */
 function hasToolResult(messages) {
-  return messages.some((message) =>
+  const isPrompt = (message) =>
+    message.role === vscode.LanguageModelChatMessageRole.User &&
+    (message.content ?? []).some((part) => part instanceof vscode.LanguageModelTextPart && part.value.includes('scenario:'));
+  const prompt = messages.findLastIndex(isPrompt);
+  return messages.slice(prompt + 1).some((message) =>
     (message.content ?? []).some((part) => part instanceof vscode.LanguageModelToolResultPart),
   );
 }

@@ -205,41 +205,29 @@ describe('agentread in VS Code', () => {
 
   // What VS Code 1.100 (code-server 4.100.3) does with a tool call that has no chat invocation token, as
   // these calls: it calls prepareInvocation, and when that returns confirmationMessages it asks through its
-  // dialog service, a modal dialog (the title as its message, the Markdown message as plain text, buttons
-  // "Yes" and "Cancel"); "Yes" invokes the tool, "Cancel" rejects invokeTool with a CancellationError and the
-  // tool is never invoked. (In chat the question is asked inline in the response instead.) But while the
-  // workbench runs extension tests (extensionTestsPath set, as here) the dialog service shows no dialog: its
-  // confirm() answers "confirmed" at once (DialogService.skipDialogs). So here a confirmed call is what can be
-  // observed through invokeTool; the refusal the model gets when no approval came is checked on the tool itself.
-  it('reads outside the workspace through invokeTool only by way of the confirmation', async () => {
+  // dialog service. But while the workbench runs extension tests (extensionTestsPath set, as here) the dialog
+  // service shows no dialog: its confirm() answers "confirmed" at once, and its prompt(), which agentread's own
+  // question goes through, refuses (DialogService.skipDialogs). So here the chat-level confirmation passes
+  // and agentread's question, which no approval of the tool skips, is a denial: the file never reaches the
+  // model. The chat suite (npm run test:chat) answers the real question.
+  it('reads outside the workspace only once the user allowed the file in agentread\'s own question', async () => {
     const input = { path: '../outside/notes.txt' };
-    const result = await invoke(input);
-    // The tool sets `consent` only for an input whose prepareInvocation asked, and the server refuses
-    // without it: the text proves the call went through the confirmation.
-    assert.match(textOf(result), /^     1\ta note kept outside the workspace$/m);
-    const entry = api.reads.all[0];
-    assert.equal(entry.file, fs.realpathSync(outsideFile()));
-    assert.equal(entry.isError, false);
-  });
-
-  it('without the approval, the tool answers outside_workspace as text the model can act on', async () => {
-    const input = { path: '../outside/notes.txt' };
-    // Invoked with no confirmation asked first (a declined one never invokes the tool at all).
+    const confirmed = textOf(await invoke(input));
+    assert.doesNotMatch(confirmed, /a note kept outside/);
+    assert.match(confirmed, /^Error: The user declined to let you read \.\.\/outside\/notes\.txt \(outside the workspace\)/);
+    assert.match(confirmed, /Do not try to reach this file another way/);
+    assert.equal(api.reads.all[0].isError, true);
+    // Invoked with no confirmation asked first: the same question, the same answer.
     const tokens = new vscode.CancellationTokenSource();
-    const result = await withinHangGuard(
+    const direct = await withinHangGuard(
       'the refusal',
       Promise.resolve(api.tool.invoke({ input, toolInvocationToken: undefined }, tokens.token)),
     );
-    const text = textOf(result);
-    assert.match(text, /^Error: /);
-    assert.match(text, /outside the workspace/);
-    assert.match(text, /approv/i);
-    assert.equal(api.reads.all[0].isError, true);
-    assert.equal(api.reads.all[0].range, 'outside_workspace');
-    // An approval is for one call: the next call without one is refused again.
-    assert.match(textOf(await invoke(input)), /a note kept outside/);
-    const again = await api.tool.invoke({ input, toolInvocationToken: undefined }, tokens.token);
-    assert.match(textOf(again), /^Error: /);
+    assert.doesNotMatch(textOf(direct), /a note kept outside/);
+    assert.match(textOf(direct), /^Error: The user declined/);
+    const env = textOf(await api.tool.invoke({ input: { path: '.env' }, toolInvocationToken: undefined }, tokens.token));
+    assert.doesNotMatch(env, /not-a-real-token/);
+    assert.match(env, /matches "\.env"/);
   });
 
   it('lists each tool call in the Agent reads view and reveals the lines read', async () => {

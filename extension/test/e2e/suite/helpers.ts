@@ -43,10 +43,10 @@ export async function activated(): Promise<AgentreadApi> {
   return api;
 }
 
-/** The text parts of a tool result, joined. */
+/** The text parts of a tool result as the chat joins them: with nothing between them. */
 export function textOf(result: vscode.LanguageModelToolResult): string {
   return result.content
     .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
     .map((part) => part.value)
-    .join('\n');
+    .join('');
 }

@@ -30,7 +30,7 @@ async function read(input: Record<string, unknown>): Promise<Read> {
   const text = result.content
     .filter((part): part is vscode.LanguageModelTextPart => part instanceof vscode.LanguageModelTextPart)
     .map((part) => part.value)
-    .join('\n');
+    .join('');
   const images = result.content.filter(
     (part): part is { mimeType: string; data: Uint8Array } =>
       typeof (part as { mimeType?: unknown }).mimeType === 'string' &&
