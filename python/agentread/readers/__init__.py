@@ -1,5 +1,7 @@
 """The reader seam: every format is one module with `read(source, request) -> ReadResult`, and
-one row below.
+one row below. A format whose structure can be listed also has `outline(source, request) ->
+ReadResult` (its bookmarks, headings, symbols, slides or sheets: agentread.outline), named in its
+row and called for `outline: true`.
 
 A row says which module reads the kind sniff found, whether its reads run in a worker process (the
 reader calls native code or can run away on a hostile file), and how large a file it takes whole.
@@ -48,9 +50,18 @@ class Row:
     reader: str  # "module:function", the function taking (source, request)
     isolated: bool  # read in a worker process where the server has them
     max_bytes: int  # a larger file is refused (readers that take it whole hold it in memory)
+    outliner: str | None = None  # "module:function" listing the file's structure, where the kind has one
 
     def read(self, source: Source, request: ReadRequest) -> ReadResult:
-        module, function = self.reader.split(":")
+        """The read, or the outline when the request asks for one (the one place an outline
+        is dispatched)."""
+        if request.outline:
+            if self.outliner is None:
+                raise ReadError("no_outline", f"{source.name} is {source.description}, which has no structure to "
+                                "outline. Read it without outline=true.")
+            module, function = self.outliner.split(":")
+        else:
+            module, function = self.reader.split(":")
         return getattr(importlib.import_module(module), function)(source, request)
 
 
@@ -69,15 +80,23 @@ MAX_IMAGE_FILE_BYTES = 100 << 20
 UNLIMITED = 1 << 62
 
 READERS: dict[str, Row] = {
-    "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED),
-    "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED),
-    "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED),
-    "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED,
+                outliner="agentread.readers.structure:outline"),
+    "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED,
+                     outliner="agentread.readers.structure:outline"),
+    "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED,
+                  outliner="agentread.readers:refuse_binary"),
+    "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+               outliner="agentread.readers.pdf.outline:outline"),
     "image": Row("agentread.readers.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
-    "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES),
+    # The Office and notebook readers outline too, on `request.outline`: their formats are told
+    # apart (and refused) in one place.
+    "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+                  outliner="agentread.readers.office:read"),
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
-                         max_bytes=MAX_DOCUMENT_BYTES),
+                         max_bytes=MAX_DOCUMENT_BYTES, outliner="agentread.readers.office:refuse_legacy_file"),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), the rest here.
-    "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES),
+    "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,
+                    outliner="agentread.readers.notebook:read"),
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import re
 
+from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
@@ -40,13 +41,31 @@ TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W +
 
 
 def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    return show(_render(data), request, path, "document")
+
+
+def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """The headings (by their paragraph styles), each spanning its lines to the next at its
+    level or higher."""
+    out = _render(data)
+    entries = heading_entries(out.headings, len(out.lines))
+    if entries:
+        header = (f"[Outline of {path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
+                  f"{len(out.lines):,} lines. Read one with the arguments after \"→\".]")
+    else:
+        header = (f"[{path} has no headings (no paragraph uses a Heading or Title style); it has {len(out.lines):,} "
+                  "lines: read it with offset and limit.]")
+    return outline_result(entries, request, path, "document", header, total_lines=len(out.lines))
+
+
+def _render(data: bytes) -> Rendered:
     import docx
 
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
     walker.blocks(document.element.body)
     walker.notes()
-    return show(walker.out, request, path, "document")
+    return walker.out
 
 
 class _Walker:
@@ -74,7 +93,9 @@ class _Walker:
         style = self._style_name(p)
         heading = _HEADING.match(style)
         if text and (heading or style == "Title"):
-            text = "#" * (int(heading.group(1)) if heading else 1) + " " + text
+            level = int(heading.group(1)) if heading else 1
+            text = "#" * level + " " + text
+            self.out.headings.append((level, text, len(self.out.lines) + 1))
         elif text:
             text = self._list_prefix(p, style) + text
         if text or not self.out.lines or self.out.lines[-1]:  # empty paragraphs: one blank line, not many

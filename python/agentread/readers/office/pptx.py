@@ -16,7 +16,9 @@ picked (all slides when `pages` is absent), like the lines of a text file.
 from __future__ import annotations
 
 import io
+from itertools import islice
 
+from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
@@ -45,6 +47,26 @@ def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         lines = result.shown["lines"]
         result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
     return result
+
+
+def outline_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """One entry a slide: its title, or its first line of text when it has none."""
+    from pptx import Presentation
+
+    slides = list(Presentation(io.BytesIO(data)).slides)
+    entries = []
+    for number, slide in enumerate(slides, 1):
+        title = slide.shapes.title
+        text = " ".join(title.text_frame.text.split()) if title is not None and title.has_text_frame else ""
+        if not text:
+            first = next((shape.text_frame.text for shape in islice(slide.shapes, MAX_SHAPES_PER_SLIDE)
+                          if shape.has_text_frame and shape.text_frame.text.strip()), "")
+            text = f"(no title) {' '.join(first.split())}".rstrip()
+        hidden = ", hidden" if slide.element.get("show") == "0" else ""
+        entries.append(Entry(0, text, f"slide {number}{hidden}", {"pages": str(number)}))
+    header = (f"[Outline of {path}: {len(slides):,} slide{'' if len(slides) == 1 else 's'}, each by its title. Read "
+              "one with the arguments after \"→\" (a range such as pages=\"2-5\" reads several).]")
+    return outline_result(entries, request, path, "presentation", header, total_pages=len(slides))
 
 
 def _slide(out: Rendered, number: int, slide) -> None:
