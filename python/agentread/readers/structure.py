@@ -12,20 +12,31 @@ to the line before the next heading of its level or higher.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from agentread.cancel import checkpoint
-from agentread.outline import Entry, Heading, heading_entries, lines_entry, outline_result
+from agentread.limits import REPLY_FRAME_BYTES
+from agentread.outline import Entry, Heading, entry_lines, heading_entries, lines_entry, outline_result
 from agentread.readers import Source
 from agentread.request import ReadRequest
-from agentread.result import ReadError, ReadResult
+from agentread.result import ReadError, ReadResult, TextPart
 
 # A text file is parsed whole for its outline: past this size it is refused (a parse costs about a
 # second for every few MB, and memory several times the file).
 MAX_OUTLINE_FILE_BYTES = 32 << 20
+
+# A first read of a code or Markdown file too long for one reply ends with the outline of the
+# rest, in at most this share of the reply (the window gives up that much)...
+TAIL_OUTLINE_SHARE = 0.25
+# ... for files up to this size, parsed on that read (a few tens of ms a MB): a larger one's first
+# read stays a window alone, and `outline: true` lists it.
+TAIL_OUTLINE_FILE_BYTES = 4 << 20
+# Kept of that share for the line saying how to list the entries that did not fit.
+MORE_LINE_BYTES = 100
 
 # Nodes entered while looking for symbols: a generated file of millions of nodes stops here, the
 # symbols found so far kept and the outline saying it was cut.
@@ -123,6 +134,31 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
         header += (f"\n[The file has more than {MAX_OUTLINE_NODES:,} syntax nodes: the symbols of its start "
                    "are listed.]")
     return outline_result(entries, request, source.path, "text", header, total_lines=total)
+
+
+def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResult,
+                         window: Callable[[ReadRequest], ReadResult]) -> ReadResult:
+    """`result`, a first window cut short, read again by `window` with room left at its end for the
+    outline of the lines it does not show; `result` itself for a file with no outline to give."""
+    language = language_of(source.path)
+    if language is None or source.size > TAIL_OUTLINE_FILE_BYTES:
+        return result
+    entries, _ = entries_of(utf8_text(source), language)
+    room = int(request.output_bytes * TAIL_OUTLINE_SHARE)
+    shorter = window(dataclasses.replace(request, max_bytes=request.output_bytes - room + REPLY_FRAME_BYTES))
+    end = shorter.end_line or 0
+    first = next((i for i, entry in enumerate(entries) if entry.read["offset"] > end), None)
+    if first is None or not shorter.truncated:
+        return result
+    rest = entries[first:]
+    noun = "symbol" if GRAMMARS[language].symbols else "heading"
+    header = (f"[Outline of the rest of {source.name} (lines {end + 1:,}-{shorter.total_lines or '…'}): "
+              f"{len(rest):,} {noun}{'' if len(rest) == 1 else 's'}. Read one with the arguments after \"→\".]")
+    lines, shown = entry_lines(rest, room - len(header.encode("utf-8")) - MORE_LINE_BYTES)
+    if shown < len(rest):
+        lines.append(f"[… and {len(rest) - shown:,} more: outline=true offset={first + shown + 1} lists them.]")
+    shorter.content.append(TextPart("\n".join([header, *lines])))
+    return shorter
 
 
 def utf8_text(source: Source) -> bytes:
