@@ -38,6 +38,9 @@ TAIL_OUTLINE_FILE_BYTES = 4 << 20
 # Kept of that share for the line saying how to list the entries that did not fit.
 MORE_LINE_BYTES = 100
 
+# The first line of a script, looked at for its interpreter.
+SHEBANG_BYTES = 200
+
 # Nodes entered while looking for symbols: a generated file of millions of nodes stops here, the
 # symbols found so far kept and the outline saying it was cut.
 MAX_OUTLINE_NODES = 5_000_000
@@ -109,8 +112,20 @@ EXTENSIONS = {
 }
 
 
-def language_of(path: str) -> str | None:
-    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+# A script without an extension, by the interpreter its first line names (#!/usr/bin/env bash).
+INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "python": "python",
+                "python3": "python", "node": "javascript", "ruby": "ruby", "php": "php"}
+
+
+def language_of(path: str, head: bytes = b"") -> str | None:
+    """The language of a file, by its extension, else by the interpreter its `#!` line names."""
+    language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    if language is None and head.startswith(b"#!"):
+        words = head.split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
+        program = os.path.basename(words[1] if len(words) > 1 and words[0].endswith("/env") else words[0]) \
+            if words else ""
+        language = INTERPRETERS.get(program)
+    return language
 
 
 def outline(source: Source, request: ReadRequest) -> ReadResult:
@@ -121,15 +136,18 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
                         "offset and limit.")
     data = utf8_text(source)
     total = _line_count(data)
-    language = language_of(source.path)
+    language = language_of(source.path, data[:SHEBANG_BYTES])
     if language is None:
         header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
                   f"languages, Markdown, reStructuredText). It has {total:,} lines: read it with offset and limit.]")
         return outline_result([], request, source.path, "text", header, total_lines=total)
     entries, cut = entries_of(data, language)
     noun = "symbol" if GRAMMARS[language].symbols else "heading"
-    header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
-              f"{total:,} lines ({language}). Read one with the arguments after \"→\".]")
+    if entries:
+        header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
+                  f"{total:,} lines ({language}). Read one with the arguments after \"→\".]")
+    else:
+        header = f"[{source.name} ({language}, {total:,} lines) has no {noun}s: read it with offset and limit.]"
     if cut:
         header += (f"\n[The file has more than {MAX_OUTLINE_NODES:,} syntax nodes: the symbols of its start "
                    "are listed.]")
@@ -140,10 +158,13 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
                          window: Callable[[ReadRequest], ReadResult]) -> ReadResult:
     """`result`, a first window cut short, read again by `window` with room left at its end for the
     outline of the lines it does not show; `result` itself for a file with no outline to give."""
-    language = language_of(source.path)
-    if language is None or source.size > TAIL_OUTLINE_FILE_BYTES:
+    if source.size > TAIL_OUTLINE_FILE_BYTES:
         return result
-    entries, _ = entries_of(utf8_text(source), language)
+    data = utf8_text(source)
+    language = language_of(source.path, data[:SHEBANG_BYTES])
+    if language is None:
+        return result
+    entries, _ = entries_of(data, language)
     room = int(request.output_bytes * TAIL_OUTLINE_SHARE)
     shorter = window(dataclasses.replace(request, max_bytes=request.output_bytes - room + REPLY_FRAME_BYTES))
     end = shorter.end_line or 0
@@ -208,7 +229,8 @@ def _symbols(root, symbols: dict[str, str], entries: list[Entry]) -> bool:
         inner = level
         if name is not None:
             span = _with_wrappers(node)
-            entries.append(lines_entry(level, f"{word} {name}", span.start_point.row + 1, _last_row(span) + 1))
+            title = f"{word}{name}" if word.endswith(".") else f"{word} {name}"
+            entries.append(lines_entry(level, title, span.start_point.row + 1, _last_row(span) + 1))
             inner = level + 1
         stack.extend((child, inner) for child in reversed(node.named_children))
     return False
@@ -238,7 +260,10 @@ def _name(node) -> str | None:
         if declarator.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
                                "operator_name", "template_function"):
             return _text(declarator)
-        declarator = declarator.child_by_field_name("declarator")
+        # A pointer or reference declarator holds the next one as a field; a C++ reference
+        # declarator as its only named child.
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (child for child in declarator.named_children if child.type.endswith("declarator")), None)
     return None
 
 
