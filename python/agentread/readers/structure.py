@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -37,6 +39,12 @@ TAIL_OUTLINE_SHARE = 0.25
 TAIL_OUTLINE_FILE_BYTES = 4 << 20
 # Kept of that share for the line saying how to list the entries that did not fit.
 MORE_LINE_BYTES = 100
+
+# Outlines kept between calls (keyed by the file's path and version), so that paging through one
+# parses its file once; one of more entries than this is parsed again for each page (it would hold
+# some 100 MB).
+OUTLINE_CACHE_FILES = 8
+MAX_CACHED_ENTRIES = 200_000
 
 # The first line of a script, looked at for its interpreter.
 SHEBANG_BYTES = 200
@@ -134,14 +142,11 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
         raise ReadError("file_too_large", f"{source.name} is {source.size:,} bytes, over the "
                         f"{MAX_OUTLINE_FILE_BYTES:,}-byte limit of a file outlined here. Read it by windows: "
                         "offset and limit.")
-    data = utf8_text(source)
-    total = _line_count(data)
-    language = language_of(source.path, data[:SHEBANG_BYTES])
+    language, entries, cut, total = structure(source)
     if language is None:
         header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
                   f"languages, Markdown, reStructuredText). It has {total:,} lines: read it with offset and limit.]")
         return outline_result([], request, source.path, "text", header, total_lines=total)
-    entries, cut = entries_of(data, language)
     noun = "symbol" if GRAMMARS[language].symbols else "heading"
     if entries:
         header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
@@ -160,11 +165,9 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
     outline of the lines it does not show; `result` itself for a file with no outline to give."""
     if source.size > TAIL_OUTLINE_FILE_BYTES:
         return result
-    data = utf8_text(source)
-    language = language_of(source.path, data[:SHEBANG_BYTES])
+    language, entries, _, _ = structure(source)
     if language is None:
         return result
-    entries, _ = entries_of(data, language)
     room = int(request.output_bytes * TAIL_OUTLINE_SHARE)
     shorter = window(dataclasses.replace(request, max_bytes=request.output_bytes - room + REPLY_FRAME_BYTES))
     end = shorter.end_line or 0
@@ -180,6 +183,31 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
         lines.append(f"[… and {len(rest) - shown:,} more: outline=true offset={first + shown + 1} lists them.]")
     shorter.content.append(TextPart("\n".join([header, *lines])))
     return shorter
+
+
+Structure = tuple["str | None", list[Entry], bool, int]  # (language, entries, cut short, lines)
+_STRUCTURES: OrderedDict[tuple, Structure] = OrderedDict()
+_STRUCTURES_LOCK = threading.Lock()
+
+
+def structure(source: Source) -> Structure:
+    """The file's language, outline entries (cut short or not) and line count, kept for the
+    OUTLINE_CACHE_FILES files outlined last: paging through a long outline parses the file once."""
+    with _STRUCTURES_LOCK:
+        found = _STRUCTURES.pop(source.cache_key, None)
+        if found is not None:
+            _STRUCTURES[source.cache_key] = found
+            return found
+    data = utf8_text(source)
+    language = language_of(source.path, data[:SHEBANG_BYTES])
+    entries, cut = entries_of(data, language) if language else ([], False)
+    found = (language, entries, cut, _line_count(data))
+    if len(entries) <= MAX_CACHED_ENTRIES:
+        with _STRUCTURES_LOCK:
+            _STRUCTURES[source.cache_key] = found
+            while len(_STRUCTURES) > OUTLINE_CACHE_FILES:
+                _STRUCTURES.popitem(last=False)
+    return found
 
 
 def utf8_text(source: Source) -> bytes:
