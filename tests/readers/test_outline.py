@@ -328,3 +328,25 @@ def test_the_2415_page_manual_pages_its_outline_and_every_tenth_bookmark_lands(t
         params = {"path": str(R_MANUAL), **result["next"]}
     assert [(e["title"], int(e["read"]["pages"].split("-")[0])) for e in found] == _pypdf_pages(R_MANUAL)
     assert _titles_on_their_pages(engine, R_MANUAL, found[::10]) >= 0.9
+
+
+def test_a_cancelled_read_stops_a_large_files_parse():
+    import threading
+
+    from agentread.cancel import Cancelled, run_cancellable
+    from agentread.readers.structure import CANCELLABLE_PARSE_BYTES, entries_of
+
+    source = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(CANCELLABLE_PARSE_BYTES // 20)).encode()
+    going, cancelled = threading.Event(), threading.Event()
+    assert len(run_cancellable(going, entries_of, source, "python")[0]) == CANCELLABLE_PARSE_BYTES // 20
+    cancelled.set()
+    with pytest.raises(Cancelled):
+        run_cancellable(cancelled, entries_of, source, "python")
+
+
+def test_a_text_file_over_the_outline_limit_is_refused_with_what_to_do(tmp_path: Path):
+    from agentread.readers.structure import MAX_OUTLINE_FILE_BYTES
+
+    (tmp_path / "huge.py").write_bytes(b"# a comment\n" * (MAX_OUTLINE_FILE_BYTES // 12 + 1))
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "huge.py", "outline": True}))
+    assert result.error.code == "file_too_large" and "offset and limit" in result.text()
