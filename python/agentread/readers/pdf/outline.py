@@ -32,6 +32,11 @@ MAX_OUTLINE_DEPTH = 16
 # millions.
 MAX_BOOKMARKS = 100_000
 
+# Pages looked at one by one (their labels; their dictionaries loaded before bookmarks are
+# resolved): a real document has a few thousand; past this many (a hostile page count) labels are
+# not shown and each bookmark's page is found on its own.
+MAX_PAGES_WALKED = 100_000
+
 # Runs of page labels named in the outline's header (pages 1-30 labelled i-xxx, ...): a document has
 # a few; one labelling each page its own way would otherwise fill the reply.
 MAX_LABEL_RUNS = 12
@@ -80,7 +85,7 @@ def _pdfium_bookmarks(pdf) -> Iterator[Bookmark]:
     # PDFium finds a destination's page by walking the page tree from its start, loading pages as
     # it goes, for each bookmark; with every page's dictionary loaded first (asking each page's
     # size loads them in one pass), each lookup is found among them at once: several times faster.
-    for index in range(len(pdf)):
+    for index in range(min(len(pdf), MAX_PAGES_WALKED)):
         if index % 1000 == 0:
             checkpoint()
         pdf.get_page_size(index)
@@ -122,6 +127,8 @@ def _pypdf_bookmarks(reader) -> Iterator[Bookmark]:
 def _labels(doc: _Document) -> list[str]:
     """Each page's label (by page number - 1), or [] when the document labels none."""
     try:
+        if doc.total > MAX_PAGES_WALKED:
+            return []
         if isinstance(doc.backend, _Pdfium):
             pdf = doc.backend.pdf.pdf
             labels = [pdf.get_page_label(index) for index in range(doc.total)]
