@@ -350,3 +350,19 @@ def test_a_text_file_over_the_outline_limit_is_refused_with_what_to_do(tmp_path:
     (tmp_path / "huge.py").write_bytes(b"# a comment\n" * (MAX_OUTLINE_FILE_BYTES // 12 + 1))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "huge.py", "outline": True}))
     assert result.error.code == "file_too_large" and "offset and limit" in result.text()
+
+
+def test_the_pypdf_fallback_lists_the_same_bookmarks_as_pdfium(corpus: Path):
+    """A PDF only pypdf opens is outlined by pypdf's outline and page-label API: on a file both
+    open, it gives what PDFium gives."""
+    from pypdf import PdfReader
+
+    from agentread.readers.pdf import _Document, _Pypdf
+    from agentread.readers.pdf.outline import _bookmarks, _entries, _labels
+
+    path = corpus / "pdf" / "GeoTopo-komprimiert.pdf"
+    doc = _Document(_Pypdf(PdfReader(path)), path.stat().st_size)
+    by_pypdf = [(e.level, e.title, e.where, e.read) for e in _entries(list(_bookmarks(doc)), _labels(doc), doc.total)]
+    by_pdfium = [(e["level"], e["title"], e["where"], e["read"])
+                 for e in entries(outline(Engine(Workspace([str(corpus)])), path))]
+    assert by_pypdf == by_pdfium
