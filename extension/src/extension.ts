@@ -35,6 +35,15 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
   const manyTool = new ReadManyTool(server, reads, grants);
   const agentView = new AgentView(server);
   const revealer = new ReadRevealer(agentView);
+  /** "Show as the agent sees it" for a file (the one clicked, else the active one): its read, or its outline. */
+  const showFile = (uri: vscode.Uri | undefined, outline: boolean) => {
+    const target = uri instanceof vscode.Uri ? uri : activeFile();
+    if (!target || target.scheme !== 'file') {
+      void vscode.window.showInformationMessage('agentread: open a file (or pick one in the explorer) first.');
+      return undefined;
+    }
+    return showOrReport(() => agentView.show({ path: target.fsPath, ...(outline ? { outline: true } : {}) }));
+  };
 
   context.subscriptions.push(
     log,
@@ -52,14 +61,8 @@ export function activate(context: vscode.ExtensionContext): AgentreadApi {
     vscode.commands.registerCommand('agentread.showLog', () => log.show()),
     vscode.commands.registerCommand('agentread.clearReads', () => reads.clear()),
     vscode.commands.registerCommand('agentread.revealRead', (entry: ReadEntry) => revealer.reveal(entry)),
-    vscode.commands.registerCommand('agentread.showAsAgentSees', (uri?: vscode.Uri) => {
-      const target = uri instanceof vscode.Uri ? uri : activeFile();
-      if (!target || target.scheme !== 'file') {
-        void vscode.window.showInformationMessage('agentread: open a file (or pick one in the explorer) first.');
-        return undefined;
-      }
-      return showOrReport(() => agentView.show({ path: target.fsPath }));
-    }),
+    vscode.commands.registerCommand('agentread.showAsAgentSees', (uri?: vscode.Uri) => showFile(uri, false)),
+    vscode.commands.registerCommand('agentread.showOutlineAsAgentSees', (uri?: vscode.Uri) => showFile(uri, true)),
     vscode.commands.registerCommand('agentread.showCellAsAgentSees', (cell?: vscode.NotebookCell) => {
       const target = cell?.notebook ? cell : activeCell();
       if (!target || target.notebook.uri.scheme !== 'file') {

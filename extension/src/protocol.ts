@@ -1,7 +1,7 @@
 // The contract with the Python server (DESIGN.md, "The contract"): the request the tool forwards and the
 // result it gets back. No `vscode` import here, so the unit tests can use it against the real server.
 
-import { formatNumbers, shownCells, shownLines, shownPages } from './shown';
+import { formatNumbers, shownCells, shownLines, shownOutline, shownPages } from './shown';
 
 /** The JSON-RPC method the server answers. */
 export const READ_METHOD = 'agentread/read';
@@ -25,6 +25,8 @@ export interface ReadInput {
   find?: string;
   regex?: boolean;
   ignoreCase?: boolean;
+  /** The document's structure (bookmarks, headings, symbols, slides, sheets) instead of its text. */
+  outline?: boolean;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -85,6 +87,8 @@ export interface Shown {
   outputs?: Array<{ cell: number; output: number; shown: Span[]; totalLines: number }>;
   /** A directory's entries listed, in the sorted listing. */
   entries?: Span;
+  /** The outline entries shown (`outline: true`). */
+  outline?: Span;
   /** A `find`'s hits listed, in order. */
   hits?: FindHit[];
 }
@@ -175,7 +179,7 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase', 'outline'] as const;
 
 /** The search a read of many files may ask of every file it lists. */
 const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase'] as const;
@@ -351,6 +355,9 @@ export function describeRange(input: ReadInput): string | undefined {
     const cells = String(input.cells);
     parts.push(isOutline(cells) ? 'outline' : `${/[-,]/.test(cells) ? 'cells' : 'cell'} ${prettyRange(cells)}`);
   }
+  if (input.outline === true && !isOutline(input.cells)) {
+    parts.push('outline');
+  }
   if (input.raw) {
     parts.push('as text');
   }
@@ -391,6 +398,11 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
     return hits.length === 0 ? `no hit${what}` : `${count(hits.length, 'hit')}${what}`;
   }
   const of = (total: number | undefined) => (total !== undefined ? ` of ${total}` : '');
+  if (input.outline === true && result.kind !== 'notebook' && result.kind !== 'directory') {
+    const entries = shownOutline(result);
+    const more = result.truncated ? ', more follow' : '';
+    return entries ? `outline, entries ${entries[0]}–${entries[1]}${more}` : 'outline, no entries';
+  }
   const lines = () => {
     const [first, last] = shownLines(result) ?? [result.startLine, result.endLine];
     if (first === undefined || last === undefined) {
@@ -409,7 +421,7 @@ export function describeResult(result: ReadResult, input: ReadInput): string {
         : count(result.totalPages, 'page');
     }
     case 'notebook': {
-      const outline = isOutline(input.cells);
+      const outline = isOutline(input.cells) || input.outline === true;
       const cells = shownCells(result);
       const what = outline ? 'outline, ' : '';
       if (cells.length > 0 && cells.length === result.totalCells) {

@@ -213,6 +213,9 @@ export class ReadRevealer implements vscode.Disposable {
 
   async reveal(entry: ReadEntry): Promise<void> {
     const uri = vscode.Uri.file(entry.file);
+    if (entry.input?.outline === true && entry.kind !== 'notebook' && entry.kind !== 'directory' && !entry.isError) {
+      return this.showAgentView(entry); // the outline itself, as the model got it
+    }
     switch (entry.kind) {
       case 'notebook':
         return this.revealCells(uri, entry);

@@ -33,6 +33,11 @@ export function shownLines(result: ReadResult): [number, number] | undefined {
   return result.isError ? undefined : range(result.shown?.lines);
 }
 
+/** The outline entries a result shows, `[first, last]` (`outline: true`). */
+export function shownOutline(result: ReadResult): [number, number] | undefined {
+  return result.isError ? undefined : range(result.shown?.outline);
+}
+
 /** 1-based numbers as 0-based [start, end) spans, runs of consecutive numbers merged: [1,4,5,6] → [[0,1],[3,6]]. */
 export function toSpans(numbers: readonly number[]): Array<[number, number]> {
   const sorted = [...new Set(numbers)].filter((value) => Number.isInteger(value) && value >= 1).sort((a, b) => a - b);

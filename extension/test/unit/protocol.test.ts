@@ -172,3 +172,19 @@ describe('conversion', () => {
     assert.equal(formatSize(3_250_000), '3.1 MB');
   });
 });
+
+describe('outline', () => {
+  it('is forwarded when set, named while the tool runs, and described by the entries shown', () => {
+    assert.deepEqual(toReadParams({ path: 'm.pdf', outline: true }, false), { path: 'm.pdf', outline: true });
+    assert.deepEqual(toReadParams({ path: 'm.pdf', outline: false }, false), { path: 'm.pdf' });
+    assert.equal(invocationMessage({ path: 'docs/m.pdf', outline: true }), 'Reading m.pdf, outline');
+    const result = (shown: object | undefined, truncated: boolean): ReadResult =>
+      ({ kind: 'pdf', path: '/w/m.pdf', content: [], totalPages: 2415, truncated, shown, isError: false }) as ReadResult;
+    assert.equal(describeResult(result({ outline: [1, 780] }, true), { path: 'm.pdf', outline: true }),
+      'outline, entries 1–780, more follow');
+    assert.equal(describeResult(result(undefined, false), { path: 'm.pdf', outline: true }), 'outline, no entries');
+    const notebook = { kind: 'notebook', path: '/w/n.ipynb', content: [], totalCells: 3, truncated: false,
+      shown: { cells: [1, 2, 3] }, isError: false } as ReadResult;
+    assert.equal(describeResult(notebook, { path: 'n.ipynb', outline: true }), 'outline of 3 cells');
+  });
+});

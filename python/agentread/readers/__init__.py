@@ -1,5 +1,7 @@
 """The reader seam: every format is one module with `read(source, request) -> ReadResult`, and
-one row below.
+one row below. A format whose structure can be listed also has `outline(source, request) ->
+ReadResult` (its bookmarks, headings, symbols, slides or sheets: agentread.outline), named in its
+row and called for `outline: true`.
 
 A row says which module reads the kind sniff found, whether its reads run in a worker process (the
 reader calls native code or can run away on a hostile file), and how large a file it takes whole.
@@ -52,13 +54,20 @@ class Row:
     # "module:function" taking (source, request, find.Matcher) → (result kind, the hits in order);
     # None: the kind holds no text to search
     search: str | None = None
+    outliner: str | None = None  # "module:function" listing the file's structure, where the kind has one
 
     def read(self, source: Source, request: ReadRequest) -> ReadResult:
-        """The read the request asks for: a window of the file, or (`find`) its hits."""
+        """The read the request asks for: a window of the file, its hits (`find`) or its outline
+        (the one place either is dispatched)."""
         if request.find is not None:
             from agentread.find import find_in
 
             return find_in(self.search and _function(self.search), source, request)
+        if request.outline:
+            if self.outliner is None:
+                raise ReadError("no_outline", f"{source.name} is {source.description}, which has no structure to "
+                                "outline. Read it without outline=true.")
+            return _function(self.outliner)(source, request)
         return _function(self.reader)(source, request)
 
 
@@ -83,22 +92,26 @@ UNLIMITED = 1 << 62
 
 READERS: dict[str, Row] = {
     "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED,
-                search="agentread.readers.text:search"),
+                search="agentread.readers.text:search", outliner="agentread.readers.structure:outline"),
     "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED,
-                     search="agentread.readers.text:search"),
-    "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED),
+                     search="agentread.readers.text:search", outliner="agentread.readers.structure:outline"),
+    "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED,
+                  outliner="agentread.readers:refuse_binary"),
     "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
-               search="agentread.readers.pdf:search"),
+               search="agentread.readers.pdf:search", outliner="agentread.readers.pdf.outline:outline"),
     "image": Row("agentread.readers.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES),
+    # The Office and notebook readers outline too, on `request.outline`: their formats are told
+    # apart (and refused) in one place.
     "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
-                  search="agentread.readers.office:search"),
+                  search="agentread.readers.office:search", outliner="agentread.readers.office:read"),
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
-                         max_bytes=MAX_DOCUMENT_BYTES),
+                         max_bytes=MAX_DOCUMENT_BYTES, outliner="agentread.readers.office:refuse_legacy_file"),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,
-                    search="agentread.readers.notebook:search"),
+                    search="agentread.readers.notebook:search", outliner="agentread.readers.notebook:read"),
     # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
-    # its own limit (readers/archive.py).
-    "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED),
+    # its own limit (readers/archive.py). Its listing is its outline, as a directory's is.
+    "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED,
+                   outliner="agentread.readers.archive:read"),
 }

@@ -362,10 +362,20 @@ def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[Bi
 
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
-    """The reader seam's text reader: a window of the file as numbered lines."""
-    return read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
-                     None if source.from_editor else source.cache_key,
-                     label="utf-8 (editor buffer)" if source.from_editor else None)
+    """The reader seam's text reader: a window of the file as numbered lines; a first read of a
+    file too long for one reply ends with the outline of the rest (structure.py), so the next read
+    can aim."""
+    def window(request: ReadRequest) -> ReadResult:
+        return read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
+                         None if source.from_editor else source.cache_key,
+                         label="utf-8 (editor buffer)" if source.from_editor else None)
+
+    result = window(request)
+    if result.truncated and request.offset is None and request.limit is None:
+        from agentread.readers.structure import with_outline_of_rest
+
+        return with_outline_of_rest(source, request, result, window)
+    return result
 
 
 def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, bom: int = 0,

@@ -110,8 +110,8 @@ def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 
 def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
     """The read of a notebook already parsed (by parse_notebook, or from nbformat's own reading)."""
-    if request.cells is not None and request.cells.strip().lower() == OUTLINE:
-        return _outline(nb, request, path)
+    if request.outline or (request.cells is not None and request.cells.strip().lower() == OUTLINE):
+        return _outline(nb, request, path)  # `outline: true` is the name every kind shares for it
     positions = select_cells(nb, request.cells)
     if request.offset is not None or request.limit is not None:
         return _window(nb, positions, request, path)

@@ -2,14 +2,16 @@
 refused with what they are and what would read them.
 
 One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) ->
-ReadResult`; detect.py tells the formats apart from the bytes; document.py holds what they share
-(numbered windows with images attached, pipe tables, the `pages` range for slides and sheets). The
-format libraries (python-docx, openpyxl, python-pptx) are imported on first use, so the server
+ReadResult`, and `outline_<format>` for `outline: true` (headings, slide titles, sheets);
+detect.py tells the formats apart from the bytes; document.py holds what they share (numbered
+windows with images attached, pipe tables, the `pages` range for slides and sheets). The format
+libraries (python-docx, openpyxl, python-pptx) are imported on first use, so the server
 starts without them.
 """
 
 from __future__ import annotations
 
+import importlib
 import io
 import re
 import zipfile
@@ -73,12 +75,8 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     """Read a DOCX, XLSX or PPTX (as sniff found it) into a ReadResult."""
     fmt = _check_package(data, path)
     try:
-        if fmt == "docx":
-            from agentread.readers.office.docx import read_docx as reader
-        elif fmt == "xlsx":
-            from agentread.readers.office.xlsx import read_xlsx as reader
-        else:
-            from agentread.readers.office.pptx import read_pptx as reader
+        module = importlib.import_module(f"agentread.readers.office.{fmt}")
+        reader = getattr(module, f"{'outline' if request.outline else 'read'}_{fmt}")  # outline_docx, read_docx...
     except ImportError as exc:
         raise ReadError("internal", f"reading {fmt.upper()} files needs the Python package {_PACKAGES[fmt]}, "
                         f"which is not installed ({exc}). Install it with: pip install {_PACKAGES[fmt]}") from None

@@ -36,6 +36,8 @@ class Rendered:
     images: dict[int, Image] = field(default_factory=dict)
     # Numbered parts (slides) and their lines, as (number, first line, last line).
     sections: list[tuple[int, int, int]] = field(default_factory=list)
+    # Headings as (level from 1, text, line), for the outline.
+    headings: list[tuple[int, str, int]] = field(default_factory=list)
 
     def open_section(self, number: int) -> None:
         """Lines added from here on are section `number`'s (until the next opens)."""

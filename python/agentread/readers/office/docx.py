@@ -22,6 +22,7 @@ import re
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.readers.office.omml import M, equation
 from agentread.request import ReadRequest
@@ -55,6 +56,20 @@ def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[st
     units = (Unit(text, {"line": number}, {"offset": number, "limit": 1}, {"offset": number})
              for number, text in enumerate(lines[first - 1:], first))
     return "document", hits_in(units, matcher, request.column or 1)
+
+
+def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """The headings (by their paragraph styles), each spanning its lines to the next at its
+    level or higher."""
+    out = render_docx(data)
+    entries = heading_entries(out.headings, len(out.lines))
+    if entries:
+        header = (f"[Outline of {path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
+                  f"{len(out.lines):,} lines. Read one with the arguments after \"→\".]")
+    else:
+        header = (f"[{path} has no headings (no paragraph uses a Heading or Title style); it has {len(out.lines):,} "
+                  "lines: read it with offset and limit.]")
+    return outline_result(entries, request, path, "document", header, total_lines=len(out.lines))
 
 
 def render_docx(data: bytes) -> Rendered:
@@ -92,7 +107,9 @@ class _Walker:
         style = self._style_name(p)
         heading = _HEADING.match(style)
         if text and (heading or style == "Title"):
-            text = "#" * (int(heading.group(1)) if heading else 1) + " " + text
+            level = int(heading.group(1)) if heading else 1
+            text = "#" * level + " " + text
+            self.out.headings.append((level, text, len(self.out.lines) + 1))
         elif text:
             text = self._list_prefix(p, style) + text
         # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.

@@ -21,6 +21,7 @@ from itertools import islice
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
@@ -76,6 +77,26 @@ def _render(data: bytes, request: ReadRequest) -> tuple[Rendered, int, int, list
     for number in range(first, last + 1):
         _slide(out, number, slides[number - 1])
     return out, first, last, slides
+
+
+def outline_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """One entry a slide: its title, or its first line of text when it has none."""
+    from pptx import Presentation
+
+    slides = list(Presentation(io.BytesIO(data)).slides)
+    entries = []
+    for number, slide in enumerate(slides, 1):
+        title = slide.shapes.title
+        text = " ".join(title.text_frame.text.split()) if title is not None and title.has_text_frame else ""
+        if not text:
+            first = next((shape.text_frame.text for shape in islice(slide.shapes, MAX_SHAPES_PER_SLIDE)
+                          if shape.has_text_frame and shape.text_frame.text.strip()), "")
+            text = f"(no title) {' '.join(first.split())}".rstrip()
+        hidden = ", hidden" if slide.element.get("show") == "0" else ""
+        entries.append(Entry(0, text, f"slide {number}{hidden}", {"pages": str(number)}))
+    header = (f"[Outline of {path}: {len(slides):,} slide{'' if len(slides) == 1 else 's'}, each by its title. Read "
+              "one with the arguments after \"→\" (a range such as pages=\"2-5\" reads several).]")
+    return outline_result(entries, request, path, "presentation", header, total_pages=len(slides))
 
 
 def _slide(out: Rendered, number: int, slide) -> None:

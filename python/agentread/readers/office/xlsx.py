@@ -36,6 +36,7 @@ from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Unit, hits_in
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import cut_line, output_limit_reason, past_end
+from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
     Book,
@@ -56,6 +57,13 @@ MAX_COLUMNS = 100
 # Merged ranges listed per sheet; a sheet merging thousands of cells (a formatted report)
 # lists the first.
 MAX_MERGES_LISTED = 50
+
+# Rows of a sheet an outline reads to find its used range: the declared one (<dimension>) is not
+# trusted, and a sheet of millions of rows must not hold up the outline.
+MAX_OUTLINE_ROWS = 100_000
+
+# Cells of a sheet's header row named in its outline entry: enough to know what the columns hold.
+MAX_HEADER_CELLS = 20
 
 # Room kept for the closing line (where the read stopped, how to continue).
 CLOSING_RESERVE_BYTES = 400
@@ -110,6 +118,53 @@ def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
                                {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
                                {"pages": str(number), "offset": row, "limit": 1},
                                {"pages": f"{number}-{last}", "offset": row, "column": column})
+
+
+def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    """One entry a sheet: its used range (its cells found, up to MAX_OUTLINE_ROWS rows) and its
+    header row (its first row holding a value)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        book = read_book(archive)
+        entries = []
+        for number, sheet in enumerate(book.sheets, 1):
+            checkpoint()
+            entries.append(_sheet_entry(archive, book, number, sheet))
+    header = (f"[Outline of {path}: {len(entries):,} sheet{'' if len(entries) == 1 else 's'}, each with its used "
+              "range and its first row holding a value. Read one with the arguments after \"→\" (offset=N starts "
+              "at its row N).]")
+    return outline_result(entries, request, path, "spreadsheet", header, total_pages=len(entries))
+
+
+def _sheet_entry(archive: zipfile.ZipFile, book: Book, number: int, sheet: Sheet) -> Entry:
+    hidden = "" if sheet.state == "visible" else f", {sheet.state}"
+    if sheet.part is None:
+        return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
+    first = None
+    rows = top = left = right = 0
+    with archive.open(sheet.part) as xml:
+        for rows, (row, cells) in enumerate(sheet_rows(xml, book), 1):
+            if rows % 1000 == 0:
+                checkpoint()
+            if not cells:
+                continue
+            first = first or (row, cells)
+            top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
+            bottom = row
+            if rows >= MAX_OUTLINE_ROWS:
+                break
+    if first is None:
+        where = "no cells"
+    elif rows >= MAX_OUTLINE_ROWS:
+        where = (f"used range from {_letters(left)}{top}, over {MAX_OUTLINE_ROWS:,} rows (the outline looks no "
+                 f"further; row {bottom:,} holds values)")
+    else:
+        where = f"used range {_letters(left)}{top}:{_letters(right)}{bottom}"
+    if first is not None:
+        row, cells = first
+        shown = [f"{_letters(c)}={cell_text(_show(*cells[c]))}" for c in sorted(cells)[:MAX_HEADER_CELLS]]
+        more = f" and {len(cells) - MAX_HEADER_CELLS:,} more" if len(cells) > MAX_HEADER_CELLS else ""
+        where += f"; header row {row}: {', '.join(shown)}{more}"
+    return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
 
 
 class _Reader:

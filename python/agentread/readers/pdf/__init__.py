@@ -192,6 +192,7 @@ class _Document:
         self.texts: OrderedDict[int, str] = OrderedDict()
         self.text_chars = 0
         self.total = backend.total
+        self.outline: list | None = None  # the outline's entries, once listed (readers/pdf/outline.py)
 
     def remember(self, number: int, text: str) -> None:
         self.texts[number] = text

@@ -1,0 +1,372 @@
+"""The outline of a text file: the symbols of source code and the headings of Markdown and
+reStructuredText, with their line ranges, from tree-sitter's parsers.
+
+Each language's grammar is its own maintained wheel (tree-sitter-python, tree-sitter-rust, ...),
+compiled in, so nothing is downloaded when a file is read. The file's name says its language; a
+text file of no language known here is said to have no outline, with its line count.
+
+Lines are the editor's (tree-sitter counts LF, so a CRLF file numbers the same). A symbol spans its
+whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
+to the line before the next heading of its level or higher.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from agentread.cancel import checkpoint, stopped
+from agentread.limits import REPLY_FRAME_BYTES
+from agentread.outline import Entry, Heading, entry_lines, heading_entries, lines_entry, outline_result
+from agentread.readers import Source
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
+
+# A text file is parsed whole for its outline: past this size it is refused (a parse costs about a
+# second for every few MB, and memory several times the file).
+MAX_OUTLINE_FILE_BYTES = 16 << 20
+
+# A file larger than this is parsed so that a cancelled read stops the parse (a callback every few
+# dozen bytes, which makes the parse about half as slow again); a smaller one parses in well under a
+# second, whole.
+CANCELLABLE_PARSE_BYTES = 1 << 20
+PARSE_BLOCK_BYTES = 1 << 16
+
+# A first read of a code or Markdown file too long for one reply ends with the outline of the
+# rest, in at most this share of the reply (the window gives up that much)...
+TAIL_OUTLINE_SHARE = 0.25
+# ... for files up to this size, parsed on that read (a few tens of ms a MB): a larger one's first
+# read stays a window alone, and `outline: true` lists it.
+TAIL_OUTLINE_FILE_BYTES = 4 << 20
+# Kept of that share for the line saying how to list the entries that did not fit.
+MORE_LINE_BYTES = 100
+
+# Outlines kept between calls (keyed by the file's path and version), so that paging through one
+# parses its file once; one of more entries than this is parsed again for each page (it would hold
+# some 100 MB).
+OUTLINE_CACHE_FILES = 8
+MAX_CACHED_ENTRIES = 200_000
+
+# The first line of a script, looked at for its interpreter.
+SHEBANG_BYTES = 200
+
+# Nodes entered while looking for symbols: a generated file of millions of nodes stops here, the
+# symbols found so far kept and the outline saying it was cut.
+MAX_OUTLINE_NODES = 5_000_000
+
+
+@dataclass(frozen=True)
+class Grammar:
+    module: str  # the wheel's module
+    function: str  # its function giving the language
+    symbols: dict[str, str]  # node type → the word shown before its name ("class", "def", ...)
+
+
+# The node types that are symbols, by language: definitions a reader looks for (classes and their
+# kin, functions, methods), not every declaration.
+_C_FAMILY = {"function_definition": "function", "struct_specifier": "struct", "union_specifier": "union",
+             "enum_specifier": "enum"}
+_JS = {"class_declaration": "class", "function_declaration": "function", "generator_function_declaration":
+       "function*", "method_definition": "method", "variable_declarator": "function"}
+_TS = {**_JS, "abstract_class_declaration": "abstract class", "interface_declaration": "interface",
+       "type_alias_declaration": "type", "enum_declaration": "enum", "internal_module": "namespace",
+       "abstract_method_signature": "abstract method"}
+
+GRAMMARS: dict[str, Grammar] = {
+    "python": Grammar("tree_sitter_python", "language", {"class_definition": "class", "function_definition": "def"}),
+    "javascript": Grammar("tree_sitter_javascript", "language", _JS),
+    "typescript": Grammar("tree_sitter_typescript", "language_typescript", _TS),
+    "tsx": Grammar("tree_sitter_typescript", "language_tsx", _TS),
+    "go": Grammar("tree_sitter_go", "language", {"function_declaration": "func", "method_declaration": "func",
+                                                 "type_spec": "type"}),
+    "rust": Grammar("tree_sitter_rust", "language", {
+        "function_item": "fn", "function_signature_item": "fn", "struct_item": "struct", "enum_item": "enum",
+        "union_item": "union", "trait_item": "trait", "impl_item": "impl", "mod_item": "mod",
+        "macro_definition": "macro_rules!"}),
+    "java": Grammar("tree_sitter_java", "language", {
+        "class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
+        "record_declaration": "record", "annotation_type_declaration": "@interface",
+        "method_declaration": "method", "constructor_declaration": "constructor"}),
+    "c": Grammar("tree_sitter_c", "language", _C_FAMILY),
+    "cpp": Grammar("tree_sitter_cpp", "language", {**_C_FAMILY, "class_specifier": "class",
+                                                   "namespace_definition": "namespace"}),
+    "csharp": Grammar("tree_sitter_c_sharp", "language", {
+        "namespace_declaration": "namespace", "file_scoped_namespace_declaration": "namespace",
+        "class_declaration": "class", "interface_declaration": "interface", "struct_declaration": "struct",
+        "enum_declaration": "enum", "record_declaration": "record", "method_declaration": "method",
+        "constructor_declaration": "constructor", "property_declaration": "property"}),
+    "ruby": Grammar("tree_sitter_ruby", "language", {"class": "class", "module": "module", "method": "def",
+                                                     "singleton_method": "def self."}),
+    "php": Grammar("tree_sitter_php", "language_php", {
+        "namespace_definition": "namespace", "class_declaration": "class", "interface_declaration": "interface",
+        "trait_declaration": "trait", "enum_declaration": "enum", "function_definition": "function",
+        "method_declaration": "function"}),
+    "bash": Grammar("tree_sitter_bash", "language", {"function_definition": "function"}),
+    "markdown": Grammar("tree_sitter_markdown", "language", {}),
+    "rst": Grammar("tree_sitter_rst", "language", {}),
+}
+
+# A file's language by its extension (lower case).
+EXTENSIONS = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".java": "java",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".rake": "ruby", ".php": "php",
+    ".sh": "bash", ".bash": "bash", ".zsh": "bash",
+    ".md": "markdown", ".markdown": "markdown", ".mdown": "markdown", ".mkd": "markdown",
+    ".rst": "rst", ".rest": "rst",
+}
+
+
+# A script without an extension, by the interpreter its first line names (#!/usr/bin/env bash).
+INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "python": "python",
+                "python3": "python", "node": "javascript", "ruby": "ruby", "php": "php"}
+
+
+def language_of(path: str, head: bytes = b"") -> str | None:
+    """The language of a file, by its extension, else by the interpreter its `#!` line names."""
+    language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    if language is None and head.startswith(b"#!"):
+        words = head.split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
+        program = os.path.basename(words[1] if len(words) > 1 and words[0].endswith("/env") else words[0]) \
+            if words else ""
+        language = INTERPRETERS.get(program)
+    return language
+
+
+def outline(source: Source, request: ReadRequest) -> ReadResult:
+    """The reader seam's outline of a text file."""
+    if source.size > MAX_OUTLINE_FILE_BYTES:
+        raise ReadError("file_too_large", f"{source.name} is {source.size:,} bytes, over the "
+                        f"{MAX_OUTLINE_FILE_BYTES:,}-byte limit of a file outlined here. Read it by windows: "
+                        "offset and limit.")
+    language, entries, cut, total = structure(source)
+    if language is None:
+        header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
+                  f"languages, Markdown, reStructuredText). It has {total:,} lines: read it with offset and limit.]")
+        return outline_result([], request, source.path, "text", header, total_lines=total)
+    noun = "symbol" if GRAMMARS[language].symbols else "heading"
+    if entries:
+        header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
+                  f"{total:,} lines ({language}). Read one with the arguments after \"→\".]")
+    else:
+        header = f"[{source.name} ({language}, {total:,} lines) has no {noun}s: read it with offset and limit.]"
+    if cut:
+        header += (f"\n[The file has more than {MAX_OUTLINE_NODES:,} syntax nodes: the symbols of its start "
+                   "are listed.]")
+    return outline_result(entries, request, source.path, "text", header, total_lines=total)
+
+
+def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResult,
+                         window: Callable[[ReadRequest], ReadResult]) -> ReadResult:
+    """`result`, a first window cut short, read again by `window` with room left at its end for the
+    outline of the lines it does not show; `result` itself for a file with no outline to give."""
+    if source.size > TAIL_OUTLINE_FILE_BYTES:
+        return result
+    language, entries, _, _ = structure(source)
+    if language is None:
+        return result
+    room = int(request.output_bytes * TAIL_OUTLINE_SHARE)
+    shorter = window(dataclasses.replace(request, max_bytes=request.output_bytes - room + REPLY_FRAME_BYTES))
+    end = shorter.end_line or 0
+    first = next((i for i, entry in enumerate(entries) if entry.read["offset"] > end), None)
+    if first is None or not shorter.truncated:
+        return result
+    rest = entries[first:]
+    noun = "symbol" if GRAMMARS[language].symbols else "heading"
+    header = (f"[Outline of the rest of {source.name} (lines {end + 1:,}-{shorter.total_lines or '…'}): "
+              f"{len(rest):,} {noun}{'' if len(rest) == 1 else 's'}. Read one with the arguments after \"→\".]")
+    lines, shown = entry_lines(rest, room - len(header.encode("utf-8")) - MORE_LINE_BYTES)
+    if shown < len(rest):
+        lines.append(f"[… and {len(rest) - shown:,} more: outline=true offset={first + shown + 1} lists them.]")
+    shorter.content.append(TextPart("\n".join([header, *lines])))
+    return shorter
+
+
+Structure = tuple["str | None", list[Entry], bool, int]  # (language, entries, cut short, lines)
+_STRUCTURES: OrderedDict[tuple, Structure] = OrderedDict()
+_STRUCTURES_LOCK = threading.Lock()
+
+
+def structure(source: Source) -> Structure:
+    """The file's language, outline entries (cut short or not) and line count, kept for the
+    OUTLINE_CACHE_FILES files outlined last: paging through a long outline parses the file once."""
+    with _STRUCTURES_LOCK:
+        found = _STRUCTURES.pop(source.cache_key, None)
+        if found is not None:
+            _STRUCTURES[source.cache_key] = found
+            return found
+    data = utf8_text(source)
+    language = language_of(source.path, data[:SHEBANG_BYTES])
+    entries, cut = entries_of(data, language) if language else ([], False)
+    found = (language, entries, cut, _line_count(data))
+    if len(entries) <= MAX_CACHED_ENTRIES:
+        with _STRUCTURES_LOCK:
+            _STRUCTURES[source.cache_key] = found
+            while len(_STRUCTURES) > OUTLINE_CACHE_FILES:
+                _STRUCTURES.popitem(last=False)
+    return found
+
+
+def utf8_text(source: Source) -> bytes:
+    """The file's text as UTF-8 bytes, past any byte order mark (tree-sitter parses UTF-8)."""
+    data = source.whole()[source.bom:]
+    encoding = source.encoding or "utf-8"
+    if encoding.replace("_", "-").lower() in ("utf-8", "ascii"):
+        return data
+    return data.decode(encoding, errors="replace").encode("utf-8")
+
+
+def _line_count(data: bytes) -> int:
+    """Lines as cat -n counts them: a final terminator ends the last line."""
+    return len(data.splitlines())
+
+
+def entries_of(data: bytes, language: str) -> tuple[list[Entry], bool]:
+    """The outline entries of `data` (UTF-8) in `language` → (entries, cut short)."""
+    grammar = GRAMMARS[language]
+    from tree_sitter import Language, Parser
+
+    module = importlib.import_module(grammar.module)
+    tree = _parse(Parser(Language(getattr(module, grammar.function)())), data)
+    if language == "markdown":
+        return heading_entries(list(_markdown_headings(tree.root_node)), _line_count(data)), False
+    if language == "rst":
+        return heading_entries(list(_rst_headings(tree.root_node)), _line_count(data)), False
+    entries: list[Entry] = []
+    cut = _symbols(tree.root_node, grammar.symbols, entries)
+    return entries, cut
+
+
+def _parse(parser, data: bytes):
+    """The syntax tree of `data`. A large file is handed to the parser a block at a time with a
+    progress callback, so that a cancelled read stops its parse (tree-sitter's C code cannot be
+    interrupted otherwise); a small one whole, which parses faster."""
+    if len(data) <= CANCELLABLE_PARSE_BYTES:
+        return parser.parse(data)
+    try:
+        return parser.parse(lambda byte, _: data[byte:byte + PARSE_BLOCK_BYTES], progress_callback=lambda *_: stopped())
+    except ValueError:  # "Parsing failed": stopped by the callback
+        checkpoint()
+        raise
+
+
+def _symbols(root, symbols: dict[str, str], entries: list[Entry]) -> bool:
+    """The symbols under `root` in document order, nested by the symbols around them; True when
+    the walk stopped at MAX_OUTLINE_NODES."""
+    stack: list[tuple[object, int]] = [(root, 0)]
+    seen = 0
+    while stack:
+        node, level = stack.pop()
+        seen += 1
+        if seen % 10_000 == 0:
+            checkpoint()
+            if seen > MAX_OUTLINE_NODES:
+                return True
+        word = symbols.get(node.type)
+        name = _name(node) if word else None
+        inner = level
+        if name is not None:
+            span = _with_wrappers(node)
+            title = f"{word}{name}" if word.endswith(".") else f"{word} {name}"
+            entries.append(lines_entry(level, title, span.start_point.row + 1, _last_row(span) + 1))
+            inner = level + 1
+        stack.extend((child, inner) for child in reversed(node.named_children))
+    return False
+
+
+def _name(node) -> str | None:
+    """A symbol's name as the source writes it; None for a node that is not one (an anonymous
+    struct, a variable that holds no function)."""
+    kind = node.type
+    if kind == "variable_declarator":
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in ("arrow_function", "function_expression", "function"):
+            return None
+    if kind == "impl_item":
+        trait, of = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        return f"{_text(trait)} for {_text(of)}" if trait is not None and of is not None else _text(of)
+    if kind in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
+        if node.child_by_field_name("body") is None:
+            return None  # a use of the type, not its definition
+    named = node.child_by_field_name("name")
+    if named is not None:
+        return _text(named)
+    declarator = node.child_by_field_name("declarator")  # C and C++ functions: the name is inside it
+    for _ in range(16):
+        if declarator is None:
+            return None
+        if declarator.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
+                               "operator_name", "template_function"):
+            return _text(declarator)
+        # A pointer or reference declarator holds the next one as a field; a C++ reference
+        # declarator as its only named child.
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (child for child in declarator.named_children if child.type.endswith("declarator")), None)
+    return None
+
+
+def _text(node) -> str | None:
+    return None if node is None else node.text.decode("utf-8", errors="replace")
+
+
+def _with_wrappers(node):
+    """The node with what the language wraps a definition in (decorators, a template clause,
+    an export)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("decorated_definition", "template_declaration",
+                                                 "export_statement"):
+        node, parent = parent, parent.parent
+    return node
+
+
+def _last_row(node) -> int:
+    """The last line a node covers: one that ends at column 0 of a row ends on the row before."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
+def _markdown_headings(root) -> Iterator[Heading]:
+    for node in _walk(root, ("atx_heading", "setext_heading")):
+        marker = next((child.type for child in node.children if child.type.endswith(("_marker", "_underline"))), "")
+        level = 1 if "h1" in marker else 2 if "setext" in marker else int(marker[5]) if marker[5:6].isdigit() else 1
+        content = node.child_by_field_name("heading_content") or next(
+            (child for child in node.named_children if child.type in ("inline", "paragraph")), None)
+        title = (_text(content) or "").strip().rstrip("#").strip()
+        yield level, f"{'#' * level} {title}", node.start_point.row + 1
+
+
+def _rst_headings(root) -> Iterator[Heading]:
+    """reStructuredText's levels are its adornment styles in the order the document first
+    uses them."""
+    styles: list[tuple[str, bool]] = []
+    for section in _walk(root, ("section",)):
+        children = section.children
+        title = next((child for child in children if child.type == "title"), None)
+        under = next((child for child in children if child.type == "adornment" and title is not None
+                      and child.start_point.row > title.start_point.row), None)
+        if title is None or under is None:
+            continue
+        style = (_text(under)[:1], children[0].type == "adornment" and children[0] is not under)
+        if style not in styles:
+            styles.append(style)
+        yield styles.index(style) + 1, _text(title).strip(), title.start_point.row + 1 - style[1]
+
+
+def _walk(root, types: tuple[str, ...]) -> Iterator:
+    """Nodes of `types` in document order, not looked inside."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in types:
+            yield node
+        else:
+            stack.extend(reversed(node.children))

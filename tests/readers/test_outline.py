@@ -1,0 +1,368 @@
+"""Outlines (`outline: true`) of every kind, checked against the files themselves: a symbol's line
+range holds its name and ends where its block ends, a bookmark's page holds its title, a heading's
+range starts at the heading."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentread.engine import Engine
+from agentread.request import parse_request
+from agentread.workspace import Workspace
+from builders import code, markdown, notebook
+
+REPO = Path(__file__).resolve().parents[2]
+CODE = REPO / "tests" / "data" / "code"
+OFFICE = REPO / "tests" / "data" / "office"
+R_MANUAL = Path("/usr/share/R/doc/manual/fullrefman.pdf")
+
+# An entry line: indentation, title, (where), then → and the arguments that read it.
+ENTRY = re.compile(r"^(?P<indent> *)(?P<title>.*?)  \((?P<where>[^()]*)\)(?:  → (?P<args>.*))?$")
+ARG = re.compile(r'(\w+)=("[^"]*"|\d+)')
+
+
+def outline(engine: Engine, path, **params) -> dict:
+    result = engine.read(parse_request({"path": str(path), "outline": True, **params})).to_json()
+    assert not result["isError"], result
+    return result
+
+
+def entries(result: dict) -> list[dict]:
+    """The entry lines of an outline reply, parsed."""
+    out = []
+    for line in result["content"][0]["text"].splitlines():
+        match = ENTRY.match(line)
+        if match and not line.startswith("["):
+            args = {key: json.loads(value) for key, value in ARG.findall(match["args"] or "")}
+            out.append({"level": len(match["indent"]) // 2, "title": match["title"], "where": match["where"],
+                        "read": args})
+    return out
+
+
+@pytest.fixture
+def engine() -> Engine:
+    return Engine(Workspace([str(REPO)]))
+
+
+# (file, names that must be among its symbols): the twelve languages, each a real file.
+CODE_FILES = [
+    ("python/agentread/engine.py", ["class Plan", "class Engine", "def plan", "def run"]),
+    ("extension/scripts/bundle-python.mjs", ["function bundle", "function walk"]),
+    ("extension/src/reads.ts", ["interface ReadEntry", "class ReadLog", "method record"]),
+    ("tests/data/code/generics.go", ["type Int", "func Abs", "func PtrOf"]),
+    ("tests/data/code/eval.rs", ["enum Val", "impl Val", "struct Eval", "fn as_u16"]),
+    ("tests/data/code/test.java", ["class PlatformManagerImpl", "method getSingleton",
+                                   "constructor PlatformManagerImpl"]),
+    ("python/agentread/_scan.c", ["function count_line_ends", "function number_window"]),
+    ("tests/data/code/namespace.cpp", ["namespace std::exprimental::inner", "class QualifiedName",
+                                       "function local_name"]),
+    ("tests/data/code/test.cs", ["namespace Diva.Core", "class OpenerTask", "struct ObjectInfo",
+                                 "method ToString"]),
+    ("tests/data/code/example.rb", ["module CodeRay", "class Set", "def initialize", "def self.[]"]),
+    ("tests/data/code/test.php", ["class Zip", "function load_file", "class MagicClass"]),
+    ("tests/data/code/ltmain.sh", ["function func_mktempdir", "function func_extract_archives"]),
+]
+
+
+def _block_ends(language_file: str, lines: list[str], first: int, last: int) -> bool:
+    """Whether lines first..last (1-based) close a block as the language closes one."""
+    end = lines[last - 1].rstrip()
+    if language_file.endswith(".rb"):
+        return end.endswith("end") or end.endswith("}")
+    if language_file.endswith(".py"):
+        indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
+        after = next((line for line in lines[last:] if line.strip()), None)
+        return bool(end) and (after is None or len(after) - len(after.lstrip()) <= indent)
+    return end.endswith(("}", "};", "})", "});", "}\\"))
+
+
+@pytest.mark.parametrize("path,names", CODE_FILES, ids=[Path(p).suffix for p, _ in CODE_FILES])
+def test_code_symbols_span_their_own_lines(engine: Engine, path: str, names: list[str]):
+    result = outline(engine, REPO / path)
+    found = entries(result)
+    titles = [entry["title"] for entry in found]
+    assert set(names) <= set(titles), titles
+    lines = (REPO / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    assert result["totalLines"] == len(lines)
+    parents: list[dict] = []
+    for entry in found:
+        first, limit = entry["read"]["offset"], entry["read"]["limit"]
+        last = first + limit - 1
+        assert entry["where"] in (f"lines {first}-{last}", f"line {first}")
+        name = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1] or entry["title"].split(" ")[-1]
+        head = "\n".join(lines[first - 1:first - 1 + min(limit, 12)])
+        assert name.split("<")[0] in head, (entry, head)
+        assert _block_ends(path, lines, first, last), (entry, lines[last - 1])
+        parents = [p for p in parents if p["level"] < entry["level"]]
+        if parents:  # nested inside the symbol around it
+            outer = parents[-1]["read"]
+            assert outer["offset"] <= first and last <= outer["offset"] + outer["limit"] - 1, (entry, parents[-1])
+        parents.append(entry)
+
+
+def test_an_entry_reads_exactly_its_symbol(engine: Engine):
+    found = {e["title"]: e for e in entries(outline(engine, CODE / "eval.rs"))}
+    read = engine.read(parse_request({"path": str(CODE / "eval.rs"), **found["struct Eval"]["read"]})).text()
+    shown = [line.split("\t", 1)[1] for line in read.splitlines() if "\t" in line]
+    assert len(shown) == found["struct Eval"]["read"]["limit"]
+    assert shown[0].lstrip().startswith(("pub struct Eval", "struct Eval")) and shown[-1] == "}"
+
+
+def test_markdown_headings_span_to_the_next_of_their_level(engine: Engine):
+    path = REPO / "docs" / "CONTRACT.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = entries(outline(engine, path))
+    headings = [n for n, line in enumerate(lines, 1) if re.match(r"#{1,6} ", line)]
+    assert [e["read"]["offset"] for e in found] == headings
+    for entry, following in zip(found, found[1:] + [None]):
+        first, last = entry["read"]["offset"], entry["read"]["offset"] + entry["read"]["limit"] - 1
+        assert lines[first - 1] == entry["title"]
+        if following is not None and following["level"] <= entry["level"]:
+            assert last == following["read"]["offset"] - 1
+
+
+def test_restructuredtext_sections_by_their_adornments(engine: Engine):
+    path = CODE / "lexerdevelopment.rst"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = entries(outline(engine, path))
+    assert found[0]["level"] == 0 and all(e["level"] == 1 for e in found[1:])
+    for entry in found:  # an overlined title starts at its overline
+        first = entry["read"]["offset"]
+        title_line = first if lines[first - 1].strip() == entry["title"] else first + 1
+        assert lines[title_line - 1].strip() == entry["title"]
+        assert set(lines[title_line].strip()) == {lines[title_line].strip()[0]}  # its underline
+    assert "RegexLexer" in [e["title"] for e in found]
+
+
+def test_plain_text_says_it_has_no_outline_and_counts_its_lines(engine: Engine, tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("a\nb\nc\n")
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "notes.txt", "outline": True}))
+    assert not result.is_error and "has no outline" in result.text() and "3 lines" in result.text()
+    assert result.total_lines == 3 and not result.truncated
+
+
+def test_forty_thousand_symbols_page_with_next(tmp_path: Path):
+    (tmp_path / "big.py").write_text("".join(f"def f{n}():\n    return {n}\n\n" for n in range(40_000)))
+    engine = Engine(Workspace([str(tmp_path)]))
+    seen: list[str] = []
+    params: dict = {"path": "big.py", "outline": True, "maxBytes": 8000}
+    while True:
+        result = engine.read(parse_request(params)).to_json()
+        assert result["truncated"] == ("next" in result)
+        assert sum(len(p["text"].encode()) for p in result["content"]) <= 8000
+        seen += [e["title"] for e in entries(result)]
+        if "next" not in result:
+            break
+        params = {"path": "big.py", "maxBytes": 8000, **result["next"]}
+    assert seen == [f"def f{n}" for n in range(40_000)]
+
+
+def test_first_read_of_a_long_file_ends_with_the_outline_of_the_rest(tmp_path: Path):
+    (tmp_path / "long.py").write_text("".join(f"def f{n}():\n    return {n}\n\n" for n in range(3000)))
+    engine = Engine(Workspace([str(tmp_path)]))
+    result = engine.read(parse_request({"path": "long.py", "maxBytes": 8000}))
+    text = result.text()
+    assert result.truncated and result.next == {"offset": result.end_line + 1}
+    assert result.text_bytes() <= 8000
+    rest = [e for e in entries({"content": [{"text": result.content[-1].text}]})]
+    assert rest and rest[0]["read"]["offset"] > result.end_line
+    assert f"def f{(rest[0]['read']['offset'] - 1) // 3}" == rest[0]["title"]
+    assert "outline=true offset=" in text.splitlines()[-1]
+    # a read with a window is the window alone
+    assert "Outline of the rest" not in engine.read(parse_request({"path": "long.py", "limit": 50})).text()
+
+
+def test_word_headings_with_the_lines_that_read_them(tmp_path: Path):
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Report", level=1)
+    document.add_paragraph("Opening words.")
+    document.add_heading("Method", level=2)
+    document.add_paragraph("How it was done.")
+    document.add_heading("Results", level=1)
+    document.add_paragraph("What came out.")
+    document.save(tmp_path / "report.docx")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, "report.docx"))
+    assert [(e["level"], e["title"]) for e in found] == [(0, "# Report"), (1, "## Method"), (0, "# Results")]
+    for entry in found:
+        shown = engine.read(parse_request({"path": "report.docx", **entry["read"]})).text().splitlines()
+        assert shown[0].split("\t", 1)[1] == entry["title"]
+    whole = engine.read(parse_request({"path": "report.docx"})).total_lines
+    assert found[-1]["read"]["offset"] + found[-1]["read"]["limit"] - 1 == whole
+
+
+def test_powerpoint_slide_titles(tmp_path: Path):
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    for title in ("Plan", "Budget"):
+        deck.slides.add_slide(deck.slide_layouts[1]).shapes.title.text = title
+    untitled = deck.slides.add_slide(deck.slide_layouts[6])
+    untitled.shapes.add_textbox(Inches(1), Inches(1), Inches(3), Inches(1)).text_frame.text = "Questions?"
+    deck.save(tmp_path / "deck.pptx")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, "deck.pptx"))
+    assert [(e["title"], e["read"]) for e in found] == [
+        ("Plan", {"pages": "1"}), ("Budget", {"pages": "2"}), ("(no title) Questions?", {"pages": "3"})]
+    assert "# Budget" in engine.read(parse_request({"path": "deck.pptx", **found[1]["read"]})).text()
+
+
+def test_excel_sheets_with_used_ranges_and_header_rows(engine: Engine):
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    path = OFFICE / "datasets.xlsx"
+    book = openpyxl.load_workbook(path, read_only=True)  # the library's own reckoning of each sheet's cells
+    found = entries(outline(engine, path))
+    assert len(found) == len(book.worksheets)
+    for number, (entry, sheet) in enumerate(zip(found, book.worksheets), 1):
+        sheet.reset_dimensions()  # the declared extent is wrong in this file (A1): every row is read
+        rows = [(n, row) for n, row in enumerate(sheet.iter_rows(values_only=True), 1)
+                if any(v is not None for v in row)]
+        right = max(max(i for i, v in enumerate(row, 1) if v is not None) for _, row in rows)
+        assert entry["title"] == f'Sheet {number} "{sheet.title}"' and entry["read"] == {"pages": str(number)}
+        assert entry["where"].startswith(f"used range A{rows[0][0]}:{get_column_letter(right)}{rows[-1][0]};")
+        header = rows[0][1]
+        assert f"header row {rows[0][0]}: A={header[0]}, B={header[1]}" in entry["where"]
+
+
+def test_notebook_outline_true_is_cells_outline(tmp_path: Path):
+    (tmp_path / "n.ipynb").write_bytes(notebook(markdown("# Title"), code("x = 1"), code("print(x)")))
+    engine = Engine(Workspace([str(tmp_path)]))
+    by_flag = engine.read(parse_request({"path": "n.ipynb", "outline": True}))
+    by_cells = engine.read(parse_request({"path": "n.ipynb", "cells": "outline"}))
+    assert by_flag.text() == by_cells.text() and by_flag.total_cells == 3
+
+
+def test_directory_outline_is_its_listing(engine: Engine):
+    assert engine.read(parse_request({"path": "tests/data/code", "outline": True})).text() == \
+        engine.read(parse_request({"path": "tests/data/code"})).text()
+
+
+def test_an_image_has_no_outline(tmp_path: Path):
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(tmp_path / "a.png")
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "a.png", "outline": True}))
+    assert result.is_error and result.error.code == "no_outline" and "without outline=true" in result.text()
+
+
+# PDFs: each bookmark's page is checked by reading it and finding the bookmark's title there.
+
+def _words(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _titles_on_their_pages(engine: Engine, path: Path, found: list[dict]) -> float:
+    """The share of the bookmarks `found` whose title is printed on the page their arguments read
+    first (a document may point a bookmark at the page before its heading, or title it
+    otherwise)."""
+    hits = 0
+    for entry in found:
+        first = entry["read"]["pages"].split("-")[0]
+        page = engine.read(parse_request({"path": str(path), "pages": first})).text()
+        hits += _words(entry["title"]) in _words(page)
+    return hits / len(found)
+
+
+def _pypdf_pages(path: Path) -> list[tuple[str, int]]:
+    """Each bookmark's title and 1-based page as pypdf, a second PDF parser, finds them."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(path)
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                yield from walk(item)
+            else:
+                yield item.title, reader.get_destination_page_number(item) + 1
+    return list(walk(reader.outline))
+
+
+def test_pdf_bookmarks_land_on_their_pages(corpus: Path, expectations: dict):
+    engine = Engine(Workspace([str(corpus)]))
+    found = entries(outline(engine, corpus / "pdf" / "GeoTopo-komprimiert.pdf"))
+    assert _titles_on_their_pages(engine, corpus / "pdf" / "GeoTopo-komprimiert.pdf", found) >= 0.9
+    assert [(e["title"], int(e["read"]["pages"].split("-")[0])) for e in found] == \
+        _pypdf_pages(corpus / "pdf" / "GeoTopo-komprimiert.pdf")
+    assert len(found) >= 30 and {e["level"] for e in found} == {0, 1, 2}
+    # the labels are the document's own (pypdf reads them independently of PDFium)
+    from pypdf import PdfReader
+
+    labels = PdfReader(corpus / "pdf" / "GeoTopo-komprimiert.pdf").page_labels
+    for entry in found:
+        page = int(entry["read"]["pages"].split("-")[0])
+        if labels[page - 1] != str(page):
+            assert entry["where"].endswith(f"labelled {labels[page - 1]}")
+    assert outline(engine, corpus / "pdf" / "GeoTopo-komprimiert.pdf")["totalPages"] == \
+        expectations["pdf/GeoTopo-komprimiert.pdf"]["pages"]
+
+
+def test_a_pdf_without_bookmarks_says_so_with_its_page_count(corpus: Path, expectations: dict):
+    engine = Engine(Workspace([str(corpus)]))
+    result = outline(engine, corpus / "pdf" / "pdflatex-4-pages.pdf")
+    pages = expectations["pdf/pdflatex-4-pages.pdf"]["pages"]
+    assert "has no bookmarks" in result["content"][0]["text"] and f"{pages} pages" in result["content"][0]["text"]
+    assert result["totalPages"] == pages and not result["truncated"]
+
+
+@pytest.mark.skipif(not R_MANUAL.is_file(), reason="the R reference manual (Debian's r-doc-pdf) is not installed")
+def test_the_2415_page_manual_pages_its_outline_and_every_tenth_bookmark_lands(tmp_path: Path):
+    engine = Engine(Workspace([str(R_MANUAL.parent)]))
+    found: list[dict] = []
+    params: dict = {"path": str(R_MANUAL), "outline": True}
+    while True:
+        result = engine.read(parse_request(params)).to_json()
+        assert result["totalPages"] == 2415
+        found += entries(result)
+        if "next" not in result:
+            break
+        params = {"path": str(R_MANUAL), **result["next"]}
+    assert [(e["title"], int(e["read"]["pages"].split("-")[0])) for e in found] == _pypdf_pages(R_MANUAL)
+    assert _titles_on_their_pages(engine, R_MANUAL, found[::10]) >= 0.9
+
+
+def test_a_cancelled_read_stops_a_large_files_parse():
+    import threading
+
+    from agentread.cancel import Cancelled, run_cancellable
+    from agentread.readers.structure import CANCELLABLE_PARSE_BYTES, entries_of
+
+    source = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(CANCELLABLE_PARSE_BYTES // 20)).encode()
+    going, cancelled = threading.Event(), threading.Event()
+    assert len(run_cancellable(going, entries_of, source, "python")[0]) == CANCELLABLE_PARSE_BYTES // 20
+    cancelled.set()
+    with pytest.raises(Cancelled):
+        run_cancellable(cancelled, entries_of, source, "python")
+
+
+def test_a_text_file_over_the_outline_limit_is_refused_with_what_to_do(tmp_path: Path):
+    from agentread.readers.structure import MAX_OUTLINE_FILE_BYTES
+
+    (tmp_path / "huge.py").write_bytes(b"# a comment\n" * (MAX_OUTLINE_FILE_BYTES // 12 + 1))
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "huge.py", "outline": True}))
+    assert result.error.code == "file_too_large" and "offset and limit" in result.text()
+
+
+def test_the_pypdf_fallback_lists_the_same_bookmarks_as_pdfium(corpus: Path):
+    """A PDF only pypdf opens is outlined by pypdf's outline and page-label API: on a file both
+    open, it gives what PDFium gives."""
+    from pypdf import PdfReader
+
+    from agentread.readers.pdf import _Document, _Pypdf
+    from agentread.readers.pdf.outline import _bookmarks, _entries, _labels
+
+    path = corpus / "pdf" / "GeoTopo-komprimiert.pdf"
+    doc = _Document(_Pypdf(PdfReader(path)), path.stat().st_size)
+    by_pypdf = [(e.level, e.title, e.where, e.read) for e in _entries(list(_bookmarks(doc)), _labels(doc), doc.total)]
+    by_pdfium = [(e["level"], e["title"], e["where"], e["read"])
+                 for e in entries(outline(Engine(Workspace([str(corpus)])), path))]
+    assert by_pypdf == by_pdfium
