@@ -249,6 +249,13 @@ def test_long_line_is_cut_with_a_marker(ws: Path, engine: Engine):
     assert shown(read(engine, path="exact.txt")) == [(1, exact)]
 
 
+def test_a_cut_lines_rest_read_alone_says_the_lines_after_it_follow(ws: Path, engine: Engine):
+    (ws / "long.txt").write_text("\n" + "a" * 3000 + "\nlast")
+    rest = read(engine, path="long.txt", offset=2, column=MAX_LINE_CHARS + 1, limit=1)
+    assert shown(rest) == [(2, "a" * 1000)] and rest.truncated and rest.next == {"offset": 3}
+    assert rest.total_lines == 3
+
+
 def test_fifty_megabyte_single_line_is_read_without_holding_it(ws: Path, engine: Engine):
     size = 50_000_000
     with open(ws / "one.txt", "wb") as f:

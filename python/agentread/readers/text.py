@@ -441,6 +441,8 @@ def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, e
         win.add(text, column, f"{length:,} characters")
         if following is not None and win.count < limit:
             win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding))
+        elif following is not None:
+            win.reason = line_limit_reason(limit)  # lines follow the one continued
         return win
     fast = _plain_window(stream, start, first, limit, budget, encoding)
     if fast is not None:
