@@ -451,9 +451,10 @@ def test_real_docx_picture_with_its_alt_text_at_its_place(real: Path):
     result = read(real, path="markitdown-test.docx")
     text_part, image, closing = result.content  # the closing line: its line 10 is cut at 2,000 characters
     assert "offset=10, column=2001" in closing.text
-    assert text_part.text.rstrip("\n").endswith("    20\t\n    21\tTest Image:\n    22\t[image 1: word/media/image1.png "
-                                   "\"图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。\", "
-                                   "image/png 1274x870, attached]")
+    assert text_part.text.rstrip("\n").endswith("    20\t\n    21\tTest Image:\n    22\t"
+                                                 "[image 1: word/media/image1.png "
+                                                 "\"图形用户界面, 文本, 应用程序, 信件 AI 生成的内容可能不正确。\", "
+                                                 "image/png 1274x870, attached]")
     assert (image.mime_type, image.width, image.height) == ("image/png", 1274, 870)
 
 
