@@ -26,15 +26,20 @@ function numbered(n, line) {
   return `${String(n).padStart(6)}\t${line}`;
 }
 
+const VERSION_LINE = /\n\[version [0-9a-f]{16} · [^\n]*\]$/;
+
 /** The tool result of the scenario's call in the recorded messages: its parts, text and images. */
 export function toolResult(recording) {
   for (const message of [...(recording?.messages ?? [])].reverse()) {
     for (const part of message.content) {
       if (part.type === 'toolResult') {
         const parts = part.content;
+        const text = parts.filter((each) => each.type === 'text').map((each) => each.text).join('');
         return {
           parts,
-          text: parts.filter((each) => each.type === 'text').map((each) => each.text).join(''),
+          // The version line every read of a file ends with is apart, so that checks see the read's own text.
+          text: text.replace(VERSION_LINE, ''),
+          version: VERSION_LINE.exec(text)?.[0].trim(),
           images: parts.filter((each) => each.type === 'data' && each.mimeType.startsWith('image/')),
         };
       }
@@ -503,6 +508,9 @@ export const PHASES = [
           const problems = [];
           const body = Array.from({ length: 20 }, (_, i) => numbered(10 + i, ctx.textLine(10 + i))).join('\n');
           const closing = result.text.startsWith(body) ? result.text.slice(body.length) : undefined;
+          if (!result.version) {
+            problems.push('the text does not end with the file\'s version line');
+          }
           if (closing === undefined) {
             problems.push(`the text is not lines 10-29, numbered: ${excerpt(result.text)}`);
           } else if (!/^\n\[[^\n]*offset=30[^\n]*\]\n?$/.test(closing)) {

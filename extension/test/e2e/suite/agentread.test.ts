@@ -135,7 +135,7 @@ describe('agentread in VS Code', () => {
   it('reads text only when asked: no picture, and one line saying so', async () => {
     const result = await invoke({ path: 'scan.pdf', view: 'text' });
     assert.equal(dataParts(result).length, 0);
-    assert.match(textOf(result), /\[1 picture left out: this read asked for text only \(view="text"\)\. Call again without view to see it\.\]$/);
+    assert.match(textOf(result), /\[1 picture left out: this read asked for text only \(view="text"\)\. Call again without view to see it\.\]\n\[version [^\n]*\]$/);
   });
 
   it('reads a Word document, a workbook sheet and a slide', async () => {
