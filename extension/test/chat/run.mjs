@@ -263,6 +263,8 @@ const CHAT_ANSWERS = {
 };
 /** agentread's own question: a modal dialog of the workbench. */
 const DIALOG = '.monaco-dialog-box:visible';
+/** How long a click on the dialog may take before its button is pressed by keyboard instead. */
+const DIALOG_CLICK_MS = 5000;
 /** The buttons of agentread's question that give each answer. */
 const DIALOG_ANSWERS = { file: /^Allow Th(is File|ese Files)$/, folder: /^Allow Folder for This Session$/, deny: /^Deny$/ };
 
@@ -291,7 +293,17 @@ async function answerChat(answer) {
 async function answerDialog(answer) {
   const dialog = visible(DIALOG);
   const text = await dialog.innerText({ timeout: UI_TIMEOUT_MS });
-  await dialog.locator('.monaco-button', { hasText: DIALOG_ANSWERS[answer] }).first().click({ timeout: UI_TIMEOUT_MS });
+  const button = dialog.locator('.monaco-button', { hasText: DIALOG_ANSWERS[answer] }).first();
+  try {
+    await button.click({ timeout: DIALOG_CLICK_MS });
+  } catch (error) {
+    // Now and then the workbench lets no click reach a dialog that is shown; a user's keyboard still does.
+    if ((await page.locator(DIALOG).count()) > 0) {
+      step(`  answering by keyboard: ${error.message.split('\n')[0]}`);
+      await button.focus({ timeout: UI_TIMEOUT_MS });
+      await page.keyboard.press('Enter');
+    }
+  }
   await page.locator(DIALOG).first().waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
   return text;
 }
