@@ -324,19 +324,20 @@ async function playTurn(scenario, file) {
       problems.push(`the model recorded nothing within ${SCENARIO_TIMEOUT_MS / 1000} s`);
       return { problems, dialogText };
     }
-    if ((await page.locator(`${SKIP_BUTTON}:visible`).count()) > 0) {
-      if (!scenario.confirm || chatAsked) {
-        problems.push('the chat asked for a confirmation that this read should not need');
-      }
-      await answerChat(scenario.confirm && !chatAsked ? scenario.confirm : 'skip');
-      chatAsked = true;
-    } else if ((await page.locator(DIALOG).count()) > 0) {
+    // A modal dialog first: while it is up, nothing behind it (the chat's confirmation) takes a click.
+    if ((await page.locator(DIALOG).count()) > 0) {
       if (!scenario.dialog || dialogText !== undefined) {
         problems.push(`agentread asked a question this read should not need: ${excerpt(await visible(DIALOG).innerText())}`);
         await answerDialog('deny');
       } else {
         dialogText = await answerDialog(scenario.dialog);
       }
+    } else if ((await page.locator(`${SKIP_BUTTON}:visible`).count()) > 0) {
+      if (!scenario.confirm || chatAsked) {
+        problems.push('the chat asked for a confirmation that this read should not need');
+      }
+      await answerChat(scenario.confirm && !chatAsked ? scenario.confirm : 'skip');
+      chatAsked = true;
     } else {
       await sleep(500);
     }
