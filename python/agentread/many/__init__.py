@@ -144,8 +144,8 @@ class ManyResult:
 
 
 def parse_many_request(params: Any) -> ManyRequest:
-    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?, since?}]} as a ManyRequest, or
-    InvalidParams."""
+    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?, since?}]} as a
+    ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
     known = {"paths", "maxBytes", *_FIND}
@@ -327,21 +327,21 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
         return None
     shown = _count_shown(result) or result.text().count("\n") + 1
     limit = min(shown, f.request.line_limit)
-    if result.diff:  # a diff over its share: the file is read again, cut, under the note that it changed
-        f.request = dataclasses.replace(f.request, since=None)
+    # A diff over its share: the file is read again, cut, under the note that it changed.
+    request = dataclasses.replace(f.request, since=None) if result.diff else f.request
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
         limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least)
         if limit < 1:
             return None
-        f.result = read(dataclasses.replace(f.request, limit=limit))
+        f.result = read(dataclasses.replace(request, limit=limit))
         if f.result.is_error:
             return f.result
         nbytes, nlines = _measure(f)
         if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
             return f.result
-    return read(dataclasses.replace(f.request, limit=at_least)) if at_least else None
+    return read(dataclasses.replace(request, limit=at_least)) if at_least else None
 
 
 def _count_shown(result: ReadResult) -> int | None:
