@@ -260,3 +260,24 @@ def test_over_mcp_each_file_of_many_has_its_version_since_and_change_note(ws: Pa
         plain["b.txt"][0]
     assert plain["b.txt"][1] == "     1\tb again" and plain["b.txt"][-1].startswith("[version ")
     assert plain["a.txt"][0] == "     1\tline 1"  # read at this version by the call before
+
+
+def test_a_diff_over_its_share_of_many_is_the_file_read_again_cut_under_its_change_note(tmp_path: Path):
+    (tmp_path / "long.txt").write_text("".join(f"line {n} of a long file\n" for n in range(1, 601)))
+    server = ServerProcess(workspace=tmp_path)
+    try:
+        version = server.read(path="long.txt")["version"]
+        (tmp_path / "long.txt").write_text("".join(f"line {n} of a long file{' changed' * (n % 20 == 0)}\n"
+                                                   for n in range(1, 601)))
+        reply = server.request("agentread/readMany", {"paths": [{"path": "long.txt", "since": version}],
+                                                      "maxBytes": 2000})["result"]
+        whole = server.read(path="long.txt", since=version)
+        assert whole["diff"] and len(text_of(whole).encode()) > 2000  # alone, the diff is given
+        (f,) = reply["files"]
+        text = sections(text_of(reply))["long.txt"]
+        assert f["state"] == "cut" and f["changed"] and not f.get("diff"), text
+        assert text[0].startswith("[Changed since this session last read ")
+        assert text[1] == "     1\tline 1 of a long file"
+        assert reply["next"]["paths"][0]["offset"] > 1
+    finally:
+        server.close()
