@@ -163,6 +163,13 @@ export interface ManyFile {
   next?: Record<string, unknown>;
   shown?: Shown;
   error?: { code: string; message: string };
+  /** The file's version and what changed, as a single read gives them (ReadResult). */
+  version?: string;
+  size?: number;
+  mtime?: string;
+  unchanged?: boolean;
+  changed?: boolean;
+  diff?: boolean;
 }
 
 /** A read-many reply: one `==> path <==` header per file in `content`, `next` the `paths` that continue. */

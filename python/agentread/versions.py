@@ -156,6 +156,15 @@ def _hunk(group: list, earlier: list[str], now: list[str]) -> str:
     return "\n".join(lines)
 
 
+class ManyCall:
+    """One read of many files, as its session's versions see it: each file's version before the
+    call, and which file each result answered is of (by the result's identity)."""
+
+    def __init__(self) -> None:
+        self.before: dict[str, str | None] = {}
+        self.answered: dict[int, tuple[ReadResult, str]] = {}  # held, so that no other takes its id
+
+
 class Versions:
     """A session's memory of versions: the last version of each file it read, and the text of the
     small text files at the versions it read them. Bounded; safe to use from several threads."""
@@ -173,10 +182,11 @@ class Versions:
     def __len__(self) -> int:
         return len(self._texts)
 
-    def answer(self, plan: Plan, result: ReadResult) -> ReadResult:
-        """After a single read: `since` answered, a change since this session's last read noted, and
+    def answer(self, plan: Plan, result: ReadResult, call: ManyCall | None = None) -> ReadResult:
+        """After a read: `since` answered, a change since this session's last read noted, and
         this version remembered (with its text, for a small text file). Reads a small text file
-        again: on a read thread."""
+        again: on a read thread. Of a read of many files, `call` keeps the version each file had
+        before it: a file read again there (cut to fit) is compared with that one too."""
         if result.is_error or result.version is None:
             return result
         path, version, before = plan.resolved.path, result.version, plan.request.since
@@ -185,6 +195,28 @@ class Versions:
             self._last[path] = version
             if len(self._last) > REMEMBERED_FILES:
                 self._last.popitem(last=False)
+        if call is not None:
+            last = call.before.setdefault(path, last)
+            result = self._answer(plan, result, path, version, before, last)
+            call.answered[id(result)] = (result, path)
+            return result
+        return self._answer(plan, result, path, version, before, last)
+
+    def settle(self, call: ManyCall, shown: list[ReadResult]) -> None:
+        """After a read of many files: a file it read but did not show (no room left) is, for this
+        session, still at the version it had before, so that the next read notes its change."""
+        seen = {call.answered[id(r)][1] for r in shown if id(r) in call.answered}
+        with self._lock:
+            for path, last in call.before.items():
+                if path in seen:
+                    continue
+                self._last.pop(path, None)
+                if last is not None:
+                    self._last[path] = last
+
+    def _answer(self, plan: Plan, result: ReadResult, path: str, version: str, before: str | None,
+                last: str | None) -> ReadResult:
+        with self._lock:
             now = self._texts.get((path, version))
             earlier = self._texts.get((path, before or last or ""))
         if now is None:

@@ -300,9 +300,9 @@ def test_next_reaches_every_file_past_the_first_hundred_images_and_directories(w
         lines[name] = [f"{i} line {n}" for n in range(1, 1 + [2, 30, 700][i % 3])]
         (ws / "many").mkdir(exist_ok=True)
         (ws / name).write_text("\n".join(lines[name]) + "\n")
-    for i in range(4):  # three images each: the reply's ten are spent by the fourth
+    for i in range(6):  # two images each: the reply's ten are spent by the sixth
         (ws / f"n{i}.ipynb").write_bytes(notebook(*(code(f"plot({i}, {k})", result({"image/png": png_b64()}))
-                                                    for k in range(3))))
+                                                    for k in range(2))))
     (ws / "listing").mkdir()
     for n in range(700):
         (ws / "listing" / f"e{n:03}").write_text("x")
@@ -312,8 +312,8 @@ def test_next_reaches_every_file_past_the_first_hundred_images_and_directories(w
     for name, text in lines.items():
         assert seen[name] == list(range(1, len(text) + 1)), name
     texts = "\n".join(r.text() for r in replies)
-    for i in range(4):
-        for k in range(3):
+    for i in range(6):
+        for k in range(2):
             assert texts.count(f"plot({i}, {k})") == 1
     assert sum(isinstance(p, ImagePart) for r in replies for p in r.content) == 12
     listed = [line for r in replies for f in r.files if f.request.path == "listing" and f.result is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -167,5 +168,116 @@ def test_an_editor_buffers_version_is_of_its_text_and_its_edits_are_diffed(ws: P
         diff = server.read(path="a.txt", limit=5, since=opened["version"])
         assert diff["diff"] and "-line 3\n+line three" in text_of(diff)
         assert not (ws / "a.txt").read_text().count("three")  # the file on disk is as it was
+    finally:
+        server.close()
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """A read of many files' text: each file's lines under its header, by path."""
+    found = re.findall(r"^==> (\S+) <==\n(.*?)\n(?=^==> |^\[\d+ files:)", text, re.M | re.S)
+    return {path: body.splitlines() for path, body in found}
+
+
+def test_over_json_rpc_each_file_of_many_has_its_version_since_and_change_note(ws: Path):
+    (ws / "b.txt").write_text("b\n")
+    server = ServerProcess(workspace=ws)
+    try:
+        first = server.request("agentread/readMany", {"paths": ["a.txt", "b.txt"]})["result"]
+        va, vb = (f["version"] for f in first["files"])
+        assert first["files"][1]["size"] == 2 and first["files"][1]["mtime"].endswith("Z")
+        shown = sections(text_of(first))
+        assert shown["a.txt"][-1].startswith(f"[version {va} · {len(LINES)} bytes")
+        assert shown["b.txt"] == ["     1\tb", f"{version_line_of(vb, 2, first['files'][1]['mtime'])}"]
+        edit(ws)
+        again = server.request("agentread/readMany", {"paths": [{"path": "a.txt", "since": va},
+                                                                {"path": "b.txt", "since": vb}]})["result"]
+        a, b = again["files"]
+        assert a["changed"] and a["diff"] and a["version"] != va and not b.get("changed")
+        assert b["unchanged"] and b["version"] == vb
+        shown = sections(text_of(again))
+        assert len(shown["b.txt"]) == 1 and f"b.txt is still at version {vb};" in shown["b.txt"][0]
+        diff = "\n".join(shown["a.txt"])
+        assert "@@ -47,7 +48,7 @@" in diff and "-line 50\n+LINE FIFTY" in diff and "+inserted" in diff
+        assert shown["a.txt"][-1].startswith(f"[version {a['version']} ·")
+        # Without `since`: a file changed since this session last read it says so first.
+        (ws / "a.txt").write_text((ws / "a.txt").read_text().replace("line 90\n", ""))
+        plain = server.request("agentread/readMany", {"paths": ["a.txt", "b.txt"]})["result"]
+        shown = sections(text_of(plain))
+        assert shown["a.txt"][0].startswith("[Changed since this session last read ") and \
+            "1 line differ" in shown["a.txt"][0] and shown["a.txt"][1] == "     1\tline 1"
+        assert plain["files"][0]["changed"] and not plain["files"][1].get("changed")
+        assert shown["b.txt"][0] == "     1\tb"
+    finally:
+        server.close()
+
+
+def version_line_of(version: str, size: int, mtime: str) -> str:
+    return f"[version {version} · {size:,} bytes · modified {mtime}]"
+
+
+def test_a_file_many_read_but_did_not_show_is_still_noted_as_changed(ws: Path):
+    """A file a read of many files left out for lack of room was not seen: a later read still says
+    it changed since the session last read it."""
+    names = [f"c{n}.txt" for n in range(7)]
+    for name in names:
+        (ws / name).write_text(LINES)
+    (ws / "b.txt").write_text("b\n")
+    server = ServerProcess(workspace=ws)
+    try:
+        before = server.read(path="b.txt")["version"]
+        (ws / "b.txt").write_text("b changed\n")
+        reply = server.request("agentread/readMany", {"paths": [*names, "b.txt"], "maxBytes": 2000})["result"]
+        assert reply["files"][-1]["state"] == "not_shown"
+        assert {"path": "b.txt", "since": before} not in reply["next"]["paths"]  # it was asked without since
+        again = server.read(path="b.txt")
+        assert again["changed"] and text_of(again).startswith("[Changed since this session last read ") \
+            and f"b.txt (version {before}" in text_of(again).splitlines()[0]
+    finally:
+        server.close()
+
+
+def test_over_mcp_each_file_of_many_has_its_version_since_and_change_note(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from mcp_client import run, texts
+
+    (ws / "b.txt").write_text("b\n")
+
+    async def calls(client):
+        first = texts(await client.call_tool("read_many", {"paths": ["a.txt", "b.txt"]}))
+        va, vb = re.findall(r"^\[version (\w+) ·", first, re.M)
+        edit(ws)
+        since = texts(await client.call_tool("read_many", {"paths": [{"path": "a.txt", "since": va},
+                                                                    {"path": "b.txt", "since": vb}]}))
+        (ws / "b.txt").write_text("b again\n")
+        plain = texts(await client.call_tool("read_many", {"paths": ["a.txt", "b.txt"]}))
+        return vb, sections(since), sections(plain)
+
+    vb, since, plain = run({}, "--root", str(ws), calls=calls)
+    assert len(since["b.txt"]) == 1 and f"b.txt is still at version {vb};" in since["b.txt"][0]
+    diff = "\n".join(since["a.txt"])
+    assert "-line 50\n+LINE FIFTY" in diff and "@@ -47,7 +48,7 @@" in diff
+    assert plain["b.txt"][0].startswith("[Changed since this session last read ") and f"b.txt (version {vb}" in \
+        plain["b.txt"][0]
+    assert plain["b.txt"][1] == "     1\tb again" and plain["b.txt"][-1].startswith("[version ")
+    assert plain["a.txt"][0] == "     1\tline 1"  # read at this version by the call before
+
+
+def test_a_diff_over_its_share_of_many_is_the_file_read_again_cut_under_its_change_note(tmp_path: Path):
+    (tmp_path / "long.txt").write_text("".join(f"line {n} of a long file\n" for n in range(1, 601)))
+    server = ServerProcess(workspace=tmp_path)
+    try:
+        version = server.read(path="long.txt")["version"]
+        (tmp_path / "long.txt").write_text("".join(f"line {n} of a long file{' changed' * (n % 20 == 0)}\n"
+                                                   for n in range(1, 601)))
+        reply = server.request("agentread/readMany", {"paths": [{"path": "long.txt", "since": version}],
+                                                      "maxBytes": 2000})["result"]
+        whole = server.read(path="long.txt", since=version)
+        assert whole["diff"] and len(text_of(whole).encode()) > 2000  # alone, the diff is given
+        (f,) = reply["files"]
+        text = sections(text_of(reply))["long.txt"]
+        assert f["state"] == "cut" and f["changed"] and not f.get("diff"), text
+        assert text[0].startswith("[Changed since this session last read ")
+        assert text[1] == "     1\tline 1 of a long file"
+        assert reply["next"]["paths"][0]["offset"] > 1
     finally:
         server.close()

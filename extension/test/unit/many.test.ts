@@ -62,6 +62,21 @@ describe('a read of many files, by the real server', () => {
     assert.match(text, /A = 1/);
   });
 
+  it('gives each file its version, and answers each entry\'s `since`: one line, or the diff', async () => {
+    fs.writeFileSync(path.join(fixtures.workspace, 'v1.txt'), 'one\ntwo\nthree\n');
+    fs.writeFileSync(path.join(fixtures.workspace, 'v2.txt'), 'same\n');
+    const first = await forwardReadMany(server.send, { paths: ['v1.txt', 'v2.txt'] }, []);
+    const [v1, v2] = (first.files ?? []).map((file) => file.version ?? '');
+    assert.match(agentText(first), new RegExp(`^\\[version ${v2} · 5 bytes · modified `, 'm'));
+    fs.writeFileSync(path.join(fixtures.workspace, 'v1.txt'), 'one\nTWO\nthree\n');
+    const again = await forwardReadMany(server.send, { paths: [{ path: 'v1.txt', since: v1 }, { path: 'v2.txt', since: v2 }] }, []);
+    const [changed, unchanged] = again.files ?? [];
+    assert.equal(changed.diff, true, agentText(again));
+    assert.equal(unchanged.unchanged, true);
+    assert.match(agentText(again), /^-two\n\+TWO$/m);
+    assert.match(agentText(again), /==> v2\.txt <==\n\[Unchanged: [^\n]*\]\n\[2 files:/);
+  });
+
   it('cuts a reply over the budget and continues it with `next`, showing every line once', async () => {
     let paths: ManyEntry[] | undefined = ['big.txt', 'lines.txt'];
     const seen = new Map<number, number>();

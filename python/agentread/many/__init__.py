@@ -23,6 +23,7 @@ from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES,
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
+from agentread.versions import version_line
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be
 # worth a header.
@@ -55,6 +56,8 @@ _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet
 
 # A request's window: the fields of one entry besides its path.
 _WINDOW = ("offset", "limit", "pages", "cells", "raw", "column")
+# A file's version and what changed since an earlier one (versions.py), as its result gives them.
+_VERSIONED = ("version", "size", "mtime", "unchanged", "changed", "diff")
 # The search a call may ask of every file it lists (each entry's own comes first); an entry left for
 # `next` carries it.
 _FIND = ("find", "regex", "ignoreCase")
@@ -128,6 +131,7 @@ class ManyResult:
             if f.result is not None:
                 whole = f.result.to_json()
                 entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "error") if k in whole})
+                entry.update({k: whole[k] for k in _VERSIONED if k in whole})
             if f.images_dropped:
                 entry["imagesLeftOut"] = f.images_dropped
             files.append(entry)
@@ -140,8 +144,8 @@ class ManyResult:
 
 
 def parse_many_request(params: Any) -> ManyRequest:
-    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?}]} as a ManyRequest, or
-    InvalidParams."""
+    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?, since?}]} as a
+    ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
     known = {"paths", "maxBytes", *_FIND}
@@ -161,7 +165,7 @@ def parse_many_request(params: Any) -> ManyRequest:
             item = {"path": item}
         if not isinstance(item, dict) or "consent" in item:
             raise InvalidParams(f"each entry of 'paths' must be a string or an object {{path, offset?, limit?, "
-                                f"pages?, cells?, raw?}}, got {item!r}")
+                                f"pages?, cells?, raw?, since?}}, got {item!r}")
         entries.append(parse_request({**search, **item}))
     return ManyRequest(tuple(entries), max_bytes(params))
 
@@ -228,8 +232,9 @@ def _listing(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequ
 
 
 def _measure(f: FileRead) -> tuple[int, int]:
-    """Bytes and lines of text the file takes in the reply, its header included."""
-    text = _header(f) + "\n" + (f.result.text() if f.result is not None else "")
+    """Bytes and lines of text the file takes in the reply, its header and version line included."""
+    line = version_line(f.result) if f.result is not None else None
+    text = _header(f) + "\n" + (f.result.text() if f.result is not None else "") + (f"\n{line}" if line else "")
     return len(text.encode("utf-8", "surrogatepass")), text.count("\n") + 1
 
 
@@ -322,19 +327,21 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
         return None
     shown = _count_shown(result) or result.text().count("\n") + 1
     limit = min(shown, f.request.line_limit)
+    # A diff over its share: the file is read again, cut, under the note that it changed.
+    request = dataclasses.replace(f.request, since=None) if result.diff else f.request
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
         limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least)
         if limit < 1:
             return None
-        f.result = read(dataclasses.replace(f.request, limit=limit))
+        f.result = read(dataclasses.replace(request, limit=limit))
         if f.result.is_error:
             return f.result
         nbytes, nlines = _measure(f)
         if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
             return f.result
-    return read(dataclasses.replace(f.request, limit=at_least)) if at_least else None
+    return read(dataclasses.replace(request, limit=at_least)) if at_least else None
 
 
 def _count_shown(result: ReadResult) -> int | None:
@@ -395,6 +402,8 @@ def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | 
     fields = window if window is not None else {k: getattr(request, k) for k in _WINDOW}
     if window is None and request.find is not None:
         fields.update(find=request.find, regex=request.regex, ignoreCase=request.ignore_case)
+    if window is None and request.since is not None:  # a file not shown is still asked what changed since
+        fields["since"] = request.since
     fields = {k: v for k, v in fields.items() if _given(v)}
     return {"path": request.path, **fields} if fields else request.path
 
@@ -421,6 +430,9 @@ def _assemble(files: list[FileRead], leftover: list[ReadRequest], notes: list[st
         if f.result is not None:
             reply.content.append(TextPart(_header(f)))
             reply.content.extend(f.result.content)
+            line = version_line(f.result)
+            if line:  # the version to pass as this entry's `since` later, where only text is seen
+                reply.content.append(TextPart(line))
     rest = [entry for entry in (f.rest for f in files) if entry is not None]
     carried = leftover[:max(0, MAX_MANY_FILES - len(rest))]
     rest += [_entry(req) for req in carried]

@@ -32,7 +32,7 @@ from agentread.result import ReadError, ReadResult, error_result
 from agentread.serve.session import ReadSession
 from agentread.serve.workers import Limits, ReaderFailed, ReadersBusy, WorkerDied, WorkerPool
 from agentread.serve.workers import supported as workers_supported
-from agentread.versions import Versions
+from agentread.versions import ManyCall, Versions
 from agentread.workspace import Refusal, Workspace, file_version
 
 log = logging.getLogger("agentread")
@@ -247,15 +247,17 @@ class ReadService:
             # For the stub, only files the reply shows whole count as read: read_many reads each
             # file whole, then cuts some or leaves them out to fit the reply.
             held: list = []
+            call = ManyCall()
 
             def one(req: ReadRequest) -> ReadResult:
                 req = dataclasses.replace(req, consent=req.consent | grants(req.path))
-                return self._one_waiting(req, live, held, loop, stop)
+                return self._one_waiting(req, live, held, call, loop, stop)
 
             reply = read_many(self.engine, request, one)
             if self.session:
                 self.session.remember(held, [f.result for f in reply.files
                                              if f.state == "whole" and not f.images_dropped])
+            self.versions.settle(call, [f.result for f in reply.files if f.result is not None])
             return reply
 
         return await self._on_thread("the files listed", many, executor=self.many_executor)
@@ -281,9 +283,9 @@ class ReadService:
     # Where reads run.
 
     def _here(self, request: ReadRequest, live: LiveLookup | None, held: list | None, plan: Plan | None,
-              stop: threading.Event) -> ReadResult | _Planned:
+              stop: threading.Event, call: ManyCall | None = None) -> ReadResult | _Planned:
         """On a read thread: the read planned (unless it was), and made here unless a worker
-        process reads it."""
+        process reads it; `call` as Versions.answer takes it."""
         if plan is None:
             try:
                 plan = self.engine.plan(request, live)
@@ -302,13 +304,13 @@ class ReadService:
         self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=False)
         if self.session:
             self.session.keep(plan, mark, result, held)
-        return result if held is not None else self.versions.answer(plan, result)
+        return self.versions.answer(plan, result, call)
 
-    def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list,
+    def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list, call: ManyCall,
                      loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
         """On a read thread, a read whose result is needed there (one file of many): a worker's read
         is waited for until `stop` is set (then the worker is killed and Cancelled raised)."""
-        planned = self._here(request, live, held, None, stop)
+        planned = self._here(request, live, held, None, stop, call)
         if not isinstance(planned, _Planned):
             return planned
         work = asyncio.run_coroutine_threadsafe(self._in_worker(planned.plan), loop)
@@ -322,7 +324,7 @@ class ReadService:
                     raise Cancelled() from None
         if self.session:
             self.session.keep(planned.plan, planned.mark, result, held)
-        return result
+        return self.versions.answer(planned.plan, result, call)
 
     async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None) -> Any:
         """fn(*args, stop) on a read thread, within the deadline from its start (else a `timeout`
