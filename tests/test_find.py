@@ -240,3 +240,36 @@ def test_find_in_a_notebook_output_hits_past_column_2000_and_its_read_shows_it(s
     assert (hit["cell"], hit["in"], hit["line"], hit["column"]) == (1, "output 1", 4, 4502)
     assert hit["read"] == {"cells": "1", "offset": 4, "limit": 1, "column": 4001}
     assert "needle" in shows(server, "nb.ipynb", hit)
+
+
+def test_an_excel_cell_of_3000_characters_is_read_whole_by_following_next(server, tmp_path: Path):
+    note = " ".join(f"word{i}" for i in range(600))[:3000]
+    wide = [f"cell {i} " * 12 for i in range(30)]
+    book = openpyxl.Workbook()
+    book.active.title = "Data"
+    for row in (["name", "note"], ["long", note], ["wide", *wide], ["after", "x"]):
+        book.active.append(row)
+    book.create_sheet("More").append(["second sheet"])
+    book.save(tmp_path / "cells.xlsx")
+    first = server.read(path="cells.xlsx")
+    assert first["truncated"] and first["next"] == {"pages": "1-2", "offset": 2, "column": 2}
+    assert 'cut at 500 of 3,000 characters; pages="1-2", offset=2, column=2 reads it whole]' in text_of(first)
+    whole: dict[str, str] = {}
+    params: dict = {"path": "cells.xlsx"}
+    for _ in range(20):
+        result = server.read(**params)
+        assert not result["isError"], text_of(result)
+        if "column" in params:
+            whole.update(re.match(r"([A-Z]+\d+): (.*)$", line).groups()
+                         for line in text_of(result).split("\n")[1:] if not line.startswith("["))
+        if "next" not in result:
+            break
+        params = {"path": "cells.xlsx", **result["next"]}
+    assert not result["truncated"] and "second sheet" in text_of(result)
+    cut = min(openpyxl.utils.column_index_from_string(cell[:-1]) for cell in whole if cell.endswith("3"))
+    assert cut > 3  # the wide row was cut where its line reached 2,000 characters, and read on from there
+    assert whole == {"B2": note, **{f"{openpyxl.utils.get_column_letter(i + 2)}3": cell
+                                    for i, cell in enumerate(wide) if i + 2 >= cut}}
+    [hit] = hits(server.read(path="cells.xlsx", find="word300 "))
+    assert hit["cell"] == "B2" and hit["read"] == {"pages": "1", "offset": 2, "limit": 1, "column": 2}
+    assert note.index("word300 ") > 500 and "word300 " in shows(server, "cells.xlsx", hit)
