@@ -28,7 +28,8 @@ column=2001 reads on]`.
 `offset`/`limit` page through the uncut rendering of the selected cells (all cells when `cells` is
 absent), line by line, with `next: {"offset": N}` (plus the same `cells`); line 1 of a single cell
 is its header. `column` starts the first line at that character, as in a text file, and a window
-that cut a line has `next: {"offset": N, "column": 2001}`, the rest of that line. Every result's `shown` says which cells it holds, the lines of a cell it starts or
+that cut a line has `next: {"offset": N, "column": 2001}`, the rest of that line.
+Every result's `shown` says which cells it holds, the lines of a cell it starts or
 ends inside, and the lines kept of each output cut to head and tail (docs/CONTRACT.md).
 
 Versions and schema: nbformat 4 files are parsed here; nbformat 1-3 files are read and upgraded to
