@@ -192,3 +192,84 @@ def test_find_needs_the_consent_a_read_needs(server, tmp_path: Path):
         assert result["isError"] and result["error"]["code"] in ("sensitive_file", "outside_workspace")
         assert "secret" not in json.dumps(result.get("shown", {}))
     assert hits(server.read(path=".env", find="secret", consent=True))[0]["line"] == 1
+
+
+CUT = re.compile(r" \[… line cut at character [\d,]+ of [\d,]+ characters; [^\]]* reads on\]$")
+
+
+def pieces_read(server, path: str, starts: dict[int, str], budget: int = 50) -> dict[int, str]:
+    """Long lines read whole by following `next` from a plain read: {line: its text}, each piece
+    the one a read shows from the column it asked for (or from the line's start), under the
+    summary line every notebook reply opens with."""
+    pieces: dict[tuple[int, int], str] = {}
+    params: dict = {"path": path}
+    for _ in range(budget):
+        result = server.read(**params)
+        assert not result["isError"], text_of(result)
+        lines = [line for line in text_of(result).split("\n")[1:] if not line.startswith("[… continuing")]
+        if "column" in params:
+            pieces[params["offset"], params["column"]] = CUT.sub("", lines[0])
+        for number, start in starts.items():
+            for line in lines:
+                if line.startswith(start):
+                    pieces[number, 1] = CUT.sub("", line)
+        if "next" not in result:
+            assert not result["truncated"]
+            return {number: "".join(text for (n, _), text in sorted(pieces.items()) if n == number)
+                    for number in starts}
+        assert result["truncated"]
+        params = {"path": path, **result["next"]}
+    pytest.fail("following next never ended")
+
+
+def test_a_notebooks_long_source_and_output_lines_are_read_to_their_last_character_by_next(server,
+                                                                                            tmp_path: Path):
+    source = "s = '" + "".join(chr(ord("a") + i % 26) for i in range(4990)) + "'"
+    output = " ".join(f"value{i}" for i in range(700))[:5000]
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code(source, stream(output + "\nend\n"))))
+    first = server.read(path="nb.ipynb")
+    assert first["truncated"] and first["next"] == {"cells": "1", "offset": 2, "column": MAX_LINE_CHARS + 1}
+    assert f'cells="1", offset=4, column={MAX_LINE_CHARS + 1} reads on]' in text_of(first)
+    assert pieces_read(server, "nb.ipynb", {2: source[:40], 4: output[:40]}) == {2: source, 4: output}
+
+
+def test_find_in_a_notebook_output_hits_past_column_2000_and_its_read_shows_it(server, tmp_path: Path):
+    output = "x" * 4500 + " needle " + "y" * 1000
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("print(s)", stream(output + "\n"))))
+    [hit] = hits(server.read(path="nb.ipynb", find="needle"))
+    assert (hit["cell"], hit["in"], hit["line"], hit["column"]) == (1, "output 1", 4, 4502)
+    assert hit["read"] == {"cells": "1", "offset": 4, "limit": 1, "column": 4001}
+    assert "needle" in shows(server, "nb.ipynb", hit)
+
+
+def test_an_excel_cell_of_3000_characters_is_read_whole_by_following_next(server, tmp_path: Path):
+    note = " ".join(f"word{i}" for i in range(600))[:3000]
+    wide = [f"cell {i} " * 12 for i in range(30)]
+    book = openpyxl.Workbook()
+    book.active.title = "Data"
+    for row in (["name", "note"], ["long", note], ["wide", *wide], ["after", "x"]):
+        book.active.append(row)
+    book.create_sheet("More").append(["second sheet"])
+    book.save(tmp_path / "cells.xlsx")
+    first = server.read(path="cells.xlsx")
+    assert first["truncated"] and first["next"] == {"pages": "1-2", "offset": 2, "column": 2}
+    assert 'cut at 500 of 3,000 characters; pages="1-2", offset=2, column=2 reads it whole]' in text_of(first)
+    whole: dict[str, str] = {}
+    params: dict = {"path": "cells.xlsx"}
+    for _ in range(20):
+        result = server.read(**params)
+        assert not result["isError"], text_of(result)
+        if "column" in params:
+            whole.update(re.match(r"([A-Z]+\d+): (.*)$", line).groups()
+                         for line in text_of(result).split("\n")[1:] if not line.startswith("["))
+        if "next" not in result:
+            break
+        params = {"path": "cells.xlsx", **result["next"]}
+    assert not result["truncated"] and "second sheet" in text_of(result)
+    cut = min(openpyxl.utils.column_index_from_string(cell[:-1]) for cell in whole if cell.endswith("3"))
+    assert cut > 3  # the wide row was cut where its line reached 2,000 characters, and read on from there
+    assert whole == {"B2": note, **{f"{openpyxl.utils.get_column_letter(i + 2)}3": cell
+                                    for i, cell in enumerate(wide) if i + 2 >= cut}}
+    [hit] = hits(server.read(path="cells.xlsx", find="word300 "))
+    assert hit["cell"] == "B2" and hit["read"] == {"pages": "1", "offset": 2, "limit": 1, "column": 2}
+    assert note.index("word300 ") > 500 and "word300 " in shows(server, "cells.xlsx", hit)

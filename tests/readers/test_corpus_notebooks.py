@@ -34,8 +34,8 @@ CUT_MARK = re.compile(r'\[… ([\d,]+) lines \([\d,]+ characters\) of this outpu
 
 def read_all(name: str, data: bytes | None = None, parse=None) -> list:
     """Read a notebook from cell 1 and follow `next` through the cells, as an agent would; a `next`
-    that reads what a cut output left out (every selected cell was shown) is not followed: those
-    lines are not cells."""
+    that reads what a cut output or a cut line left out (every selected cell was shown) is not
+    followed: those lines are not cells."""
     data = (CORPUS / name).read_bytes() if data is None else data
     results, request = [], ReadRequest(path=name)
     while True:
@@ -46,10 +46,10 @@ def read_all(name: str, data: bytes | None = None, parse=None) -> list:
         if result.next is None:
             return results
         # Whole cells name the cells that come next; a cell cut at the budget adds the offset that
-        # continues it.
-        assert set(result.next) in ({"cells"}, {"cells", "offset"})
+        # continues it (and the column, when that line was cut at its length).
+        assert set(result.next) in ({"cells"}, {"cells", "offset"}, {"cells", "offset", "column"})
         if "offset" in result.next and request.offset is None and "cellLines" not in result.shown:
-            return results  # what a cut output left out
+            return results  # what a cut output or line left out
         request = ReadRequest(path=name, **result.next)
 
 

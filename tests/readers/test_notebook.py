@@ -756,3 +756,20 @@ def test_an_attachment_name_with_a_line_break_stays_one_line():
     cell = markdown("![a](attachment:a.png)", attachments={"two\nlines.png": {"image/png": png_b64()}})
     out = read(notebook(cell))
     assert "[image 1: attachment two lines.png, image/png 64x48, attached]" in out.text()
+
+
+def test_a_long_line_is_cut_with_the_call_that_reads_on_and_a_column_read_goes_on():
+    data = notebook(markdown("intro"), code("x = '" + "q" * 4000 + "'"))
+    whole = read(data)
+    assert whole.truncated and whole.next == {"cells": "2", "offset": 2, "column": 2001}
+    assert 'of 4,006 characters; cells="2", offset=2, column=2001 reads on]' in whole.text()
+    # An offset read over every cell numbers lines across them: its marker needs no cells.
+    window = read(data, offset=5)
+    assert window.next == {"offset": 5, "column": 2001}
+    assert "Line 5 was cut at 2,000 characters. Continue with offset=5, column=2001.]" in window.text()
+    rest = read(data, cells="2", offset=2, column=4001)
+    assert rest.text().split("\n")[1:3] == ["[… continuing cell 2]", "q" * 5 + "'"]
+    assert rest.next is None and not rest.truncated
+    with pytest.raises(ReadError) as error:
+        read(data, cells="2", offset=2, column=4007)
+    assert error.value.code == "offset_past_end" and "4,006 characters" in error.value.message

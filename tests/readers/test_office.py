@@ -231,6 +231,25 @@ def test_generated_merged_cells_and_cached_values(tmp_path: Path):
     assert "| 3 | 2 | =A3*10 |  |" in text
 
 
+def test_a_wide_xlsx_row_ends_at_a_cell_naming_the_column_that_reads_on(tmp_path: Path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.append(["wide", *(f"value {i} " * 20 for i in range(40))])
+    wb.save(tmp_path / "wide.xlsx")
+    result = read(tmp_path, path="wide.xlsx")
+    row = text_of(result).split("\n")[3]
+    column = int(re.search(r'; pages="1", offset=1, column=(\d+) reads on\] \|$', row).group(1))
+    assert len(row) <= 2000 and row.count(" | ") == column  # the row number, then columns A to the one before
+    assert result.truncated and result.next == {"pages": "1", "offset": 1, "column": column}
+    rest = text_of(read(tmp_path, path="wide.xlsx", **result.next)).split("\n")
+    assert rest[1] == f"{openpyxl.utils.get_column_letter(column)}1: value {column - 2} " + f"value {column - 2} " * 19
+    # Its header, then every cell from there to AO (the 41st), and nothing follows.
+    assert len(rest) == 1 + 41 - column + 1 and rest[-1].startswith("AO1: ")
+    past = read(tmp_path, path="wide.xlsx", pages="1", offset=1, column=50)
+    assert past.error.code == "offset_past_end" and "column AX (50)" in past.error.message
+
+
 # PPTX
 
 def test_real_pptx_slide_with_pictures_group_and_table(real: Path):

@@ -22,9 +22,14 @@ call budget. A cut says what was left out and how to read it, and makes the read
 every selected cell was shown, `next` reads what the first cut left out
 (`{"cells": "5", "offset": 42}`, as its mark says):
   [… 1,234 lines (56,789 characters) of this output cut here; read them with cells="5", offset=42]
+A line over 2,000 characters (source or output) is cut the same way, its mark naming the column
+that reads on: `[… line cut at character 2,000 of 5,000 characters; cells="5", offset=42,
+column=2001 reads on]`.
 `offset`/`limit` page through the uncut rendering of the selected cells (all cells when `cells` is
 absent), line by line, with `next: {"offset": N}` (plus the same `cells`); line 1 of a single cell
-is its header. Every result's `shown` says which cells it holds, the lines of a cell it starts or
+is its header. `column` starts the first line at that character, as in a text file, and a window
+that cut a line has `next: {"offset": N, "column": 2001}`, the rest of that line.
+Every result's `shown` says which cells it holds, the lines of a cell it starts or
 ends inside, and the lines kept of each output cut to head and tail (docs/CONTRACT.md).
 
 Versions and schema: nbformat 4 files are parsed here; nbformat 1-3 files are read and upgraded to

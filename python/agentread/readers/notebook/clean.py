@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-from agentread.limits import MAX_LINE_CHARS
-
 # Terminal escape sequences: CSI (colours, cursor moves, erase), OSC (titles, hyperlinks) ended by
 # BEL or ST, DCS/SOS/PM/APC strings, the short two-byte escapes, and the 8-bit CSI form.
 _ANSI = re.compile(r"""
@@ -106,27 +104,16 @@ def source_lines(text: str) -> list[str]:
     """A cell's source as lines, one for one (line N of the cell stays line N), encoded
     payloads hidden."""
     if ";base64," not in text and len(text) < BASE64_RUN_CHARS:
-        return split_lines(text)
-    return [cut_line(hide_base64(line)) for line in editor_lines(text)]
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as an editor shows them; a final newline ends the last line rather than
-    starting another."""
-    return [cut_line(line) for line in editor_lines(text)]
+        return editor_lines(text)
+    return [hide_base64(line) for line in editor_lines(text)]
 
 
 def editor_lines(text: str) -> list[str]:
-    """Lines as an editor splits them, uncut (where only their count or first few are wanted)."""
+    """Lines as an editor splits them, uncut (a read cuts a long one where it shows it); a final
+    newline ends the last line rather than starting another."""
     if not text:
         return []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines
-
-
-def cut_line(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]} [… {len(line) - MAX_LINE_CHARS:,} more characters on this line]"

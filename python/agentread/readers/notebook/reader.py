@@ -6,12 +6,12 @@ import binascii
 from collections import Counter
 from typing import Iterator
 
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import past_end, size_words
+from agentread.numbering import column_past_end, cut_at, past_end, size_words
 from agentread.readers import Source
 from agentread.readers.image import image_part
-from agentread.readers.notebook.clean import editor_lines, hide_base64
+from agentread.readers.notebook.clean import editor_lines
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.readers.notebook.render import (
     SVG_MIME,
@@ -77,9 +77,8 @@ def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tupl
 def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Unit]:
     for i, position in enumerate(positions):
         cell = nb.cells[position]
-        rendered = render_cell(cell, None)
-        source = editor_lines(cell.source)  # uncut: a hit past a long line's cut is found
-        sources = len(source)
+        rendered = render_cell(cell, None)  # its lines uncut: a hit past a long line's cut is found
+        sources = len(editor_lines(cell.source))
         where, outputs = "source", 0
         rest = format_cells(nb, positions[i:])
         for line, number in zip(rendered.lines, rendered.numbers):
@@ -91,11 +90,8 @@ def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Uni
                 continue
             if i == 0 and number < offset:
                 continue
-            if number <= 1 + sources and len(line) > MAX_LINE_CHARS:
-                line = hide_base64(source[number - 2])
             yield Unit(line, {"cell": cell.index, "id": cell.id, "in": where, "line": number},
-                       {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number},
-                       columns=False)
+                       {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number})
 
 
 def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -113,7 +109,7 @@ def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult
     if request.outline or (request.cells is not None and request.cells.strip().lower() == OUTLINE):
         return _outline(nb, request, path)  # `outline: true` is the name every kind shares for it
     positions = select_cells(nb, request.cells)
-    if request.offset is not None or request.limit is not None:
+    if request.offset is not None or request.limit is not None or request.column is not None:
         return _window(nb, positions, request, path)
     return _by_cells(nb, positions, path, request.output_bytes)
 
@@ -258,19 +254,22 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
     resume: int | None = None  # the line of the first cell (uncut numbering) where a cut first cell resumes
     cell_lines = 0  # the first cell's rendered lines, uncut, when it is cut
     cuts: list[dict] = []  # outputs shown cut to head and tail
-    first_cut: dict | None = None  # the `cells` and `offset` reading what the first of them left out
+    first_cut: dict | None = None  # the call reading what the first of them (or of the long lines cut) left out
+    long_lines = False  # a line over MAX_LINE_CHARS was shown cut
     for pos in positions:
         cell = nb.cells[pos]
-        rendered = render_cell(cell, cap, format_cells(nb, [pos]))
-        images = sum(isinstance(line, ImageRef) for line in rendered.lines)
-        fits = parts.fits(sum(map(_size, rendered.lines)), len(rendered.lines))
+        address = format_cells(nb, [pos])
+        rendered = render_cell(cell, cap, address)
+        lines, line_cuts = _cut_lines(rendered.lines, rendered.numbers, f'cells="{address}", ')
+        images = sum(isinstance(line, ImageRef) for line in lines)
+        fits = parts.fits(sum(map(_size, lines)), len(lines))
         images_fit = parts.image_refs + images <= MAX_REPLY_IMAGES
         if shown and not (fits and images_fit):
             full = _which_budget(fits, budget)
             break
         shown.append(pos)
-        sent = len(rendered.lines)
-        for i, line in enumerate(rendered.lines):
+        sent = len(lines)
+        for i, line in enumerate(lines):
             # Only a first cell over the budget by itself gets here without room: as much of it as
             # fits is sent.
             if i and not fits and not parts.fits(_size(line), 1):
@@ -278,8 +277,11 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
                 break
             parts.line(line)
         cuts += _cuts_shown(cell.index, rendered, sent)
-        if first_cut is None and any(cut.at < sent for cut in rendered.cuts):
-            first_cut = {"cells": format_cells(nb, [pos]), "offset": rendered.cuts[0].offset}
+        marks = [(cut.at, {"offset": cut.offset}) for cut in rendered.cuts] + line_cuts
+        marks = [mark for mark in marks if mark[0] < sent]
+        long_lines = long_lines or any("column" in go for _, go in marks)
+        if first_cut is None and marks:
+            first_cut = {"cells": address, **min(marks, key=lambda mark: mark[0])[1]}
         if not fits:
             break
     rest = positions[len(shown):]
@@ -295,12 +297,13 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
     elif rest:
         next_ = {"cells": format_cells(nb, rest)}
         closing += f" The per-call {full or 'budget'} is reached. Continue with cells=\"{next_['cells']}\"."
-    if cuts:
-        closing += (" Outputs too long for this read kept their head and tail; each cut says how to read what it "
-                    "left out")
+    if cuts or long_lines:
+        said = ["Outputs too long for this read kept their head and tail"] if cuts else []
+        said += [f"{'lines' if cuts else 'Lines'} over {MAX_LINE_CHARS:,} characters were cut"] if long_lines else []
+        closing += f" {'; '.join(said)}; each cut says how to read what it left out"
         if next_ is None:
             next_ = first_cut
-            closing += f" (the first: cells=\"{first_cut['cells']}\", offset={first_cut['offset']})"
+            closing += f" (the first: {call(first_cut)})"
         closing += "."
     if next_ or len(shown) != len(nb.cells):
         parts.text(closing + "]")
@@ -311,6 +314,20 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
         described["outputs"] = cuts
     return ReadResult(kind="notebook", path=path, content=parts.finish(nb, shown), total_cells=len(nb.cells),
                       truncated=next_ is not None, next=next_, shown=described)
+
+
+def _cut_lines(lines: list[Line], numbers, also: str) -> tuple[list[Line], list[tuple[int, dict]]]:
+    """The lines as a read shows them, numbered `numbers`: one over MAX_LINE_CHARS cut with a marker
+    naming the call (`also` and its offset and column) that reads on → (the lines, (index, {offset,
+    column}) of each cut one)."""
+    shown: list[Line] = []
+    cut: list[tuple[int, dict]] = []
+    for i, (line, number) in enumerate(zip(lines, numbers)):
+        if isinstance(line, str) and len(line) > MAX_LINE_CHARS:
+            line, on = cut_at(line, number, 1, None, also)
+            cut.append((i, {"offset": number, "column": on}))
+        shown.append(line)
+    return shown, cut
 
 
 def _cuts_shown(index: int, rendered: RenderedCell, sent: int) -> list[dict]:
@@ -398,20 +415,30 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     parts = _Parts(nb, request.output_bytes)
     if total and (hint := context(start - 1)):
         parts.text(hint)
+    cells = cells or request.cells
+    also = f'cells="{cells}", ' if cells else ""
+    column = request.column or 1
+    cut: dict | None = None  # {offset, column} of the first line cut, where it reads on
     end = start - 1
     stop = min(total, start - 1 + request.line_limit)
     while end < stop:
-        line = lines[end]
+        line, on, from_column = lines[end], None, column if end == start - 1 else 1
+        if isinstance(line, str) or from_column > 1:
+            text = line if isinstance(line, str) else ""
+            if from_column > max(len(text), 1):
+                raise column_past_end(from_column, start, len(text))
+            line, on = cut_at(text[from_column - 1:], end + 1, from_column, None, also)
         if end >= start and not parts.fits(_size(line), 1):
             break
         parts.line(line)
         end += 1
-    cells = cells or request.cells
+        if on is not None and cut is None:
+            cut = {"offset": end, "column": on}
     next_ = None
-    if end < total:
-        next_ = {"offset": end + 1, **({"cells": cells} if cells else {})}
-        also = f", cells=\"{cells}\"" if cells else ""
-        parts.text(f"[Shown: {what}s {start}-{end} of {total}. Continue with offset={end + 1}{also}.]")
+    if cut is not None or end < total:
+        next_ = {**(cut or {"offset": end + 1}), **({"cells": cells} if cells else {})}
+        why = f"Line {cut['offset']:,} was cut at {MAX_LINE_CHARS:,} characters. " if cut else ""
+        parts.text(f"[Shown: {what}s {start}-{end} of {total}. {why}Continue with {call(next_)}.]")
     positions, more = covered(start, end) if total else ([], {})
     described = {"cells": [nb.cells[pos].index for pos in positions], **({"lines": [start, end]} if total else {}),
                  **more}

@@ -18,7 +18,8 @@ from typing import Any, Union
 import orjson
 import pybase64
 
-from agentread.readers.notebook.clean import clean_output, cut_line, editor_lines, source_lines, split_lines
+from agentread.limits import MAX_LINE_CHARS
+from agentread.readers.notebook.clean import clean_output, editor_lines, source_lines
 from agentread.readers.notebook.htmltext import html_lines
 from agentread.readers.notebook.model import Cell, Notebook, Payload
 from agentread.readers.notebook.svgcheck import unsafe_reason
@@ -212,7 +213,8 @@ def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) 
 
 def _cut(block: list[Line], cap: Cap) -> tuple[int, int] | None:
     """How many lines to keep at the head and at the tail, or None when the block fits the cap."""
-    sizes = [len(x) + 1 if isinstance(x, str) else 80 for x in block]
+    # A line is sized as a read shows it: a long one cut at MAX_LINE_CHARS (with its marker).
+    sizes = [min(len(x), MAX_LINE_CHARS + 100) + 1 if isinstance(x, str) else 80 for x in block]
     if len(block) <= cap.lines and sum(sizes) <= cap.chars:
         return None
     # Two thirds for the head (how it started), one third for the tail (how it ended:
@@ -265,7 +267,7 @@ def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
     def flush() -> None:
         nonlocal stream_name
         if stream_name is not None:
-            rendered.append((stream_name, split_lines(clean_output("".join(stream_texts)))))
+            rendered.append((stream_name, editor_lines(clean_output("".join(stream_texts)))))
         stream_name = None
         stream_texts.clear()
 
@@ -300,7 +302,7 @@ def _error(output: dict) -> tuple[str, list[Line]]:
         text = "\n".join(t if isinstance(t, str) else str(t) for t in traceback)
     else:
         text = f"{ename}: {output.get('evalue', '')}"
-    return f"error {strip_label(ename)}", split_lines(clean_output(text))
+    return f"error {strip_label(ename)}", editor_lines(clean_output(text))
 
 
 def strip_label(text: str) -> str:
@@ -311,7 +313,7 @@ def _bundle(data: dict, label: str) -> list[Line]:
     """One output's lines: the image if it has one, else its best text form, else a placeholder."""
     # A formula (sympy) carries its LaTeX beside its picture: the LaTeX is what a model reads best
     # and can cite, so it is kept, and the picture follows it.
-    latex = split_lines(clean_output(_text(data["text/latex"]))) if "text/latex" in data else []
+    latex = editor_lines(clean_output(_text(data["text/latex"]))) if "text/latex" in data else []
     for mime in RASTER_MIMES:
         if mime in data:
             return [*latex, ImageRef(mime, data[mime], label)]
@@ -327,16 +329,16 @@ def _bundle(data: dict, label: str) -> list[Line]:
         html = _text(data["text/html"])
         shown = html_lines(html)
         if any(shown):
-            return ["[text/html output, shown as text]"] + split_lines(clean_output("\n".join(shown)))
+            return ["[text/html output, shown as text]"] + editor_lines(clean_output("\n".join(shown)))
         return [f"[text/html {human_size(len(html))}: not shown, no visible text (only scripts, styles or frames)]"]
     rich = [m for m in data if m in ("text/html", "application/javascript")]
     if text_mime == "text/plain" and rich and _default_repr(text):
         # "<IPython.core.display.Javascript object>" stands for the script: say what the output is.
         return [f"[{', '.join(rich)} output, not shown; its text form: {strip_label(text)[:WIDGET_TEXT_CHARS]}]"]
     if text_mime:
-        return split_lines(clean_output(text))
+        return editor_lines(clean_output(text))
     if SVG_MIME in data:  # not rasterised: the SVG source is the next best thing, without inlined payloads
-        return [f"[{SVG_MIME} shown as text: {svg_refused}]"] + split_lines(clean_output(_text(data[SVG_MIME])))
+        return [f"[{SVG_MIME} shown as text: {svg_refused}]"] + editor_lines(clean_output(_text(data[SVG_MIME])))
     kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
     return [f"[{kinds or 'empty output'}: not shown, no text or image form]"]
 
@@ -443,7 +445,7 @@ def outline_line(cell: Cell) -> str:
     kinds += [f"attachment {name}" for name in cell.attachments]
     if kinds:
         text += " | " + "; ".join(kinds)
-    return cut_line(text)
+    return text
 
 
 def _output_summary(output: Any) -> str:

@@ -55,10 +55,16 @@ class Rendered:
         self.images[len(self.lines)] = Image(label, blob)
 
 
-def cell_text(text: str) -> str:
-    """A table cell on one line, safe inside a pipe table."""
+def cell_text(text: str, reads_on: str | None = None) -> str:
+    """A table cell on one line, safe inside a pipe table; one over MAX_CELL_CHARS is cut, its
+    marker naming the call that `reads_on` to show it whole when there is one."""
     text = text.strip().replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
-    return text if len(text) <= MAX_CELL_CHARS else f"{text[:MAX_CELL_CHARS]}[… {len(text):,} characters]"
+    if len(text) <= MAX_CELL_CHARS:
+        return text
+    if reads_on:
+        return (f"{text[:MAX_CELL_CHARS]}[… cut at {MAX_CELL_CHARS} of {len(text):,} characters; {reads_on} reads "
+                "it whole]")
+    return f"{text[:MAX_CELL_CHARS]}[… {len(text):,} characters]"
 
 
 def pipe_row(cells: list[str]) -> str:

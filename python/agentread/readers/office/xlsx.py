@@ -16,6 +16,12 @@ the first sheet shown and `limit` the number of rows (row numbers, not lines). W
 every sheet in order. A read stops at the per-call budget; `next` says where to continue, e.g.
 {pages: "2-3", offset: 2001}.
 
+A cell over MAX_CELL_CHARS, or a row over MAX_LINE_CHARS, is cut with a marker naming the call that
+shows it whole: `column` is then a sheet column (A = 1), and a read with it shows row `offset`'s
+cells from that column on, one a line and each whole ({pages: "1", offset: 17, column: 3} shows
+C17 whole). A read that cut something is truncated and its `next` is the first cut; the cell read's
+`next` goes on with the rows after it.
+
 Sheets are streamed row by row (sheetxml.py): a 1,000,000-row sheet costs the memory of the rows
 shown, and one pass gives each cell's value and formula. Opening the workbook parses its small
 parts only (sheet list, strings, styles), never a sheet. A read from a deep row starts the parse
@@ -33,11 +39,11 @@ from typing import Iterator
 from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
-from agentread.numbering import cut_line, output_limit_reason, past_end
+from agentread.numbering import output_limit_reason, past_end
 from agentread.outline import Entry, outline_result
-from agentread.readers.office.document import cell_text, pipe_row, select_sections
+from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
     Book,
     Sheet,
@@ -83,6 +89,8 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         names = [sheet.name for sheet in book.sheets]
         first, last = select_sections(request.pages, len(names), "sheet", names)
         reader = _Reader(archive, book, request, path)
+        if request.column is not None:
+            return reader.cells(first, last, request.first_line, request.column)
         for number in range(first, last + 1):
             start = request.first_line if number == first else 1
             if not reader.sheet(number, book.sheets[number - 1], start,
@@ -113,11 +121,11 @@ def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
                 for column, (value, formula) in sorted(cells.items()):
                     if number == first and row == request.first_line and column < (request.column or 1):
                         continue
-                    shown = _text(value)
-                    yield Unit(f"{formula} → {shown}" if formula and shown else formula or shown,
-                               {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
-                               {"pages": str(number), "offset": row, "limit": 1},
-                               {"pages": f"{number}-{last}", "offset": row, "column": column})
+                    text = _whole(value, formula)
+                    whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}  # a cell the table cuts
+                    yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
+                               {"pages": str(number), "offset": row, "limit": 1, **whole},
+                               {"pages": f"{number}-{last}", "offset": row, "column": column}, columns=False)
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -180,9 +188,9 @@ class _Reader:
         self.closing: str | None = None
         self.shown_sheets: list[int] = []
         self.shown_rows: list[int] | None = None  # of the last sheet listed, [first, last]
+        self.cut: dict | None = None  # the cell read showing whole the first cell or row cut
 
     def _add(self, line: str) -> None:
-        line = cut_line(line) if len(line) > MAX_LINE_CHARS else line
         self.lines.append(line)
         self.used += len(line.encode("utf-8")) + 1
 
@@ -193,7 +201,7 @@ class _Reader:
         a full sheet. Every row is read until the sheet ends or the budget does; the window's rows
         are held (they are what the call shows anyway) to size the table's header."""
         declared_rows, declared_cols = self._declared(sheet)
-        rows: list[tuple[int, list[str]]] = []
+        rows: list[tuple[int, list[str], int]] = []  # row number, the cells shown, the row's cells
         used = self.used
         stop = reason = None
         for parsed, (row_number, cells) in enumerate(self._rows(sheet, start), 1):
@@ -204,17 +212,22 @@ class _Reader:
             if row_number - start >= self.rows_left:  # the next row of the sheet, written or empty
                 stop, reason = start + self.rows_left, f"limit of {self.request.line_limit:,} rows"
                 break
-            shown = [_show(*cells[c]) if c in cells else "" for c in range(1, min(max(cells, default=0),
-                                                                                   MAX_COLUMNS) + 1)]
+            reads_on = f'pages="{remaining}", offset={row_number}, column='
+            shown = [_show(*cells[c], f"{reads_on}{c}") if c in cells else ""
+                     for c in range(1, min(max(cells, default=0), MAX_COLUMNS) + 1)]
             while shown and not shown[-1]:
                 shown.pop()
             if not shown:
                 continue
+            width = len(shown)
+            shown, first_cut = _fit_row(str(row_number), shown, reads_on)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
             if rows and used > self.request.output_bytes - CLOSING_RESERVE_BYTES:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
-            rows.append((row_number, shown))
+            rows.append((row_number, shown, width))
+            if first_cut and self.cut is None:
+                self.cut = {"pages": remaining, "offset": row_number, "column": first_cut}
         if stop is None and start > 1 and not rows:
             raise past_end(start, None, "row", f"sheet {number}")
         if stop is None:
@@ -223,7 +236,7 @@ class _Reader:
             extent = f"{declared_rows:,} rows"
         else:
             extent = f"more than {stop - 1:,} rows"
-        width = max([declared_cols, *(len(cells) for _, cells in rows)])
+        width = max([declared_cols, *(count for _, _, count in rows)])
         self._header(number, sheet, extent, width)
         self.shown_sheets.append(number)
         self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
@@ -231,13 +244,59 @@ class _Reader:
             columns = min(width, MAX_COLUMNS)
             self._add(pipe_row(["row", *(_letters(c) for c in range(1, columns + 1))]))
             self._add(pipe_row(["---"] * (columns + 1)))
-            for row_number, cells in rows:
-                self._add(pipe_row([str(row_number), *cells, *[""] * (columns - len(cells))]))
+            for row_number, cells, count in rows:
+                pad = [""] * (columns - len(cells)) if len(cells) == count else []  # a cut row ends at its marker
+                self._add(pipe_row([str(row_number), *cells, *pad]))
         if stop is not None:
             self._stop(number, stop, remaining, reason)
             return False
         self.rows_left -= (rows[-1][0] if rows else start) - start + 1
         return True
+
+    def cells(self, number: int, last: int, row: int, column: int) -> ReadResult:
+        """Row `row` of sheet `number` from its column `column` on: each cell whole on a line of its
+        own, within the budget; `next` goes on with the rows after it (to sheet `last`)."""
+        sheet = self.book.sheets[number - 1]
+        remaining = f"{number}-{last}" if last > number else str(number)
+        found: dict | None = None
+        following = None  # the next row holding a value
+        for parsed, (row_number, cells) in enumerate(self._rows(sheet, row), 1):
+            if parsed % 1000 == 0:
+                checkpoint()
+            if row_number < row or not cells:
+                continue
+            if row_number > row and found is not None:
+                following = row_number
+                break
+            found = {c: cell for c, cell in cells.items() if c >= column} if row_number == row else {}
+        if not found:
+            raise ReadError("offset_past_end", f"row {row:,} of sheet {number} holds no value from column "
+                            f"{_letters(column)} ({column}) on. Call again with pages=\"{number}\" and no column to "
+                            "read its rows.")
+        self._add(f'--- Sheet {number} "{sheet.name}", row {row:,} from column {_letters(column)}, '
+                  "each cell whole ---")
+        budget = self.request.output_bytes - CLOSING_RESERVE_BYTES
+        shown: list[int] = []
+        for c, (value, formula) in sorted(found.items()):
+            line = f"{_letters(c)}{row}: {_whole(value, formula)}"
+            size = len(line.encode("utf-8")) + 1
+            if shown and self.used + size > budget:
+                self.next = {"pages": remaining, "offset": row, "column": c}
+                break
+            if self.used + size > budget:  # one cell over the whole reply: what fits of it
+                line = line.encode("utf-8")[:max(0, budget - self.used)].decode("utf-8", "ignore")
+                line += f" [… cell {_letters(c)}{row} is over this reply's budget; the rest is not shown]"
+            self._add(line)
+            shown.append(c)
+        if self.next is None and following is not None:
+            self.next = {"pages": remaining, "offset": following}
+        elif self.next is None and last > number:
+            self.next = {"pages": f"{number + 1}-{last}" if last > number + 1 else str(last)}
+        if self.next is not None:
+            self.closing = (f"[Shown: row {row:,} of sheet {number}, columns {_letters(shown[0])}-"
+                            f"{_letters(shown[-1])}. Call again with {call(self.next)} to continue.]")
+        self.shown_sheets, self.shown_rows = [number], [row, row]
+        return self.result()
 
     def _declared(self, sheet: Sheet) -> tuple[int, int]:
         """Rows and columns the sheet declares, from its first bytes (0, 0 where it
@@ -295,17 +354,40 @@ class _Reader:
     def result(self) -> ReadResult:
         if self.closing:
             self.lines.append(self.closing)
+        if self.cut is not None:
+            self.next = self.cut
+            self.lines.append(f"[Cells over {MAX_CELL_CHARS} characters or rows over {MAX_LINE_CHARS:,} characters "
+                              "were cut; each cut names the call that shows it whole. Read the first with "
+                              f"{call(self.cut)}.]")
         shown = {"pages": self.shown_sheets, **({"rows": self.shown_rows} if self.shown_rows else {})}
         return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
                           total_pages=len(self.book.sheets), truncated=self.next is not None, next=self.next,
                           shown=shown)
 
 
-def _show(value, formula: str | None) -> str:
+def _show(value, formula: str | None, reads_on: str | None = None) -> str:
+    """A cell as its table shows it; `reads_on` names the call that shows it whole if it is cut."""
+    return cell_text(_whole(value, formula), reads_on)
+
+
+def _whole(value, formula: str | None) -> str:
+    """A cell's value, or `formula → value`, uncut."""
     shown = _text(value)
-    if formula:
-        return cell_text(f"{formula} → {shown}" if shown else formula)
-    return cell_text(shown)
+    return (f"{formula} → {shown}" if shown else formula) if formula else shown
+
+
+def _fit_row(number: str, cells: list[str], reads_on: str) -> tuple[list[str], int | None]:
+    """A row's cells as its table line shows them: those that fit MAX_LINE_CHARS, then a marker
+    naming the call that shows the rest whole → (the cells, the first column cut, or None)."""
+    cut = next((i for i, cell in enumerate(cells, 1) if len(cell) > MAX_CELL_CHARS), None)
+    if len(pipe_row([number, *cells])) <= MAX_LINE_CHARS:
+        return cells, cut
+    kept, length = 0, len(pipe_row([number]))
+    while length + len(cells[kept]) + 3 <= MAX_LINE_CHARS - 100:  # room for the marker
+        length += len(cells[kept]) + 3
+        kept += 1
+    return ([*cells[:kept], f"[… row cut at column {_letters(kept + 1)}; {reads_on}{kept + 1} reads on]"],
+            min(cut or kept + 1, kept + 1))
 
 
 def _text(value) -> str:
