@@ -263,6 +263,8 @@ const CHAT_ANSWERS = {
 };
 /** agentread's own question: a modal dialog of the workbench. */
 const DIALOG = '.monaco-dialog-box:visible';
+/** How long an answered confirmation may still show before it counts as the chat asking again. */
+const CONFIRMATION_LINGER_MS = 5000;
 /** How long a click on the dialog may take before its button is pressed by keyboard instead. */
 const DIALOG_CLICK_MS = 5000;
 /** The buttons of agentread's question that give each answer. */
@@ -317,6 +319,7 @@ async function answerDialog(answer) {
 async function playTurn(scenario, file) {
   const problems = [];
   let chatAsked = false;
+  let answeredAt = 0;
   let dialogText;
   const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
   while (!fs.existsSync(file)) {
@@ -333,11 +336,17 @@ async function playTurn(scenario, file) {
         dialogText = await answerDialog(scenario.dialog);
       }
     } else if ((await page.locator(`${SKIP_BUTTON}:visible`).count()) > 0) {
+      if (chatAsked && Date.now() - answeredAt < CONFIRMATION_LINGER_MS) {
+        // The confirmation just answered can still show while the tool starts and asks its own question.
+        await sleep(500);
+        continue;
+      }
       if (!scenario.confirm || chatAsked) {
         problems.push('the chat asked for a confirmation that this read should not need');
       }
       await answerChat(scenario.confirm && !chatAsked ? scenario.confirm : 'skip');
       chatAsked = true;
+      answeredAt = Date.now();
     } else {
       await sleep(500);
     }
