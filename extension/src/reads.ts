@@ -216,6 +216,9 @@ export class ReadRevealer implements vscode.Disposable {
     if (entry.input?.outline === true && entry.kind !== 'notebook' && entry.kind !== 'directory' && !entry.isError) {
       return this.showAgentView(entry); // the outline itself, as the model got it
     }
+    if (!(await isOnDisk(uri))) {
+      return this.showAgentView(entry); // a member inside an archive: no editor opens it, the agent view reads it
+    }
     switch (entry.kind) {
       case 'notebook':
         return this.revealCells(uri, entry);
@@ -321,5 +324,14 @@ async function warnOnFailure(what: string, action: () => Thenable<unknown>): Pro
     void vscode.window.showWarningMessage(
       `agentread: cannot ${what}: ${error instanceof Error ? error.message : String(error)}`,
     );
+  }
+}
+
+async function isOnDisk(uri: vscode.Uri): Promise<boolean> {
+  try {
+    await vscode.workspace.fs.stat(uri);
+    return true;
+  } catch {
+    return false;
   }
 }

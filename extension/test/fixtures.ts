@@ -15,6 +15,9 @@ const OFFICE_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', '
 /** A real PDF page of text with a photograph in it (tests/data/pdf, with its source and licence). */
 export const FIGURE_PDF = 'pdflatex-image.pdf';
 const PDF_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', 'pdf');
+/** A zip archive holding docs/readme.md. */
+export const ARCHIVE = 'bundle.zip';
+const ARCHIVE_DATA = path.resolve(__dirname, '..', '..', '..', 'tests', 'data', 'archive');
 
 export const OFFICE_FILES = {
   docx: 'docx-test.docx',
@@ -36,6 +39,8 @@ export interface Fixtures {
   figure: string;
   /** The Office files, by format, under their names in OFFICE_FILES. */
   office: Record<keyof typeof OFFICE_FILES, string>;
+  /** ARCHIVE, a zip of docs/readme.md. */
+  archive: string;
   env: string;
   outside: string;
   /** A link inside the workspace to a file outside it. */
@@ -245,6 +250,7 @@ export function makeFixtures(base?: string): Fixtures {
       xlsx: file(workspace, OFFICE_FILES.xlsx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.xlsx))),
       pptx: file(workspace, OFFICE_FILES.pptx, fs.readFileSync(path.join(OFFICE_DATA, OFFICE_FILES.pptx))),
     },
+    archive: file(workspace, ARCHIVE, fs.readFileSync(path.join(ARCHIVE_DATA, ARCHIVE))),
     env: file(workspace, '.env', 'API_TOKEN=not-a-real-token\n'),
     outside,
     escapingLink,

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { FIGURE_PDF, OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
+import { ARCHIVE, FIGURE_PDF, OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
 import { activated, HANG_GUARD_MS, textOf, waitFor, withinHangGuard } from './helpers';
 
 const TOOL = 'agentread_read';
@@ -306,6 +306,14 @@ describe('agentread in VS Code', () => {
     assert.match(text, /^--- Page 2 ---$/m);
     assert.match(text, /^--- Page 3 ---$/m);
     assert.doesNotMatch(text, /--- Page (1|4) ---/);
+  });
+
+  it('reveals a read of a member inside an archive as the agent saw it', async () => {
+    const text = textOf(await invoke({ path: `${ARCHIVE}/docs/readme.md` }));
+    assert.match(text, /^ {5}3\tA readme kept inside a zip archive\.$/m);
+    await vscode.commands.executeCommand('agentread.revealRead', api.reads.all[0]);
+    assert.equal(activeUri()?.scheme, 'agentread');
+    assert.match(vscode.window.activeTextEditor?.document.getText() ?? '', /A readme kept inside a zip archive\./);
   });
 
   it('reveals a read of pages as pictures with the pictures that were sent', async () => {
