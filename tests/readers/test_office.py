@@ -611,3 +611,6 @@ def test_a_3000_character_table_cell_is_read_to_its_end_by_following_next(tmp_pa
         params = {"path": name, **result.next}
     assert not result.truncated and len(pieces) == 2
     assert "".join(pieces) == f"| long | {cell} |"  # every character of the row, the cell whole
+    hit = read(tmp_path, path=name, find="LAST").shown["hits"][0]
+    assert hit["column"] == len(f"| long | {cell}") - 3  # past the cell's 500th character and the line's 2,000th
+    assert "LAST" in text_of(read(tmp_path, path=name, **hit["read"]))
