@@ -568,3 +568,49 @@ def test_generated_equations_fraction_root_sum_matrix_and_accent(tmp_path: Path)
         "eq: $\\begin{matrix}1 & 0 \\\\ 0 & 1\\end{matrix}$", "eq: $\\vec{v}$"]
     # Nesting past MAX_DEPTH is given as its text: the outer brackets, then the innermost text.
     assert re.fullmatch(r" +6\teq: \$\(+deep\)+\$", lines[5]) and lines[5].count("(") < 100
+
+
+def _table_files(folder: Path, cell: str) -> None:
+    """A DOCX and a PPTX, each with a table whose second row holds `cell`, and a line after it."""
+    import docx
+    import pptx
+    from pptx.util import Inches
+
+    document = docx.Document()
+    document.add_paragraph("before")
+    table = document.add_table(rows=2, cols=2)
+    for (row, column), text in {(0, 0): "name", (0, 1): "note", (1, 0): "long", (1, 1): cell}.items():
+        table.cell(row, column).text = text
+    document.add_paragraph("after")
+    document.save(folder / "cell.docx")
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    grid = slide.shapes.add_table(2, 2, Inches(1), Inches(1), Inches(6), Inches(2)).table
+    for (row, column), text in {(0, 0): "name", (0, 1): "note", (1, 0): "long", (1, 1): cell}.items():
+        grid.cell(row, column).text = text
+    deck.slides.add_slide(deck.slide_layouts[6])
+    deck.save(folder / "cell.pptx")
+
+
+@pytest.mark.parametrize("name", ["cell.docx", "cell.pptx"])
+def test_a_3000_character_table_cell_is_read_to_its_end_by_following_next(tmp_path: Path, name: str):
+    cell = " ".join(f"word{i}" for i in range(600))[:2995] + " LAST"
+    _table_files(tmp_path, cell)
+    first = read(tmp_path, path=name)
+    assert first.truncated and first.next["column"] == 2001
+    row_line = first.next["offset"]
+    pieces, params = [], {"path": name}
+    for _ in range(5):
+        result = read(tmp_path, **params)
+        text = text_of(result)
+        line = next(x for x in text.splitlines() if x.startswith(f"{row_line:6}\t"))
+        pieces.append(line.split("\t", 1)[1].split(" [… line cut at character")[0])
+        if result.next is None:
+            break
+        assert result.truncated and result.next["offset"] == row_line
+        params = {"path": name, **result.next}
+    assert not result.truncated and len(pieces) == 2
+    assert "".join(pieces) == f"| long | {cell} |"  # every character of the row, the cell whole
+    hit = read(tmp_path, path=name, find="LAST").shown["hits"][0]
+    assert hit["column"] == len(f"| long | {cell}") - 3  # past the cell's 500th character and the line's 2,000th
+    assert "LAST" in text_of(read(tmp_path, path=name, **hit["read"]))

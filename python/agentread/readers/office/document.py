@@ -15,8 +15,8 @@ from agentread.readers.image import image_part
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
 
-# A table cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of
-# the table out of the call, and a row must stay one readable line.
+# An Excel cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of
+# the row out of its line (the sheet's `column` read shows it whole).
 MAX_CELL_CHARS = 500
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
@@ -55,10 +55,15 @@ class Rendered:
         self.images[len(self.lines)] = Image(label, blob)
 
 
+def one_line(text: str) -> str:
+    """A table cell on one line, safe inside a pipe table."""
+    return text.strip().replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+
+
 def cell_text(text: str, reads_on: str | None = None) -> str:
-    """A table cell on one line, safe inside a pipe table; one over MAX_CELL_CHARS is cut, its
-    marker naming the call that `reads_on` to show it whole when there is one."""
-    text = text.strip().replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+    """A cell as one_line, cut at MAX_CELL_CHARS, its marker naming the call that `reads_on` to
+    show it whole when there is one."""
+    text = one_line(text)
     if len(text) <= MAX_CELL_CHARS:
         return text
     if reads_on:
@@ -73,11 +78,12 @@ def pipe_row(cells: list[str]) -> str:
 
 def pipe_table(rows: list[list[str]]) -> list[str]:
     """Rows of cell texts as a Markdown pipe table, the first row as its header (ragged
-    rows padded)."""
+    rows padded). Cells are whole: a row over the line cap is cut like any line, and read on with
+    `column`."""
     if not rows:
         return []
     width = max(len(row) for row in rows)
-    rows = [[cell_text(c) for c in row] + [""] * (width - len(row)) for row in rows]
+    rows = [[one_line(c) for c in row] + [""] * (width - len(row)) for row in rows]
     return [pipe_row(rows[0]), pipe_row(["---"] * width), *(pipe_row(row) for row in rows[1:])]
 
 
