@@ -248,6 +248,27 @@ describe('agentread in VS Code', () => {
     HANG_GUARD_MS);
   });
 
+  it('lists a find in the Agent reads view and reveals its hit', async () => {
+    const text = textOf(await invoke({ path: 'lines.txt', find: 'line 42:' }));
+    assert.match(text, /^line 42: line 42: .*\[read: offset=42, limit=1\]$/m);
+    const entry = api.reads.all[0];
+    assert.equal(entry.range, '1 hit of "line 42:"');
+    await vscode.commands.executeCommand('agentread.revealRead', entry);
+    assert.equal(vscode.window.activeTextEditor?.document.uri.fsPath, inWorkspace('lines.txt'));
+    assert.equal(vscode.window.activeTextEditor?.selection.start.line, 41);
+  });
+
+  it('lists an outline in the Agent reads view and shows a document\'s outline as the agent sees it', async () => {
+    const text = textOf(await invoke({ path: 'report.pdf', outline: true }));
+    assert.match(text, new RegExp(`has no bookmarks.*it has ${PDF_PAGES} pages`));
+    assert.equal(api.reads.all[0].range, 'outline, no entries');
+    const file = inWorkspace('report.pdf');
+    await vscode.commands.executeCommand('agentread.showOutlineAsAgentSees', vscode.Uri.file(file));
+    assert.equal(activeUri()?.scheme, 'agentread');
+    const expected = agentText(await api.read({ path: file, outline: true, consent: true }));
+    assert.equal(vscode.window.activeTextEditor?.document.getText(), expected);
+  });
+
   it('reads the end of a file with a negative offset and reveals those lines', async () => {
     const text = textOf(await invoke({ path: 'lines.txt', offset: -5 }));
     assert.match(text, /^   116\t/m);
