@@ -20,13 +20,13 @@ from agentread.request import parse_request
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
 from conftest import CORPUS
+from lines import numbered_rows, take
 from rpc import ServerProcess, text_of
 
 MAX_SIDE = 2000  # DESIGN.md: images are downscaled to fit the model's limits (2000 px on the long side)
 IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 BOM_BYTES = {None: b"", "utf-8": codecs.BOM_UTF8, "utf-16le": codecs.BOM_UTF16_LE,
              "utf-16be": codecs.BOM_UTF16_BE}
-_NUMBERED = re.compile(r"^ *(\d+)\t(.*)$", re.S)
 
 # Text pypdf finds in the page content but drawn outside the page's media box, so pdftotext (which
 # crops to the page) reports the page as empty. It is really in the file; the engine may show it.
@@ -58,19 +58,7 @@ def vscode_lines(text: str) -> list[str]:
     return pieces
 
 
-def shown_lines(text: str) -> list[tuple[int, str]]:
-    """(number, line) for each numbered line of a rendered window; markers and notes are skipped."""
-    out = []
-    for row in text.split("\n"):
-        match = _NUMBERED.match(row)
-        if match:
-            out.append((int(match.group(1)), match.group(2)))
-    return out
-
-
-# The marker of a line cut at MAX_LINE_CHARS (numbering.cut_at), taken off to reassemble the line
-# from the reads that continue it.
-_CUT = re.compile(r" \[… line cut at character [\d,]+[^\]]*; offset=\d+, column=\d+ reads on\]$")
+shown_lines = numbered_rows
 
 
 def read_all_lines(engine: Engine, name: str) -> tuple[list[tuple[int, str]], list]:
@@ -82,11 +70,7 @@ def read_all_lines(engine: Engine, name: str) -> tuple[list[tuple[int, str]], li
         result = engine.read(parse_request(params))
         assert not result.is_error, result.text()
         results.append(result)
-        rows = [(n, _CUT.sub("", text)) for n, text in shown_lines(result.text())]
-        if "column" in params:
-            lines[params["offset"]] += rows.pop(0)[1]
-        for number, text in rows:
-            lines.setdefault(number, text)
+        take(lines, params, shown_lines(result.text()))
         if not result.next:
             return list(lines.items()), results
         assert result.truncated

@@ -15,6 +15,7 @@ import pytest
 from agentread.limits import MAX_LINE_CHARS
 from agentread.readers import text as text_reader
 from builders import build_pdf, code, notebook, stream
+from lines import CUT_MARK
 from rpc import text_of
 
 OFFICE = Path(__file__).resolve().parent / "data" / "office"
@@ -194,7 +195,6 @@ def test_find_needs_the_consent_a_read_needs(server, tmp_path: Path):
     assert hits(server.read(path=".env", find="secret", consent=True))[0]["line"] == 1
 
 
-CUT = re.compile(r" \[… line cut at character [\d,]+ of [\d,]+ characters; [^\]]* reads on\]$")
 
 
 def pieces_read(server, path: str, starts: dict[int, str], budget: int = 50) -> dict[int, str]:
@@ -208,11 +208,11 @@ def pieces_read(server, path: str, starts: dict[int, str], budget: int = 50) -> 
         assert not result["isError"], text_of(result)
         lines = [line for line in text_of(result).split("\n")[1:] if not line.startswith("[… continuing")]
         if "column" in params:
-            pieces[params["offset"], params["column"]] = CUT.sub("", lines[0])
+            pieces[params["offset"], params["column"]] = CUT_MARK.sub("", lines[0])
         for number, start in starts.items():
             for line in lines:
                 if line.startswith(start):
-                    pieces[number, 1] = CUT.sub("", line)
+                    pieces[number, 1] = CUT_MARK.sub("", line)
         if "next" not in result:
             assert not result["truncated"]
             return {number: "".join(text for (n, _), text in sorted(pieces.items()) if n == number)

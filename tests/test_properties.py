@@ -25,6 +25,7 @@ from agentread.request import parse_request
 from agentread.result import ReadError, ReadResult
 from agentread.sniff import sniff
 from agentread.workspace import Workspace
+from lines import take
 
 KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "binary"}
 TERMINATORS = re.compile(rb"\r\n|\r|\n")
@@ -101,22 +102,6 @@ def test_sniff_survives_magic_numbers_followed_by_junk(prefix: bytes, rest: byte
 # ----------------------------------------------------------------------------------------
 
 _path_text = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  # NUL: refused by parse_request
-
-
-# The marker of a cut line (numbering.cut_at), taken off to reassemble the line from the reads that
-# continue it.
-CUT_MARK = re.compile(r" \[… line cut at character [\d,]+[^\]]*; offset=-?\d+, column=\d+ reads on\]$")
-
-
-def take(seen: dict[int, str], asked: dict, window: list[tuple[int, str]]) -> None:
-    """A window's lines added to `seen`: a line read on (`column`) joined to its start, the lines
-    after it shown again the same."""
-    rows = [(n, CUT_MARK.sub("", text)) for n, text in window]
-    if "column" in asked:
-        assert rows[0][0] == asked["offset"] and len(seen[rows[0][0]]) == asked["column"] - 1
-        seen[rows[0][0]] += rows.pop(0)[1]
-    for number, text in rows:
-        assert seen.setdefault(number, text) == text, number
 
 
 @BOUNDED

@@ -21,9 +21,8 @@ from agentread.engine import Engine
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import parse_request
 from agentread.workspace import Workspace
+from lines import NUMBERED, numbered_rows, take
 from rpc import text_of
-
-_NUMBERED = re.compile(r"^ *(-?\d+)\t(.*)$", re.S)
 
 
 def vscode_lines(text: str) -> list[str]:
@@ -34,12 +33,7 @@ def vscode_lines(text: str) -> list[str]:
 
 
 def shown(result) -> list[tuple[int, str]]:
-    out = []
-    for row in result.text().split("\n"):
-        match = _NUMBERED.match(row)
-        if match:
-            out.append((int(match.group(1)), match.group(2)))
-    return out
+    return numbered_rows(result.text())
 
 
 @pytest.fixture
@@ -56,9 +50,6 @@ def read(engine: Engine, **params):
     return engine.read(parse_request(params))
 
 
-_CUT = re.compile(r" \[… line cut at character [\d,]+[^\]]*; offset=-?\d+, column=\d+ reads on\]$")
-
-
 def follow(engine: Engine, path: str, **params) -> tuple[list[tuple[int, str]], list]:
     """Read from the start (or the given window) and follow `next` to the end, a cut line
     reassembled from the reads that continue it (`column`)."""
@@ -69,12 +60,7 @@ def follow(engine: Engine, path: str, **params) -> tuple[list[tuple[int, str]], 
         result = engine.read(parse_request(request))
         assert not result.is_error, result.text()
         results.append(result)
-        rows = [(n, _CUT.sub("", text)) for n, text in shown(result)]
-        if request.get("column"):  # its first line goes on with the line cut before
-            assert rows[0][0] == request["offset"]
-            lines[request["offset"]] += rows.pop(0)[1]
-        for number, text in rows:
-            lines.setdefault(number, text)
+        take(lines, request, shown(result))  # a line read on with `column` joined to its start
         if not result.next:
             return list(lines.items()), results
         assert result.truncated
@@ -354,7 +340,7 @@ def test_crlf_numbering_through_the_server(tmp_path: Path, server):
     (tmp_path / "mixed.txt").write_bytes(text.encode())
     result = server.read(path="mixed.txt")
     assert result["totalLines"] == len(vscode_lines(text)) == 4
-    rows = [_NUMBERED.match(r).groups() for r in text_of(result).split("\n")]
+    rows = [NUMBERED.match(r).groups() for r in text_of(result).split("\n")]
     assert [(int(n), line) for n, line in rows] == list(enumerate(vscode_lines(text), start=1))
 
 
