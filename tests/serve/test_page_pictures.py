@@ -70,3 +70,18 @@ def test_a_text_only_read_through_both_servers_gets_the_note_and_no_image(corpus
     answer = run({}, "--root", str(tmp_path), calls=calls)
     assert not answer.is_error and all(c.type == "text" for c in answer.content)
     assert texts(answer).splitlines()[-2] == LEFT_OUT  # the last line is its version
+
+
+def test_a_read_of_many_files_shows_a_pdf_page_as_a_picture_when_its_entry_asks(ws: Path):
+    (ws / "notes.txt").write_text("a note\n")
+    server = ServerProcess(workspace=ws)
+    try:
+        reply = server.request("agentread/readMany", {"paths": [{"path": "paper.pdf", "pages": "1", "view": "image"},
+                                                                "notes.txt"]})["result"]
+    finally:
+        server.close()
+    [picture] = [p for p in reply["content"] if p["type"] == "image"]
+    assert picture["mimeType"] == "image/png" and max(picture["width"], picture["height"]) == MAX_IMAGE_SIDE
+    text = text_of(reply)
+    assert "==> paper.pdf (pages=1, view=image) <==" in text and "[Page 1 as a picture, " in text
+    assert "==> notes.txt <==" in text and "     1\ta note" in text
