@@ -55,12 +55,15 @@ FIT_MARGIN = 0.95
 _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet", "directory"}
 
 # A request's window: the fields of one entry besides its path.
-_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "view")
+_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "view", "outline")
 # A file's version and what changed since an earlier one (versions.py), as its result gives them.
 _VERSIONED = ("version", "size", "mtime", "unchanged", "changed", "diff")
 # The search a call may ask of every file it lists (each entry's own comes first); an entry left for
 # `next` carries it.
 _FIND = ("find", "regex", "ignoreCase")
+# Beside `paths`, `outline` asks every file listed for its outline, as `find` asks for its hits: a
+# glob's outlines map a whole tree in one reply.
+_FOR_ALL = (*_FIND, "outline")
 
 Read = Callable[[ReadRequest], ReadResult]
 
@@ -148,11 +151,11 @@ def parse_many_request(params: Any) -> ManyRequest:
     ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
-    known = {"paths", "maxBytes", *_FIND}
+    known = {"paths", "maxBytes", *_FOR_ALL}
     if set(params) - known:
         raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - known))}; "
                             f"known: {', '.join(sorted(known))}")
-    search = {key: params[key] for key in _FIND if key in params}
+    search = {key: params[key] for key in _FOR_ALL if key in params}
     paths = params["paths"]
     if not isinstance(paths, list) or not paths:
         raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
@@ -345,10 +348,11 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
 
 
 def _count_shown(result: ReadResult) -> int | None:
-    """Lines (a listing's entries) the read shows, when it says."""
+    """Lines (a listing's or an outline's entries) the read shows, when it says."""
     if result.start_line is not None and result.end_line is not None:
         return result.end_line - result.start_line + 1
-    entries = (result.shown or {}).get("entries")
+    shown = result.shown or {}
+    entries = shown.get("entries") or shown.get("outline")
     return entries[1] - entries[0] + 1 if entries else None
 
 
