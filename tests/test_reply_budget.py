@@ -177,6 +177,14 @@ def test_a_word_paragraph_and_a_slide_wider_than_the_reply_read_on_to_their_last
     assert WIDE_TEXT in seen.values() and "Second slide" in seen.values()
 
 
+def test_a_notebook_line_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_path):
+    (tmp_path / "wide.ipynb").write_bytes(notebook(code(f's = "{WIDE_TEXT}"', stream("done\n")), code("t = 1")))
+    replies = chain(server, SMALLEST, path="wide.ipynb")
+    pieces = [piece for reply in replies for piece in re.findall(r"[\u4e00-\u9fff]+", text_of(reply))]
+    assert "".join(pieces) == WIDE_TEXT and len(replies) > 60
+    assert "done" in text_of(replies[-1]) and "t = 1" in text_of(replies[-1])
+
+
 def test_an_excel_cell_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_path):
     cell = WIDE_TEXT[:32_767]  # the most an Excel cell holds (openpyxl writes no more): about 98 KB here
     (tmp_path / "long.xlsx").write_bytes(workbook({"A1": "head", "B2": cell, "C2": "after", "A3": "next row"}))

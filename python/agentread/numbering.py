@@ -86,6 +86,15 @@ def cut_at(text: str, number: int, column: int = 1, size: str | None = None,
             f"column={on} reads on]"), on
 
 
+def cut_to_fit(text: str, number: int, column: int, size: str | None, also: str,
+               room: int) -> tuple[str, int | None]:
+    """`cut_at`, cut where the line with its marker takes `room` bytes: a line over a whole reply
+    shows what fits of it, and its marker names the column that reads on."""
+    marker = (len(cut_at(text, number, column, size, also, chars=1)[0].encode("utf-8", "surrogatepass"))
+              - len(text[0].encode("utf-8", "surrogatepass")) + MARKER_SLACK_BYTES)
+    return cut_at(text, number, column, size, also, chars=fitting(text[:MAX_LINE_CHARS], room - marker))
+
+
 def fitting(text: str, budget: int) -> int:
     """How many characters from the start of `text` take at most `budget` bytes in UTF-8 (one at
     least, so that a read always moves on)."""
@@ -136,12 +145,9 @@ class Window:
         return True
 
     def _fit(self, line: str, number: int, column: int, size: str | None) -> tuple[str, int | None]:
-        """Line `number` cut to what the budget holds beside its number and its marker, which
-        names the column that reads on."""
-        marked = numbered(number, cut_at(line, number, column, size, self.also, chars=1)[0])
-        # The marker's numbers may grow a few digits with the characters kept.
-        frame = len(marked.encode("utf-8")) - len(line[0].encode("utf-8", "surrogatepass")) + MARKER_SLACK_BYTES
-        return cut_at(line, number, column, size, self.also, chars=fitting(line[:MAX_LINE_CHARS], self.budget - frame))
+        """Line `number` cut to what the budget holds beside its number and its marker."""
+        room = self.budget - len(numbered(number, "").encode("utf-8")) - 1
+        return cut_to_fit(line, number, column, size, self.also, room)
 
     def extend(self, other: Window) -> None:
         """The lines of a window that goes on from this one's next line."""
