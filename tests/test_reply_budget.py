@@ -232,3 +232,21 @@ def test_the_mcp_server_does_not_take_the_limit_from_the_model(tmp_path):
 
     answer = run({}, "--root", str(tmp_path), calls=calls)
     assert answer.is_error and "maxBytes" in texts(answer)
+
+
+def test_read_many_reads_a_cell_and_a_line_wider_than_the_reply_to_their_last_character(server, tmp_path):
+    cell = WIDE_TEXT[:32_767]
+    (tmp_path / "long.xlsx").write_bytes(workbook({"B2": cell}))
+    (tmp_path / "wide.txt").write_text(WIDE_TEXT + "\n")
+    paths: list = [{"path": "long.xlsx", "pages": "1", "offset": 2, "column": 2}, "wide.txt"]
+    seen = {"long.xlsx": "", "wide.txt": ""}
+    for _ in range(MAX_CHAIN):
+        answer = server.request("agentread/readMany", {"paths": paths, "maxBytes": HOST_LIMIT})["result"]
+        assert text_bytes(answer) <= HOST_LIMIT
+        for section in text_of(answer).split("==> ")[1:]:
+            name = section.split(" ", 1)[0]
+            seen[name] += "".join(re.findall(r"[\u4e00-\u9fff]+", section))
+        if "next" not in answer:
+            break
+        paths = answer["next"]["paths"]
+    assert seen == {"long.xlsx": cell, "wide.txt": WIDE_TEXT}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES, MIN_REPLY_BYTES
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
@@ -335,16 +335,27 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
-        limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least)
-        if limit < 1:
-            return None
+        limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least, 1)
         f.result = read(dataclasses.replace(request, limit=limit))
         if f.result.is_error:
             return f.result
         nbytes, nlines = _measure(f)
-        if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
+        if nbytes <= room_b and nlines <= room_l:
             return f.result
-    return read(dataclasses.replace(request, limit=at_least)) if at_least else None
+        if limit == 1:
+            break
+    return _cut_by_bytes(f, read, request, room_b, shown=at_least > 0)
+
+
+def _cut_by_bytes(f: FileRead, read: Read, request: ReadRequest, room_b: int, shown: bool) -> ReadResult | None:
+    """The file's first line (or a spreadsheet's cell read) over the room alone, read again cut
+    where the room is full, its `column` (`char`) reading on; None when the room is under the
+    smallest reply, unless the file must be `shown` (then in the smallest reply)."""
+    size = room_b - (_measure(f)[0] - f.result.text_bytes())  # less its header and version line
+    if size < MIN_REPLY_BYTES and not shown:
+        return None
+    f.result = read(dataclasses.replace(request, limit=1, max_bytes=max(size, MIN_REPLY_BYTES)))
+    return f.result if shown or f.result.is_error or _measure(f)[0] <= room_b else None
 
 
 def _count_shown(result: ReadResult) -> int | None:
