@@ -102,3 +102,25 @@ def test_the_command_line_outlines_every_path_listed(ws: Path):
     assert [(f["path"], f["state"], f["shown"]["outline"][0]) for f in reply["files"]] == [
         ("src/eval.rs", "whole", 1), ("guide.rst", "whole", 1)]
     assert "impl Val  (lines 40-75)  → offset=40 limit=36" in reply["content"][0]["text"]
+
+
+def test_an_excel_cell_longer_than_a_reply_reads_on_with_char_through_the_mcp_server(tmp_path: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from builders import workbook
+    from mcp_client import run, texts
+
+    cell = "".join(chr(0x4E00 + (i * 7) % 20_000) for i in range(32_767))  # about 98 KB: two replies and more
+    (tmp_path / "long.xlsx").write_bytes(workbook({"B2": cell}))
+
+    async def calls(client):
+        answers, args = [], {"path": "long.xlsx", "pages": "1", "offset": 2, "column": 2}
+        while args is not None and len(answers) < 10:
+            answers.append(await client.call_tool("read", args))
+            found = re.search(r"Call again with pages=\"1\", offset=2, column=2, char=(\d+) to continue", texts(
+                answers[-1]))
+            args = {**args, "char": int(found.group(1))} if found else None
+        return answers
+
+    answers = run({}, "--root", str(tmp_path), calls=calls)
+    assert len(answers) > 1 and not any(answer.is_error for answer in answers)
+    assert "".join("".join(re.findall(r"[\u4e00-\u9fff]+", texts(answer))) for answer in answers) == cell
