@@ -128,3 +128,41 @@ def notebook(*cells: dict, with_ids: bool = True, language: str = "python") -> b
     doc = {"nbformat": 4, "nbformat_minor": 5 if with_ids else 4, "cells": list(cells),
            "metadata": {"kernelspec": {"name": "k", "display_name": "K", "language": language}}}
     return json.dumps(doc).encode()
+
+
+def workbook(cells: dict[str, object]) -> bytes:
+    """An XLSX file of one sheet holding `cells` ({"B2": "text"}), written by openpyxl."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for ref, value in cells.items():
+        book.active[ref] = value
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def document(*paragraphs: str) -> bytes:
+    """A DOCX file of `paragraphs`, written by python-docx."""
+    import docx
+
+    doc = docx.Document()
+    for text in paragraphs:
+        doc.add_paragraph(text)
+    out = io.BytesIO()
+    doc.save(out)
+    return out.getvalue()
+
+
+def deck(*texts: str) -> bytes:
+    """A PPTX file of one slide a text, each in a text box, written by python-pptx."""
+    import pptx
+    from pptx.util import Inches
+
+    slides = pptx.Presentation()
+    for text in texts:
+        slide = slides.slides.add_slide(slides.slide_layouts[6])
+        slide.shapes.add_textbox(Inches(1), Inches(1), Inches(8), Inches(5)).text_frame.text = text
+    out = io.BytesIO()
+    slides.save(out)
+    return out.getvalue()

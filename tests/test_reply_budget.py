@@ -5,13 +5,15 @@ the first reply shows everything once: a cut made to fit is a cut like any other
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from builders import build_pdf, code, notebook, png_b64, result, stream
+from builders import build_pdf, code, deck, document, notebook, png_b64, result, stream, workbook
+from lines import numbered_rows, take
 from rpc import REPO, ServerProcess, text_of
 
 # The chat agent's default limit (VS Code's `largeToolResultsToDisk.thresholdBytes`), and a much
@@ -143,11 +145,61 @@ def test_read_many_shares_the_limit_and_reads_every_line_once(server, tmp_path):
     assert seen == {name: list(range(1, 301)) for name in seen}
 
 
-def test_a_reply_that_cannot_be_cut_small_enough_says_so(server, tmp_path):
-    (tmp_path / "wide.txt").write_text("漢" * 1900 + "\nshort\n")  # one line of 5,700 bytes, shown whole or not at all
-    reply = server.read(path="wide.txt", maxBytes=2000)
-    assert reply["isError"] and reply["error"]["code"] == "reply_too_large"
-    assert "2,000-byte limit" in text_of(reply) and "smaller part" in text_of(reply)
+# 60,000 characters of three bytes each, no two neighbours alike: a piece read twice or lost shows.
+WIDE_TEXT = "".join(chr(0x4E00 + (i * 7) % 20_000) for i in range(60_000))
+SMALLEST = 2000  # the smallest reply a caller may ask for (limits.MIN_REPLY_BYTES)
+
+
+def joined_lines(server: ServerProcess, path: str) -> tuple[dict[int, str], int]:
+    """The numbered lines of `path` read in the smallest replies by following `next`, each cut line
+    joined from its pieces → (lines, replies)."""
+    seen: dict[int, str] = {}
+    asked: dict = {}
+    replies = chain(server, SMALLEST, path=path)
+    for reply in replies:
+        take(seen, asked, numbered_rows(text_of(reply)))
+        asked = reply.get("next", {})
+    return seen, len(replies)
+
+
+def test_a_line_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_path):
+    (tmp_path / "wide.txt").write_text(WIDE_TEXT + "\nshort\n")  # 180,000 bytes on one line
+    seen, replies = joined_lines(server, "wide.txt")
+    assert seen == {1: WIDE_TEXT, 2: "short"} and replies > 60
+
+
+def test_a_word_paragraph_and_a_slide_wider_than_the_reply_read_on_to_their_last_character(server, tmp_path):
+    (tmp_path / "long.docx").write_bytes(document("Before", WIDE_TEXT, "After"))
+    seen, _ = joined_lines(server, "long.docx")
+    assert list(seen.values()) == ["Before", WIDE_TEXT, "After"]
+    (tmp_path / "long.pptx").write_bytes(deck(WIDE_TEXT, "Second slide"))
+    seen, _ = joined_lines(server, "long.pptx")
+    assert WIDE_TEXT in seen.values() and "Second slide" in seen.values()
+
+
+def test_a_notebook_line_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_path):
+    (tmp_path / "wide.ipynb").write_bytes(notebook(code(f's = "{WIDE_TEXT}"', stream("done\n")), code("t = 1")))
+    replies = chain(server, SMALLEST, path="wide.ipynb")
+    pieces = [piece for reply in replies for piece in re.findall(r"[\u4e00-\u9fff]+", text_of(reply))]
+    assert "".join(pieces) == WIDE_TEXT and len(replies) > 60
+    assert "done" in text_of(replies[-1]) and "t = 1" in text_of(replies[-1])
+
+
+def test_an_excel_cell_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_path):
+    cell = WIDE_TEXT[:32_767]  # the most an Excel cell holds (openpyxl writes no more): about 98 KB here
+    (tmp_path / "long.xlsx").write_bytes(workbook({"A1": "head", "B2": cell, "C2": "after", "A3": "next row"}))
+    pieces, texts = [], []
+    for reply in chain(server, SMALLEST, path="long.xlsx"):
+        text = text_of(reply)
+        texts.append(text)
+        piece = re.search(r"^B2(?: from character ([\d,]+))?: (.*?)(?: \[… cell B2 cut at character [\d,]+ of "
+                          r"32,767; [^\]]*, char=\d+ reads on\])?$", text, re.M)
+        if piece:
+            assert int((piece.group(1) or "1").replace(",", "")) == sum(map(len, pieces)) + 1
+            pieces.append(piece.group(2))
+    assert "".join(pieces) == cell and len(pieces) > 100
+    assert any(re.search(r"^C2: after$", text, re.M) for text in texts)
+    assert any("| 3 | next row |" in text for text in texts)
 
 
 def test_a_limit_under_the_smallest_reply_is_raised_to_it(server, ws):
@@ -180,3 +232,21 @@ def test_the_mcp_server_does_not_take_the_limit_from_the_model(tmp_path):
 
     answer = run({}, "--root", str(tmp_path), calls=calls)
     assert answer.is_error and "maxBytes" in texts(answer)
+
+
+def test_read_many_reads_a_cell_and_a_line_wider_than_the_reply_to_their_last_character(server, tmp_path):
+    cell = WIDE_TEXT[:32_767]
+    (tmp_path / "long.xlsx").write_bytes(workbook({"B2": cell}))
+    (tmp_path / "wide.txt").write_text(WIDE_TEXT + "\n")
+    paths: list = [{"path": "long.xlsx", "pages": "1", "offset": 2, "column": 2}, "wide.txt"]
+    seen = {"long.xlsx": "", "wide.txt": ""}
+    for _ in range(MAX_CHAIN):
+        answer = server.request("agentread/readMany", {"paths": paths, "maxBytes": HOST_LIMIT})["result"]
+        assert text_bytes(answer) <= HOST_LIMIT
+        for section in text_of(answer).split("==> ")[1:]:
+            name = section.split(" ", 1)[0]
+            seen[name] += "".join(re.findall(r"[\u4e00-\u9fff]+", section))
+        if "next" not in answer:
+            break
+        paths = answer["next"]["paths"]
+    assert seen == {"long.xlsx": cell, "wide.txt": WIDE_TEXT}

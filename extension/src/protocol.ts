@@ -27,6 +27,8 @@ export interface ReadInput {
   ignoreCase?: boolean;
   /** The document's structure (bookmarks, headings, symbols, slides, sheets) instead of its text. */
   outline?: boolean;
+  /** Excel, with `column`: the 1-based character of that cell where a cell longer than one reply reads on. */
+  char?: number;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -146,6 +148,8 @@ export interface ReadManyInput {
   find?: string;
   regex?: boolean;
   ignoreCase?: boolean;
+  /** Every file listed gives its outline instead of its text. */
+  outline?: boolean;
 }
 
 /** What the server receives: the model's input, and the entries' paths the user approved, set by the extension only. */
@@ -186,10 +190,10 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase', 'outline'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase', 'outline', 'char'] as const;
 
-/** The search a read of many files may ask of every file it lists. */
-const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase'] as const;
+/** The search, or the outline, a read of many files may ask of every file it lists. */
+const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase', 'outline'] as const;
 
 /**
  * The params for one read. Only the fields of the contract are forwarded, so nothing the model invents

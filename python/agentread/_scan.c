@@ -74,8 +74,8 @@ enum { STOP_NONE, STOP_OUTPUT, STOP_LIMIT };
  * is its number, tab, bytes and newline; the first is shown whatever it costs) -> (numbered bytes, lines shown,
  * why it stopped: 0 at the end of the file, 1 the budget, 2 the limit). Lines split as bytes.splitlines does;
  * when the block is not the end of the file its last line may go on past it and is not counted. None when the
- * caller's line loop must decide: no line, a line over `max_line` bytes (it is cut with a marker), or the
- * block ran out before the window did. */
+ * caller's line loop must decide: no line, a line over `max_line` bytes (it is cut with a marker), a first line
+ * over the budget (it is cut to fit), or the block ran out before the window did. */
 static PyObject *number_window(PyObject *module, PyObject *args)
 {
     const char *block;
@@ -118,7 +118,7 @@ static PyObject *number_window(PyObject *module, PyObject *args)
     for (Py_ssize_t k = 0; k < kept; k++)
         if (lengths[k] > max_line)
             goto decided;
-    if (kept <= 0)
+    if (kept <= 0 || number_width(first) + 1 + lengths[0] + 1 > budget)
         goto decided;
     while (shown < kept) {
         Py_ssize_t cost = number_width(first + shown) + 1 + lengths[shown] + 1;

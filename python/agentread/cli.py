@@ -20,11 +20,12 @@ def _read(args: argparse.Namespace) -> int:
     window["view"] = args.view
     window["since"] = args.since
     window["column"] = args.column
-    window["outline"] = args.outline
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     size.update({k: v for k, v in (("find", args.find), ("regex", args.regex), ("ignoreCase", args.ignore_case))
                  if v is not None})  # a search applies to every path, as in read_many
+    if args.outline:
+        size["outline"] = True  # so does an outline
     engine = Engine(Workspace([args.root or os.getcwd()]))
     try:
         from agentread.many import is_glob
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     read.add_argument("--cells", help='notebook cells, e.g. "4", "2-7", "1,4-6", a cell id, or "outline"')
     read.add_argument("--outline", action="store_true", default=None,
                       help="the document's structure (bookmarks, headings, symbols, slides, sheets), each entry "
-                           "with the arguments that read it")
+                           "with the arguments that read it (every path's)")
     read.add_argument("--root", help="workspace root (default: the current directory)")
     read.add_argument("--consent", action="store_true", default=None,
                       help="read even outside the root or a sensitive file (as if the user approved)")

@@ -9,6 +9,9 @@ from __future__ import annotations
 from agentread.limits import MAX_LINE_CHARS
 from agentread.result import ReadError
 
+# Bytes kept beside a line cut to fit a reply for the numbers of its marker, which grow with it.
+MARKER_SLACK_BYTES = 16
+
 
 def numbered(number: int, line: str) -> str:
     return f"{number:6d}\t{line}"
@@ -70,17 +73,32 @@ def size_words(budget: int) -> str:
 
 
 def cut_at(text: str, number: int, column: int = 1, size: str | None = None,
-           also: str = "") -> tuple[str, int | None]:
-    """Line `number` as shown from its character `column` (`text` starts there): at most
-    MAX_LINE_CHARS characters, and when cut a marker naming the call that reads on → (shown, the
-    column it reads on at, or None when whole). `size` names the whole line's length when known.
-    A line held in part must hold more than MAX_LINE_CHARS characters of it."""
-    if len(text) <= MAX_LINE_CHARS:
+           also: str = "", chars: int = MAX_LINE_CHARS) -> tuple[str, int | None]:
+    """Line `number` as shown from its character `column` (`text` starts there): at most `chars`
+    characters, and when cut a marker naming the call that reads on → (shown, the column it reads
+    on at, or None when whole). `size` names the whole line's length when known. A line held in
+    part must hold more than `chars` characters of it."""
+    if len(text) <= chars:
         return text, None
-    on = column + MAX_LINE_CHARS
+    on = column + chars
     of = f" of {size or f'{column - 1 + len(text):,} characters'}"
-    return (f"{text[:MAX_LINE_CHARS]} [… line cut at character {on - 1:,}{of}; {also}offset={number}, "
+    return (f"{text[:chars]} [… line cut at character {on - 1:,}{of}; {also}offset={number}, "
             f"column={on} reads on]"), on
+
+
+def cut_to_fit(text: str, number: int, column: int, size: str | None, also: str,
+               room: int) -> tuple[str, int | None]:
+    """`cut_at`, cut where the line with its marker takes `room` bytes: a line over a whole reply
+    shows what fits of it, and its marker names the column that reads on."""
+    marker = (len(cut_at(text, number, column, size, also, chars=1)[0].encode("utf-8", "surrogatepass"))
+              - len(text[0].encode("utf-8", "surrogatepass")) + MARKER_SLACK_BYTES)
+    return cut_at(text, number, column, size, also, chars=fitting(text[:MAX_LINE_CHARS], room - marker))
+
+
+def fitting(text: str, budget: int) -> int:
+    """How many characters from the start of `text` take at most `budget` bytes in UTF-8 (one at
+    least, so that a read always moves on)."""
+    return max(1, len(text.encode("utf-8", "surrogatepass")[:max(budget, 0)].decode("utf-8", "ignore")))
 
 
 class Window:
@@ -88,8 +106,9 @@ class Window:
     and the first line it cut (a window that cut a line goes on from there). `also` names the other
     arguments a continuing call must repeat (e.g. the pages)."""
 
-    def __init__(self, first: int, limit: int, budget: int, also: str = ""):
+    def __init__(self, first: int, limit: int, budget: int, also: str = "", fit_first: bool = True):
         self.first, self.limit, self.budget, self.also = first, limit, budget, also
+        self.fit_first = fit_first  # a first line over the budget is cut to fit (False: it follows other lines)
         self.lines: list[str] = []
         self.count = 0  # lines numbered (a block added whole counts all its lines)
         self.used = 0
@@ -114,12 +133,21 @@ class Window:
         if self.lines and self.used + cost > self.budget:
             self.reason = output_limit_reason(self.budget)
             return False
+        if cost > self.budget and self.fit_first and len(line) > 1:  # a line over the whole reply: what fits
+            shown, on = self._fit(line, number, column, size)
+            out = numbered(number, shown)
+            cost = len(out.encode("utf-8")) + 1
         if on is not None and self.cut is None:
             self.cut = {"offset": number, "column": on}
         self.lines.append(out)
         self.count += 1
         self.used += cost
         return True
+
+    def _fit(self, line: str, number: int, column: int, size: str | None) -> tuple[str, int | None]:
+        """Line `number` cut to what the budget holds beside its number and its marker."""
+        room = self.budget - len(numbered(number, "").encode("utf-8")) - 1
+        return cut_to_fit(line, number, column, size, self.also, room)
 
     def extend(self, other: Window) -> None:
         """The lines of a window that goes on from this one's next line."""
@@ -143,7 +171,7 @@ class Window:
         """The closing line of a truncated window."""
         args = self.next_args()
         call = self.also + ", ".join(f"{key}={value}" for key, value in args.items())
-        reason = self.reason or f"line {self.cut['offset']:,} was cut at {MAX_LINE_CHARS:,} characters"
+        reason = self.reason or f"line {self.cut['offset']:,} was cut at character {self.cut['column'] - 1:,}"
         return continuation(self.first, self.next_number - 1, total, reason, call)
 
 

@@ -31,6 +31,7 @@ class ReadRequest:
     ignore_case: bool = False  # `find` matches regardless of case
     since: str | None = None  # a `version` of an earlier read: answer what changed since it
     view: str | None = None  # "image": PDF pages rendered as pictures, each with its text; "text": no pictures
+    char: int | None = None  # an XLSX cell read (`column`): the 1-based character of its first cell to start from
 
     @property
     def output_bytes(self) -> int:
@@ -61,7 +62,7 @@ class ReadRequest:
 
 
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
-           "regex", "ignoreCase", "since", "view"}
+           "regex", "ignoreCase", "since", "view", "char"}
 VIEWS = ("text", "image")
 
 
@@ -120,7 +121,7 @@ def parse_request(params: Any) -> ReadRequest:
                        max_bytes=max_bytes(params), column=_positive_int(params, "column"),
                        outline=_flag(params, "outline"), find=_find(params), regex=_flag(params, "regex"),
                        ignore_case=_flag(params, "ignoreCase"), since=_optional_str(params, "since"),
-                       view=_view(params))
+                       view=_view(params), char=_positive_int(params, "char"))
 
 
 def _find(params: dict[str, Any]) -> str | None:

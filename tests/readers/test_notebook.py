@@ -766,7 +766,7 @@ def test_a_long_line_is_cut_with_the_call_that_reads_on_and_a_column_read_goes_o
     # An offset read over every cell numbers lines across them: its marker needs no cells.
     window = read(data, offset=5)
     assert window.next == {"offset": 5, "column": 2001}
-    assert "Line 5 was cut at 2,000 characters. Continue with offset=5, column=2001.]" in window.text()
+    assert "Line 5 was cut at character 2,000. Continue with offset=5, column=2001.]" in window.text()
     rest = read(data, cells="2", offset=2, column=4001)
     assert rest.text().split("\n")[1:3] == ["[… continuing cell 2]", "q" * 5 + "'"]
     assert rest.next is None and not rest.truncated

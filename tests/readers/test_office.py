@@ -250,6 +250,24 @@ def test_a_wide_xlsx_row_ends_at_a_cell_naming_the_column_that_reads_on(tmp_path
     assert past.error.code == "offset_past_end" and "column AX (50)" in past.error.message
 
 
+def test_an_xlsx_cell_over_a_whole_reply_reads_on_with_char(tmp_path: Path):
+    from builders import workbook
+
+    cell = "".join(chr(0x4E00 + i % 5000) for i in range(30_000))  # 90,000 bytes: more than a reply of 50 KB
+    (tmp_path / "cell.xlsx").write_bytes(workbook({"B2": cell}))
+    first = read(tmp_path, path="cell.xlsx", pages="1", offset=2, column=2)
+    char = first.next["char"]
+    assert first.next == {"pages": "1", "offset": 2, "column": 2, "char": char} and 10_000 < char < 17_000
+    assert text_of(first).split("\n")[1] == (f"B2: {cell[:char - 1]} [… cell B2 cut at character {char - 1:,} of "
+                                             f'30,000; pages="1", offset=2, column=2, char={char} reads on]')
+    rest = read(tmp_path, path="cell.xlsx", **first.next)
+    assert text_of(rest).split("\n")[1] == f"B2 from character {char:,}: {cell[char - 1:]}" and rest.next is None
+    past = read(tmp_path, path="cell.xlsx", pages="1", offset=2, column=2, char=30_001)
+    assert past.error.code == "offset_past_end" and "30,000 characters" in past.error.message
+    with pytest.raises(InvalidParams, match="'char' reads on inside one cell"):
+        read(tmp_path, path="cell.xlsx", pages="1", offset=2, char=5)
+
+
 # PPTX
 
 def test_real_pptx_slide_with_pictures_group_and_table(real: Path):

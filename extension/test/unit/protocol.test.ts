@@ -47,6 +47,14 @@ describe('toReadManyParams', () => {
     });
   });
 
+  it('forwards an outline of every file listed, and an entry\'s own outline and char', () => {
+    const input = { paths: ['src/*.py', { path: 'b.xlsx', pages: '1', offset: 2, column: 3, char: 801 }], outline: true };
+    assert.deepEqual(toReadManyParams(input, []), {
+      paths: ['src/*.py', { path: 'b.xlsx', pages: '1', offset: 2, column: 3, char: 801 }],
+      outline: true,
+    });
+  });
+
   it('leaves what is not a list for the server to refuse', () => {
     assert.deepEqual(toReadManyParams({ paths: 'a.py' } as unknown as { paths: string[] }, []), { paths: 'a.py' });
   });

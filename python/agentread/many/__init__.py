@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentread.cancel import checkpoint
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
+from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES, MIN_REPLY_BYTES
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
@@ -55,12 +55,15 @@ FIT_MARGIN = 0.95
 _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet", "directory"}
 
 # A request's window: the fields of one entry besides its path.
-_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "view")
+_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "char", "view", "outline")
 # A file's version and what changed since an earlier one (versions.py), as its result gives them.
 _VERSIONED = ("version", "size", "mtime", "unchanged", "changed", "diff")
 # The search a call may ask of every file it lists (each entry's own comes first); an entry left for
 # `next` carries it.
 _FIND = ("find", "regex", "ignoreCase")
+# Beside `paths`, `outline` asks every file listed for its outline, as `find` asks for its hits: a
+# glob's outlines map a whole tree in one reply.
+_FOR_ALL = (*_FIND, "outline")
 
 Read = Callable[[ReadRequest], ReadResult]
 
@@ -148,11 +151,11 @@ def parse_many_request(params: Any) -> ManyRequest:
     ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
-    known = {"paths", "maxBytes", *_FIND}
+    known = {"paths", "maxBytes", *_FOR_ALL}
     if set(params) - known:
         raise InvalidParams(f"unknown parameter(s): {', '.join(sorted(set(params) - known))}; "
                             f"known: {', '.join(sorted(known))}")
-    search = {key: params[key] for key in _FIND if key in params}
+    search = {key: params[key] for key in _FOR_ALL if key in params}
     paths = params["paths"]
     if not isinstance(paths, list) or not paths:
         raise InvalidParams("'paths' must be a non-empty list of paths, globs or {path, offset, ...} objects")
@@ -332,23 +335,35 @@ def _fit(f: FileRead, read: Read, room_b: int, room_l: int, at_least: int = 0) -
     for _ in range(MAX_FIT_TRIES):
         nbytes, nlines = _measure(f)
         ratio = min(room_b / nbytes, room_l / nlines)
-        limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least)
-        if limit < 1:
-            return None
+        limit = max(min(limit - 1, int(limit * ratio * FIT_MARGIN)), at_least, 1)
         f.result = read(dataclasses.replace(request, limit=limit))
         if f.result.is_error:
             return f.result
         nbytes, nlines = _measure(f)
-        if (nbytes <= room_b and nlines <= room_l) or limit == at_least:
+        if nbytes <= room_b and nlines <= room_l:
             return f.result
-    return read(dataclasses.replace(request, limit=at_least)) if at_least else None
+        if limit == 1:
+            break
+    return _cut_by_bytes(f, read, request, room_b, shown=at_least > 0)
+
+
+def _cut_by_bytes(f: FileRead, read: Read, request: ReadRequest, room_b: int, shown: bool) -> ReadResult | None:
+    """The file's first line (or a spreadsheet's cell read) over the room alone, read again cut
+    where the room is full, its `column` (`char`) reading on; None when the room is under the
+    smallest reply, unless the file must be `shown` (then in the smallest reply)."""
+    size = room_b - (_measure(f)[0] - f.result.text_bytes())  # less its header and version line
+    if size < MIN_REPLY_BYTES and not shown:
+        return None
+    f.result = read(dataclasses.replace(request, limit=1, max_bytes=max(size, MIN_REPLY_BYTES)))
+    return f.result if shown or f.result.is_error or _measure(f)[0] <= room_b else None
 
 
 def _count_shown(result: ReadResult) -> int | None:
-    """Lines (a listing's entries) the read shows, when it says."""
+    """Lines (a listing's or an outline's entries) the read shows, when it says."""
     if result.start_line is not None and result.end_line is not None:
         return result.end_line - result.start_line + 1
-    entries = (result.shown or {}).get("entries")
+    shown = result.shown or {}
+    entries = shown.get("entries") or shown.get("outline")
     return entries[1] - entries[0] + 1 if entries else None
 
 

@@ -336,7 +336,9 @@ def _number_block(block: bytes, eof: bool, first: int, limit: int, budget: int,
     # What the first k lines cost in the output: their bytes, plus a number column and a
     # newline each.
     costs = list(map(add, accumulate(sizes), range(column + 1, (column + 1) * (len(lines) + 1), column + 1)))
-    shown = max(1, bisect_right(costs, budget))  # the first line is shown whatever it costs
+    if costs[0] > budget:
+        return None  # one line over the whole budget: the loop cuts it to fit
+    shown = bisect_right(costs, budget)
     stop = STOP_OUTPUT if shown < len(lines) else STOP_NONE
     if stop == STOP_NONE or shown >= limit:
         if len(pieces) > limit:
@@ -430,17 +432,19 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
 
 
 def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, encoding: str,
-            column: int = 1) -> Window:
+            column: int = 1, fit_first: bool = True) -> Window:
     """Numbered lines from byte `start`, the first numbered `first` and shown from its character
-    `column`, within `limit` lines and `budget` bytes."""
-    win = Window(first, limit, budget)
+    `column`, within `limit` lines and `budget` bytes (a first line over them cut to fit, unless
+    other lines come before it)."""
+    win = Window(first, limit, budget, fit_first=fit_first)
     if column > 1:
         text, length, following = _from_column(stream, start, column, encoding)
         if not text:
             raise column_past_end(column, first, length)
         win.add(text, column, f"{length:,} characters")
         if following is not None and win.count < limit:
-            win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding))
+            win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding,
+                               fit_first=False))
         elif following is not None:
             win.reason = line_limit_reason(limit)  # lines follow the one continued
         return win

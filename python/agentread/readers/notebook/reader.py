@@ -8,7 +8,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import column_past_end, cut_at, past_end, size_words
+from agentread.numbering import column_past_end, cut_at, cut_to_fit, past_end, size_words
 from agentread.readers import Source
 from agentread.readers.image import image_part
 from agentread.readers.notebook.clean import editor_lines
@@ -171,6 +171,11 @@ class _Parts:
                   f"{f' ({note})' if note else ''}, attached]")
         self._flush()
         self.content.append(part)
+
+    @property
+    def room(self) -> int:
+        """Bytes of text the budget has left."""
+        return self._budget_bytes - self.bytes
 
     def fits(self, extra_bytes: int, extra_lines: int) -> bool:
         return (self.bytes + extra_bytes <= self._budget_bytes
@@ -428,6 +433,8 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
             if from_column > max(len(text), 1):
                 raise column_past_end(from_column, start, len(text))
             line, on = cut_at(text[from_column - 1:], end + 1, from_column, None, also)
+            if end < start and not parts.fits(_size(line), 1) and len(text) > from_column:  # over the whole reply
+                line, on = cut_to_fit(text[from_column - 1:], end + 1, from_column, None, also, parts.room - 1)
         if end >= start and not parts.fits(_size(line), 1):
             break
         parts.line(line)
@@ -437,7 +444,7 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     next_ = None
     if cut is not None or end < total:
         next_ = {**(cut or {"offset": end + 1}), **({"cells": cells} if cells else {})}
-        why = f"Line {cut['offset']:,} was cut at {MAX_LINE_CHARS:,} characters. " if cut else ""
+        why = f"Line {cut['offset']:,} was cut at character {cut['column'] - 1:,}. " if cut else ""
         parts.text(f"[Shown: {what}s {start}-{end} of {total}. {why}Continue with {call(next_)}.]")
     positions, more = covered(start, end) if total else ([], {})
     described = {"cells": [nb.cells[pos].index for pos in positions], **({"lines": [start, end]} if total else {}),

@@ -41,7 +41,7 @@ from openpyxl.utils.cell import range_boundaries
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
-from agentread.numbering import output_limit_reason, past_end
+from agentread.numbering import fitting, output_limit_reason, past_end
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
@@ -53,7 +53,7 @@ from agentread.readers.office.sheetxml import (
     read_book,
     sheet_rows,
 )
-from agentread.request import ReadRequest
+from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
 # Columns shown per row. Past this a row is no longer a line a model reads as a row; the section
@@ -73,6 +73,8 @@ MAX_HEADER_CELLS = 20
 
 # Room kept for the closing line (where the read stopped, how to continue).
 CLOSING_RESERVE_BYTES = 400
+# Kept beside a cell cut to fit a reply for the numbers its marker names (where it was cut).
+MARKER_DIGITS_BYTES = 24
 
 
 
@@ -90,7 +92,10 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         first, last = select_sections(request.pages, len(names), "sheet", names)
         reader = _Reader(archive, book, request, path)
         if request.column is not None:
-            return reader.cells(first, last, request.first_line, request.column)
+            return reader.cells(first, last, request.first_line, request.column, request.char or 1)
+        if request.char is not None:
+            raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
+                                "and `offset` (its row), as a cut cell's `next` does")
         for number in range(first, last + 1):
             start = request.first_line if number == first else 1
             if not reader.sheet(number, book.sheets[number - 1], start,
@@ -253,9 +258,11 @@ class _Reader:
         self.rows_left -= (rows[-1][0] if rows else start) - start + 1
         return True
 
-    def cells(self, number: int, last: int, row: int, column: int) -> ReadResult:
-        """Row `row` of sheet `number` from its column `column` on: each cell whole on a line of its
-        own, within the budget; `next` goes on with the rows after it (to sheet `last`)."""
+    def cells(self, number: int, last: int, row: int, column: int, char: int = 1) -> ReadResult:
+        """Row `row` of sheet `number` from its column `column` on (that cell from its character
+        `char`): each cell whole on a line of its own, within the budget; a first cell over the
+        budget is cut where it fills it and `next` reads on inside it, else `next` goes on with the
+        cells and rows after it (to sheet `last`)."""
         sheet = self.book.sheets[number - 1]
         remaining = f"{number}-{last}" if last > number else str(number)
         found: dict | None = None
@@ -278,14 +285,28 @@ class _Reader:
         budget = self.request.output_bytes - CLOSING_RESERVE_BYTES
         shown: list[int] = []
         for c, (value, formula) in sorted(found.items()):
-            line = f"{_letters(c)}{row}: {_whole(value, formula)}"
+            text, at = _whole(value, formula), char if c == column else 1
+            if at > len(text):
+                raise ReadError("offset_past_end", f"char {at:,} is past the end of cell {_letters(c)}{row}, which has "
+                                f"{len(text):,} characters. Call again with a char from 1 to {max(len(text), 1):,}, "
+                                "or without one.")
+            name = f"{_letters(c)}{row}" + (f" from character {at:,}" if at > 1 else "")
+            line = f"{name}: {text[at - 1:]}"
             size = len(line.encode("utf-8")) + 1
             if shown and self.used + size > budget:
                 self.next = {"pages": remaining, "offset": row, "column": c}
                 break
-            if self.used + size > budget:  # one cell over the whole reply: what fits of it
-                line = line.encode("utf-8")[:max(0, budget - self.used)].decode("utf-8", "ignore")
-                line += f" [… cell {_letters(c)}{row} is over this reply's budget; the rest is not shown]"
+            if self.used + size > budget:  # one cell over the whole reply: what fits of it, and where it reads on
+                self.next = {"pages": remaining, "offset": row, "column": c}
+                marker = (f" [… cell {_letters(c)}{row} cut at character {{}} of {len(text):,}; {call(self.next)}, "
+                          "char={} reads on]")
+                room = budget - self.used - len(f"{name}: {marker}".encode("utf-8")) - MARKER_DIGITS_BYTES
+                end = at - 1 + fitting(text[at - 1:], room)
+                self.next["char"] = end + 1
+                line = f"{name}: {text[at - 1:end]}" + marker.format(f"{end:,}", end + 1)
+                self._add(line)
+                shown.append(c)
+                break
             self._add(line)
             shown.append(c)
         if self.next is None and following is not None:
