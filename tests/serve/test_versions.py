@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -56,18 +57,45 @@ def test_a_small_files_version_is_its_bytes_and_a_huge_ones_is_sampled(tmp_path:
     assert before.version and after.version != before.version and after.size == 4 * VERSION_HASH_BYTES
 
 
-def test_the_command_line_tells_unchanged_from_changed(ws: Path):
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), *args],
-                              capture_output=True, text=True, timeout=60)
+def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`agentread read a.txt ARGS` in a fresh process, in the test's session folder (conftest)."""
+    return subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), *args],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})})
 
-    version = json.loads(cli("--json").stdout)["version"]
-    same = cli("--since", version, "--offset", "5", "--limit", "2")
+
+def last_version(text: str) -> str:
+    return re.fullmatch(r"\[version (\w+) · .* bytes · modified \S+\]", text.splitlines()[-1]).group(1)
+
+
+def test_the_command_lines_session_in_a_folder_answers_unchanged_and_diffs_a_change(ws: Path, session_dir: Path):
+    first = cli(ws, "--limit", "5")
+    version = last_version(first.stdout)
+    same = cli(ws, "--since", version, "--offset", "5", "--limit", "2")
+    assert same.returncode == 0 and same.stdout.count("\n") == 1 and same.stdout.startswith("[Unchanged: ")
+    edit(ws)
+    diff = cli(ws, "--since", version, "--offset", "45", "--limit", "10").stdout
+    head = diff.splitlines()[0]
+    assert head.startswith("[Changed: ") and "2 lines differ" in head and "lines 45-54" in head, diff
+    assert "@@ -47,7 +48,7 @@" in diff and "-line 50\n+LINE FIFTY" in diff and "inserted" not in diff
+    # Without `since`: a file changed since the session last read it says so first, as on a server.
+    (ws / "a.txt").write_text((ws / "a.txt").read_text().replace("line 90\n", ""))
+    plain = cli(ws, "--limit", "3").stdout.splitlines()
+    assert plain[0].startswith("[Changed since this session last read ") and "1 line differ" in plain[0]
+    assert plain[1] == "     1\tline 1"
+    assert stat.S_IMODE(session_dir.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(f.stat().st_mode) for f in session_dir.iterdir()} == {0o600}
+
+
+def test_without_a_session_folder_the_command_line_tells_unchanged_from_changed(ws: Path, session_dir: Path):
+    version = json.loads(cli(ws, "--json", env={"AGENTREAD_SESSION_DIR": ""}).stdout)["version"]
+    same = cli(ws, "--since", version, "--offset", "5", "--limit", "2", env={"AGENTREAD_SESSION_DIR": ""})
     assert same.returncode == 0 and same.stdout.count("\n") == 1 and "Unchanged" in same.stdout
     edit(ws)
-    changed = cli("--since", version, "--offset", "50", "--limit", "2").stdout.splitlines()
+    changed = cli(ws, "--since", version, "--offset", "50", "--limit", "2",
+                  env={"AGENTREAD_SESSION_DIR": ""}).stdout.splitlines()
     assert changed[0].startswith("[Changed") and version in changed[0]
-    assert changed[1:] == ["    50\tline 49", "    51\tLINE FIFTY", changed[3]]
+    assert changed[1:3] == ["    50\tline 49", "    51\tLINE FIFTY"] and last_version("\n".join(changed)) != version
+    assert not session_dir.exists()
 
 
 def test_over_json_rpc_a_changed_file_is_answered_with_its_diff_numbered_as_now(ws: Path):
