@@ -124,7 +124,7 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
 def run(plan: Plan) -> ReadResult:
     """Read what `plan` names, held to the caller's `maxBytes`. Raises ReadError (see `answer`)."""
     limit = plan.request.max_bytes
-    version = _version(plan)  # before the read: a change during it makes the version older, never newer
+    version = plan_version(plan)  # before the read: a change during it makes the version older, never newer
     result = _versioned(_read(plan, plan.request), version)
     tried = plan.request
     for _ in range(MAX_FIT_TRIES):
@@ -140,7 +140,7 @@ def run(plan: Plan) -> ReadResult:
                     "smaller part of it: a smaller limit, one page or one cell.")
 
 
-def _version(plan: Plan) -> tuple | None:
+def plan_version(plan: Plan) -> tuple | None:
     """(version, size, mtime) of what the plan reads (versions.py); None for a directory."""
     st = plan.resolved.st
     if plan.kind == "directory":
