@@ -103,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="the reply's text in bytes at most, as a host that passes on no more would need")
     read.add_argument("--view", choices=("text", "image"),
                       help="image: PDF pages as pictures, each with its text; text: no pictures at all")
-    read.add_argument("--since", help="a version an earlier read gave: say whether the file changed since "
-                      "(unchanged or changed only: the command line keeps no session, so it gives no diff)")
+    read.add_argument("--since", help="a version an earlier read gave: one line if the file is unchanged, else the "
+                      "diff since then (the session folder, AGENTREAD_SESSION_DIR or ~/.cache/agentread/session, "
+                      "holds earlier texts; set empty, none is kept)")
     read.add_argument("--column", type=int, help="1-based character where the first line continues (a cut line)")
     read.add_argument("--find", help="list the hits of this text instead of a window (every path's)")
     read.add_argument("--regex", action="store_true", default=None, help="--find is a regular expression")

@@ -8,9 +8,11 @@ that a windowed read of a huge log stays as quick as it was. An editor buffer is
 
 A read with `since` (a version an earlier read gave) answers one line when the file is still at that
 version; when it is not, a unified diff of the window against that version, if the session still
-holds the earlier text, else the fresh read under a first line saying it changed. A server session
-also says, in a read's first line, that a file changed since this session last read it, and how many
-lines differ. The command line has no session: `since` there tells unchanged from changed only.
+holds the earlier text, else the fresh read under a first line saying it changed. A session also
+says, in a read's first line, that a file changed since it last read it, and how many lines differ.
+A server's session is held in memory (MemoryStore); the command line's, whose every call is a new
+process, in a folder its calls share (FolderStore): one logic, two stores. Every file result ends
+with its version line, added here, so that every front end shows the same text.
 """
 
 from __future__ import annotations
