@@ -26,6 +26,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
@@ -57,6 +58,9 @@ REMEMBERED_FILES = 4096
 DIFF_CONTEXT = 3
 # The folder the command line keeps its session in, between calls; set empty, it keeps none.
 SESSION_DIR_VARIABLE = "AGENTREAD_SESSION_DIR"
+# A file in that folder the index does not name (a change lost to another call's, a call killed
+# mid-write) is removed once this old: far longer than a call takes to write a text and name it.
+ORPHAN_SECONDS = 600
 
 TEXT_KINDS = ("text", "delimited")  # the kinds whose text a session holds: their lines are the file's lines
 _LINE_END = re.compile(r"\r\n|\r|\n")  # as the editor ends lines (not form feed, U+2028, NEL)
@@ -379,10 +383,22 @@ class FolderStore:
                 return
             held = self._load()
             dropped = held.add((path, version), len(data))
-            if self._save(held):
+            if self._save(held) and dropped:  # at the bound: the texts dropped go, and any left behind
                 for gone in dropped:
                     with contextlib.suppress(OSError):
                         os.unlink(self._text_file(*gone))
+                self._sweep(held)
+
+    def _sweep(self, held: Held) -> None:
+        """Removes the old files the index does not name."""
+        named = {self._text_file(*key) for key in held.sizes}
+        old = time.time() - ORPHAN_SECONDS
+        with contextlib.suppress(OSError), os.scandir(self.folder) as entries:
+            for entry in entries:
+                if entry.name.endswith((".txt", ".part")) and entry.path not in named:
+                    with contextlib.suppress(OSError):
+                        if entry.stat().st_mtime < old:
+                            os.unlink(entry.path)
 
     def _text_file(self, path: str, version: str) -> str:
         key = hashlib.blake2b(f"{path}\0{version}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
@@ -401,7 +417,7 @@ class FolderStore:
 
     def _save(self, held: Held) -> bool:
         index = {"last": list(held.last.items()), "texts": [[p, v, n] for (p, v), n in held.sizes.items()]}
-        return self._write(self._index, json.dumps(index, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        return self._write(self._index, json.dumps(index).encode("ascii"))  # a name's lone surrogates escaped
 
     def _write(self, name: str, data: bytes) -> bool:
         """`data` as the file `name`, written whole then renamed into place (mode 0600, in a folder

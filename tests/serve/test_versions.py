@@ -349,6 +349,10 @@ def test_a_session_folder_holds_texts_within_its_bound_the_least_recently_used_o
         plan = engine.plan(parse_request({"path": name, **params}))
         return session.answer(plan, run(plan))
 
+    folder.mkdir()
+    (folder / ("0" * 32 + ".txt")).write_text("left behind by a call killed long ago\n")
+    os.utime(folder / ("0" * 32 + ".txt"), (1, 1))
+    (folder / ".just-begun.part").write_text("another call's, being written\n")
     first = {}
     for n in range(60):
         (ws / f"f{n}.txt").write_text(body)
@@ -357,7 +361,8 @@ def test_a_session_folder_holds_texts_within_its_bound_the_least_recently_used_o
         assert held_on_disk(folder) <= 40_000 and session.held_bytes <= 40_000
     index = json.loads((folder / "index.json").read_text())
     assert len(index["last"]) == 30 and index["last"][-1][0].endswith("f0.txt")
-    assert len(index["texts"]) == len(list(folder.glob("*.txt"))) >= 3
+    assert len(index["texts"]) == len(list(folder.glob("*.txt"))) >= 3  # the old file left behind went too
+    assert (folder / ".just-begun.part").exists()
     for name, diffed in (("f59.txt", True), ("f0.txt", True), ("f1.txt", False)):
         (ws / name).write_text(body.replace("0000000", "changed", 1))
         result = read(name, limit=3, since=first[name])
