@@ -107,3 +107,12 @@ def test_several_paths_or_a_glob_read_into_one_reply(folder: Path):
     assert text.index("==> a.md <==") < text.index("     1\talpha") < text.index("==> b.md <==")
     refused = agentread("read", "a.md", "b.md", "--offset", "2", cwd=folder)
     assert refused.returncode == 2 and "apply to one path" in refused.stderr
+
+
+def test_a_read_goes_through_the_read_service_without_worker_processes_or_protocols(folder: Path):
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentread", "read", "log.txt", "--limit", "1"],
+                          cwd=folder, capture_output=True, text=True, timeout=60)
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert done.returncode == 0 and "agentread.serve.service" in imported
+    assert "agentread.serve.workers" not in imported and "multiprocessing" not in imported
+    assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol", "mcp")}
