@@ -25,6 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("AGENTREAD_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
+@pytest.fixture(autouse=True)
+def session_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The command line's session folder, one for each test (its subprocesses inherit it): no test
+    writes the user's cache, nor sees another's session."""
+    folder = tmp_path_factory.mktemp("session") / "session"
+    monkeypatch.setenv("AGENTREAD_SESSION_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not (CORPUS / "expectations.json").is_file():

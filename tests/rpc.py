@@ -158,6 +158,15 @@ def text_of(result: dict) -> str:
     return "".join(p["text"] for p in result["content"] if p["type"] == "text")
 
 
+def body_of(result: dict) -> str:
+    """The text the model reads but the version line a file's result ends with (versions.py)."""
+    text = text_of(result)
+    if result.get("version") and not result.get("unchanged"):
+        text, line = text.rsplit("\n", 1)
+        assert line.startswith(f"[version {result['version']} · "), line
+    return text
+
+
 def processes() -> dict[int, tuple[int, float]]:
     """Every live process: pid -> (parent pid, CPU seconds used, user and system), from /proc."""
     table = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,14 +29,15 @@ def folder(tmp_path: Path) -> Path:
 def test_read_prints_numbered_lines_and_how_to_go_on(folder: Path):
     done = agentread("read", "log.txt", "--offset", "10", "--limit", "3", cwd=folder)
     assert done.returncode == 0 and done.stderr == ""
-    assert done.stdout.splitlines() == ["    10\tline 10", "    11\tline 11", "    12\tline 12",
-                                        "[Showing lines 10-12 of 5,000 (limit of 3 lines). "
-                                        "Call again with offset=13 to continue.]"]
+    *lines, version = done.stdout.splitlines()
+    assert lines == ["    10\tline 10", "    11\tline 11", "    12\tline 12",
+                     "[Showing lines 10-12 of 5,000 (limit of 3 lines). Call again with offset=13 to continue.]"]
+    assert re.fullmatch(r"\[version [0-9a-f]{16} · 48,893 bytes · modified \S+Z\]", version)
 
 
 def test_a_negative_offset_reads_the_end(folder: Path):
     done = agentread("read", "log.txt", "--offset", "-2", cwd=folder)
-    assert done.returncode == 0 and done.stdout.splitlines() == ["  4999\tline 4999", "  5000\tline 5000"]
+    assert done.returncode == 0 and done.stdout.splitlines()[:-1] == ["  4999\tline 4999", "  5000\tline 5000"]
 
 
 def test_json_prints_the_whole_result(folder: Path):
@@ -105,3 +107,12 @@ def test_several_paths_or_a_glob_read_into_one_reply(folder: Path):
     assert text.index("==> a.md <==") < text.index("     1\talpha") < text.index("==> b.md <==")
     refused = agentread("read", "a.md", "b.md", "--offset", "2", cwd=folder)
     assert refused.returncode == 2 and "apply to one path" in refused.stderr
+
+
+def test_a_read_goes_through_the_read_service_without_worker_processes_or_protocols(folder: Path):
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentread", "read", "log.txt", "--limit", "1"],
+                          cwd=folder, capture_output=True, text=True, timeout=60)
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert done.returncode == 0 and "agentread.serve.service" in imported
+    assert "agentread.serve.workers" not in imported and "multiprocessing" not in imported
+    assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol", "mcp")}

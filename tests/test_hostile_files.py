@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from builders import pdf_of
-from rpc import text_of
+from rpc import body_of, text_of
 
 # Peak resident memory of the server (VmHWM) after a hostile read: well under the machine, far
 # over normal.
@@ -46,7 +46,7 @@ def hostile_read(server, **params) -> dict:
     folder = Path(server.workspace_dir)
     (folder / "normal.txt").write_text("still here\n")
     after = server.read(path="normal.txt")
-    assert text_of(after) == "     1\tstill here"
+    assert body_of(after) == "     1\tstill here"
     return result
 
 

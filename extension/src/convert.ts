@@ -48,18 +48,6 @@ export function toParts<T>(result: Pick<ReadResult, 'content' | 'isError' | 'err
 }
 
 /**
- * The line that tells the model, which sees only text, the version of what it read (to pass as `since`), as the
- * MCP server gives it (python/agentread/versions.py, version_line); none for a result without one or an
- * unchanged one.
- */
-export function versionLine(result: Pick<ReadResult, 'version' | 'size' | 'mtime' | 'unchanged'>): string | undefined {
-  if (!result.version || result.unchanged) {
-    return undefined;
-  }
-  return `[version ${result.version} · ${(result.size ?? 0).toLocaleString('en-US')} bytes · modified ${result.mtime}]`;
-}
-
-/**
  * The text the model reads, as one string: its text parts as the chat joins them, with nothing between them
  * (the server ends and starts a line around each image). The server's text already names each image where it
  * occurs; a result made of images alone gets a one-line note per image.

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import { checkConsent, consentQuestion, consentQuestionMany, declinedText, grantQuestion, type ConsentCheck } from './consent';
-import { failureText, toParts, versionLine, type PartFactory } from './convert';
+import { failureText, toParts, type PartFactory } from './convert';
 import {
   entryPath,
   forwardRead,
@@ -236,10 +236,7 @@ function toolResult(result: ReadResult | ReadManyResult | string): vscode.Langua
   if (typeof result === 'string') {
     return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(result)]);
   }
-  const line = 'version' in result ? versionLine(result) : undefined;
-  const parts = toParts(result, partFactory());
-  // The chat joins text parts with nothing between them: the line starts a line of its own.
-  return new vscode.LanguageModelToolResult(line ? [...parts, new vscode.LanguageModelTextPart(`\n${line}`)] : parts);
+  return new vscode.LanguageModelToolResult(toParts(result, partFactory()));
 }
 
 /**

@@ -13,7 +13,11 @@ from agentread.request import InvalidParams, parse_request
 
 
 def _read(args: argparse.Namespace) -> int:
-    from agentread.engine import Engine
+    import asyncio
+
+    from agentread.result import ReadResult
+    from agentread.serve.service import ReadService
+    from agentread.versions import command_line_versions
     from agentread.workspace import Workspace
 
     window = {"offset": args.offset, "limit": args.limit, "pages": args.pages, "cells": args.cells, "raw": args.raw}
@@ -26,22 +30,24 @@ def _read(args: argparse.Namespace) -> int:
                  if v is not None})  # a search applies to every path, as in read_many
     if args.outline:
         size["outline"] = True  # so does an outline
-    engine = Engine(Workspace([args.root or os.getcwd()]))
+    # The one read service the servers use, without worker processes (they would cost the
+    # command's start more than they save), and with the session it keeps in a folder.
+    service = ReadService(Workspace([args.root or os.getcwd()]), workers=False, versions=command_line_versions())
     try:
         from agentread.many import is_glob
 
-        if len(args.paths) > 1 or is_glob(args.paths[0], engine.workspace):  # one reply, its budget shared
-            from agentread.many import parse_many_request, read_many
+        if len(args.paths) > 1 or is_glob(args.paths[0], service.workspace):  # one reply, its budget shared
+            from agentread.many import parse_many_request
 
             if window or args.consent:
                 raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --since and --consent apply to one "
                                     "path; read the files one at a time for them")
-            result = read_many(engine, parse_many_request({"paths": args.paths, **size}))
-            failed = False
+            result = asyncio.run(service.read_many(parse_many_request({"paths": args.paths, **size}),
+                                                   lambda path: frozenset()))
         else:
-            result = engine.read(parse_request({"path": args.paths[0], **window, **size,
-                                                **({"consent": True} if args.consent else {})}))
-            failed = result.is_error
+            result = asyncio.run(service.read(parse_request({"path": args.paths[0], **window, **size,
+                                                             **({"consent": True} if args.consent else {})})))
+        failed = isinstance(result, ReadResult) and result.is_error  # not a file's error among many
     except InvalidParams as exc:
         return _emit(sys.stderr, f"agentread: invalid request: {exc}\n", 2)
     text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) if args.json else result.text()
@@ -98,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="the reply's text in bytes at most, as a host that passes on no more would need")
     read.add_argument("--view", choices=("text", "image"),
                       help="image: PDF pages as pictures, each with its text; text: no pictures at all")
-    read.add_argument("--since", help="a version an earlier read gave: say whether the file changed since "
-                      "(unchanged or changed only: the command line keeps no session, so it gives no diff)")
+    read.add_argument("--since", help="a version an earlier read gave: one line if the file is unchanged, else the "
+                      "diff since then (the session folder, AGENTREAD_SESSION_DIR or ~/.cache/agentread/session, "
+                      "holds earlier texts; set empty, none is kept)")
     read.add_argument("--column", type=int, help="1-based character where the first line continues (a cut line)")
     read.add_argument("--find", help="list the hits of this text instead of a window (every path's)")
     read.add_argument("--regex", action="store_true", default=None, help="--find is a regular expression")

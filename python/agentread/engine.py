@@ -23,7 +23,7 @@ from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
 from agentread.versions import file_version as file_version_of
-from agentread.versions import mtime_text, since, text_version
+from agentread.versions import mtime_text, since, text_version, version_line_bytes
 from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
@@ -124,23 +124,23 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
 def run(plan: Plan) -> ReadResult:
     """Read what `plan` names, held to the caller's `maxBytes`. Raises ReadError (see `answer`)."""
     limit = plan.request.max_bytes
-    version = _version(plan)  # before the read: a change during it makes the version older, never newer
+    version = plan_version(plan)  # before the read: a change during it makes the version older, never newer
     result = _versioned(_read(plan, plan.request), version)
     tried = plan.request
     for _ in range(MAX_FIT_TRIES):
-        over = 0 if limit is None or result.is_error else result.text_bytes() - limit
+        over = 0 if limit is None or result.is_error else result.text_bytes() + version_line_bytes(result) - limit
         if over <= 0:
             return result
         tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
         result = _versioned(_read(plan, tried), version)
-    if result.is_error or result.text_bytes() <= limit:
+    if result.is_error or result.text_bytes() + version_line_bytes(result) <= limit:
         return result
     raise ReadError("reply_too_large", f"the smallest reply this read of {plan.request.path} gives "
                     f"({result.text_bytes():,} bytes) is over the {limit:,}-byte limit of one reply here. Read a "
                     "smaller part of it: a smaller limit, one page or one cell.")
 
 
-def _version(plan: Plan) -> tuple | None:
+def plan_version(plan: Plan) -> tuple | None:
     """(version, size, mtime) of what the plan reads (versions.py); None for a directory."""
     st = plan.resolved.st
     if plan.kind == "directory":

@@ -8,18 +8,25 @@ that a windowed read of a huge log stays as quick as it was. An editor buffer is
 
 A read with `since` (a version an earlier read gave) answers one line when the file is still at that
 version; when it is not, a unified diff of the window against that version, if the session still
-holds the earlier text, else the fresh read under a first line saying it changed. A server session
-also says, in a read's first line, that a file changed since this session last read it, and how many
-lines differ. The command line has no session: `since` there tells unchanged from changed only.
+holds the earlier text, else the fresh read under a first line saying it changed. A session also
+says, in a read's first line, that a file changed since it last read it, and how many lines differ.
+A server's session is held in memory (MemoryStore); the command line's, whose every call is a new
+process, in a folder its calls share (FolderStore): one logic, two stores. Every file result ends
+with its version line, added here, so that every front end shows the same text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import hashlib
+import json
+import os
 import re
+import tempfile
 import threading
+import time
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
@@ -49,6 +56,11 @@ HELD_TEXTS_BYTES = 32 << 20
 REMEMBERED_FILES = 4096
 # Lines of context around each change in a diff, as `diff -u` gives.
 DIFF_CONTEXT = 3
+# The folder the command line keeps its session in, between calls; set empty, it keeps none.
+SESSION_DIR_VARIABLE = "AGENTREAD_SESSION_DIR"
+# A file in that folder the index does not name (a change lost to another call's, a call killed
+# mid-write) is removed once this old: far longer than a call takes to write a text and name it.
+ORPHAN_SECONDS = 600
 
 TEXT_KINDS = ("text", "delimited")  # the kinds whose text a session holds: their lines are the file's lines
 _LINE_END = re.compile(r"\r\n|\r|\n")  # as the editor ends lines (not form feed, U+2028, NEL)
@@ -167,62 +179,50 @@ class ManyCall:
 
 class Versions:
     """A session's memory of versions: the last version of each file it read, and the text of the
-    small text files at the versions it read them. Bounded; safe to use from several threads."""
+    small text files at the versions it read them, kept by its store (in memory for a server, in a
+    folder for the command line). Bounded; safe to use from several threads."""
 
-    def __init__(self) -> None:
-        self._last: OrderedDict[str, str] = OrderedDict()
-        self._texts: OrderedDict[tuple[str, str], str] = OrderedDict()  # held whole: one object each
-        self._held = 0  # characters held in _texts
-        self._lock = threading.Lock()
+    def __init__(self, store: MemoryStore | FolderStore | None = None) -> None:
+        self.store = store if store is not None else MemoryStore()
 
     @property
     def held_bytes(self) -> int:
-        return self._held
+        return self.store.held_bytes
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return len(self.store)
 
     def answer(self, plan: Plan, result: ReadResult, call: ManyCall | None = None) -> ReadResult:
-        """After a read: `since` answered, a change since this session's last read noted, and
-        this version remembered (with its text, for a small text file). Reads a small text file
-        again: on a read thread. Of a read of many files, `call` keeps the version each file had
-        before it: a file read again there (cut to fit) is compared with that one too."""
+        """After a read: `since` answered, a change since this session's last read noted, the
+        version line added (the one place every front end's reply, and each file of many, gets
+        it), and this version remembered (with its text, for a small text file). Reads a small
+        text file again: on a read thread. Of a read of many files, `call` keeps the version each
+        file had before it: a file read again there (cut to fit) is compared with that one too."""
         if result.is_error or result.version is None:
             return result
         path, version, before = plan.resolved.path, result.version, plan.request.since
-        with self._lock:
-            last = self._last.pop(path, None)
-            self._last[path] = version
-            if len(self._last) > REMEMBERED_FILES:
-                self._last.popitem(last=False)
+        last = self.store.swap_last(path, version)
         if call is not None:
             last = call.before.setdefault(path, last)
-            result = self._answer(plan, result, path, version, before, last)
+        result = with_version_line(self._answer(plan, result, path, version, before, last))
+        if call is not None:
             call.answered[id(result)] = (result, path)
-            return result
-        return self._answer(plan, result, path, version, before, last)
+        return result
 
     def settle(self, call: ManyCall, shown: list[ReadResult]) -> None:
         """After a read of many files: a file it read but did not show (no room left) is, for this
         session, still at the version it had before, so that the next read notes its change."""
         seen = {call.answered[id(r)][1] for r in shown if id(r) in call.answered}
-        with self._lock:
-            for path, last in call.before.items():
-                if path in seen:
-                    continue
-                self._last.pop(path, None)
-                if last is not None:
-                    self._last[path] = last
+        self.store.restore_last({path: last for path, last in call.before.items() if path not in seen})
 
     def _answer(self, plan: Plan, result: ReadResult, path: str, version: str, before: str | None,
                 last: str | None) -> ReadResult:
-        with self._lock:
-            now = self._texts.get((path, version))
-            earlier = self._texts.get((path, before or last or ""))
+        now = self.store.text(path, version)
+        earlier = self.store.text(path, before or last or "")
         if now is None:
             now = self._text_now(plan, version)
         if now is not None:
-            self._hold(path, version, now)
+            self.store.hold(path, version, now)
         if (before or last or version) == version:  # unchanged, or nothing to compare with
             return since(result, before)
         if earlier is not None and now is not None:
@@ -237,13 +237,15 @@ class Versions:
 
     def _text_now(self, plan: Plan, version: str) -> str | None:
         """The text of a small text file at `version`, or None (another kind, too big, changed
-        since the read)."""
+        since the read; a sensitive file read with consent, for a store on disk)."""
         if plan.kind not in TEXT_KINDS or plan.resolved.st.st_size > HELD_TEXT_BYTES:
+            return None
+        from agentread.workspace import SENSITIVE, open_verified
+
+        if self.store.on_disk and SENSITIVE in plan.request.consent:  # a secret is never written out
             return None
         if isinstance(plan.buffer, str):
             return plan.buffer if text_version(plan.buffer) == version else None
-        from agentread.workspace import open_verified
-
         try:
             with open_verified(plan.resolved) as f:
                 data = f.read(HELD_TEXT_BYTES + 1)
@@ -254,18 +256,216 @@ class Versions:
         info = plan.info
         return data[info.bom:].decode(info.encoding or "utf-8", errors="replace")
 
-    def _hold(self, path: str, version: str, text: str) -> None:
+
+class Held:
+    """The bounded record both stores keep: the last version of each file (REMEMBERED_FILES), and
+    which texts are held with their sizes (HELD_TEXTS_BYTES in all), least recently used first."""
+
+    def __init__(self, last: list | None = None, texts: list | None = None) -> None:
+        self.last: OrderedDict[str, str] = OrderedDict(last or ())
+        self.sizes: OrderedDict[tuple[str, str], int] = OrderedDict(((p, v), n) for p, v, n in texts or ())
+        self.bytes = sum(self.sizes.values())
+
+    def swap_last(self, path: str, version: str) -> str | None:
+        """The last version of `path` remembered, now `version`."""
+        last = self.last.pop(path, None)
+        self.last[path] = version
+        while len(self.last) > REMEMBERED_FILES:
+            self.last.popitem(last=False)
+        return last
+
+    def restore_last(self, lasts: dict[str, str | None]) -> None:
+        for path, last in lasts.items():
+            self.last.pop(path, None)
+            if last is not None:
+                self.last[path] = last
+
+    def add(self, key: tuple[str, str], size: int) -> list[tuple[str, str]]:
+        """`key`'s text held (or used again, if it was); the keys dropped to stay in bounds."""
+        if key in self.sizes:
+            self.sizes.move_to_end(key)
+            return []
+        self.sizes[key] = size
+        self.bytes += size
+        dropped = []
+        while self.bytes > HELD_TEXTS_BYTES and self.sizes:
+            gone, freed = self.sizes.popitem(last=False)
+            self.bytes -= freed
+            dropped.append(gone)
+        return dropped
+
+
+class MemoryStore:
+    """A server's session: held in memory, for as long as the process runs."""
+
+    on_disk = False
+
+    def __init__(self) -> None:
+        self._held = Held()
+        self._texts: dict[tuple[str, str], str] = {}  # held whole: one object each
+        self._lock = threading.Lock()
+
+    @property
+    def held_bytes(self) -> int:
+        return self._held.bytes  # characters, for a text in memory
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def swap_last(self, path: str, version: str) -> str | None:
+        with self._lock:
+            return self._held.swap_last(path, version)
+
+    def restore_last(self, lasts: dict[str, str | None]) -> None:
+        with self._lock:
+            self._held.restore_last(lasts)
+
+    def text(self, path: str, version: str) -> str | None:
+        with self._lock:
+            return self._texts.get((path, version))
+
+    def hold(self, path: str, version: str, text: str) -> None:
         with self._lock:
             key = (path, version)
-            if key in self._texts:
-                self._texts.move_to_end(key)
-                return
             self._texts[key] = text
-            self._held += len(text)
-            while self._held > HELD_TEXTS_BYTES and self._texts:
-                _, dropped = self._texts.popitem(last=False)
-                self._held -= len(dropped)
+            for gone in self._held.add(key, len(text)):
+                del self._texts[gone]
 
+
+class FolderStore:
+    """The command line's session: held in a folder, so that one call sees what an earlier one
+    read. Its index (index.json: the Held record) is read and written again for each change; each
+    text is a file named by its path and version. Every file is written whole under another name,
+    then renamed over the old one, so that calls running at once never see half a file (one's change
+    may be lost to the other's: a session then knows a little less). A folder that cannot be read
+    or written, or an index that is not one, is no session: nothing is held, and reads go on."""
+
+    on_disk = True
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self._index = os.path.join(folder, "index.json")
+        self._lock = threading.Lock()  # one change at a time within a process
+
+    @property
+    def held_bytes(self) -> int:
+        return self._load().bytes  # bytes of UTF-8 on disk
+
+    def __len__(self) -> int:
+        return len(self._load().sizes)
+
+    def swap_last(self, path: str, version: str) -> str | None:
+        with self._lock:
+            held = self._load()
+            last = held.swap_last(path, version)
+            self._save(held)
+            return last
+
+    def restore_last(self, lasts: dict[str, str | None]) -> None:
+        if lasts:
+            with self._lock:
+                held = self._load()
+                held.restore_last(lasts)
+                self._save(held)
+
+    def text(self, path: str, version: str) -> str | None:
+        try:
+            with open(self._text_file(path, version), "rb") as f:
+                return f.read().decode("utf-8", "surrogatepass")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def hold(self, path: str, version: str, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        name = self._text_file(path, version)
+        with self._lock:
+            if not os.path.exists(name) and not self._write(name, data):
+                return
+            held = self._load()
+            dropped = held.add((path, version), len(data))
+            if self._save(held) and dropped:  # at the bound: the texts dropped go, and any left behind
+                for gone in dropped:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self._text_file(*gone))
+                self._sweep(held)
+
+    def _sweep(self, held: Held) -> None:
+        """Removes the old files the index does not name."""
+        named = {self._text_file(*key) for key in held.sizes}
+        old = time.time() - ORPHAN_SECONDS
+        with contextlib.suppress(OSError), os.scandir(self.folder) as entries:
+            for entry in entries:
+                if entry.name.endswith((".txt", ".part")) and entry.path not in named:
+                    with contextlib.suppress(OSError):
+                        if entry.stat().st_mtime < old:
+                            os.unlink(entry.path)
+
+    def _text_file(self, path: str, version: str) -> str:
+        key = hashlib.blake2b(f"{path}\0{version}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return os.path.join(self.folder, key + ".txt")
+
+    def _load(self) -> Held:
+        try:
+            with open(self._index, "rb") as f:
+                index = json.load(f)
+            last, texts = index["last"], index["texts"]
+            if _rows(last, (str, str)) and _rows(texts, (str, str, int)):
+                return Held(last, texts)
+        except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable
+            pass
+        return Held()  # none yet, unreadable, or not an index: started afresh
+
+    def _save(self, held: Held) -> bool:
+        index = {"last": list(held.last.items()), "texts": [[p, v, n] for (p, v), n in held.sizes.items()]}
+        return self._write(self._index, json.dumps(index).encode("ascii"))  # a name's lone surrogates escaped
+
+    def _write(self, name: str, data: bytes) -> bool:
+        """`data` as the file `name`, written whole then renamed into place (mode 0600, in a folder
+        of mode 0700); False if it could not be."""
+        try:
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".part")
+        except OSError:
+            return False
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(temporary, name)
+            return True
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            return False
+
+
+def _rows(rows, types: tuple) -> bool:
+    """Whether `rows` is a list of lists of `types`."""
+    return isinstance(rows, list) and all(
+        isinstance(row, list) and len(row) == len(types) and all(isinstance(x, t) for x, t in zip(row, types))
+        for row in rows)
+
+
+def command_line_versions(env=os.environ) -> Versions:
+    """The command line's session: in SESSION_DIR_VARIABLE's folder, else in the user's cache; none
+    (each call on its own) when that variable is set empty."""
+    folder = env.get(SESSION_DIR_VARIABLE)
+    if folder is None:
+        cache = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(cache, "agentread", "session")
+    return Versions(FolderStore(folder) if folder else None)
+
+
+def version_line_bytes(result: ReadResult) -> int:
+    """Bytes the version line adds to the result's text: a reply held to `maxBytes` leaves room
+    for it."""
+    line = version_line(result)
+    return len(line.encode("utf-8")) + 1 if line else 0
+
+
+def with_version_line(result: ReadResult) -> ReadResult:
+    """`result` ending with its version line (if it has one): what every front end shows."""
+    line = version_line(result)
+    return dataclasses.replace(result, content=[*result.content, TextPart(line)]) if line else result
 
 
 def version_line(result: ReadResult) -> str | None:

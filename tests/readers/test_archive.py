@@ -21,7 +21,7 @@ from agentread.limits import MAX_DIR_ENTRIES, MAX_OUTPUT_BYTES
 from agentread.readers.archive import MAX_MEMBER_BYTES
 from agentread.readers.directory import MAX_DIR_SCAN
 from builders import build_pdf, code, notebook, png_b64, stream
-from rpc import ServerProcess, text_of
+from rpc import ServerProcess, body_of
 
 README = "# Bundle\n\nThe first paragraph.\nThe second line.\n"
 DATE = (2024, 5, 1, 12, 30, 0)
@@ -90,13 +90,13 @@ def server(ws: Path):
 
 
 def entries(result: dict) -> list[str]:
-    return [line for line in text_of(result).splitlines()[1:] if not line.startswith("[")]
+    return [line for line in body_of(result).splitlines()[1:] if not line.startswith("[")]
 
 
 def test_a_zip_is_listed_in_archive_order_with_sizes_and_dates(server: ServerProcess, ws: Path):
     result = server.read(path="bundle.zip")
     assert result["kind"] == "archive" and not result["isError"] and not result["truncated"]
-    text = text_of(result)
+    text = body_of(result)
     assert text.splitlines()[0] == f"Archive {ws / 'bundle.zip'} (zip, 11 members, in archive order):"
     lines = entries(result)
     assert lines[:2] == ["docs/", f"docs/readme.md  ({len(README)} B, 2024-05-01 12:30)"]
@@ -108,24 +108,24 @@ def test_a_zip_is_listed_in_archive_order_with_sizes_and_dates(server: ServerPro
 def test_a_markdown_member_reads_as_numbered_text(server: ServerProcess, ws: Path):
     result = server.read(path="bundle.zip/docs/readme.md")
     assert result["kind"] == "text" and result["path"] == str(ws / "bundle.zip" / "docs" / "readme.md")
-    assert text_of(result) == "     1\t# Bundle\n     2\t\n     3\tThe first paragraph.\n     4\tThe second line."
+    assert body_of(result) == "     1\t# Bundle\n     2\t\n     3\tThe first paragraph.\n     4\tThe second line."
     assert result["totalLines"] == 4
     window = server.read(path="bundle.zip/docs/readme.md", offset=3, limit=1)
-    assert text_of(window).startswith("     3\tThe first paragraph.\n") and window["next"] == {"offset": 4}
+    assert body_of(window).startswith("     3\tThe first paragraph.\n") and window["next"] == {"offset": 4}
 
 
 def test_a_pdf_member_reads_by_pages(server: ServerProcess):
     result = server.read(path="bundle.zip/docs/report.pdf", pages="2")
     assert result["kind"] == "pdf" and result["totalPages"] == 3
-    assert "--- Page 2 ---" in text_of(result) and "beta page text" in text_of(result)
-    assert "alpha page text" not in text_of(result)
+    assert "--- Page 2 ---" in body_of(result) and "beta page text" in body_of(result)
+    assert "alpha page text" not in body_of(result)
 
 
 def test_members_read_as_their_own_kind(server: ServerProcess):
     csv = server.read(path="bundle.zip/data.csv", offset=2)
-    assert text_of(csv).startswith("[Header row (line 1): name,value]")
+    assert body_of(csv).startswith("[Header row (line 1): name,value]")
     nb = server.read(path="bundle.zip/analysis.ipynb")
-    assert nb["kind"] == "notebook" and "print('hi')" in text_of(nb)
+    assert nb["kind"] == "notebook" and "print('hi')" in body_of(nb)
     image = server.read(path="bundle.zip/img/plot.png")
     parts = [p for p in image["content"] if p["type"] == "image"]
     assert image["kind"] == "image" and len(parts) == 1 and (parts[0]["width"], parts[0]["height"]) == (64, 48)
@@ -136,20 +136,20 @@ def test_members_read_as_their_own_kind(server: ServerProcess):
 def test_tars_plain_and_compressed_list_and_read(server: ServerProcess, ws: Path, suffix: str, form: str):
     listing = server.read(path=f"src.{suffix}")
     assert listing["kind"] == "archive"
-    assert text_of(listing).splitlines()[0] == f"Archive {ws / f'src.{suffix}'} ({form}, 6 members, in archive order):"
+    assert body_of(listing).splitlines()[0] == f"Archive {ws / f'src.{suffix}'} ({form}, 6 members, in archive order):"
     assert entries(listing) == ["src/", "src/main.py  (14 B, 2024-05-01 12:30)",
                                 "src/util.py  (25 B, 2024-05-01 12:30)",
                                 "src/passwd -> /etc/passwd  (symbolic link, not followed)",
                                 "src/copy.py -> ./src/main.py  (hard link, not followed)",
                                 "../../escape.txt  (11 B, 2024-05-01 12:30, unsafe name, not read)"]
     member = server.read(path=f"src.{suffix}/src/util.py")  # named without the archive's ./ prefix
-    assert text_of(member) == "     1\tdef util():\n     2\t    return 2"
+    assert body_of(member) == "     1\tdef util():\n     2\t    return 2"
 
 
 def test_a_folder_inside_an_archive_lists_what_is_under_it(server: ServerProcess, ws: Path):
     result = server.read(path="src.tar.gz/src")
     assert result["kind"] == "archive"
-    assert text_of(result).splitlines()[0].startswith(f"Archive {ws / 'src.tar.gz'}, folder src/ (tar, gzip")
+    assert body_of(result).splitlines()[0].startswith(f"Archive {ws / 'src.tar.gz'}, folder src/ (tar, gzip")
     assert "src/main.py  (14 B, 2024-05-01 12:30)" in entries(result)
     assert all(line.startswith("src/") for line in entries(result))
 
@@ -158,7 +158,7 @@ def test_links_in_archives_are_listed_never_followed(server: ServerProcess):
     for path in ("src.tar.gz/src/passwd", "src.tar/src/copy.py", "bundle.zip/docs/latest"):
         result = server.read(path=path)
         assert result["isError"] and result["error"]["code"] == "unsafe_member", path
-        assert "not followed" in result["error"]["message"] and "root:" not in text_of(result)
+        assert "not followed" in result["error"]["message"] and "root:" not in body_of(result)
 
 
 def test_climbing_and_absolute_member_names_are_never_read(server: ServerProcess, ws: Path):
@@ -185,9 +185,9 @@ def test_a_path_past_a_file_that_is_no_archive_is_not_found(server: ServerProces
 
 def test_archives_inside_archives_are_not_opened(server: ServerProcess):
     inner = server.read(path="bundle.zip/nested/inner.zip")
-    assert inner["error"]["code"] == "nested_archive" and "archives inside archives are not opened" in text_of(inner)
+    assert inner["error"]["code"] == "nested_archive" and "archives inside archives are not opened" in body_of(inner)
     deeper = server.read(path="bundle.zip/nested/inner.zip/inside.txt")
-    assert deeper["error"]["code"] == "nested_archive" and "inside the inner archive" not in text_of(deeper)
+    assert deeper["error"]["code"] == "nested_archive" and "inside the inner archive" not in body_of(deeper)
 
 
 def test_a_sensitive_member_needs_consent_as_a_file_does(server: ServerProcess):
@@ -196,14 +196,14 @@ def test_a_sensitive_member_needs_consent_as_a_file_does(server: ServerProcess):
     checks = server.request("agentread/check", {"paths": ["bundle.zip/.env", "bundle.zip/docs/readme.md"]})
     assert [c["reasons"] for c in checks["result"]["checks"]] == [["sensitive_file"], []]
     approved = server.read(path="bundle.zip/.env", consent=True)
-    assert text_of(approved) == "     1\t" + SECRET.strip()
+    assert body_of(approved) == "     1\t" + SECRET.strip()
     inside = server.read(path="backup.pem/readme.txt")  # the archive's own name counts too
     assert inside["error"]["code"] == "sensitive_file" and "nothing secret" not in json.dumps(inside)
 
 
 def test_a_damaged_archive_is_an_error_the_model_can_act_on(server: ServerProcess):
     result = server.read(path="broken.zip")
-    assert result["error"]["code"] == "damaged_archive" and "ask the user to extract it" in text_of(result)
+    assert result["error"]["code"] == "damaged_archive" and "ask the user to extract it" in body_of(result)
 
 
 def test_an_archive_reached_through_a_link_outside_the_workspace_needs_consent(tmp_path: Path):
@@ -217,7 +217,7 @@ def test_an_archive_reached_through_a_link_outside_the_workspace_needs_consent(t
     try:
         result = proc.read(path="far.zip/far.txt")
         assert result["error"]["code"] == "outside_workspace" and "far away" not in json.dumps(result)
-        assert text_of(proc.read(path="far.zip/far.txt", consent=True)) == "     1\tfar away"
+        assert body_of(proc.read(path="far.zip/far.txt", consent=True)) == "     1\tfar away"
     finally:
         proc.close()
 
@@ -280,7 +280,7 @@ def test_a_large_zip_is_paged_like_a_directory(tmp_path: Path):
     try:
         first = proc.read(path="many.zip")
         assert len(entries(first)) == MAX_DIR_ENTRIES and first["next"] == {"offset": MAX_DIR_ENTRIES + 1}
-        assert "700 more members not listed. Read on with offset=501" in text_of(first)
+        assert "700 more members not listed. Read on with offset=501" in body_of(first)
         last = proc.read(path="many.zip", offset=1001)
         assert entries(last)[0].startswith("f/1001.txt") and entries(last)[-1].startswith("f/1200.txt")
         assert last["shown"] == {"entries": [1001, 1200]} and not last["truncated"]
@@ -295,11 +295,11 @@ def test_a_tar_of_very_many_members_gives_a_bounded_listing(tmp_path: Path):
     proc = ServerProcess(workspace=tmp_path)
     try:
         result = proc.read(path="huge.tar.gz")
-        text = text_of(result)
+        text = body_of(result)
         assert f"more than {MAX_DIR_SCAN:,} members" in text.splitlines()[0]
         assert len(entries(result)) == MAX_DIR_ENTRIES and len(text.encode()) < MAX_OUTPUT_BYTES
         assert result["truncated"] and result["next"] == {"offset": MAX_DIR_ENTRIES + 1}
-        assert text_of(proc.read(path=f"huge.tar.gz/m/{MAX_DIR_SCAN + 5}")) == "[The file is empty: 0 lines.]"
+        assert body_of(proc.read(path=f"huge.tar.gz/m/{MAX_DIR_SCAN + 5}")) == "[The file is empty: 0 lines.]"
     finally:
         proc.close()
 
@@ -312,7 +312,7 @@ def test_the_cli_lists_and_reads_members(ws: Path):
     listing = cli("src.tar.xz")
     assert listing.returncode == 0 and "src/main.py  (14 B, 2024-05-01 12:30)" in listing.stdout
     member = cli("src.tar.xz/src/main.py")
-    assert member.returncode == 0 and member.stdout == "     1\tprint('main')\n"
+    assert member.returncode == 0 and member.stdout.startswith("     1\tprint('main')\n[version ")
     refused = cli("bundle.zip/nested/inner.zip")
     assert refused.returncode == 1 and refused.stdout.startswith("Error:") and "inner archive" not in refused.stdout
 
@@ -334,8 +334,8 @@ def test_the_unchanged_stub_tells_members_of_one_archive_apart(ws: Path):
         first = proc.read(path="src.tar/src/main.py")
         other = proc.read(path="src.tar/src/util.py")
         again = proc.read(path="src.tar/src/main.py")
-        assert text_of(first) == "     1\tprint('main')" and not first.get("unchanged")
-        assert text_of(other).startswith("     1\tdef util():") and not other.get("unchanged")
+        assert body_of(first) == "     1\tprint('main')" and not first.get("unchanged")
+        assert body_of(other).startswith("     1\tdef util():") and not other.get("unchanged")
         assert again.get("unchanged") is True
     finally:
         proc.close()

@@ -22,7 +22,7 @@ from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 from lines import NUMBERED, numbered_rows, take
-from rpc import text_of
+from rpc import body_of
 
 
 def vscode_lines(text: str) -> list[str]:
@@ -340,7 +340,7 @@ def test_crlf_numbering_through_the_server(tmp_path: Path, server):
     (tmp_path / "mixed.txt").write_bytes(text.encode())
     result = server.read(path="mixed.txt")
     assert result["totalLines"] == len(vscode_lines(text)) == 4
-    rows = [NUMBERED.match(r).groups() for r in text_of(result).split("\n")]
+    rows = [NUMBERED.match(r).groups() for r in body_of(result).split("\n")]
     assert [(int(n), line) for n, line in rows] == list(enumerate(vscode_lines(text), start=1))
 
 

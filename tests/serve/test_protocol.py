@@ -24,6 +24,7 @@ from rpc import (
     SERVER_ENV,
     STOPPED_AFTER,
     ServerProcess,
+    body_of,
     frame,
     holders,
     read_message,
@@ -66,7 +67,7 @@ def test_read_relative_path_against_workspace_folder(server, tmp_path):
     write_lines(tmp_path / "a.txt", 3)
     result = server.read(path="a.txt")
     assert result["kind"] == "text" and result["isError"] is False
-    assert text_of(result) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
+    assert body_of(result) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
     assert (result["totalLines"], result["startLine"], result["endLine"]) == (3, 1, 3)
     assert result["path"] == str((tmp_path / "a.txt").resolve())
 
@@ -77,7 +78,7 @@ def test_non_ascii_answers_are_framed_by_their_bytes(server, tmp_path):
     lines = ["naïve café ✓", "日本語のテキスト", "emoji 🙂 and Ω"]
     (tmp_path / "u.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for _ in range(3):
-        assert text_of(server.read(path="u.txt")) == "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, 1))
+        assert body_of(server.read(path="u.txt")) == "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, 1))
     uri = (tmp_path / "open.txt").as_uri()
     server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1,
                                                             "text": "a lone surrogate \ud800 in a buffer\n"}})
@@ -94,7 +95,7 @@ def test_window_and_next_continue_exactly(server, tmp_path):
         seen += [line.split("\t", 1)[1] for line in text_of(result).split("\n") if "\t" in line]
         if not result["truncated"]:
             break
-        assert "offset=" in text_of(result).splitlines()[-1]
+        assert "offset=" in body_of(result).splitlines()[-1]
         params = {"path": "big.txt", **result["next"]}
     assert seen == [f"line {i}" for i in range(1, 4501)]
 
@@ -102,7 +103,7 @@ def test_window_and_next_continue_exactly(server, tmp_path):
 def test_negative_offset_reads_the_last_lines(server, tmp_path):
     write_lines(tmp_path / "big.txt", 4500)
     result = server.read(path="big.txt", offset=-3)
-    assert text_of(result).split("\n") == ["  4498\tline 4498", "  4499\tline 4499", "  4500\tline 4500"]
+    assert body_of(result).split("\n") == ["  4498\tline 4498", "  4499\tline 4499", "  4500\tline 4500"]
     assert (result["startLine"], result["endLine"], result["totalLines"]) == (4498, 4500, 4500)
 
 
@@ -366,10 +367,10 @@ def test_open_document_is_read_from_the_live_buffer(server, tmp_path):
     server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                              "contentChanges": [{"text": "unsaved = 2\r\nmore = 3\n"}]})
     result = server.read(path="draft.py")
-    assert text_of(result) == "     1\tunsaved = 2\n     2\tmore = 3"
+    assert body_of(result) == "     1\tunsaved = 2\n     2\tmore = 3"
     assert "editor buffer" in result["encoding"]
     server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    changed, saved = text_of(server.read(path="draft.py")).split("\n")  # not what this session read last
+    changed, saved = body_of(server.read(path="draft.py")).split("\n")  # not what this session read last
     assert changed.startswith("[Changed since this session last read") and saved == "     1\tsaved = 1"
 
 
@@ -458,8 +459,8 @@ def test_stdin_of_any_kind_is_read_whole_and_its_end_stops_the_server(tmp_path, 
         if stdin_kind == "file":  # input ends at once: reads still running then are cancelled, each answered so
             assert all("result" in answers[i] or answers[i]["error"]["code"] == -32800 for i in (2, 3))
         else:
-            assert text_of(answers[2]["result"]) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
-            assert text_of(answers[3]["result"]) == "     3\tline 3"
+            assert body_of(answers[2]["result"]) == "     1\tline 1\n     2\tline 2\n     3\tline 3"
+            assert body_of(answers[3]["result"]) == "     3\tline 3"
             close()
         assert proc.wait(timeout=ANSWER_TIMEOUT) is not None
     finally:

@@ -7,15 +7,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from agentread import versions
 from agentread.engine import Engine, run
 from agentread.request import parse_request
-from agentread.versions import HELD_TEXTS_BYTES, VERSION_HASH_BYTES, Versions
+from agentread.versions import HELD_TEXTS_BYTES, VERSION_HASH_BYTES, FolderStore, Versions
 from agentread.workspace import Workspace
 from rpc import ServerProcess, text_of
 
@@ -56,18 +58,45 @@ def test_a_small_files_version_is_its_bytes_and_a_huge_ones_is_sampled(tmp_path:
     assert before.version and after.version != before.version and after.size == 4 * VERSION_HASH_BYTES
 
 
-def test_the_command_line_tells_unchanged_from_changed(ws: Path):
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), *args],
-                              capture_output=True, text=True, timeout=60)
+def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`agentread read a.txt ARGS` in a fresh process, in the test's session folder (conftest)."""
+    return subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--root", str(ws), *args],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})})
 
-    version = json.loads(cli("--json").stdout)["version"]
-    same = cli("--since", version, "--offset", "5", "--limit", "2")
+
+def last_version(text: str) -> str:
+    return re.fullmatch(r"\[version (\w+) · .* bytes · modified \S+\]", text.splitlines()[-1]).group(1)
+
+
+def test_the_command_lines_session_in_a_folder_answers_unchanged_and_diffs_a_change(ws: Path, session_dir: Path):
+    first = cli(ws, "--limit", "5")
+    version = last_version(first.stdout)
+    same = cli(ws, "--since", version, "--offset", "5", "--limit", "2")
+    assert same.returncode == 0 and same.stdout.count("\n") == 1 and same.stdout.startswith("[Unchanged: ")
+    edit(ws)
+    diff = cli(ws, "--since", version, "--offset", "45", "--limit", "10").stdout
+    head = diff.splitlines()[0]
+    assert head.startswith("[Changed: ") and "2 lines differ" in head and "lines 45-54" in head, diff
+    assert "@@ -47,7 +48,7 @@" in diff and "-line 50\n+LINE FIFTY" in diff and "inserted" not in diff
+    # Without `since`: a file changed since the session last read it says so first, as on a server.
+    (ws / "a.txt").write_text((ws / "a.txt").read_text().replace("line 90\n", ""))
+    plain = cli(ws, "--limit", "3").stdout.splitlines()
+    assert plain[0].startswith("[Changed since this session last read ") and "1 line differ" in plain[0]
+    assert plain[1] == "     1\tline 1"
+    assert stat.S_IMODE(session_dir.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(f.stat().st_mode) for f in session_dir.iterdir()} == {0o600}
+
+
+def test_without_a_session_folder_the_command_line_tells_unchanged_from_changed(ws: Path, session_dir: Path):
+    version = json.loads(cli(ws, "--json", env={"AGENTREAD_SESSION_DIR": ""}).stdout)["version"]
+    same = cli(ws, "--since", version, "--offset", "5", "--limit", "2", env={"AGENTREAD_SESSION_DIR": ""})
     assert same.returncode == 0 and same.stdout.count("\n") == 1 and "Unchanged" in same.stdout
     edit(ws)
-    changed = cli("--since", version, "--offset", "50", "--limit", "2").stdout.splitlines()
+    changed = cli(ws, "--since", version, "--offset", "50", "--limit", "2",
+                  env={"AGENTREAD_SESSION_DIR": ""}).stdout.splitlines()
     assert changed[0].startswith("[Changed") and version in changed[0]
-    assert changed[1:] == ["    50\tline 49", "    51\tLINE FIFTY", changed[3]]
+    assert changed[1:3] == ["    50\tline 49", "    51\tLINE FIFTY"] and last_version("\n".join(changed)) != version
+    assert not session_dir.exists()
 
 
 def test_over_json_rpc_a_changed_file_is_answered_with_its_diff_numbered_as_now(ws: Path):
@@ -134,7 +163,7 @@ def test_a_session_holds_a_bounded_text_of_ten_thousand_files(tmp_path: Path):
     """10,000 files of 8 KB read in one session: what it holds stays within HELD_TEXTS_BYTES, the
     latest are diffed, the earliest read again."""
     engine = Engine(Workspace([str(tmp_path)]))
-    versions = Versions()
+    memory = Versions()
     body = "".join(f"{n:07d} " * 8 + "\n" for n in range(128))  # 8 KB
     count = 10_000
     assert count * len(body) > 2 * HELD_TEXTS_BYTES
@@ -143,13 +172,13 @@ def test_a_session_holds_a_bounded_text_of_ten_thousand_files(tmp_path: Path):
         name = f"f{n}.txt"
         (tmp_path / name).write_text(body)
         plan = engine.plan(parse_request({"path": name}))
-        first_versions[name] = versions.answer(plan, run(plan)).version
-        assert versions.held_bytes <= HELD_TEXTS_BYTES
-    assert len(versions) * len(body) <= HELD_TEXTS_BYTES + len(body)
+        first_versions[name] = memory.answer(plan, run(plan)).version
+        assert memory.held_bytes <= HELD_TEXTS_BYTES
+    assert len(memory) * len(body) <= HELD_TEXTS_BYTES + len(body)
     for name, diffed in ((f"f{count - 1}.txt", True), ("f0.txt", False)):
         (tmp_path / name).write_text(body.replace("0000000", "changed", 1))
         plan = engine.plan(parse_request({"path": name, "limit": 3, "since": first_versions[name]}))
-        result = versions.answer(plan, run(plan))
+        result = memory.answer(plan, run(plan))
         assert result.changed and result.diff is diffed, result.text()
 
 
@@ -281,3 +310,112 @@ def test_a_diff_over_its_share_of_many_is_the_file_read_again_cut_under_its_chan
         assert reply["next"]["paths"][0]["offset"] > 1
     finally:
         server.close()
+
+
+def test_the_cli_json_rpc_and_mcp_show_the_same_text_and_version_line(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from mcp_client import run, texts
+
+    from_cli = cli(ws, "--offset", "3", "--limit", "4").stdout.rstrip("\n")
+    server = ServerProcess(workspace=ws)
+    try:
+        from_jsonrpc = text_of(server.read(path="a.txt", offset=3, limit=4))
+    finally:
+        server.close()
+
+    async def calls(client):
+        return texts(await client.call_tool("read", {"path": "a.txt", "offset": 3, "limit": 4}))
+
+    from_mcp = run({}, "--root", str(ws), calls=calls)
+    assert from_cli == from_jsonrpc == from_mcp
+    assert from_cli.splitlines()[-1] == f"[version {last_version(from_cli)} · {len(LINES)} bytes · modified " \
+        f"{json.loads(cli(ws, '--json').stdout)['mtime']}]"
+
+
+def held_on_disk(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.glob("*.txt"))
+
+
+def test_a_session_folder_holds_texts_within_its_bound_the_least_recently_used_out(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(versions, "HELD_TEXTS_BYTES", 40_000)
+    monkeypatch.setattr(versions, "REMEMBERED_FILES", 30)
+    ws, folder = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    engine = Engine(Workspace([str(ws)]))
+    session = Versions(FolderStore(str(folder)))
+    body = "".join(f"{n:07d} " * 8 + "\n" for n in range(128))  # 8 KB
+
+    def read(name: str, **params):
+        plan = engine.plan(parse_request({"path": name, **params}))
+        return session.answer(plan, run(plan))
+
+    folder.mkdir()
+    (folder / ("0" * 32 + ".txt")).write_text("left behind by a call killed long ago\n")
+    os.utime(folder / ("0" * 32 + ".txt"), (1, 1))
+    (folder / ".just-begun.part").write_text("another call's, being written\n")
+    first = {}
+    for n in range(60):
+        (ws / f"f{n}.txt").write_text(body)
+        first[f"f{n}.txt"] = read(f"f{n}.txt").version
+        read("f0.txt")  # in use all along: the least recently used go first, never it
+        assert held_on_disk(folder) <= 40_000 and session.held_bytes <= 40_000
+    index = json.loads((folder / "index.json").read_text())
+    assert len(index["last"]) == 30 and index["last"][-1][0].endswith("f0.txt")
+    assert len(index["texts"]) == len(list(folder.glob("*.txt"))) >= 3  # the old file left behind went too
+    assert (folder / ".just-begun.part").exists()
+    for name, diffed in (("f59.txt", True), ("f0.txt", True), ("f1.txt", False)):
+        (ws / name).write_text(body.replace("0000000", "changed", 1))
+        result = read(name, limit=3, since=first[name])
+        assert result.changed and result.diff is diffed, (name, result.text())
+
+
+def test_command_lines_run_at_once_share_a_session_folder_unharmed(ws: Path, session_dir: Path):
+    names = [f"f{n}.txt" for n in range(24)]
+    for name in names:
+        (ws / name).write_text(f"{name}\n" * 50)
+    command = [sys.executable, "-m", "agentread", "read", "--root", str(ws)]
+    procs = [subprocess.Popen([*command, *names[n % 3::3]], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for n in range(8)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and err == b"" and out.count(b"[version ") == 8
+    index = json.loads((session_dir / "index.json").read_text())  # whole: one writer's, never a mix
+    assert versions._rows(index["last"], (str, str)) and versions._rows(index["texts"], (str, str, int))
+    assert {os.path.basename(path) for path, _ in index["last"]} <= set(names) and index["last"]
+    held = {f.name for f in session_dir.glob("*.txt")}
+    assert not list(session_dir.glob(".*"))  # no file left half written
+    for path, version, size in index["texts"]:
+        text = FolderStore(str(session_dir)).text(path, version)
+        assert text == f"{os.path.basename(path)}\n" * 50 and len(text) == size, (path, held)
+
+
+@pytest.mark.parametrize("spoil", ["a file in its place", "an index that is not one"])
+def test_a_session_folder_that_cannot_be_used_is_no_session(ws: Path, tmp_path: Path, spoil: str):
+    folder = tmp_path / "spoilt"
+    if spoil == "a file in its place":
+        folder.write_text("not a folder\n")
+    else:
+        folder.mkdir()
+        (folder / "index.json").write_text('{"last": [["a.txt"]], "texts": 7')
+    env = {"AGENTREAD_SESSION_DIR": str(folder)}
+    version = last_version(cli(ws, env=env).stdout)
+    edit(ws)
+    done = cli(ws, "--since", version, "--offset", "50", "--limit", "2", env=env)
+    assert done.returncode == 0 and done.stderr == "" and done.stdout.startswith("[Changed: ")
+    assert "    51\tLINE FIFTY" in done.stdout or "+LINE FIFTY" in done.stdout
+    if spoil == "an index that is not one":  # started afresh: the session works again
+        assert "-line 50\n+LINE FIFTY" in done.stdout
+        assert versions._rows(json.loads((folder / "index.json").read_text())["last"], (str, str))
+
+
+def test_a_sensitive_files_text_is_never_written_to_the_session_folder(ws: Path, session_dir: Path):
+    (ws / ".env").write_text("API_TOKEN=do-not-show-4242\n")
+    refused = subprocess.run([sys.executable, "-m", "agentread", "read", ".env", "--root", str(ws)],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "do-not-show-4242" not in refused.stdout
+    shown = subprocess.run([sys.executable, "-m", "agentread", "read", ".env", "--root", str(ws), "--consent"],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "do-not-show-4242" in shown.stdout
+    cli(ws)  # a file that is not sensitive: its text is held
+    on_disk = b"".join(f.read_bytes() for f in session_dir.iterdir())
+    assert b"line 50" in on_disk and b"do-not-show-4242" not in on_disk

@@ -19,6 +19,7 @@ from rpc import (
     STUCK_PDF,
     STUCK_READER,
     ServerProcess,
+    body_of,
     descendants,
     processes,
     text_of,
@@ -262,7 +263,7 @@ def test_reads_of_many_files_waiting_on_workers_hold_no_read_thread(tmp_path):
         for name in names:
             server.send("agentread/readMany", {"paths": [name]})
         wait_until(lambda: workers_reading(server, tmp_path / names[0]), "a read of many under way")
-        assert text_of(server.read(path="fresh.txt")) == "     1\tfresh"
+        assert body_of(server.read(path="fresh.txt")) == "     1\tfresh"
     finally:
         server.close()
 
@@ -283,6 +284,6 @@ def test_a_reads_deadline_runs_from_its_start_not_its_wait_for_a_thread(tmp_path
         quick = server.send("agentread/read", {"path": "quick.txt"})
         for msg_id in slow:
             assert server.wait(msg_id, STOPPED_AFTER + ANSWER_TIMEOUT)["result"]["error"]["code"] == "timeout"
-        assert text_of(server.wait(quick)["result"]) == "     1\tquick"
+        assert body_of(server.wait(quick)["result"]) == "     1\tquick"
     finally:
         server.close()

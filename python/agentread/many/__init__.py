@@ -23,7 +23,6 @@ from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES,
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
-from agentread.versions import version_line
 
 # Files a call. With more, a file's share of the reply falls under 20 lines, too little to be
 # worth a header.
@@ -235,9 +234,8 @@ def _listing(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequ
 
 
 def _measure(f: FileRead) -> tuple[int, int]:
-    """Bytes and lines of text the file takes in the reply, its header and version line included."""
-    line = version_line(f.result) if f.result is not None else None
-    text = _header(f) + "\n" + (f.result.text() if f.result is not None else "") + (f"\n{line}" if line else "")
+    """Bytes and lines of text the file takes in the reply, its header included."""
+    text = _header(f) + "\n" + (f.result.text() if f.result is not None else "")
     return len(text.encode("utf-8", "surrogatepass")), text.count("\n") + 1
 
 
@@ -445,9 +443,6 @@ def _assemble(files: list[FileRead], leftover: list[ReadRequest], notes: list[st
         if f.result is not None:
             reply.content.append(TextPart(_header(f)))
             reply.content.extend(f.result.content)
-            line = version_line(f.result)
-            if line:  # the version to pass as this entry's `since` later, where only text is seen
-                reply.content.append(TextPart(line))
     rest = [entry for entry in (f.rest for f in files) if entry is not None]
     carried = leftover[:max(0, MAX_MANY_FILES - len(rest))]
     rest += [_entry(req) for req in carried]

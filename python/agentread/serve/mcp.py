@@ -27,9 +27,8 @@ from mcp.server.stdio import stdio_server
 from agentread import __version__
 from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
-from agentread.result import ImagePart, ReadResult, TextPart, joined
+from agentread.result import ImagePart, ReadResult, joined
 from agentread.serve.service import ReadService
-from agentread.versions import version_line
 from agentread.workspace import CONSENT_REASONS, OUTSIDE, SENSITIVE, Workspace
 
 # Roots (and the logging this server does not use) are deprecated in the protocol's next version,
@@ -198,9 +197,7 @@ def _parts(parts) -> list:
 def _content(result: ReadResult) -> types.CallToolResult:
     """A read as MCP content: text parts as text, images as images; an error result as an
     error (isError)."""
-    line = version_line(result)
-    content = result.content + [TextPart(line)] if line else result.content
-    return types.CallToolResult(content=_parts(content), is_error=result.is_error)
+    return types.CallToolResult(content=_parts(result.content), is_error=result.is_error)
 
 
 def _many_content(reply: ManyResult | ReadResult) -> types.CallToolResult:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from agentread.cancel import Cancelled, run_cancellable
 from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
@@ -30,10 +30,11 @@ from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
 from agentread.serve.session import ReadSession
-from agentread.serve.workers import Limits, ReaderFailed, ReadersBusy, WorkerDied, WorkerPool
-from agentread.serve.workers import supported as workers_supported
 from agentread.versions import ManyCall, Versions
 from agentread.workspace import Refusal, Workspace, file_version
+
+if TYPE_CHECKING:
+    from agentread.serve.workers import WorkerPool
 
 log = logging.getLogger("agentread")
 
@@ -117,6 +118,14 @@ def internal_result(name: str, kind: str, message: str) -> ReadResult:
                         f"{message[:MAX_QUOTED_CHARS]}). Try a smaller range, or read another file.")
 
 
+def _worker_pool() -> WorkerPool | None:
+    """The worker processes the environment asks for (workers.py); None for none."""
+    from agentread.serve.workers import Limits, WorkerPool, supported
+
+    limits = Limits.from_environment()
+    return WorkerPool(limits) if limits.workers and supported() else None
+
+
 def _settle(future: asyncio.Future) -> None:
     if not future.done():
         future.set_result(None)
@@ -181,13 +190,14 @@ class _Planned(NamedTuple):
 
 
 class ReadService:
-    """A server's reads: its engine on its workspace, its worker processes, its read threads, its
-    stub session."""
+    """A front end's reads: its engine on its workspace, its worker processes, its read threads,
+    its stub session, its versions (a server's in memory; the command line passes its own)."""
 
-    def __init__(self, workspace: Workspace, stub: bool = False) -> None:
-        limits = Limits.from_environment()
-        # Without workers (AGENTREAD_WORKERS=0, or Windows), every read is made on a read thread.
-        self.pool = WorkerPool(limits) if limits.workers and workers_supported() else None
+    def __init__(self, workspace: Workspace, stub: bool = False, workers: bool = True,
+                 versions: Versions | None = None) -> None:
+        # Without workers (AGENTREAD_WORKERS=0, Windows, or the command line, which must start
+        # quickly), every read is made on a read thread.
+        self.pool: WorkerPool | None = _worker_pool() if workers else None
         self.engine = Engine(workspace)
         # A thread is held until its read really ends, so a read stopped at its deadline still
         # counts here.
@@ -196,7 +206,8 @@ class ReadService:
         self.deadline = read_deadline()
         self.session = ReadSession() if stub else None
         self.quick = _QuickFiles()
-        self.versions = Versions()  # this session's versions, and the texts it diffs against
+        # This session's versions, and the texts it diffs against.
+        self.versions = versions if versions is not None else Versions()
 
     @property
     def workspace(self) -> Workspace:
@@ -232,10 +243,10 @@ class ReadService:
         planned = await self._on_thread(request.path, self._here, request, live, None, plan)
         if not isinstance(planned, _Planned):
             return planned
-        result = await self._in_worker(planned.plan)
+        result = self.versions.answer(planned.plan, await self._in_worker(planned.plan))
         if self.session:
             self.session.keep(planned.plan, planned.mark, result)
-        return self.versions.answer(planned.plan, result)
+        return result
 
     async def read_many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
                         ) -> ManyResult | ReadResult:
@@ -302,9 +313,10 @@ class ReadService:
         started = time.perf_counter()
         result = answer(request, lambda: run(plan))
         self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=False)
+        result = self.versions.answer(plan, result, call)
         if self.session:
             self.session.keep(plan, mark, result, held)
-        return self.versions.answer(plan, result, call)
+        return result
 
     def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list, call: ManyCall,
                      loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
@@ -322,9 +334,10 @@ class ReadService:
                 if stop.is_set():
                     work.cancel()  # the worker is killed, as for a cancelled read
                     raise Cancelled() from None
+        result = self.versions.answer(planned.plan, result, call)
         if self.session:
             self.session.keep(planned.plan, planned.mark, result, held)
-        return self.versions.answer(planned.plan, result, call)
+        return result
 
     async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None) -> Any:
         """fn(*args, stop) on a read thread, within the deadline from its start (else a `timeout`
@@ -370,6 +383,8 @@ class ReadService:
         """The planned read in the worker process for its file: its result, or an error result when
         it ran out of time, its reader failed or its worker ended. InvalidParams if the reader
         refused the params."""
+        from agentread.serve.workers import ReaderFailed, ReadersBusy, WorkerDied
+
         name = plan.request.path
         try:
             return await self.pool.read(plan, self.deadline)
