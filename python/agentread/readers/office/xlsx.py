@@ -73,6 +73,8 @@ MAX_HEADER_CELLS = 20
 
 # Room kept for the closing line (where the read stopped, how to continue).
 CLOSING_RESERVE_BYTES = 400
+# Room kept in a cut row's line for its marker (the call that reads on, all ASCII).
+ROW_MARKER_CHARS = 100
 # Kept beside a cell cut to fit a reply for the numbers its marker names (where it was cut).
 MARKER_DIGITS_BYTES = 24
 
@@ -225,9 +227,10 @@ class _Reader:
             if not shown:
                 continue
             width = len(shown)
-            shown, first_cut = _fit_row(str(row_number), shown, reads_on)
+            room = self.request.output_bytes - CLOSING_RESERVE_BYTES
+            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
-            if rows and used > self.request.output_bytes - CLOSING_RESERVE_BYTES:
+            if rows and used > room:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
             rows.append((row_number, shown, width))
@@ -397,15 +400,19 @@ def _whole(value, formula: str | None) -> str:
     return (f"{formula} → {shown}" if shown else formula) if formula else shown
 
 
-def _fit_row(number: str, cells: list[str], reads_on: str) -> tuple[list[str], int | None]:
-    """A row's cells as its table line shows them: those that fit MAX_LINE_CHARS, then a marker
-    naming the call that shows the rest whole → (the cells, the first column cut, or None)."""
+def _fit_row(number: str, cells: list[str], reads_on: str, room: int) -> tuple[list[str], int | None]:
+    """A row's cells as its table line shows them: those that fit MAX_LINE_CHARS characters and
+    `room` bytes, then a marker naming the call that shows the rest whole → (the cells, the first
+    column cut, or None). A first cell over either leaves only the marker: the call reads it on."""
     cut = next((i for i, cell in enumerate(cells, 1) if len(cell) > MAX_CELL_CHARS), None)
-    if len(pipe_row([number, *cells])) <= MAX_LINE_CHARS:
+    line = pipe_row([number, *cells])
+    if len(line) <= MAX_LINE_CHARS and len(line.encode("utf-8")) <= room:
         return cells, cut
-    kept, length = 0, len(pipe_row([number]))
-    while length + len(cells[kept]) + 3 <= MAX_LINE_CHARS - 100:  # room for the marker
+    kept, length, size = 0, len(pipe_row([number])), len(pipe_row([number]).encode("utf-8"))
+    while (kept < len(cells) and length + len(cells[kept]) + 3 <= MAX_LINE_CHARS - ROW_MARKER_CHARS
+           and size + len(cells[kept].encode("utf-8")) + 3 <= room - ROW_MARKER_CHARS):
         length += len(cells[kept]) + 3
+        size += len(cells[kept].encode("utf-8")) + 3
         kept += 1
     return ([*cells[:kept], f"[… row cut at column {_letters(kept + 1)}; {reads_on}{kept + 1} reads on]"],
             min(cut or kept + 1, kept + 1))
