@@ -116,3 +116,20 @@ def test_a_read_goes_through_the_read_service_without_worker_processes_or_protoc
     assert done.returncode == 0 and "agentread.serve.service" in imported
     assert "agentread.serve.workers" not in imported and "multiprocessing" not in imported
     assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol", "mcp")}
+
+
+def test_a_cell_longer_than_a_reply_reads_on_with_char(tmp_path: Path):
+    from builders import workbook
+
+    cell = "".join(f"word{i} " for i in range(1200))  # about 9 KB: several 2,000-byte replies
+    (tmp_path / "wide.xlsx").write_bytes(workbook({"A1": cell}))
+    args, pieces = ["--pages", "1", "--offset", "1", "--column", "1"], []
+    for _ in range(50):
+        result = json.loads(agentread("read", "wide.xlsx", *args, "--max-bytes", "2000", "--json", cwd=tmp_path).stdout)
+        text = "".join(part["text"] for part in result["content"] if part["type"] == "text")
+        pieces.append(re.search(r"^A1(?: from character [\d,]+)?: (.*?)(?: \[… cell A1 cut at [^\]]*\])?$", text,
+                                re.M).group(1))
+        if "next" not in result:
+            break
+        args = [arg for key, value in result["next"].items() for arg in (f"--{key}", str(value))]
+    assert len(pieces) > 3 and "".join(pieces) == cell

@@ -24,6 +24,7 @@ def _read(args: argparse.Namespace) -> int:
     window["view"] = args.view
     window["since"] = args.since
     window["column"] = args.column
+    window["char"] = args.char
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     size.update({k: v for k, v in (("find", args.find), ("regex", args.regex), ("ignoreCase", args.ignore_case))
@@ -108,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                       "diff since then (the session folder, AGENTREAD_SESSION_DIR or ~/.cache/agentread/session, "
                       "holds earlier texts; set empty, none is kept)")
     read.add_argument("--column", type=int, help="1-based character where the first line continues (a cut line)")
+    read.add_argument("--char", type=int, help="with --column in a spreadsheet: the character where a cut cell "
+                      "continues")
     read.add_argument("--find", help="list the hits of this text instead of a window (every path's)")
     read.add_argument("--regex", action="store_true", default=None, help="--find is a regular expression")
     read.add_argument("--ignore-case", action="store_true", default=None, help="--find ignores case")
