@@ -83,6 +83,12 @@ FIND_CHUNK = 1 << 20
 # that a file of one huge line costs a piece of memory.
 MAX_FIND_LINE_BYTES = 16 << 20
 
+# A search of decoded text (a regular expression) in a UTF-8 file decodes it this many bytes at a
+# time (then only the lines around a byte that is not ASCII, down to FIND_LEAF bytes, go through the
+# UTF-8 decoder): a part costs a call or two of Python, small beside its bytes.
+FIND_PART = 64 << 10
+FIND_LEAF = 1 << 10
+
 # Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
 FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 
@@ -552,21 +558,97 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         raise past_end(first, index.total if index.total is not None else _count_total(stream, index), "line",
                        "the file")
     needle = _byte_needle(matcher, decode_as)
+    # A UTF-8 file's lines are searched a part at a time (_texts), which never splits a line.
+    in_parts = needle is None and decode_as in PLAIN_WINDOW_ENCODINGS and not LINE_END.search(
+        matcher.text.encode("utf-8"))
+
+    def shown(hit: Hit) -> bool:
+        return hit.where["line"] > first or hit.where["column"] >= (request.column or 1)
+
     line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
     for buffer, size, whole in _pieces(stream, start):
         if needle is not None:
-            data: Piece = buffer
+            hits = _Hits(buffer, size, decode_as, line, carried)
             spans = _find_all(buffer.lower() if matcher.ignore_case else buffer, needle, size)
+            yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
+        elif in_parts:
+            for at, text in _texts(buffer, size, decode_as):
+                part = None
+                for begin, end in matcher.line_spans(text):
+                    if part is None:  # the lines before the part are counted once it has a hit
+                        part = _Hits(text, len(text), decode_as, line + (count_line_ends(buffer, at) if at else 0),
+                                     0 if at else carried)
+                    hit = part.at(begin, end)
+                    if shown(hit):
+                        yield hit
+            hits = _Hits(buffer, size, decode_as, line, carried)
         else:
             data = buffer[:size].decode(decode_as, errors="replace")
-            size = len(data)
-            spans = matcher.line_spans(data)
-        hits = _Hits(data, size, decode_as, line, carried)
-        for begin, end in spans:
-            hit = hits.at(begin, end)
-            if hit.where["line"] > first or hit.where["column"] >= (request.column or 1):
-                yield hit
+            hits = _Hits(data, len(data), decode_as, line, carried)
+            yield from filter(shown, (hits.at(begin, end) for begin, end in matcher.line_spans(data)))
         line, carried = hits.after(whole)
+
+
+def _texts(buffer: bytearray, size: int, encoding: str) -> Iterator[tuple[int, str]]:
+    """buffer[:size], UTF-8 or ASCII, decoded as (byte offset, text) parts of whole lines, as
+    buffer[:size].decode(encoding, errors="replace") decodes them (a decoder never joins a line end
+    to the bytes around it). The bytes decode as Latin-1 (a copy) FIND_PART at a time, and where
+    that is all ASCII it is the text; a part that is not is halved, down to FIND_LEAF bytes or a
+    line, so that only the lines around a byte that is not ASCII go through the UTF-8 decoder. Runs
+    of ASCII parts are joined: one search each."""
+    parts: list[tuple[int, str]] = []
+    with memoryview(buffer) as view:
+        at = 0
+        while at < size:
+            end = _line_start(buffer, min(at + FIND_PART, size), size)
+            text = str(view[at:end], "latin-1")
+            if text.isascii():
+                parts.append((at, text))
+            else:
+                _split(view, buffer, at, end, encoding, parts)
+            at = end
+    run: list[str] = []
+    run_at = 0
+    for at, text in parts:
+        if text.isascii():
+            run_at = run_at if run else at
+            run.append(text)
+            continue
+        if run:
+            yield run_at, "".join(run)
+            run = []
+        yield at, text
+    if run:
+        yield run_at, "".join(run)
+
+
+def _split(view: memoryview, buffer: bytearray, start: int, end: int, encoding: str,
+           parts: list[tuple[int, str]]) -> None:
+    """Appends the parts of buffer[start:end], which holds a byte that is not ASCII (see _texts):
+    halved while one half is all ASCII, and decoded as UTF-8 whole where both are not (text of
+    another script is decoded a part at a time, not a line)."""
+    middle = _line_start(buffer, (start + end) // 2, end) if end - start > FIND_LEAF else end
+    if middle < end:
+        left = str(view[start:middle], "latin-1")
+        if left.isascii():
+            parts.append((start, left))
+            _split(view, buffer, middle, end, encoding, parts)
+            return
+        right = str(view[middle:end], "latin-1")
+        if right.isascii():
+            _split(view, buffer, start, middle, encoding, parts)
+            parts.append((middle, right))
+            return
+    parts.append((start, str(view[start:end], encoding, "replace")))
+
+
+def _line_start(buffer: bytearray, at: int, end: int) -> int:
+    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
+    lf = buffer.find(b"\n", at - 1, end)
+    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
+    if cr < 0:
+        return end if lf < 0 else lf + 1
+    return cr + 2 if cr + 1 == lf else cr + 1
 
 
 Piece = Union[bytearray, str]
