@@ -2,7 +2,7 @@
 not ASCII) decodes the lines that are ASCII apart from the others: over lines mixing ASCII, other
 characters, bytes that are not UTF-8 and every line end, its hits are exactly those of the pattern
 run on each line of the file decoded whole, as the editor shows it, whatever the sizes of the pieces
-read and of the parts decoded."""
+read and of the parts decoded, with the compiled search for bytes that are not ASCII or without."""
 
 from __future__ import annotations
 
@@ -59,20 +59,22 @@ def reference(data: bytes, encoding: str, find: str, is_regex: bool, ignore_case
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.tuples(st.lists(st.sampled_from(PIECES), max_size=12), st.sampled_from(ENDS)), max_size=40),
        last_end=st.booleans(), search=st.sampled_from(SEARCHES), encoding=st.sampled_from(["utf-8", "ascii"]),
-       chunk=st.sampled_from([64, 200, 1 << 20]), part=st.sampled_from([8, 40, 1 << 16]), leaf=st.sampled_from([1, 16]))
+       chunk=st.sampled_from([64, 200, 1 << 20]), run=st.sampled_from([1, 8, 40, 4096]),
+       compiled=st.booleans())
 def test_hits_are_the_patterns_matches_in_each_line_of_the_whole_decoded_text(lines, last_end, search, encoding,
-                                                                              chunk, part, leaf):
+                                                                              chunk, run, compiled):
     data = b"".join(b"".join(pieces) + end for pieces, end in lines)
     if lines and not last_end:
         data = data[:-len(lines[-1][1])]
     find, is_regex, ignore_case = search
     request = parse_request({"path": "f.txt", "find": find, "regex": is_regex, "ignoreCase": ignore_case})
-    sizes = text_reader.FIND_CHUNK, text_reader.FIND_PART, text_reader.FIND_LEAF
-    text_reader.FIND_CHUNK, text_reader.FIND_PART, text_reader.FIND_LEAF = chunk, part, leaf
+    kept = text_reader.FIND_CHUNK, text_reader.FIND_ASCII_RUN, text_reader.ascii_end
+    text_reader.FIND_CHUNK, text_reader.FIND_ASCII_RUN = chunk, run
+    text_reader.ascii_end = text_reader.ascii_end if compiled else text_reader._ascii_end_in_python
     try:
         found = searched(data, encoding, request)
     finally:
-        text_reader.FIND_CHUNK, text_reader.FIND_PART, text_reader.FIND_LEAF = sizes
+        text_reader.FIND_CHUNK, text_reader.FIND_ASCII_RUN, text_reader.ascii_end = kept
     want = reference(data, encoding, find, is_regex, ignore_case)
     assert [(line, column) for line, column, _ in found] == [(line, column) for line, column, _ in want]
     for (_, _, context), (_, _, match) in zip(found, want):

@@ -83,11 +83,11 @@ FIND_CHUNK = 1 << 20
 # that a file of one huge line costs a piece of memory.
 MAX_FIND_LINE_BYTES = 16 << 20
 
-# A search of decoded text (a regular expression) in a UTF-8 file decodes it this many bytes at a
-# time (then only the lines around a byte that is not ASCII, down to FIND_LEAF bytes, go through the
-# UTF-8 decoder): a part costs a call or two of Python, small beside its bytes.
-FIND_PART = 64 << 10
-FIND_LEAF = 1 << 10
+# A search of decoded text (a regular expression) in a UTF-8 file decodes runs of ASCII lines as
+# Latin-1, and the lines around bytes that are not ASCII as UTF-8 with the ASCII lines between them
+# up to this many bytes: a part costs a few calls of Python, small beside this many bytes, and a
+# file with such a line every few KB is decoded in long parts, not a few lines at a time.
+FIND_ASCII_RUN = 16 << 10
 
 # Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
 FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
@@ -164,13 +164,28 @@ def _count_in_python(buf: bytearray, n: int) -> int:
     return ends + buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
 
 
+def _ascii_end_in_python(buffer: bytearray, start: int, end: int) -> int:
+    """ascii_end where the C module was not built: copies of FIND_ASCII_RUN bytes tested whole, the
+    first that is not ASCII halved down to its byte."""
+    while start < end:
+        stop = min(start + FIND_ASCII_RUN, end)
+        if not buffer[start:stop].isascii():
+            while stop - start > 1:
+                middle = (start + stop) // 2
+                start, stop = (middle, stop) if buffer[start:middle].isascii() else (start, middle)
+            return start
+        start = stop
+    return end
+
+
 # Why number_window stopped a window: the end of the file, the output budget, the line limit.
 STOP_NONE, STOP_OUTPUT, STOP_LIMIT = 0, 1, 2
 
 try:  # compiled with the package (setup.py): one pass, several times faster than one bytes.count pass
-    from agentread._scan import count_line_ends, number_window
+    from agentread._scan import ascii_end, count_line_ends, number_window
 except ImportError:
     count_line_ends, number_window = _count_in_python, None
+    ascii_end = _ascii_end_in_python
     COUNT_REST_BYTES = 32 << 20  # counting is several times slower: a first read counts as much as it did before
 
 
@@ -592,54 +607,28 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
 def _texts(buffer: bytearray, size: int, encoding: str) -> Iterator[tuple[int, str]]:
     """buffer[:size], UTF-8 or ASCII, decoded as (byte offset, text) parts of whole lines, as
     buffer[:size].decode(encoding, errors="replace") decodes them (a decoder never joins a line end
-    to the bytes around it). The bytes decode as Latin-1 (a copy) FIND_PART at a time, and where
-    that is all ASCII it is the text; a part that is not is halved, down to FIND_LEAF bytes or a
-    line, so that only the lines around a byte that is not ASCII go through the UTF-8 decoder. Runs
-    of ASCII parts are joined: one search each."""
-    parts: list[tuple[int, str]] = []
+    to the bytes around it). A run of ASCII lines decodes as Latin-1, a copy; the lines around a
+    byte that is not ASCII go through the UTF-8 decoder, with the ASCII lines between them up to
+    FIND_ASCII_RUN bytes (text of another script is decoded in long parts, not a line at a time)."""
     with memoryview(buffer) as view:
         at = 0
         while at < size:
-            end = _line_start(buffer, min(at + FIND_PART, size), size)
-            text = str(view[at:end], "latin-1")
-            if text.isascii():
-                parts.append((at, text))
-            else:
-                _split(view, buffer, at, end, encoding, parts)
+            other = ascii_end(buffer, at, size)
+            if other == size:
+                yield at, str(view[at:size], "latin-1")
+                return
+            lf = buffer.rfind(b"\n", at, other)
+            start = max(lf + 1, buffer.rfind(b"\r", max(lf, at), other) + 1, at)  # the start of its line
+            if start > at:
+                yield at, str(view[at:start], "latin-1")
+            end = _line_start(buffer, other + 1, size)
+            while end < size:
+                reach = min(end + FIND_ASCII_RUN, size)
+                if ascii_end(buffer, end, reach) == reach:
+                    break
+                end = _line_start(buffer, reach, size)
+            yield start, str(view[start:end], encoding, "replace")
             at = end
-    run: list[str] = []
-    run_at = 0
-    for at, text in parts:
-        if text.isascii():
-            run_at = run_at if run else at
-            run.append(text)
-            continue
-        if run:
-            yield run_at, "".join(run)
-            run = []
-        yield at, text
-    if run:
-        yield run_at, "".join(run)
-
-
-def _split(view: memoryview, buffer: bytearray, start: int, end: int, encoding: str,
-           parts: list[tuple[int, str]]) -> None:
-    """Appends the parts of buffer[start:end], which holds a byte that is not ASCII (see _texts):
-    halved while one half is all ASCII, and decoded as UTF-8 whole where both are not (text of
-    another script is decoded a part at a time, not a line)."""
-    middle = _line_start(buffer, (start + end) // 2, end) if end - start > FIND_LEAF else end
-    if middle < end:
-        left = str(view[start:middle], "latin-1")
-        if left.isascii():
-            parts.append((start, left))
-            _split(view, buffer, middle, end, encoding, parts)
-            return
-        right = str(view[middle:end], "latin-1")
-        if right.isascii():
-            _split(view, buffer, start, middle, encoding, parts)
-            parts.append((middle, right))
-            return
-    parts.append((start, str(view[start:end], encoding, "replace")))
 
 
 def _line_start(buffer: bytearray, at: int, end: int) -> int:
