@@ -584,7 +584,7 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
     for buffer, size, whole in _pieces(stream, start):
         if needle is not None:
             hits = _Hits(buffer, size, decode_as, line, carried)
-            spans = _find_all(buffer.lower() if matcher.ignore_case else buffer, needle, size)
+            spans = (_caseless_all if matcher.ignore_case else _find_all)(buffer, needle, size)
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
         elif in_parts:
             for at, text in _texts(buffer, size, decode_as):
@@ -659,6 +659,15 @@ def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, 
     while at >= 0:
         yield at, at + len(needle)
         at = data.find(needle, at + len(needle), size)
+
+
+def _caseless_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
+    """_find_all of an ASCII needle in data lowered, in one compiled pass without the lowered copy
+    (the `regex` package folds the case of ASCII letters alone in a bytes pattern)."""
+    import regex  # imported by the first search (find.Matcher)
+
+    for match in regex.compile(regex.escape(needle), regex.IGNORECASE).finditer(data, 0, size):
+        yield match.span()
 
 
 class _Hits:
