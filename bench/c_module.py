@@ -29,6 +29,9 @@ from agentread.readers.notebook import model  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 
+# The regular expression run.py searches the log for: found once, so all of the log is searched.
+REGEX_FIND = "worker-13 .* line=99999[0-9][0-9] "
+
 
 def read_ms(path: Path, engine: Engine | None = None, **params) -> float:
     """One read through a fresh engine and line index (nothing cached: a first read), or through
@@ -65,7 +68,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
     args = parser.parse_args()
-    if text.number_window is None or model.plain_end is None:
+    if text.number_window is None or model.plain_end is None or text.ascii_end is text._ascii_end_in_python:
         sys.exit("the C module is not built: python3 setup.py build_ext --inplace")
     log = data.log_file(args.data)
     notebook = args.data / "notebook.ipynb"
@@ -75,6 +78,10 @@ def main() -> None:
     print("|---|---|---:|---:|---:|")
     compare("0.9 GB log, a window at line 9M, first read", text, "count_line_ends", text._count_in_python,
             lambda: read_ms(log, offset=9_000_000), args.runs)
+    compare("0.9 GB log, find a regular expression", text, "count_line_ends", text._count_in_python,
+            lambda: read_ms(log, find=REGEX_FIND, regex=True), args.runs)
+    compare("0.9 GB log, find a regular expression", text, "ascii_end", text._ascii_end_in_python,
+            lambda: read_ms(log, find=REGEX_FIND, regex=True), args.runs)
     warm = Engine(Workspace([str(log.parent)]))
     compare("0.9 GB log, a 2,000-line window at line 1, repeat read", text, "number_window", None,
             lambda: read_ms(log, warm), args.runs)

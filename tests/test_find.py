@@ -95,6 +95,12 @@ def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_pat
     assert NUMBERED.match(shows(server, "t.docx", hit).split("\n")[0]).group(1) == "| Rent | 1200 zebra |"
 
 
+def test_a_string_regardless_of_case_is_found_in_a_text_file_in_every_case(server, tmp_path: Path):
+    (tmp_path / "mixed.log").write_text("é Line=7 a\r\nno\nß LINE=7 line=7\rline=8\n", encoding="utf-8", newline="")
+    found = hits(server.read(path="mixed.log", find="lINE=7", ignoreCase=True))
+    assert [(h["line"], h["column"]) for h in found] == [(1, 3), (3, 3), (3, 10)]
+
+
 def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
     line = "x" * 4500 + " needle " + "y" * 3000
     (tmp_path / "wide.txt").write_text(f"short\n{line}\n")

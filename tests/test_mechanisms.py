@@ -13,6 +13,7 @@ import dataclasses
 import io
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,45 @@ def test_the_compiled_counter_refuses_a_count_past_its_buffer():
         text.count_line_ends(bytearray(b"a\nb"), 4)
     with pytest.raises(TypeError):
         text.count_line_ends("a\nb", 3)
+
+
+ASCII_ENDS = {"compiled": text.ascii_end, "python": text._ascii_end_in_python}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_both_ascii_end_finders_find_the_first_byte_over_127(seed: int):
+    from agentread import _scan
+
+    assert text.ascii_end is _scan.ascii_end
+    rng = random.Random(seed)
+    pieces = [b"x", b"\n", b"x" * 300, b"\x80", b"\xff", "é".encode()]  # runs longer than a block
+    data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 200))))
+    start = rng.randrange(len(data) + 1)
+    end = rng.randrange(start, len(data) + 1)
+    other = re.compile(rb"[\x80-\xff]").search(bytes(data), start, end)
+    want = other.start() if other else end
+    assert [ascii_end(data, start, end) for ascii_end in ASCII_ENDS.values()] == [want, want]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_string_regardless_of_case_is_found_where_the_lowered_bytes_hold_it(seed: int):
+    """The search of an ASCII string ignoring case in a UTF-8 file: every byte value around it, the
+    Kelvin sign and the long s (which fold to k and s in text, not in bytes) among them."""
+    rng = random.Random(seed)
+    pieces = [bytes([b]) for b in range(256)] + [b"K", b"k", b"s", b"S", "\u212a".encode(), "\u017f".encode()] * 20
+    needle = "".join(rng.choice("kKsS=1 ") for _ in range(rng.randrange(1, 4))).lower().encode()
+    data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 3000))))
+    size = rng.randrange(len(data) + 1)
+    assert list(text._caseless_all(data, needle, size)) == list(text._find_all(data.lower(), needle, size))
+
+
+def test_the_compiled_ascii_end_refuses_a_range_outside_its_buffer():
+    with pytest.raises(ValueError, match="outside a buffer of 3 bytes"):
+        text.ascii_end(bytearray(b"abc"), 1, 4)
+    with pytest.raises(ValueError):
+        text.ascii_end(bytearray(b"abc"), 2, 1)
+    with pytest.raises(TypeError):
+        text.ascii_end(b"abc", 0, 3)
 
 
 def test_the_compiled_numbering_refuses_what_no_window_is():

@@ -1,8 +1,8 @@
 /* The engine's loops over every byte of a file, written in C: counting line ends through a text file and
- * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), and finding
- * where a notebook's image payload stops being plain JSON string bytes (notebook/model.py). None of them
- * parses a file format: they compare bytes with a few values and copy whole lines; images, PDFs and
- * notebooks are decoded by libraries. */
+ * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), finding where
+ * a run of ASCII bytes ends (a find's decoding, text.py), and finding where a notebook's image payload stops
+ * being plain JSON string bytes (notebook/model.py). None of them parses a file format: they compare bytes with
+ * a few values and copy whole lines; images, PDFs and notebooks are decoded by libraries. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <limits.h>
@@ -194,6 +194,32 @@ static PyObject *plain_end(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(i);
 }
 
+/* The first byte of buffer[start:end] that is not ASCII (0x80 or more), or end: where a find's run of lines it
+ * can decode as Latin-1 stops (text.py). A bytearray, the find's read buffer. */
+static PyObject *ascii_end(PyObject *module, PyObject *args)
+{
+    PyObject *buffer;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "Ynn:ascii_end", &buffer, &start, &end))
+        return NULL;
+    Py_ssize_t size = PyByteArray_Size(buffer);
+    if (start < 0 || start > end || end > size)
+        return PyErr_Format(PyExc_ValueError, "ascii_end: [%zd:%zd] is outside a buffer of %zd bytes", start, end, size);
+    const unsigned char *p = (const unsigned char *)PyByteArray_AsString(buffer);
+    Py_ssize_t i = start;
+    /* As plain_end: a block of bytes OR-ed without a branch, which the compiler does a vector at a time. */
+    for (; end - i >= 64; i += 64) {
+        unsigned char high = 0;
+        for (int j = 0; j < 64; j++)
+            high |= p[i + j];
+        if (high & 0x80)
+            break;
+    }
+    while (i < end && p[i] < 0x80)
+        i++;
+    return PyLong_FromSsize_t(i);
+}
+
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
      "count_line_ends(bytearray, n) -> line ends (LF, CRLF, lone CR) in buffer[:n]; a final CR counts as lone."},
@@ -201,6 +227,8 @@ static PyMethodDef methods[] = {
      "number_window(block, eof, first, limit, budget, max_line) -> (numbered bytes, lines shown, stop) or None."},
     {"plain_end", plain_end, METH_VARARGS,
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
+    {"ascii_end", ascii_end, METH_VARARGS,
+     "ascii_end(bytearray, start, end) -> the first byte in buffer[start:end] that is not ASCII, or end."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -83,6 +83,12 @@ FIND_CHUNK = 1 << 20
 # that a file of one huge line costs a piece of memory.
 MAX_FIND_LINE_BYTES = 16 << 20
 
+# A search of decoded text (a regular expression) in a UTF-8 file decodes runs of ASCII lines as
+# Latin-1, and the lines around bytes that are not ASCII as UTF-8 with the ASCII lines between them
+# up to this many bytes: a part costs a few calls of Python, small beside this many bytes, and a
+# file with such a line every few KB is decoded in long parts, not a few lines at a time.
+FIND_ASCII_RUN = 16 << 10
+
 # Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
 FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 
@@ -158,13 +164,28 @@ def _count_in_python(buf: bytearray, n: int) -> int:
     return ends + buf.count(b"\r", 0, n) - buf.count(b"\r\n", 0, n)
 
 
+def _ascii_end_in_python(buffer: bytearray, start: int, end: int) -> int:
+    """ascii_end where the C module was not built: copies of FIND_ASCII_RUN bytes tested whole, the
+    first that is not ASCII halved down to its byte."""
+    while start < end:
+        stop = min(start + FIND_ASCII_RUN, end)
+        if not buffer[start:stop].isascii():
+            while stop - start > 1:
+                middle = (start + stop) // 2
+                start, stop = (middle, stop) if buffer[start:middle].isascii() else (start, middle)
+            return start
+        start = stop
+    return end
+
+
 # Why number_window stopped a window: the end of the file, the output budget, the line limit.
 STOP_NONE, STOP_OUTPUT, STOP_LIMIT = 0, 1, 2
 
 try:  # compiled with the package (setup.py): one pass, several times faster than one bytes.count pass
-    from agentread._scan import count_line_ends, number_window
+    from agentread._scan import ascii_end, count_line_ends, number_window
 except ImportError:
     count_line_ends, number_window = _count_in_python, None
+    ascii_end = _ascii_end_in_python
     COUNT_REST_BYTES = 32 << 20  # counting is several times slower: a first read counts as much as it did before
 
 
@@ -556,21 +577,71 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         raise past_end(first, index.total if index.total is not None else _count_total(stream, index), "line",
                        "the file")
     needle = _byte_needle(matcher, decode_as)
+    # A UTF-8 file's lines are searched a part at a time (_texts), which never splits a line.
+    in_parts = needle is None and decode_as in PLAIN_WINDOW_ENCODINGS and not LINE_END.search(
+        matcher.text.encode("utf-8"))
+
+    def shown(hit: Hit) -> bool:
+        return hit.where["line"] > first or hit.where["column"] >= (request.column or 1)
+
     line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
     for buffer, size, whole in _pieces(stream, start):
         if needle is not None:
-            data: Piece = buffer
-            spans = _find_all(buffer.lower() if matcher.ignore_case else buffer, needle, size)
+            hits = _Hits(buffer, size, decode_as, line, carried)
+            spans = (_caseless_all if matcher.ignore_case else _find_all)(buffer, needle, size)
+            yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
+        elif in_parts:
+            for at, text in _texts(buffer, size, decode_as):
+                part = None
+                for begin, end in matcher.line_spans(text):
+                    if part is None:  # the lines before the part are counted once it has a hit
+                        part = _Hits(text, len(text), decode_as, line + (count_line_ends(buffer, at) if at else 0),
+                                     0 if at else carried)
+                    hit = part.at(begin, end)
+                    if shown(hit):
+                        yield hit
+            hits = _Hits(buffer, size, decode_as, line, carried)
         else:
             data = buffer[:size].decode(decode_as, errors="replace")
-            size = len(data)
-            spans = matcher.line_spans(data)
-        hits = _Hits(data, size, decode_as, line, carried)
-        for begin, end in spans:
-            hit = hits.at(begin, end)
-            if hit.where["line"] > first or hit.where["column"] >= (request.column or 1):
-                yield hit
+            hits = _Hits(data, len(data), decode_as, line, carried)
+            yield from filter(shown, (hits.at(begin, end) for begin, end in matcher.line_spans(data)))
         line, carried = hits.after(whole)
+
+
+def _texts(buffer: bytearray, size: int, encoding: str) -> Iterator[tuple[int, str]]:
+    """buffer[:size], UTF-8 or ASCII, decoded as (byte offset, text) parts of whole lines, as
+    buffer[:size].decode(encoding, errors="replace") decodes them (a decoder never joins a line end
+    to the bytes around it). A run of ASCII lines decodes as Latin-1, a copy; the lines around a
+    byte that is not ASCII go through the UTF-8 decoder, with the ASCII lines between them up to
+    FIND_ASCII_RUN bytes (text of another script is decoded in long parts, not a line at a time)."""
+    with memoryview(buffer) as view:
+        at = 0
+        while at < size:
+            other = ascii_end(buffer, at, size)
+            if other == size:
+                yield at, str(view[at:size], "latin-1")
+                return
+            lf = buffer.rfind(b"\n", at, other)
+            start = max(lf + 1, buffer.rfind(b"\r", max(lf, at), other) + 1, at)  # the start of its line
+            if start > at:
+                yield at, str(view[at:start], "latin-1")
+            end = _line_start(buffer, other + 1, size)
+            while end < size:
+                reach = min(end + FIND_ASCII_RUN, size)
+                if ascii_end(buffer, end, reach) == reach:
+                    break
+                end = _line_start(buffer, reach, size)
+            yield start, str(view[start:end], encoding, "replace")
+            at = end
+
+
+def _line_start(buffer: bytearray, at: int, end: int) -> int:
+    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
+    lf = buffer.find(b"\n", at - 1, end)
+    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
+    if cr < 0:
+        return end if lf < 0 else lf + 1
+    return cr + 2 if cr + 1 == lf else cr + 1
 
 
 Piece = Union[bytearray, str]
@@ -592,6 +663,15 @@ def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, 
     while at >= 0:
         yield at, at + len(needle)
         at = data.find(needle, at + len(needle), size)
+
+
+def _caseless_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
+    """_find_all of an ASCII needle in data lowered, in one compiled pass without the lowered copy
+    (the `regex` package folds the case of ASCII letters alone in a bytes pattern)."""
+    import regex  # imported by the first search (find.Matcher)
+
+    for match in regex.compile(regex.escape(needle), regex.IGNORECASE).finditer(data, 0, size):
+        yield match.span()
 
 
 class _Hits:

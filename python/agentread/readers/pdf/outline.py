@@ -37,6 +37,9 @@ MAX_BOOKMARKS = 100_000
 # not shown and each bookmark's page is found on its own.
 MAX_PAGES_WALKED = 100_000
 
+# Pages loaded between two checks for a cancelled read: a few milliseconds of work.
+PAGES_PER_CHECK = 1000
+
 # Runs of page labels named in the outline's header (pages 1-30 labelled i-xxx, ...): a document has
 # a few; one labelling each page its own way would otherwise fill the reply.
 MAX_LABEL_RUNS = 12
@@ -83,11 +86,12 @@ def _pdfium_bookmarks(pdf) -> Iterator[Bookmark]:
     if first is None:
         return
     # PDFium finds a destination's page by walking the page tree from its start, loading pages as
-    # it goes, for each bookmark; with every page's dictionary loaded first (asking each page's
-    # size loads them in one pass), each lookup is found among them at once: several times faster.
-    for index in range(min(len(pdf), MAX_PAGES_WALKED)):
-        if index % 1000 == 0:
-            checkpoint()
+    # it goes, for each bookmark; with every page's dictionary loaded first, each lookup is found
+    # among them at once: several times faster. Asking a page's size loads the pages before it too,
+    # so a call every PAGES_PER_CHECK pages loads them all.
+    walked = min(len(pdf), MAX_PAGES_WALKED)
+    for index in [*range(PAGES_PER_CHECK - 1, walked - 1, PAGES_PER_CHECK), walked - 1]:
+        checkpoint()
         pdf.get_page_size(index)
     for count, mark in enumerate(itertools.chain([first], marks)):
         if count >= MAX_BOOKMARKS:
