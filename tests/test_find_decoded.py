@@ -20,10 +20,11 @@ from agentread.request import parse_request
 from agentread.result import ReadError
 
 # Pieces of lines: ASCII that patterns aim at, letters whose case folds to ASCII (Kelvin sign, long
-# s) or to several letters (sharp s), other scripts, and bytes that are not UTF-8 (a lone
-# continuation, a cut sequence, an encoded surrogate, 0xFF).
+# s, dotted I) or to several letters (sharp s, the fi ligature), other scripts, and bytes that are
+# not UTF-8 (a lone continuation, a cut sequence, an encoded surrogate, 0xFF).
 PIECES = [b"a", b"b", b"x", b"k", b"K", b"s", b"ss", b"STRASSE", b" ", b"\t", b"1", b"22", b"_", b"-", b".",
-          "\u212a".encode(), "\u017f".encode(), "é".encode(), "ß".encode(), "中文".encode(), "😀".encode(),
+          "\u212a".encode(), "\u017f".encode(), "\ufb01".encode(), "\u0130".encode(), "é".encode(), "ß".encode(),
+          "中文".encode(), "😀".encode(),
           b"\x80", b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3(", b"a" * 70]
 ENDS = [b"\n", b"\r\n", b"\r"]
 
@@ -35,6 +36,7 @@ SEARCHES = [
     (r"é+", True, False), (r"\ufffd", True, False), (r"[\x80-\U0010ffff]", True, False), (r"\d{2,}", True, False),
     (r"x$", True, False), (r"^\S", True, False), (r"\s\S", True, False), (r".", True, False), (r"\X", True, False),
     (r"a{70}", True, False), (r"(?i)SS", True, False), ("Straße", False, True), ("中", False, True),
+    ("strasse", False, True), ("K", False, True), ("FI", False, True), ("i", False, True), ("ab", False, True),
 ]
 
 
@@ -90,3 +92,16 @@ def test_a_pattern_that_backtracks_without_end_after_text_that_is_not_utf8_is_st
         assert error.code == "regex_timeout"
     else:
         raise AssertionError("the search was not stopped")
+
+
+def test_every_ascii_string_a_character_beyond_ascii_matches_ignoring_case_holds_a_letter_the_byte_search_leaves():
+    """The caseless search of a string's bytes folds ASCII only: a string that a character beyond
+    ASCII matches must go to the decoded text. Such a string is a single letter or a character's
+    whole folding (a ligature, sharp s), and each holds one of FOLDED_FROM_BEYOND_ASCII."""
+    flags = regex.IGNORECASE | regex.FULLCASE
+    cased = [c for c in map(chr, range(0x80, 0x110000)) if c.lower() != c or c.upper() != c or c.casefold() != c]
+    matched = {word for c in cased
+               for word in (*"abcdefghijklmnopqrstuvwxyz", c.casefold())
+               if word.isascii() and regex.fullmatch(regex.escape(word), c, flags)}
+    assert matched >= {"k", "s", "i", "ss", "fi"}
+    assert all(set(word) & text_reader.FOLDED_FROM_BEYOND_ASCII for word in matched)

@@ -647,15 +647,23 @@ def _line_start(buffer: bytearray, at: int, end: int) -> int:
 Piece = Union[bytearray, str]
 
 
+# ASCII letters that a character beyond ASCII matches regardless of case, alone or in a ligature
+# (K matches the Kelvin sign, "ss" matches ß, "fi" the ligature ﬁ, i matches İ): a caseless search
+# of a string holding one must look at the decoded text to find what it finds in other kinds.
+FOLDED_FROM_BEYOND_ASCII = frozenset("fiks")
+
+
 def _byte_needle(matcher: Matcher, encoding: str) -> bytes | None:
     """The bytes that find the search in a UTF-8 or ASCII file, where they find exactly what the
-    decoded text would: a plain string, as is, or ASCII regardless of case (found in the piece's
-    bytes lowered, which lowers ASCII only)."""
+    decoded text would: a plain string, as is, or ASCII regardless of case when no character beyond
+    ASCII matches any of its letters (found by a caseless pass over the bytes, which folds ASCII
+    only)."""
     if encoding not in PLAIN_WINDOW_ENCODINGS or not matcher.plain:
         return None
     if not matcher.ignore_case:
         return matcher.text.encode("utf-8")
-    return matcher.text.lower().encode("ascii") if matcher.text.isascii() else None
+    text = matcher.text.lower()
+    return text.encode("ascii") if text.isascii() and not FOLDED_FROM_BEYOND_ASCII & set(text) else None
 
 
 def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
