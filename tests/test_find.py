@@ -101,6 +101,15 @@ def test_a_string_regardless_of_case_is_found_in_a_text_file_in_every_case(serve
     assert [(h["line"], h["column"]) for h in found] == [(1, 3), (3, 3), (3, 10)]
 
 
+@pytest.mark.parametrize("pattern", [r"(?<![^a])x", r"\Ax", r"x(?![^a])", r"x\Z"])
+def test_a_pattern_that_looks_past_its_line_finds_each_line_alone(server, tmp_path: Path, pattern: str):
+    """Each line is matched alone, as grep does: a lookaround or a text anchor that would fail
+    beside the neighbouring lines still finds line 2, "x"."""
+    (tmp_path / "lines.txt").write_text("bxb\nx\nbxb\n")
+    found = hits(server.read(path="lines.txt", find=pattern, regex=True))
+    assert [hit["line"] for hit in found] == [2]
+
+
 def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
     line = "x" * 4500 + " needle " + "y" * 3000
     (tmp_path / "wide.txt").write_text(f"short\n{line}\n")
