@@ -167,3 +167,14 @@ def test_a_first_read_of_a_long_asciidoc_file_is_its_window_alone(tmp_path: Path
     (tmp_path / "long.adoc").write_text("= Long\n\n" + "".join(f"== Section {n}\n\ntext\n\n" for n in range(3000)))
     result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "long.adoc", "maxBytes": 8000}))
     assert result.truncated and "Outline of the rest" not in result.text()
+
+
+@needs_asciidoctor
+def test_unicode_titles_in_a_c_locale_and_a_stray_byte(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("LC_ALL", "C")
+    monkeypatch.setenv("LANG", "C")
+    (tmp_path / "u.adoc").write_bytes("= Tïtle ü\n\n== Ünïcode ✓\n\ntext \xff here\n\n=== Sub\n".encode("utf-8")
+                                      .replace("\xff".encode("utf-8"), b"\xff"))
+    result = outline_of(tmp_path / "u.adoc")
+    assert [(e["title"], span(e)) for e in entries(result)] == [
+        ("= Tïtle ü", (1, 7)), ("== Ünïcode ✓", (3, 7)), ("=== Sub", (7, 7))]

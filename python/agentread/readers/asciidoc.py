@@ -55,7 +55,8 @@ def headings(data: bytes, name: str, timeout: float = ASCIIDOCTOR_TIMEOUT_SECOND
         process = subprocess.Popen([interpreter, str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
         try:
-            out, err = _wait(process, data, timeout, name)
+            # Valid UTF-8, which Asciidoctor requires: a stray byte becomes U+FFFD, lines unchanged.
+            out, err = _wait(process, data.decode("utf-8", errors="replace").encode("utf-8"), timeout, name)
         finally:
             if process.poll() is None:
                 process.kill()

@@ -13,7 +13,8 @@ require 'json'
 
 Asciidoctor::LoggerManager.logger = Asciidoctor::NullLogger.new  # warnings about the document are not ours to print
 begin
-  document = Asciidoctor.load($stdin.read, safe: :secure, sourcemap: true)
+  # UTF-8 whatever the locale (a C locale would take the bytes for ASCII).
+  document = Asciidoctor.load($stdin.binmode.read.force_encoding(Encoding::UTF_8), safe: :secure, sourcemap: true)
   headings = document.find_by { |block| block.context == :section || block.context == :floating_title }
 rescue SystemStackError
   $stderr.write 'it nests too deeply to parse'
