@@ -56,3 +56,19 @@ def test_outline_through_the_mcp_server(ws: Path):
     code, pdf = run({}, "--root", str(ws), calls=calls)
     assert not code.is_error and "struct Eval" in texts(code) and "→ offset=" in texts(code)
     assert not pdf.is_error and "1 Topologische Grundbegriffe  (pages 6-28" in texts(pdf)
+
+
+def test_asciidoc_outline_over_stdio(tmp_path: Path):
+    if shutil.which("asciidoctor") is None:
+        pytest.skip("Asciidoctor is not installed (apt install asciidoctor)")
+    shutil.copy(REPO / "tests" / "data" / "code" / "asciidoctor-README.adoc", tmp_path / "README.adoc")
+    server = ServerProcess(workspace=tmp_path)
+    try:
+        found = server.read(path="README.adoc", outline=True)
+        assert found["kind"] == "text" and not found["isError"]
+        line = next(line for line in text_of(found).splitlines() if line.strip().startswith("=== Ruby API"))
+        offset, limit = (int(part.split("=")[1]) for part in line.split("→ ")[1].split())
+        window = server.read(path="README.adoc", offset=offset, limit=limit)
+        assert text_of(window).splitlines()[0].endswith("=== Ruby API") and window["endLine"] == offset + limit - 1
+    finally:
+        server.close()

@@ -1,5 +1,6 @@
 """The outline of a text file: the symbols of source code and the headings of Markdown and
-reStructuredText, with their line ranges, from tree-sitter's parsers.
+reStructuredText, with their line ranges, from tree-sitter's parsers; the headings of AsciiDoc
+from Asciidoctor (asciidoc.py).
 
 Each language's grammar is its own maintained wheel (tree-sitter-python, tree-sitter-rust, ...),
 compiled in, so nothing is downloaded when a file is read. The file's name says its language; a
@@ -123,6 +124,8 @@ EXTENSIONS = {
     ".sh": "bash", ".bash": "bash", ".zsh": "bash",
     ".md": "markdown", ".markdown": "markdown", ".mdown": "markdown", ".mkd": "markdown",
     ".rst": "rst", ".rest": "rst",
+    # Not .asc, which is as often a PGP signature or key.
+    ".adoc": "asciidoc", ".asciidoc": "asciidoc",
 }
 
 
@@ -151,9 +154,10 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     language, entries, cut, total = structure(source)
     if language is None:
         header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
-                  f"languages, Markdown, reStructuredText). It has {total:,} lines: read it with offset and limit.]")
+                  f"languages, Markdown, reStructuredText, AsciiDoc). It has {total:,} lines: read it with offset "
+                  "and limit.]")
         return outline_result([], request, source.path, "text", header, total_lines=total)
-    noun = "symbol" if GRAMMARS[language].symbols else "heading"
+    noun = _noun(language)
     if entries:
         header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
                   f"{total:,} lines ({language}). Read one with the arguments after \"→\".]")
@@ -169,7 +173,9 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
                          window: Callable[[ReadRequest], ReadResult]) -> ReadResult:
     """`result`, a first window cut short, read again by `window` with room left at its end for the
     outline of the lines it does not show; `result` itself for a file with no outline to give."""
-    if source.size > TAIL_OUTLINE_FILE_BYTES:
+    # AsciiDoc is left out: its outline is a Ruby program's run, which would slow a plain read
+    # (and wait its timeout on a hostile file); `outline: true` lists it.
+    if source.size > TAIL_OUTLINE_FILE_BYTES or language_of(source.path) == "asciidoc":
         return result
     language, entries, _, _ = structure(source)
     if language is None:
@@ -181,7 +187,7 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
     if first is None or not shorter.truncated:
         return result
     rest = entries[first:]
-    noun = "symbol" if GRAMMARS[language].symbols else "heading"
+    noun = _noun(language)
     header = (f"[Outline of the rest of {source.name} (lines {end + 1:,}-{shorter.total_lines or '…'}): "
               f"{len(rest):,} {noun}{'' if len(rest) == 1 else 's'}. Read one with the arguments after \"→\".]")
     lines, shown = entry_lines(rest, room - len(header.encode("utf-8")) - MORE_LINE_BYTES)
@@ -206,7 +212,7 @@ def structure(source: Source) -> Structure:
             return found
     data = utf8_text(source)
     language = language_of(source.path, data[:SHEBANG_BYTES])
-    entries, cut = entries_of(data, language) if language else ([], False)
+    entries, cut = entries_of(data, language, source.name) if language else ([], False)
     found = (language, entries, cut, _line_count(data))
     if len(entries) <= MAX_CACHED_ENTRIES:
         with _STRUCTURES_LOCK:
@@ -225,13 +231,21 @@ def utf8_text(source: Source) -> bytes:
     return data.decode(encoding, errors="replace").encode("utf-8")
 
 
+def _noun(language: str) -> str:
+    return "symbol" if language in GRAMMARS and GRAMMARS[language].symbols else "heading"
+
+
 def _line_count(data: bytes) -> int:
     """Lines as cat -n counts them: a final terminator ends the last line."""
     return len(data.splitlines())
 
 
-def entries_of(data: bytes, language: str) -> tuple[list[Entry], bool]:
+def entries_of(data: bytes, language: str, name: str = "the file") -> tuple[list[Entry], bool]:
     """The outline entries of `data` (UTF-8) in `language` → (entries, cut short)."""
+    if language == "asciidoc":
+        from agentread.readers.asciidoc import headings
+
+        return heading_entries(headings(data, name), _line_count(data)), False
     grammar = GRAMMARS[language]
     from tree_sitter import Language, Parser
 
