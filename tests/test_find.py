@@ -74,6 +74,18 @@ def test_a_hit_in_an_excel_cell_is_cited_by_sheet_and_cell(server, tmp_path: Pat
     assert f"| {row} | " in first and "virginica" in first
 
 
+def test_a_hit_deep_in_a_long_excel_cell_reads_the_part_of_the_cell_that_holds_it(server, tmp_path: Path):
+    from builders import workbook
+
+    cell = "filler " * 3000 + "NEEDLE " + "filler " * 10  # the hit at character 21,001 of 21,077
+    (tmp_path / "long.xlsx").write_bytes(workbook({"A1": "head", "B2": cell}))
+    (hit,) = hits(server.read(path="long.xlsx", find="NEEDLE"))
+    assert (hit["cell"], hit["column"]) == ("B2", 21_001)
+    assert hit["read"] == {"pages": "1", "offset": 2, "limit": 1, "column": 2, "char": 20_001}
+    shown = shows(server, "long.xlsx", hit)
+    assert "B2 from character 20,001: " in shown and "NEEDLE" in shown
+
+
 def test_a_hit_in_a_notebook_output_names_the_cell_its_id_and_the_output(server, tmp_path: Path):
     (tmp_path / "nb.ipynb").write_bytes(notebook(code("print('hello')", stream("a needle in the output\n")),
                                                  code("needle = 1"), code("s = '" + "a" * 3000 + " needle'")))
@@ -286,5 +298,5 @@ def test_an_excel_cell_of_3000_characters_is_read_whole_by_following_next(server
     assert whole == {"B2": note, **{f"{openpyxl.utils.get_column_letter(i + 2)}3": cell
                                     for i, cell in enumerate(wide) if i + 2 >= cut}}
     [hit] = hits(server.read(path="cells.xlsx", find="word300 "))
-    assert hit["cell"] == "B2" and hit["read"] == {"pages": "1", "offset": 2, "limit": 1, "column": 2}
-    assert note.index("word300 ") > 500 and "word300 " in shows(server, "cells.xlsx", hit)
+    assert hit["cell"] == "B2" and hit["read"] == {"pages": "1", "offset": 2, "limit": 1, "column": 2, "char": 2001}
+    assert note.index("word300 ") > 2000 and "word300 " in shows(server, "cells.xlsx", hit)

@@ -39,7 +39,9 @@ class Unit:
     where: dict[str, Any]  # its citation: {"line": 12}, {"page": 3, "line": 7}, {"sheet": "Data", "cell": "B17"}
     read: dict[str, Any]  # the read arguments that show it
     resume: dict[str, Any]  # the find arguments that search from it on
-    columns: bool = True  # its read takes `column` (a line past MAX_LINE_CHARS is read on from one)
+    # The read argument that starts its text further in: `column` for a line (read on from one past
+    # MAX_LINE_CHARS), `char` for a spreadsheet cell (its `column` is the sheet's); None: none.
+    reads_on: str | None = "column"
 
 
 @dataclass(frozen=True)
@@ -133,11 +135,11 @@ def around(before: str, hit: str, after: str, more_before: bool = False, more_af
 _ONE_LINE = str.maketrans({"\t": " ", "\r": " ", "\n": " "})
 
 
-def line_read(read: dict[str, Any], column: int) -> dict[str, Any]:
-    """Read arguments that show a line from the column its cut (MAX_LINE_CHARS a call) holds
-    `column` in."""
+def line_read(read: dict[str, Any], column: int, reads_on: str = "column") -> dict[str, Any]:
+    """Read arguments that show a line (a cell) from the character its cut (MAX_LINE_CHARS a call)
+    holds `column` in, passed as `reads_on`."""
     start = column - (column - 1) % MAX_LINE_CHARS
-    return {**read, "column": start} if start > 1 else read
+    return {**read, reads_on: start} if start > 1 else read
 
 
 def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only: bool = False) -> Iterator[Hit]:
@@ -146,7 +148,8 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only
     for unit in units:
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
-            read = line_read(unit.read, start + 1) if unit.columns and "offset" in unit.read else unit.read
+            read = line_read(unit.read, start + 1, unit.reads_on) if unit.reads_on and "offset" in unit.read \
+                else unit.read
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
             yield Hit(where, context(unit.text, start, end), read, resume)
             if first_only:

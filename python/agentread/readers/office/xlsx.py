@@ -129,10 +129,12 @@ def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
                     if number == first and row == request.first_line and column < (request.column or 1):
                         continue
                     text = _whole(value, formula)
-                    whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}  # a cell the table cuts
+                    # A cell the table cuts is read alone, from the part of it that holds the hit.
+                    whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
                     yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
                                {"pages": str(number), "offset": row, "limit": 1, **whole},
-                               {"pages": f"{number}-{last}", "offset": row, "column": column}, columns=False)
+                               {"pages": f"{number}-{last}", "offset": row, "column": column},
+                               reads_on="char" if whole else None)
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
