@@ -5,6 +5,7 @@ the first reply shows everything once: a cut made to fit is a cut like any other
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -215,7 +216,7 @@ def test_a_malformed_limit_is_invalid_params(server, ws, value):
 
 def test_the_cli_cuts_to_max_bytes(ws):
     out = subprocess.run([sys.executable, "-m", "agentread", "read", "big.txt", "--max-bytes", "3000", "--json"],
-                         cwd=ws, capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "python")},
+                         cwd=ws, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "python")},
                          check=True).stdout
     reply = json.loads(out)
     assert text_bytes(reply) <= 3000 and reply["next"] == {"offset": reply["endLine"] + 1}
