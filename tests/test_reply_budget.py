@@ -169,6 +169,16 @@ def test_a_line_wider_than_the_reply_reads_on_to_its_last_character(server, tmp_
     assert seen == {1: WIDE_TEXT, 2: "short"} and replies > 60
 
 
+def test_two_wide_lines_in_a_row_read_on_to_their_last_characters(server, tmp_path):
+    first, second = WIDE_TEXT[:5_000], WIDE_TEXT[5_000:10_000]  # the second follows a line read on by column
+    (tmp_path / "two.txt").write_text(f"{first}\n{second}\nshort\n")
+    seen, _ = joined_lines(server, "two.txt")
+    assert seen == {1: first, 2: second, 3: "short"}
+    (tmp_path / "two.docx").write_bytes(document("Before", first, second, "After"))
+    seen, _ = joined_lines(server, "two.docx")
+    assert list(seen.values()) == ["Before", first, second, "After"]
+
+
 def test_a_word_paragraph_and_a_slide_wider_than_the_reply_read_on_to_their_last_character(server, tmp_path):
     (tmp_path / "long.docx").write_bytes(document("Before", WIDE_TEXT, "After"))
     seen, _ = joined_lines(server, "long.docx")

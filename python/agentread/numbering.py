@@ -130,7 +130,7 @@ class Window:
         shown, on = cut_at(line, number, column, size, self.also)
         out = numbered(number, shown)
         cost = len(out.encode("utf-8")) + 1
-        if self.lines and self.used + cost > self.budget:
+        if (self.lines or not self.fit_first) and self.used + cost > self.budget:
             self.reason = output_limit_reason(self.budget)
             return False
         if cost > self.budget and self.fit_first and len(line) > 1:  # a line over the whole reply: what fits
