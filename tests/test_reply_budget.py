@@ -213,6 +213,14 @@ def test_an_excel_cell_wider_than_the_reply_reads_on_to_its_last_character(serve
     assert any("| 3 | next row |" in text for text in texts)
 
 
+def test_a_sheets_rows_that_fit_are_never_cut_at_a_replys_end(server, tmp_path):
+    rows = {f"{c}{r}": f"value {c}{r} " * 3 for r in range(1, 30) for c in "ABCDEFGH"}
+    (tmp_path / "rows.xlsx").write_bytes(workbook(rows))
+    texts = [text_of(reply) for reply in chain(server, SMALLEST + 100, path="rows.xlsx")]
+    shown = [int(n) for text in texts for n in re.findall(r"^\| (\d+) \| value A", text, re.M)]
+    assert shown == list(range(1, 30)) and not any("row cut" in text for text in texts)
+
+
 def test_a_limit_under_the_smallest_reply_is_raised_to_it(server, ws):
     reply = server.read(path="big.txt", maxBytes=10)
     assert 1000 < text_bytes(reply) <= 2000 and reply["next"]

@@ -230,7 +230,8 @@ class _Reader:
                 continue
             width = len(shown)
             room = self.request.output_bytes - CLOSING_RESERVE_BYTES
-            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used)
+            # Only a first row is cut to the bytes left: a later one waits for the next call.
+            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used if not rows else room)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
             if rows and used > room:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
