@@ -113,10 +113,10 @@ def test_a_string_regardless_of_case_is_found_in_a_text_file_in_every_case(serve
     assert [(h["line"], h["column"]) for h in found] == [(1, 3), (3, 3), (3, 10)]
 
 
-@pytest.mark.parametrize("pattern", [r"(?<![^a])x", r"\Ax", r"x(?![^a])", r"x\Z"])
+@pytest.mark.parametrize("pattern", [r"(?<![^a])x", r"\Ax", r"x(?![^a])", r"x\Z", r"(?-m)^x$", r"(?-m:^)x$"])
 def test_a_pattern_that_looks_past_its_line_finds_each_line_alone(server, tmp_path: Path, pattern: str):
-    """Each line is matched alone, as grep does: a lookaround or a text anchor that would fail
-    beside the neighbouring lines still finds line 2, "x"."""
+    """Each line is matched alone, as grep does: a lookaround, a text anchor or an inline flag that
+    would fail beside the neighbouring lines still finds line 2, "x"."""
     (tmp_path / "lines.txt").write_text("bxb\nx\nbxb\n")
     found = hits(server.read(path="lines.txt", find=pattern, regex=True))
     assert [hit["line"] for hit in found] == [2]

@@ -62,9 +62,10 @@ class Matcher:
         self.literal = None if request.regex or request.ignore_case else request.find
         flags = regex.MULTILINE | ((regex.IGNORECASE | regex.FULLCASE) if request.ignore_case else 0)
         source = request.find if request.regex else regex.escape(request.find)
-        # Anchors to the text's ends (\A, \Z, \z, \G) and lookarounds can match in a line alone
-        # and not where the lines around it show: such a pattern is not screened by the whole text.
-        self.screens = not request.regex or regex.search(r"\\[AZzG]|\(\?<?[=!]", request.find) is None
+        # Anchors to the text's ends (\A, \Z, \z, \G), lookarounds and inline flags (`(?-m)`) can
+        # match in a line alone and not where the lines around it show: a pattern with any of them
+        # (any group but `(?:`) is not screened by the whole text.
+        self.screens = not request.regex or regex.search(r"\\[AZzG]|\(\?(?!:)", request.find) is None
         try:
             self.pattern = regex.compile(source, flags)
         except (regex.error, ValueError, OverflowError) as exc:
