@@ -128,16 +128,21 @@ def run(plan: Plan) -> ReadResult:
     result = _versioned(_read(plan, plan.request), version)
     tried = plan.request
     for _ in range(MAX_FIT_TRIES):
-        over = 0 if limit is None or result.is_error else result.text_bytes() + version_line_bytes(result) - limit
+        over = 0 if limit is None or result.is_error else _reply_bytes(result) - limit
         if over <= 0:
             return result
         tried = dataclasses.replace(tried, max_bytes=tried.max_bytes - over)
         result = _versioned(_read(plan, tried), version)
-    if result.is_error or result.text_bytes() + version_line_bytes(result) <= limit:
+    if result.is_error or _reply_bytes(result) <= limit:
         return result
     raise ReadError("reply_too_large", f"the smallest reply this read of {plan.request.path} gives "
-                    f"({result.text_bytes():,} bytes) is over the {limit:,}-byte limit of one reply here. Read a "
+                    f"({_reply_bytes(result):,} bytes) is over the {limit:,}-byte limit of one reply here. Read a "
                     "smaller part of it: a smaller limit, one page or one cell.")
+
+
+def _reply_bytes(result: ReadResult) -> int:
+    """The bytes of text a result's reply holds, its version line included."""
+    return result.text_bytes() + version_line_bytes(result)
 
 
 def plan_version(plan: Plan) -> tuple | None:
