@@ -178,3 +178,11 @@ def test_unicode_titles_in_a_c_locale_and_a_stray_byte(tmp_path: Path, monkeypat
     result = outline_of(tmp_path / "u.adoc")
     assert [(e["title"], span(e)) for e in entries(result)] == [
         ("= Tïtle ü", (1, 7)), ("== Ünïcode ✓", (3, 7)), ("=== Sub", (7, 7))]
+
+
+@needs_asciidoctor
+def test_lone_cr_and_crlf_line_ends_give_the_editors_line_numbers(tmp_path: Path):
+    (tmp_path / "cr.adoc").write_bytes(b"= Title\r\rintro\r\r== One\r\ntext\r\n\r\n== Two\rmore\r")
+    result = outline_of(tmp_path / "cr.adoc")
+    assert [(e["title"], span(e)) for e in entries(result)] == [
+        ("= Title", (1, 9)), ("== One", (5, 7)), ("== Two", (8, 9))]

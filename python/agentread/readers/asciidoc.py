@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -36,6 +37,7 @@ NESTS_TOO_DEEPLY = 4
 PROGRAM = "asciidoc_outline.rb"
 
 INSTEAD = 'read it with offset and limit, or find "== " to list its section titles'
+_LINE_END = re.compile(r"\r\n|\r|\n")  # as the editor ends lines
 
 
 def ruby() -> str | None:
@@ -51,12 +53,14 @@ def headings(data: bytes, name: str, timeout: float = ASCIIDOCTOR_TIMEOUT_SECOND
     interpreter = ruby()
     if interpreter is None:
         raise _missing(name, "Ruby is not installed")
+    # Valid UTF-8, which Asciidoctor requires (a stray byte becomes U+FFFD), each line ending in LF:
+    # Asciidoctor ends lines at LF alone, and the editor's numbers at a lone CR too.
+    lines = _LINE_END.split(data.decode("utf-8", errors="replace"))
     with importlib.resources.as_file(importlib.resources.files(__package__) / PROGRAM) as program:
         process = subprocess.Popen([interpreter, str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
         try:
-            # Valid UTF-8, which Asciidoctor requires: a stray byte becomes U+FFFD, lines unchanged.
-            out, err = _wait(process, data.decode("utf-8", errors="replace").encode("utf-8"), timeout, name)
+            out, err = _wait(process, "\n".join(lines).encode("utf-8"), timeout, name)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -69,12 +73,14 @@ def headings(data: bytes, name: str, timeout: float = ASCIIDOCTOR_TIMEOUT_SECOND
         detail = err.decode("utf-8", errors="replace").strip()[-MAX_ERROR_CHARS:]
         raise ReadError("no_outline", f"Asciidoctor could not list the headings of {name} (exit status "
                         f"{process.returncode}: {detail}); {INSTEAD}.")
-    lines = data.split(b"\n")
+    try:
+        found = [(level, line) for level, line, _ in json.loads(out) if 1 <= line <= len(lines)]
+    except (ValueError, TypeError):  # not what the program writes: another `ruby` on the PATH
+        raise ReadError("no_outline", f"Asciidoctor gave no list of the headings of {name}; {INSTEAD}.") from None
     # Each title as the source writes it ("== Install {product}", the text line of a two-line
     # title): what a search of the file finds. Asciidoctor's converted title is HTML with the
     # document's attributes put in, which the file does not hold.
-    return [(level + 1, lines[line - 1].decode("utf-8", errors="replace").strip(), line)
-            for level, line, _ in json.loads(out)]
+    return [(level + 1, lines[line - 1].strip(), line) for level, line in found]
 
 
 def _wait(process: subprocess.Popen, data: bytes, timeout: float, name: str) -> tuple[bytes, bytes]:
