@@ -41,8 +41,8 @@ def _read(args: argparse.Namespace) -> int:
             from agentread.many import parse_many_request
 
             if window or args.consent:
-                raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --since and --consent apply to one "
-                                    "path; read the files one at a time for them")
+                raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --view, --since, --column, --char and "
+                                    "--consent apply to one path; read the files one at a time for them")
             result = asyncio.run(service.read_many(parse_many_request({"paths": args.paths, **size}),
                                                    lambda path: frozenset()))
         else:
