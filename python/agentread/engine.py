@@ -153,11 +153,11 @@ def plan_version(plan: Plan) -> tuple | None:
     if isinstance(plan.buffer, LiveNotebook):
         with open_verified(plan.resolved) as f:
             data = live_notebook_bytes(f.read(), plan.buffer)
-        return file_version_of(io.BytesIO(data), len(data), st.st_mtime_ns), len(data), st.st_mtime
+        return file_version_of(io.BytesIO(data), len(data), st), len(data), st.st_mtime
     if isinstance(plan.buffer, str):
         return text_version(plan.buffer), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
     with open_verified(plan.resolved) as f:
-        return file_version_of(f, st.st_size, st.st_mtime_ns), st.st_size, st.st_mtime
+        return file_version_of(f, st.st_size, st), st.st_size, st.st_mtime
 
 
 def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:

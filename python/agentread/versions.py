@@ -3,8 +3,9 @@ changed since an earlier one.
 
 Every file result carries `version` (a short hash), `size` and `mtime`. A file up to
 VERSION_HASH_BYTES is hashed whole, so that a version names its bytes alone (a touch or a formatter
-that changes nothing keeps it); a larger one by its size, mtime and three samples of its bytes, so
-that a windowed read of a huge log stays as quick as it was. An editor buffer is hashed by its text.
+that changes nothing keeps it); a larger one by its size, mtime, inode, change time and three
+samples of its bytes, so that a windowed read of a huge log stays as quick as it was. An editor
+buffer is hashed by its text.
 
 A read with `since` (a version an earlier read gave) answers one line when the file is still at that
 version; when it is not, a unified diff of the window against that version, if the session still
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 
 # Files up to this size are hashed whole: about 10 ms of hashing, small beside reading them. A
 # larger file's version is its size, mtime and samples, so that a window of a 1 GB log is read as
-# quickly as without versions (a touch then changes its version).
+# quickly as without versions (a touch then changes its version), and its inode and change time,
+# which no write in place keeps (one that keeps the size and sets the mtime back would).
 VERSION_HASH_BYTES = 8 << 20
 # Of a larger file, the bytes hashed at its start, its middle and its end: an append, the usual
 # change of a big log, changes the last sample as well as the size.
@@ -67,16 +69,16 @@ _LINE_END = re.compile(r"\r\n|\r|\n")  # as the editor ends lines (not form feed
 _HASH_CHUNK = 1 << 20
 
 
-def file_version(f, size: int, mtime_ns: int) -> str:
-    """The version of the open file `f` of `size` bytes: its bytes' hash when small, else of its
-    size, mtime and samples. Leaves `f` at its start."""
+def file_version(f, size: int, st: os.stat_result) -> str:
+    """The version of the open file `f` of `size` bytes (whose file system entry `st` is): its
+    bytes' hash when small, else of its size, times, inode and samples. Leaves `f` at its start."""
     digest = hashlib.blake2b(digest_size=VERSION_DIGITS // 2)
     f.seek(0)
     if size <= VERSION_HASH_BYTES:
         while chunk := f.read(_HASH_CHUNK):
             digest.update(chunk)
     else:
-        digest.update(b"%d:%d" % (size, mtime_ns))
+        digest.update(b"%d:%d:%d:%d" % (size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         for at in (0, size // 2, max(size - VERSION_SAMPLE_BYTES, 0)):
             f.seek(at)
             digest.update(f.read(VERSION_SAMPLE_BYTES))

@@ -56,6 +56,12 @@ def test_a_small_files_version_is_its_bytes_and_a_huge_ones_is_sampled(tmp_path:
     os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same size and mtime: the last sample tells
     after = engine.read(parse_request({"path": "big.log", "limit": 1}))
     assert before.version and after.version != before.version and after.size == 4 * VERSION_HASH_BYTES
+    st = os.stat(big)
+    with open(big, "r+b") as f:  # between the samples, the same size and mtime: the change time tells
+        f.seek(VERSION_HASH_BYTES)
+        f.write(b"edited")
+    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert engine.read(parse_request({"path": "big.log", "limit": 1})).version != after.version
 
 
 def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
