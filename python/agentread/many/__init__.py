@@ -349,7 +349,7 @@ def _cut_by_bytes(f: FileRead, read: Read, request: ReadRequest, room_b: int, sh
     """The file's first line (or a spreadsheet's cell read) over the room alone, read again cut
     where the room is full, its `column` (`char`) reading on; None when the room is under the
     smallest reply, unless the file must be `shown` (then in the smallest reply)."""
-    size = room_b - (_measure(f)[0] - f.result.text_bytes())  # less its header and version line
+    size = room_b - (_measure(f)[0] - f.result.text_bytes())  # less its header and the line breaks between parts
     if size < MIN_REPLY_BYTES and not shown:
         return None
     f.result = read(dataclasses.replace(request, limit=1, max_bytes=max(size, MIN_REPLY_BYTES)))
