@@ -51,6 +51,8 @@ def _read(args: argparse.Namespace) -> int:
         failed = isinstance(result, ReadResult) and result.is_error  # not a file's error among many
     except InvalidParams as exc:
         return _emit(sys.stderr, f"agentread: invalid request: {exc}\n", 2)
+    finally:
+        service.close()  # its session written once, whatever the call read
     text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) if args.json else result.text()
     return _emit(sys.stdout, text + "\n", 1 if failed else 0)
 

@@ -211,6 +211,10 @@ class Versions:
             call.answered[id(result)] = (result, path)
         return result
 
+    def flush(self) -> None:
+        """What this session changed, kept where its store keeps it (the command line's folder)."""
+        self.store.flush()
+
     def settle(self, call: ManyCall, shown: list[ReadResult]) -> None:
         """After a read of many files: a file it read but did not show (no room left) is, for this
         session, still at the version it had before, so that the next read notes its change."""
@@ -333,14 +337,18 @@ class MemoryStore:
             for gone in self._held.add(key, len(text)):
                 del self._texts[gone]
 
+    def flush(self) -> None:
+        """Nothing to write: what a server holds lives as long as it does."""
+
 
 class FolderStore:
     """The command line's session: held in a folder, so that one call sees what an earlier one
-    read. Its index (index.json: the Held record) is read and written again for each change; each
-    text is a file named by its path and version. Every file is written whole under another name,
-    then renamed over the old one, so that calls running at once never see half a file (one's change
-    may be lost to the other's: a session then knows a little less). A folder that cannot be read
-    or written, or an index that is not one, is no session: nothing is held, and reads go on."""
+    read. Its index (index.json: the Held record) is read at a call's first use and written once at
+    its end (`flush`), however many files the call reads; each text is a file named by its path and
+    version, written when held. Every file is written whole under another name, then renamed over
+    the old one, so that calls running at once never see half a file (one's change may be lost to
+    the other's: a session then knows a little less). A folder that cannot be read or written, or
+    an index that is not one, is no session: nothing is held, and reads go on."""
 
     on_disk = True
 
@@ -348,27 +356,29 @@ class FolderStore:
         self.folder = folder
         self._index = os.path.join(folder, "index.json")
         self._lock = threading.Lock()  # one change at a time within a process
+        self._held: Held | None = None  # the index as this call has it, once read
+        self._dropped: list[tuple[str, str]] = []  # texts out of the bound, whose files go at `flush`
+        self._changed = False
 
     @property
     def held_bytes(self) -> int:
-        return self._load().bytes  # bytes of UTF-8 on disk
+        with self._lock:
+            return self._record().bytes  # bytes of UTF-8 on disk
 
     def __len__(self) -> int:
-        return len(self._load().sizes)
+        with self._lock:
+            return len(self._record().sizes)
 
     def swap_last(self, path: str, version: str) -> str | None:
         with self._lock:
-            held = self._load()
-            last = held.swap_last(path, version)
-            self._save(held)
-            return last
+            self._changed = True
+            return self._record().swap_last(path, version)
 
     def restore_last(self, lasts: dict[str, str | None]) -> None:
         if lasts:
             with self._lock:
-                held = self._load()
-                held.restore_last(lasts)
-                self._save(held)
+                self._changed = True
+                self._record().restore_last(lasts)
 
     def text(self, path: str, version: str) -> str | None:
         try:
@@ -383,13 +393,27 @@ class FolderStore:
         with self._lock:
             if not os.path.exists(name) and not self._write(name, data):
                 return
-            held = self._load()
-            dropped = held.add((path, version), len(data))
-            if self._save(held) and dropped:  # at the bound: the texts dropped go, and any left behind
-                for gone in dropped:
-                    with contextlib.suppress(OSError):
-                        os.unlink(self._text_file(*gone))
-                self._sweep(held)
+            self._changed = True
+            self._dropped += self._record().add((path, version), len(data))
+
+    def flush(self) -> None:
+        """The call's changes written: the index, then the texts dropped from it (and any left
+        behind) removed."""
+        with self._lock:
+            if not self._changed or not self._save(self._held):
+                return
+            self._changed = False
+            dropped, self._dropped = [key for key in self._dropped if key not in self._held.sizes], []
+            for gone in dropped:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._text_file(*gone))
+            if dropped:  # at the bound: any file left behind by an earlier call goes too
+                self._sweep(self._held)
+
+    def _record(self) -> Held:
+        if self._held is None:
+            self._held = self._load()
+        return self._held
 
     def _sweep(self, held: Held) -> None:
         """Removes the old files the index does not name."""

@@ -351,9 +351,11 @@ def test_a_session_folder_holds_texts_within_its_bound_the_least_recently_used_o
     session = Versions(FolderStore(str(folder)))
     body = "".join(f"{n:07d} " * 8 + "\n" for n in range(128))  # 8 KB
 
-    def read(name: str, **params):
+    def read(name: str, **params):  # as a command line's call: its session written at its end
         plan = engine.plan(parse_request({"path": name, **params}))
-        return session.answer(plan, run(plan))
+        result = session.answer(plan, run(plan))
+        session.flush()
+        return result
 
     folder.mkdir()
     (folder / ("0" * 32 + ".txt")).write_text("left behind by a call killed long ago\n")

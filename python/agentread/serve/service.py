@@ -222,6 +222,7 @@ class ReadService:
         self.many_executor.shutdown(wait=False, cancel_futures=True)
         if self.pool:
             self.pool.close()
+        self.versions.flush()
 
     # What the front ends call.
 
