@@ -591,16 +591,15 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             spans = (_caseless_all if matcher.ignore_case else _find_all)(buffer, needle, size)
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
         elif in_parts:
+            hits = _Hits(buffer, size, decode_as, line, carried)
             for at, text in _texts(buffer, size, decode_as):
                 part = None
                 for begin, end in matcher.line_spans(text):
                     if part is None:  # the lines before the part are counted once it has a hit
-                        part = _Hits(text, len(text), decode_as, line + (count_line_ends(buffer, at) if at else 0),
-                                     0 if at else carried)
+                        part = _Hits(text, len(text), decode_as, hits.line_at(at), 0 if at else carried)
                     hit = part.at(begin, end)
                     if shown(hit):
                         yield hit
-            hits = _Hits(buffer, size, decode_as, line, carried)
         else:
             data = buffer[:size].decode(decode_as, errors="replace")
             hits = _Hits(data, len(data), decode_as, line, carried)
@@ -710,6 +709,13 @@ class _Hits:
     def _text(self, start: int, end: int) -> str:
         piece = self.data[start:end]
         return piece.decode(self.encoding, errors="replace") if isinstance(piece, bytearray) else piece
+
+    def line_at(self, pos: int) -> int:
+        """The line position `pos` (at or after the last one asked) is on; lines are counted from
+        the last position on, once."""
+        self.line += self._ends(self.pos, pos)
+        self.pos = pos
+        return self.line
 
     def at(self, begin: int, end: int) -> Hit:
         ends = self._ends(self.pos, begin)
