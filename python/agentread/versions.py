@@ -72,7 +72,7 @@ _HASH_CHUNK = 1 << 20
 def file_version(f, size: int, st: os.stat_result) -> str:
     """The version of the open file `f` of `size` bytes (whose file system entry `st` is): its
     bytes' hash when small, else of its size, times, inode and samples. Leaves `f` at its start."""
-    digest = hashlib.blake2b(digest_size=VERSION_DIGITS // 2)
+    digest = _digest()
     f.seek(0)
     if size <= VERSION_HASH_BYTES:
         while chunk := f.read(_HASH_CHUNK):
@@ -88,7 +88,12 @@ def file_version(f, size: int, st: os.stat_result) -> str:
 
 def text_version(text: str) -> str:
     """An editor buffer's version: of its text, as UTF-8."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=VERSION_DIGITS // 2).hexdigest()
+    return _digest(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _digest(data: bytes = b""):
+    """The hash every version is made with."""
+    return hashlib.blake2b(data, digest_size=VERSION_DIGITS // 2)
 
 
 def mtime_text(mtime: float) -> str:
@@ -130,8 +135,15 @@ def noted(result: ReadResult, line: str, changed: bool = False) -> ReadResult:
 
 def differing(earlier: list[str], now: list[str]) -> int:
     """How many lines differ: of each changed block, the longer side."""
-    matcher = difflib.SequenceMatcher(None, earlier, now, autojunk=False)
-    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    return _differing(difflib.SequenceMatcher(None, earlier, now, autojunk=False).get_opcodes())
+
+
+def _differing(opcodes) -> int:
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
+
+
+def _lines_differ(count: int) -> str:
+    return f"{count} line{'' if count == 1 else 's'} differ"
 
 
 def _diff_answer(result: ReadResult, before: str, earlier: list[str], now: list[str]) -> ReadResult | None:
@@ -142,10 +154,9 @@ def _diff_answer(result: ReadResult, before: str, earlier: list[str], now: list[
     first, last = (result.start_line, result.end_line) if result.start_line and result.end_line and \
         result.start_line > 0 else (1, len(now))
     shown = [g for g in groups if g[0][3] + 1 <= last and g[-1][4] >= first - 1]
-    count = sum(max(i2 - i1, j2 - j1) for g in groups for tag, i1, i2, j1, j2 in g if tag != "equal")
+    count = _differing(opcode for group in groups for opcode in group)
     where = f"lines {first}-{last}" if (first, last) != (1, len(now)) else "the whole file"
-    head = (f"[Changed: {result.path} is no longer at version {before} (now {result.version}; {count} line"
-            f"{'' if count == 1 else 's'} differ).")
+    head = f"[Changed: {result.path} is no longer at version {before} (now {result.version}; {_lines_differ(count)})."
     if not shown:
         text = head + f" Nothing changed in {where}: what that read showed of them still holds.]"
     else:
@@ -223,13 +234,15 @@ class Versions:
 
     def _answer(self, plan: Plan, result: ReadResult, path: str, version: str, before: str | None,
                 last: str | None) -> ReadResult:
+        compared = before or last
         now = self.store.text(path, version)
-        earlier = self.store.text(path, before or last or "")
+        # The earlier text, before `hold` can drop it; none to look for when it is this version.
+        earlier = self.store.text(path, compared) if compared not in (None, version) else None
         if now is None:
             now = self._text_now(plan, version)
         if now is not None:
             self.store.hold(path, version, now)
-        if (before or last or version) == version:  # unchanged, or nothing to compare with
+        if compared in (None, version):  # unchanged, or nothing to compare with
             return since(result, before)
         if earlier is not None and now is not None:
             earlier, now = lines_of(earlier), lines_of(now)
@@ -237,8 +250,7 @@ class Versions:
             return since(result, before, earlier, now)
         line = f"[Changed since this session last read {result.path} (version {last}, now {version})"
         if earlier is not None and now is not None:
-            count = differing(earlier, now)
-            line += f": {count} line{'' if count == 1 else 's'} differ; since={last} shows the diff"
+            line += f": {_lines_differ(differing(earlier, now))}; since={last} shows the diff"
         return noted(result, line + ".]", changed=True)
 
     def _text_now(self, plan: Plan, version: str) -> str | None:
@@ -257,7 +269,7 @@ class Versions:
                 data = f.read(HELD_TEXT_BYTES + 1)
         except (OSError, ReadError):  # gone or replaced since: nothing to hold
             return None
-        if len(data) > HELD_TEXT_BYTES or hashlib.blake2b(data, digest_size=VERSION_DIGITS // 2).hexdigest() != version:
+        if len(data) > HELD_TEXT_BYTES or _digest(data).hexdigest() != version:
             return None
         info = plan.info
         return data[info.bom:].decode(info.encoding or "utf-8", errors="replace")
