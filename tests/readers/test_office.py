@@ -588,6 +588,17 @@ def test_generated_equations_fraction_root_sum_matrix_and_accent(tmp_path: Path)
     assert re.fullmatch(r" +6\teq: \$\(+deep\)+\$", lines[5]) and lines[5].count("(") < 100
 
 
+def test_generated_equations_with_scripts_and_limits(tmp_path: Path):
+    omml = [f"<m:oMath><m:sSub><m:e>{_r('x')}</m:e><m:sub>{_r('i')}</m:sub></m:sSub></m:oMath>",
+            f"<m:oMath><m:sSubSup><m:e>{_r('x')}</m:e><m:sub>{_r('i')}</m:sub><m:sup>{_r('2')}</m:sup></m:sSubSup>"
+            "</m:oMath>",
+            f"<m:oMath><m:limLow><m:e>{_r('lim')}</m:e><m:lim>{_r('n→∞')}</m:lim></m:limLow></m:oMath>",
+            f"<m:oMath><m:limUpp><m:e>{_r('a+b')}</m:e><m:lim>{_r('k')}</m:lim></m:limUpp></m:oMath>"]
+    lines = text_of(read(_docx_with_math(tmp_path, *omml), path="math.docx")).splitlines()
+    assert [line.split("\t", 1)[1] for line in lines[:4]] == [
+        "eq: $x_{i}$", "eq: $x_{i}^{2}$", "eq: ${lim}_{n→∞}$", "eq: ${a+b}^{k}$"]
+
+
 def _table_files(folder: Path, cell: str) -> None:
     """A DOCX and a PPTX, each with a table whose second row holds `cell`, and a line after it."""
     import docx

@@ -49,6 +49,11 @@ def _group(text: str) -> str:
     return text if len(text) == 1 else "{" + text + "}"
 
 
+# Structures written as a base with scripts: each script's LaTeX mark and the child that holds it.
+_SCRIPTS = {M + "sSup": (("^", "sup"),), M + "sSub": (("_", "sub"),), M + "sSubSup": (("_", "sub"), ("^", "sup")),
+            M + "limLow": (("_", "lim"),), M + "limUpp": (("^", "lim"),)}
+
+
 def _latex(el, depth: int) -> str:
     if depth > MAX_DEPTH:
         return "".join(t.text or "" for t in el.iter(M + "t"))
@@ -60,12 +65,8 @@ def _latex(el, depth: int) -> str:
         return (el.text or "").translate(_INVISIBLE)
     if tag == M + "f":
         return f"\\frac{{{part('num')}}}{{{part('den')}}}"
-    if tag == M + "sSup":
-        return f"{_group(part('e'))}^{{{part('sup')}}}"
-    if tag == M + "sSub":
-        return f"{_group(part('e'))}_{{{part('sub')}}}"
-    if tag == M + "sSubSup":
-        return f"{_group(part('e'))}_{{{part('sub')}}}^{{{part('sup')}}}"
+    if tag in _SCRIPTS:
+        return _group(part("e")) + "".join(f"{mark}{{{part(name)}}}" for mark, name in _SCRIPTS[tag])
     if tag == M + "sPre":
         return f"{{}}_{{{part('sub')}}}^{{{part('sup')}}}{part('e')}"
     if tag == M + "rad":
@@ -87,10 +88,6 @@ def _latex(el, depth: int) -> str:
         return f"{_ACCENTS[mark]}{{{part('e')}}}" if mark in _ACCENTS else part("e") + mark
     if tag == M + "bar":
         return f"\\{'underline' if _prop(el, 'barPr', 'pos', 'bot') == 'bot' else 'overline'}{{{part('e')}}}"
-    if tag == M + "limLow":
-        return f"{_group(part('e'))}_{{{part('lim')}}}"
-    if tag == M + "limUpp":
-        return f"{_group(part('e'))}^{{{part('lim')}}}"
     if tag == M + "eqArr":
         return "\\begin{aligned}" + " \\\\ ".join(_latex(e, depth + 1) for e in el.iterchildren(M + "e")) \
             + "\\end{aligned}"
