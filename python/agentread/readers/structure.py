@@ -212,8 +212,9 @@ def structure(source: Source) -> Structure:
             return found
     data = utf8_text(source)
     language = language_of(source.path, data[:SHEBANG_BYTES])
-    entries, cut = entries_of(data, language, source.name) if language else ([], False)
-    found = (language, entries, cut, _line_count(data))
+    total = _line_count(data)
+    entries, cut = entries_of(data, language, source.name, total) if language else ([], False)
+    found = (language, entries, cut, total)
     if len(entries) <= MAX_CACHED_ENTRIES:
         with _STRUCTURES_LOCK:
             _STRUCTURES[source.cache_key] = found
@@ -240,21 +241,25 @@ def _line_count(data: bytes) -> int:
     return len(data.splitlines())
 
 
-def entries_of(data: bytes, language: str, name: str = "the file") -> tuple[list[Entry], bool]:
-    """The outline entries of `data` (UTF-8) in `language` → (entries, cut short)."""
+def entries_of(data: bytes, language: str, name: str = "the file", total: int | None = None
+               ) -> tuple[list[Entry], bool]:
+    """The outline entries of `data` (UTF-8, `total` lines when counted) in `language` → (entries,
+    cut short)."""
+    if total is None:
+        total = _line_count(data)
     if language == "asciidoc":
         from agentread.readers.asciidoc import headings
 
-        return heading_entries(headings(data, name), _line_count(data)), False
+        return heading_entries(headings(data, name), total), False
     grammar = GRAMMARS[language]
     from tree_sitter import Language, Parser
 
     module = importlib.import_module(grammar.module)
     tree = _parse(Parser(Language(getattr(module, grammar.function)())), data)
     if language == "markdown":
-        return heading_entries(list(_markdown_headings(tree.root_node)), _line_count(data)), False
+        return heading_entries(list(_markdown_headings(tree.root_node)), total), False
     if language == "rst":
-        return heading_entries(list(_rst_headings(tree.root_node)), _line_count(data)), False
+        return heading_entries(list(_rst_headings(tree.root_node)), total), False
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar.symbols, entries)
     return entries, cut
