@@ -60,13 +60,25 @@ Heading = tuple[int, str, int]  # (level from 1, title, first line)
 def heading_entries(headings: list[Heading], total: int) -> list[Entry]:
     """Heading entries, each spanning to the line before the next heading of its level or higher
     (or the last of `total` lines)."""
-    deepest = max((level for level, _, _ in headings), default=0)
-    following = [total + 1] * (deepest + 1)  # by level: the first line of the next heading at it or higher
-    entries = []
-    for level, title, first in reversed(headings):
-        entries.append(lines_entry(level - 1, title, first, max(first, following[level] - 1)))
-        following[level:] = [first] * (deepest + 1 - level)
-    return entries[::-1]
+    ends = section_ends([(level, first) for level, _, first in headings], total, shared=False)
+    return [lines_entry(level - 1, title, first, end) for (level, title, first), end in zip(headings, ends)]
+
+
+def section_ends(starts: list[tuple[int, int | None]], total: int, shared: bool) -> list[int | None]:
+    """Where each section of (level, start) ends, in document order: before the start of the next
+    at its level or higher, or on it when `shared` (a PDF page the next bookmark begins on may
+    hold this one's end), else at `total`. A section with no start (None) ends nowhere and bounds
+    none."""
+    deepest = max((level for level, _ in starts), default=0)
+    following = [total + (0 if shared else 1)] * (deepest + 1)  # by level: the next start at it or higher
+    ends: list[int | None] = []
+    for level, start in reversed(starts):
+        if start is None:
+            ends.append(None)
+            continue
+        ends.append(max(start, following[level] - (0 if shared else 1)))
+        following[level:] = [start] * (deepest + 1 - level)
+    return ends[::-1]
 
 
 def entry_lines(entries: Sequence[Entry], budget: int) -> tuple[list[str], int]:

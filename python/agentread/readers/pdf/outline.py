@@ -16,7 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.limits import MAX_PDF_PAGES
-from agentread.outline import Entry, outline_result
+from agentread.outline import Entry, outline_result, section_ends
 from agentread.readers import Source
 from agentread.readers.pdf import DOCUMENTS, _Document, _Pdfium
 from agentread.request import ReadRequest
@@ -149,20 +149,17 @@ def _labels(doc: _Document) -> list[str]:
 def _entries(marks: list[Bookmark], labels: list[str], total: int) -> list[Entry]:
     """An entry per bookmark, spanning its page to the page where the next bookmark at its level
     or higher begins (that page may hold its end)."""
-    deepest = max((level for level, _, _ in marks), default=0)
-    following = [total] * (deepest + 1)
     entries: list[Entry] = []
-    for level, title, page in reversed(marks):
+    ends = section_ends([(level, page) for level, _, page in marks], total, shared=True)
+    for (level, title, page), last in zip(marks, ends):
         if page is None:
             entries.append(Entry(level, title, "no page: its destination is not in the document", {}))
             continue
-        last = max(page, following[level])
-        following[level:] = [page] * (deepest + 1 - level)
         span = f"page {page}" if last == page else f"pages {page}-{last}"
         label = labels[page - 1] if labels and labels[page - 1] and labels[page - 1] != str(page) else ""
         where = f"{span}, labelled {label}" if label else span
         entries.append(Entry(level, title, where, {"pages": str(page) if last == page else f"{page}-{last}"}))
-    return entries[::-1]
+    return entries
 
 
 def _label_runs(labels: list[str]) -> str:
