@@ -229,9 +229,11 @@ class ReadService:
     async def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
         """One read, answered whatever happens to it; InvalidParams if its reader
         refuses the params."""
-        version = None if self.session else self.quick.version(self.workspace, request)
+        # Every read with the stub is compared with what the session was shown, and one with `since`
+        # may be answered with a diff: neither is made on the event loop.
+        version = None if self.session or request.since else self.quick.version(self.workspace, request)
         plan = None
-        if version is not None:  # every read with the stub is compared with what the session was shown: none here
+        if version is not None:
             try:
                 plan = self.engine.plan(request, live)
             except PROBLEMS as exc:
