@@ -366,3 +366,41 @@ def test_the_pypdf_fallback_lists_the_same_bookmarks_as_pdfium(corpus: Path):
     by_pdfium = [(e["level"], e["title"], e["where"], e["read"])
                  for e in entries(outline(Engine(Workspace([str(corpus)])), path))]
     assert by_pypdf == by_pdfium
+
+
+def test_a_hostile_pdf_outline_is_listed_once_to_its_depth_limit(tmp_path: Path):
+    """Bookmarks that loop back (a child that is its parent, a sibling chain back to its start)
+    are listed once; nesting past MAX_OUTLINE_DEPTH is left out, and bookmarks past the count
+    asked for; a title longer than the name buffer is read whole, and half a surrogate pair shows
+    as U+FFFD."""
+    from agentread.outline import MAX_INDENT_LEVELS
+    from agentread.readers.pdf.outline import MAX_OUTLINE_DEPTH
+    from agentread.readers.pdf.pdfium import LOCK, NAME_BUFFER_BYTES, Document
+    from builders import pdf_of
+
+    depth = MAX_OUTLINE_DEPTH + 4
+    long_title = "x" * NAME_BUFFER_BYTES * 2
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R /Outlines 10 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+        4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+        10: b"<< /Type /Outlines /First 11 0 R /Last 12 0 R >>",
+        # its own first child, and the chain of siblings runs 11 → 12 → 13 → 11
+        11: b"<< /Title (Loop) /Parent 10 0 R /Dest [4 0 R /Fit] /First 11 0 R /Next 12 0 R >>",
+        12: b"<< /Title <FEFFD8000041> /Parent 10 0 R /Dest [3 0 R /Fit] /First 100 0 R /Next 13 0 R >>",
+        13: b"<< /Title (%s) /Parent 10 0 R /Dest [4 0 R /Fit] /Next 11 0 R >>" % long_title.encode(),
+    }
+    for level in range(1, depth):  # 100 is at level 1, each the only child of the one before
+        child = b" /First %d 0 R" % (100 + level) if level < depth - 1 else b""
+        objects[99 + level] = b"<< /Title (Level %d) /Dest [3 0 R /Fit]%s >>" % (level, child)
+    (tmp_path / "hostile.pdf").write_bytes(pdf_of(objects))
+    with LOCK:
+        document = Document(data=pdf_of(objects))
+        listed = list(document.bookmarks(MAX_OUTLINE_DEPTH, 1000, 1000))
+        assert len(list(document.bookmarks(MAX_OUTLINE_DEPTH, 3, 1000))) == 3
+    assert listed == [(0, "Loop", 2), (0, "\ufffdA", 1),
+                      *[(level, f"Level {level}", 1) for level in range(1, MAX_OUTLINE_DEPTH)], (0, long_title, 2)]
+    found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "hostile.pdf", limit=100))
+    assert [(e["level"], e["title"][:20]) for e in found] == [
+        (min(level, MAX_INDENT_LEVELS), title[:20]) for level, title, _ in listed]

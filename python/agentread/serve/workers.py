@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentread.engine import Plan, answer, run
+from agentread.readers import READERS
 from agentread.request import InvalidParams
 from agentread.result import ReadResult
 
@@ -77,10 +78,14 @@ MAX_SPARE_WORKERS = 2
 WORKER_NICENESS = 10
 
 # Imported once by the process that workers are forked from, so that a fresh worker does not
-# import them. pypdfium2 initialises PDFium when imported; PDFium starts no thread of its own, so
-# a worker forked after it reads PDFs as one that imported it itself.
-PRELOAD = ["agentread.engine", "agentread.readers.pdf", "agentread.readers.image", "agentread.readers.office",
-           "agentread.readers.notebook", "agentread.readers.archive", "PIL.Image", "lxml.etree", "pypdfium2"]
+# import them: every module a worker's read, find or outline calls (a notebook with images is read
+# in one too), and the libraries they import on first use. pypdfium2 initialises PDFium when
+# imported; PDFium starts no thread of its own, so a worker forked after it reads PDFs as one that
+# imported it itself.
+PRELOAD = ["agentread.engine", "agentread.find", "agentread.readers.notebook",
+           *sorted({name.split(":")[0] for row in READERS.values() if row.isolated
+                    for name in (row.reader, row.search, row.outliner) if name}),
+           "PIL.Image", "lxml.etree", "pypdfium2"]
 
 # Tests show that a crash in native code costs only its worker: with this set, a worker crashes as a
 # fault in a native library would when asked to read a file of that name.

@@ -10,11 +10,9 @@ files only it opens, with its public outline and page-label API.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import BinaryIO, Callable, Iterator
 
-from agentread.cancel import checkpoint
 from agentread.limits import MAX_PDF_PAGES
 from agentread.outline import Entry, outline_result, section_ends
 from agentread.readers import Source
@@ -36,9 +34,6 @@ MAX_BOOKMARKS = 100_000
 # resolved): a real document has a few thousand; past this many (a hostile page count) labels are
 # not shown and each bookmark's page is found on its own.
 MAX_PAGES_WALKED = 100_000
-
-# Pages loaded between two checks for a cancelled read: a few milliseconds of work.
-PAGES_PER_CHECK = 1000
 
 # Runs of page labels named in the outline's header (pages 1-30 labelled i-xxx, ...): a document has
 # a few; one labelling each page its own way would otherwise fill the reply.
@@ -75,32 +70,9 @@ def pdf_outline(stream: BinaryIO, request: ReadRequest, path: str, name: str, ca
 
 def _bookmarks(doc: _Document) -> Iterator[Bookmark]:
     if isinstance(doc.backend, _Pdfium):
-        yield from _pdfium_bookmarks(doc.backend.pdf.pdf)
+        yield from doc.backend.pdf.bookmarks(MAX_OUTLINE_DEPTH, MAX_BOOKMARKS, MAX_PAGES_WALKED)
     else:
         yield from _pypdf_bookmarks(doc.backend.reader)
-
-
-def _pdfium_bookmarks(pdf) -> Iterator[Bookmark]:
-    marks = pdf.get_toc(max_depth=MAX_OUTLINE_DEPTH)
-    first = next(marks, None)
-    if first is None:
-        return
-    # PDFium finds a destination's page by walking the page tree from its start, loading pages as
-    # it goes, for each bookmark; with every page's dictionary loaded first, each lookup is found
-    # among them at once: several times faster. Asking a page's size loads the pages before it too,
-    # so a call every PAGES_PER_CHECK pages loads them all.
-    walked = min(len(pdf), MAX_PAGES_WALKED)
-    for index in [*range(PAGES_PER_CHECK - 1, walked - 1, PAGES_PER_CHECK), walked - 1]:
-        checkpoint()
-        pdf.get_page_size(index)
-    for count, mark in enumerate(itertools.chain([first], marks)):
-        if count >= MAX_BOOKMARKS:
-            return
-        if count % 1000 == 0:
-            checkpoint()
-        dest = mark.get_dest()
-        index = dest.get_index() if dest is not None else None
-        yield mark.level, mark.get_title(), None if index is None or index < 0 else index + 1
 
 
 def _pypdf_bookmarks(reader) -> Iterator[Bookmark]:
@@ -134,8 +106,7 @@ def _labels(doc: _Document) -> list[str]:
         if doc.total > MAX_PAGES_WALKED:
             return []
         if isinstance(doc.backend, _Pdfium):
-            pdf = doc.backend.pdf.pdf
-            labels = [pdf.get_page_label(index) for index in range(doc.total)]
+            labels = doc.backend.pdf.page_labels()
         else:
             labels = list(doc.backend.reader.page_labels)
     except Exception as exc:  # noqa: BLE001 - damaged labels: pages go by their numbers

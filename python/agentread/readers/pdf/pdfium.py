@@ -16,7 +16,7 @@ import math
 import os
 import threading
 import weakref
-from ctypes import byref, c_float, memmove
+from ctypes import addressof, byref, c_float, create_string_buffer, memmove
 
 from agentread.cancel import checkpoint, stopped
 
@@ -34,6 +34,15 @@ OBJECTS_BETWEEN_CHECKPOINTS = 1024
 _ERRORS = {"FPDF_ERR_UNKNOWN": "an unknown error", "FPDF_ERR_FILE": "the file could not be read",
            "FPDF_ERR_FORMAT": "not a PDF, or damaged", "FPDF_ERR_PASSWORD": "it needs a password",
            "FPDF_ERR_SECURITY": "its security scheme is not supported", "FPDF_ERR_PAGE": "a page could not be read"}
+
+# Pages loaded between two checks for a cancelled read, and bookmarks or labels read between two: a
+# few milliseconds of work.
+PAGES_PER_CHECK = 1000
+NAMES_PER_CHECK = 1000
+
+# A bookmark's title or a page's label is read into a buffer this large, and read again into one of
+# its size when longer: real ones are a line of text.
+NAME_BUFFER_BYTES = 1024
 
 _WHITE = (255, 255, 255, 255)  # the paper under a page that paints no background
 
@@ -140,6 +149,64 @@ class Document:
         except library().PdfiumError:
             raise PdfiumError(f"PDFium cannot load page {number}") from None
         return Page(self, page)
+
+    def bookmarks(self, max_depth: int, max_count: int, pages_walked: int):
+        """(level, title, page number or None) of each bookmark of the document's outline in order,
+        to `max_depth` levels (0 the top) and `max_count` bookmarks. A bookmark met again (a hostile
+        outline's cycle) ends the list it is met in. Through the raw API with one buffer: the
+        helpers make a buffer and an object a call, a tenth of a long outline's time."""
+        raw, handle = library().raw, self.pdf.raw
+        # PDFium finds a destination's page by walking the page tree from its start, loading pages
+        # as it goes, for each bookmark; with the first `pages_walked` pages' dictionaries loaded
+        # first, each lookup is found among them at once: several times faster. Asking a page's
+        # size loads the pages before it too, so a call every PAGES_PER_CHECK pages loads them all.
+        walked = min(self.page_count, pages_walked)
+        size = raw.FS_SIZEF()
+        for index in [*range(PAGES_PER_CHECK - 1, walked - 1, PAGES_PER_CHECK), walked - 1]:
+            checkpoint()
+            raw.FPDF_GetPageSizeByIndexF(handle, index, size)
+        first, following = raw.FPDFBookmark_GetFirstChild, raw.FPDFBookmark_GetNextSibling
+        get_dest, page_of, title_of = raw.FPDFBookmark_GetDest, raw.FPDFDest_GetDestPageIndex, raw.FPDFBookmark_GetTitle
+        buffer = create_string_buffer(NAME_BUFFER_BYTES)
+        seen: set[int] = set()
+        pending = [(first(handle, None), 0)]  # the next bookmark of each list being walked
+        while pending:
+            mark, level = pending.pop()
+            if not mark or len(seen) >= max_count:
+                continue
+            address = addressof(mark.contents)
+            if address in seen:
+                continue
+            seen.add(address)
+            if len(seen) % NAMES_PER_CHECK == 0:
+                checkpoint()
+            pending.append((following(handle, mark), level))
+            if level + 1 < max_depth:
+                pending.append((first(handle, mark), level + 1))  # its children before its next sibling
+            dest = get_dest(handle, mark)
+            index = page_of(handle, dest) if dest else -1
+            yield level, _name(title_of, (mark,), buffer), index + 1 if index >= 0 else None
+
+    def page_labels(self) -> list[str]:
+        """Each page's label (the number a viewer shows for it) by index, "" where it has none."""
+        raw, handle = library().raw, self.pdf.raw
+        buffer = create_string_buffer(NAME_BUFFER_BYTES)
+        labels = []
+        for index in range(self.page_count):
+            if index % NAMES_PER_CHECK == 0:
+                checkpoint()
+            labels.append(_name(raw.FPDF_GetPageLabel, (handle, index), buffer))
+        return labels
+
+
+def _name(call, args: tuple, buffer) -> str:
+    """The UTF-16 string a PDFium call of the form call(*args, buffer, length) writes, read into
+    `buffer`, or into a buffer of its own when longer. Halves of surrogate pairs show as U+FFFD."""
+    length = call(*args, buffer, len(buffer))
+    if length > len(buffer):
+        buffer = create_string_buffer(length)
+        length = call(*args, buffer, length)
+    return buffer.raw[:max(length - 2, 0)].decode("utf-16-le", errors="replace")  # less its NUL
 
 
 # Where a document can be read from its file as its pages need it: with pread, which leaves the
