@@ -55,6 +55,9 @@ class Plan:
     info: FileInfo | None = None
     buffer: str | LiveNotebook | None = None  # the editor's text or notebook, when the file is open there
     isolated: bool = False  # read in a worker process where the server has them
+    # (version, size, mtime) when found before the read by a caller that compared it first (the
+    # stub session's lookup); else `run` finds it
+    version: tuple | None = None
 
 
 class Engine:
@@ -124,7 +127,8 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
 def run(plan: Plan) -> ReadResult:
     """Read what `plan` names, held to the caller's `maxBytes`. Raises ReadError (see `answer`)."""
     limit = plan.request.max_bytes
-    version = plan_version(plan)  # before the read: a change during it makes the version older, never newer
+    # Before the read: a change during it makes the version older, never newer.
+    version = plan.version or plan_version(plan)
     result = _versioned(_read(plan, plan.request), version)
     tried = plan.request
     for _ in range(MAX_FIT_TRIES):

@@ -189,3 +189,27 @@ def test_both_servers_give_the_same_answers_with_the_stub_single_and_many(ws: Pa
     assert "Unchanged" not in from_mcp[0] and "Unchanged" in from_mcp[1]  # shown whole by the read of many
     assert "second page" in from_mcp[2] and "Unchanged" in from_mcp[3]
     assert from_mcp[5].startswith("[Unchanged")
+
+
+def test_with_the_stub_a_read_finds_its_files_version_once(ws: Path, monkeypatch):
+    """The session's lookup and the read need the same version: the service finds it once and the
+    read gives that one (hashing a file of megabytes twice would double a read's cost)."""
+    import asyncio
+
+    import agentread.engine
+    from agentread.serve.service import ReadService
+
+    hashed = []
+    real = agentread.engine.file_version_of
+    monkeypatch.setattr(agentread.engine, "file_version_of", lambda *args: hashed.append(1) or real(*args))
+
+    async def reads() -> list[ReadResult]:
+        service = ReadService(Workspace([str(ws)]), stub=True, workers=False)
+        try:
+            return [await service.read(parse_request({"path": "a.txt", "limit": 5})) for _ in range(2)]
+        finally:
+            service.close()
+
+    first, second = asyncio.run(reads())
+    assert not first.unchanged and second.unchanged and first.version == second.version
+    assert len(hashed) == 2  # once a read: the first read's, then the stub's lookup

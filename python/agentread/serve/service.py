@@ -29,7 +29,7 @@ from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem
 from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
-from agentread.serve.session import ReadSession
+from agentread.serve.session import Mark, ReadSession
 from agentread.versions import ManyCall, Versions
 from agentread.workspace import Refusal, Workspace, file_version
 
@@ -186,7 +186,7 @@ def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:
 class _Planned(NamedTuple):
     """A read planned on a thread for a worker process, and the stub session's mark of it."""
     plan: Plan
-    mark: tuple | None
+    mark: Mark | None
 
 
 class ReadService:
@@ -310,7 +310,8 @@ class ReadService:
             seen = self.session.lookup(plan)
             if isinstance(seen, ReadResult):
                 return seen
-            mark = seen
+            if seen is not None:
+                mark, plan = seen, dataclasses.replace(plan, version=seen.version)  # not hashed again by run
         if plan.isolated and self.pool:
             return _Planned(plan, mark)
         started = time.perf_counter()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentread.live import LiveNotebook
 from agentread.result import ReadError, ReadResult, TextPart
@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 MAX_SESSION_READS = 1024
 
 
+class Mark(NamedTuple):
+    """A read `lookup` found no stub for: the window's key, and the file's version as its read
+    will give it (engine.plan_version), found once for both."""
+    key: tuple
+    version: tuple
+
+
 class ReadSession:
     """The reads of one session: `lookup` before a read, `keep` after it. Safe to use from
     several threads."""
@@ -34,29 +41,29 @@ class ReadSession:
         self._seen: OrderedDict[tuple, tuple[tuple, ReadResult]] = OrderedDict()
         self._lock = threading.Lock()  # reads on several threads look up and remember windows
 
-    def lookup(self, plan: Plan) -> ReadResult | tuple | None:
+    def lookup(self, plan: Plan) -> ReadResult | Mark | None:
         """The stub, when this session read this window of this file and it is unchanged since; else
-        the mark `keep` takes after the read (None: the read is never stubbed). Reads the file for
-        its version: on a read thread."""
+        the mark `keep` takes after the read, whose version the read is to give (None: the read is
+        never stubbed). Reads the file for its version: on a read thread."""
         request = plan.request
-        before = _version(plan)
-        if before is None:
+        version = _version(plan)
+        if version is None:
             return None
         # Every field of the request but the path as given and its consent names what was shown.
         key = (plan.resolved.path, plan.resolved.member, dataclasses.replace(request, path="", consent=frozenset()))
         with self._lock:
             seen = self._seen.get(key)
-            if seen is not None and seen[0] == before:
+            if seen is not None and seen[0] == version[0]:
                 self._seen.move_to_end(key)
                 return _stub(seen[1])
-        return key, before
+        return Mark(key, version)
 
-    def keep(self, plan: Plan, mark: tuple | None, result: ReadResult, held: list | None = None) -> None:
+    def keep(self, plan: Plan, mark: Mark | None, result: ReadResult, held: list | None = None) -> None:
         """After the read `lookup` marked: remembered if it showed the file as it was then (with
         `held`, added there instead, for `remember` once the caller knows it was shown whole)."""
         if mark is None:
             return
-        key, before = mark
+        key, before = mark.key, mark.version[0]
         if result.is_error or result.version != before:  # changed since looked up: what was shown is unknown
             with self._lock:
                 self._seen.pop(key, None)
@@ -82,15 +89,15 @@ class ReadSession:
                     self._seen.popitem(last=False)
 
 
-def _version(plan: Plan) -> str | None:
-    """The version of what the plan reads, as the read gives it; None where no stub is given (a
-    directory, an open notebook, a file replaced since it was resolved)."""
+def _version(plan: Plan) -> tuple | None:
+    """(version, size, mtime) of what the plan reads, as the read gives it; None where no stub is
+    given (a directory, an open notebook, a file replaced since it was resolved)."""
     from agentread.engine import plan_version
 
     if plan.resolved.is_dir or isinstance(plan.buffer, LiveNotebook):
         return None
     try:
-        return plan_version(plan)[0]
+        return plan_version(plan)
     except (OSError, ReadError):
         return None
 
