@@ -1,6 +1,7 @@
 """`find` through the real server over stdio: hits in every kind of file, each shown again by the
 read arguments it names, a cut line read to its end by `column`, a regular expression that
-backtracks without end answered with an error, and many files searched in one call."""
+backtracks without end answered with an error, many files searched in one call, and a log of over a
+gigabyte searched to its last line in bounded memory."""
 
 from __future__ import annotations
 
@@ -173,6 +174,37 @@ def test_a_large_log_is_searched_streamed_with_the_editors_line_numbers(server, 
     failed = [h for h in hits(server.read(path="big.log", find=r"request (\d+) FAILED$", regex=True))]
     assert [h["line"] for h in failed] == want
     assert f"request {want[3] - 1} FAILED" in shows(server, "big.log", failed[3])
+
+
+# A log past a gigabyte: the search must stream it, as a read does.
+GIGABYTE_LOG_BYTES = (1 << 30) + (1 << 20)
+# The server's peak resident memory after searching it: a search that held the file would pass it.
+STREAMED_PEAK_BYTES = 512 << 20
+
+
+def test_a_gigabyte_log_is_searched_streamed_to_its_last_line(server, tmp_path: Path):
+    block = "".join(f"2024-01-01T00:00:{i % 60:02d} worker-{i % 7} request {i} ok\n" for i in range(20_000)).encode()
+    lines_a_block = block.count(b"\n")
+    blocks = GIGABYTE_LOG_BYTES // len(block) + 1
+    marked = {0: b"FIRST FAILED\n", blocks // 2: b"MIDDLE FAILED\n", blocks - 1: b"LAST FAILED\n"}
+    want = []
+    log = tmp_path / "huge.log"
+    try:
+        with open(log, "wb") as f:
+            for n in range(blocks):
+                f.write(block)
+                if n in marked:
+                    f.write(marked[n])
+                    want.append((n + 1) * lines_a_block + len(want) + 1)
+        assert log.stat().st_size > 1 << 30
+        found = follow(server, path="huge.log", find="FAILED")
+        assert [h["line"] for h in found] == want
+        assert [h["line"] for h in hits(server.read(path="huge.log", find=r"^\w+ FAILED$", regex=True))] == want
+        assert "LAST FAILED" in shows(server, "huge.log", found[-1])
+    finally:
+        log.unlink(missing_ok=True)  # pytest keeps the temp folders of its last runs
+    peak = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{server.proc.pid}/status").read_text())
+    assert peak is None or int(peak[1]) * 1024 < STREAMED_PEAK_BYTES
 
 
 def test_a_regular_expression_that_backtracks_without_end_is_answered_with_an_error(server, tmp_path: Path):
