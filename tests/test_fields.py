@@ -161,7 +161,7 @@ def test_the_editors_buffers_are_checked_as_their_kind(server, ws: Path):
     assert "2 + 2" in text_of(server.read(path="live.ipynb", cells="1"))
     _refused(server.read(path="live.ipynb", pages="1"), "pages", "live.ipynb")
     # raw reads the file on disk as text, by lines: cells then is not taken.
-    _refused(server.read(path="live.ipynb", raw=True, cells="1"), "cells", "live.ipynb")
+    assert "read with raw=true" in _refused(server.read(path="live.ipynb", raw=True, cells="1"), "cells", "live.ipynb")
 
 
 def _many(ws: Path, params: dict):
@@ -197,6 +197,20 @@ def test_the_cli_says_so_and_exits_1(ws: Path):
     as_json = subprocess.run([sys.executable, "-m", "agentread", "read", "nb.ipynb", "--char", "2", "--json"],
                              capture_output=True, text=True, cwd=ws, env=env)
     assert json.loads(as_json.stdout)["error"]["code"] == "not_for_this_kind"
+
+
+def test_the_mcp_tool_answers_the_same_error(ws: Path):
+    pytest.importorskip("mcp", reason="the MCP SDK (the mcp extra) is not installed")
+    from mcp_client import run, texts
+
+    async def calls(client):
+        return [await client.call_tool("read", args) for args in (
+            {"path": "notes.txt", "pages": "3"}, {"path": "deck.pptx", "pages": "2"})]
+
+    refused, slide = run({}, "--root", str(ws), calls=calls)
+    assert refused.is_error and texts(refused).startswith("Error: pages reads PDF pages")
+    assert "notes.txt is a text file" in texts(refused)
+    assert not slide.is_error and "Slide two text" in texts(slide)
 
 
 def test_every_request_field_is_decided():

@@ -101,6 +101,8 @@ def check_fields(kind: str, name: str, request: ReadRequest) -> None:
         return
     refused = [field for field in given(request) if field not in fields | _MODE_FIELDS[mode]]
     if refused:
+        if kind == "text" and request.raw:  # a notebook read as its JSON source, say
+            name += ", read with raw=true,"
         raise ReadError(NOT_FOR_THIS_KIND, refusal(refused, takes, name, mode, fields))
 
 
