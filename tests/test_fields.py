@@ -90,9 +90,9 @@ REFUSED = [
     ("bundle.zip/docs/report.pdf", {"cells": "1"}, "cells", "a PDF"),
     # Outlines page their entries; a find takes what scopes it.
     ("report.pdf", {"outline": True, "pages": "2"}, "pages", "an outline of it takes offset and limit"),
-    ("notes.txt", {"outline": True, "column": 3}, "column", "an outline of it takes offset and limit"),
+    ("notes.txt", {"outline": True, "column": 3}, "column", "an outline of it takes offset, limit and raw"),
     ("nb.ipynb", {"outline": True, "column": 3}, "column", "an outline of it takes offset, limit and cells"),
-    ("notes.txt", {"find": "line", "pages": "2"}, "pages", "a find of it takes offset, limit and column"),
+    ("notes.txt", {"find": "line", "pages": "2"}, "pages", "a find of it takes offset, limit, column and raw"),
     ("book.xlsx", {"find": "rent", "pages": "1", "column": 1, "char": 2}, "char", "a find of it takes"),
     ("report.pdf", {"find": "page", "outline": True}, "outline", "a find of it takes"),
 ]
@@ -112,6 +112,7 @@ ACCEPTED = [
     ("notes.txt", {"find": "third", "ignoreCase": True, "offset": 2, "column": 1, "limit": 1}, "line 3"),
     ("script.py", {"outline": True, "offset": 1, "limit": 1}, "main"),
     ("nb.ipynb", {"raw": True, "offset": 1, "limit": 3}, '     1\t{'),  # its JSON source, numbered
+    ("nb.ipynb", {"raw": True, "find": "cell_type", "limit": 1}, "line "),  # ... searched as text
     ("report.pdf", {"pages": "2"}, "beta page text"),
     ("report.pdf", {"pages": "1-3", "offset": 2, "limit": 1, "column": 1}, "alpha page text"),
     ("report.pdf", {"pages": "3", "view": "image"}, "as a picture"),

@@ -42,7 +42,8 @@ _LINES = _set("offset", "limit", "column")
 _FIND_LINES = _set("offset", "column", "limit")
 
 KINDS: dict[str, Takes] = {
-    "text": Takes("a text file", _LINES | {"raw"}, _OUTLINE, _FIND_LINES,
+    # raw sends any text-based file here, in every mode: a notebook's JSON is searched as text.
+    "text": Takes("a text file", _LINES | {"raw"}, _OUTLINE | {"raw"}, _FIND_LINES | {"raw"},
                   "read it by lines with offset and limit (column continues a cut line)"),
     "pdf": Takes("a PDF", _LINES | {"pages", "view"}, _OUTLINE, _FIND_LINES | {"pages"},
                  'read it by pages (pages="3"), by lines with offset and limit, or as pictures with view="image"'),
