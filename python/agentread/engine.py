@@ -19,6 +19,7 @@ from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
 from agentread.readers.delimited import is_delimited
 from agentread.readers.directory import read_directory
+from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
@@ -178,8 +179,10 @@ def _read(plan: Plan, request: ReadRequest) -> ReadResult:
 def _read_kind(plan: Plan, request: ReadRequest) -> ReadResult:
     path = plan.resolved.path
     if plan.kind == "directory":
+        check_fields("directory", request.path, request)
         return read_directory(path, request)
     if plan.kind == "live_notebook":
+        check_fields("notebook", request.path, request)
         return _read_live_notebook(plan, request)
     row = READERS[plan.kind]
     if isinstance(plan.buffer, str):

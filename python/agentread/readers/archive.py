@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, Iterator
 from agentread.cancel import checkpoint
 from agentread.readers import Source
 from agentread.readers.directory import MAX_DIR_SCAN, human_size, page_listing
+from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -203,6 +204,7 @@ def _escaped(name: str) -> str:
 
 def _listing(source: Source, request: ReadRequest, members: list[Member], form: str, stopped: str | None = None,
              folder: str | None = None) -> ReadResult:
+    check_fields("archive", request.path, request)  # a member is checked by its own kind's row
     name = _archive_name(source)
     where = f", folder {folder}/" if folder else ""
     example = next((m.path for m in members if m.type == "file" and m.path), None)
