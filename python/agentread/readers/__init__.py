@@ -14,6 +14,7 @@ import importlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from agentread.readers.fields import check_fields, office_kind
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -64,8 +65,6 @@ class Row:
         """The read the request asks for: a window of the file, its hits (`find`) or its outline
         (the one place either is dispatched)."""
         if self.takes is not None:
-            from agentread.readers.fields import check_fields, office_kind
-
             check_fields(office_kind(source.description) if self.takes == "office" else self.takes, source.name,
                          request)
         if request.find is not None:
@@ -105,25 +104,25 @@ READERS: dict[str, Row] = {
                 takes="text"),
     "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED,
                      search="agentread.readers.text:search", outliner="agentread.readers.structure:outline",
-                takes="text"),
+                     takes="text"),
     "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED,
                   outliner="agentread.readers:refuse_binary"),
     "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                search="agentread.readers.pdf:search", outliner="agentread.readers.pdf.outline:outline",
-                takes="pdf"),
+               takes="pdf"),
     "image": Row("agentread.readers.image:read", isolated=True, max_bytes=MAX_IMAGE_FILE_BYTES, takes="image"),
     # The Office and notebook readers outline too, on `request.outline`: their formats are told
     # apart (and refused) in one place.
     "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                   search="agentread.readers.office:search", outliner="agentread.readers.office:read",
-                takes="office"),
+                  takes="office"),
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
                          max_bytes=MAX_DOCUMENT_BYTES, outliner="agentread.readers.office:refuse_legacy_file"),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,
                     search="agentread.readers.notebook:search", outliner="agentread.readers.notebook:read",
-                takes="notebook"),
+                    takes="notebook"),
     # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
     # its own limit (readers/archive.py). Its listing is its outline, as a directory's is.
     "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED,
