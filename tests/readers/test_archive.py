@@ -131,6 +131,18 @@ def test_members_read_as_their_own_kind(server: ServerProcess):
     assert image["kind"] == "image" and len(parts) == 1 and (parts[0]["width"], parts[0]["height"]) == (64, 48)
 
 
+def test_find_in_a_member_searches_the_member_as_its_own_kind(server: ServerProcess, ws: Path):
+    result = server.read(path="bundle.zip/docs/readme.md", find="second")
+    assert not result["isError"] and result["path"] == str(ws / "bundle.zip" / "docs" / "readme.md")
+    assert "line 4, column 5: The second line." in body_of(result) and "first paragraph" not in body_of(result)
+    pdf = server.read(path="bundle.zip/docs/report.pdf", find="gamma")
+    assert not pdf["isError"] and "1 hit" in body_of(pdf) and "page 3" in body_of(pdf) and "alpha" not in body_of(pdf)
+    tar = server.read(path="src.tar.gz/src/util.py", find="return")
+    assert not tar["isError"] and "line 2, column 5:" in body_of(tar)
+    listing = server.read(path="bundle.zip", find="readme")
+    assert listing["isError"] and listing["error"]["code"] == "find_unsupported"
+
+
 @pytest.mark.parametrize("suffix, form", [("tar.gz", "tar, gzip-compressed"), ("tar.bz2", "tar, bzip2-compressed"),
                                           ("tar.xz", "tar, xz-compressed"), ("tar", "tar")])
 def test_tars_plain_and_compressed_list_and_read(server: ServerProcess, ws: Path, suffix: str, form: str):

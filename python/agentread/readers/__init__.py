@@ -63,11 +63,12 @@ class Row:
 
     def read(self, source: Source, request: ReadRequest) -> ReadResult:
         """The read the request asks for: a window of the file, its hits (`find`) or its outline
-        (the one place either is dispatched)."""
+        (the one place either is dispatched). A member of an archive is unpacked by the archive's
+        reader and then searched or outlined by its own kind's row."""
         if self.takes is not None:
             check_fields(office_kind(source.description) if self.takes == "office" else self.takes, source.name,
                          request)
-        if request.find is not None:
+        if request.find is not None and source.member is None:
             from agentread.find import find_in
 
             return find_in(self.search and _function(self.search), source, request)
