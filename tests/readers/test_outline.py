@@ -112,6 +112,50 @@ def test_an_entry_reads_exactly_its_symbol(engine: Engine):
     assert shown[0].lstrip().startswith(("pub struct Eval", "struct Eval")) and shown[-1] == "}"
 
 
+# Files of several languages, written again with other line ends: the read ends a line at CRLF, LF
+# and a lone CR alike, and so must the outline's numbers.
+LINE_END_FILES = ["python/agentread/engine.py", "extension/src/reads.ts", "tests/data/code/eval.rs",
+                  "tests/data/code/generics.go", "python/agentread/_scan.c", "tests/data/code/namespace.cpp",
+                  "docs/CONTRACT.md", "tests/data/code/lexerdevelopment.rst",
+                  "tests/data/code/asciidoctor-README.adoc"]
+LINE_ENDS = {"cr": ["\r"], "crlf": ["\r\n"], "mixed": ["\n", "\r", "\r\n", "\n", "\n"]}
+
+
+@pytest.mark.parametrize("ends", LINE_ENDS, ids=list(LINE_ENDS))
+@pytest.mark.parametrize("path", LINE_END_FILES, ids=[Path(p).suffix for p in LINE_END_FILES])
+def test_outline_numbers_lines_as_the_read_does_whatever_ends_them(tmp_path: Path, path: str, ends: str):
+    if path.endswith(".adoc") and not _has_asciidoctor():
+        pytest.skip("Asciidoctor is not installed (apt install asciidoctor)")
+    lines = re.split(r"\r\n|\r|\n", (REPO / path).read_text(encoding="utf-8"))[:-1]
+    cycle = LINE_ENDS[ends]
+    name = "file" + Path(path).suffix
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "lf" / name).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    (tmp_path / name).write_text("".join(line + cycle[n % len(cycle)] for n, line in enumerate(lines)),
+                                 encoding="utf-8", newline="")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, tmp_path / name, limit=2000))
+    assert len(found) >= 4 and found == entries(outline(engine, tmp_path / "lf" / name, limit=2000))
+    for entry in found:
+        read = engine.read(parse_request({"path": name, **entry["read"]})).to_json()
+        assert read["startLine"] == entry["read"]["offset"]
+        shown = [line.split("\t", 1)[1] for line in read["content"][0]["text"].splitlines() if "\t" in line]
+        assert len(shown) == entry["read"]["limit"] or read["truncated"], entry  # a long section: the reply's cap
+        if entry["title"].startswith(("#", "=")) or path.endswith(".rst"):  # a heading: its own line
+            assert entry["title"] in shown[:2], (entry, shown[:2])
+        else:
+            symbol = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1].split("<")[0]
+            assert symbol in "\n".join(shown[:12]), (entry, shown[:12])
+
+
+def _has_asciidoctor() -> bool:
+    import shutil
+    import subprocess
+
+    return shutil.which("ruby") is not None and subprocess.run(
+        ["ruby", "-e", "require 'asciidoctor'"], capture_output=True).returncode == 0
+
+
 def test_markdown_headings_span_to_the_next_of_their_level(engine: Engine):
     path = REPO / "docs" / "CONTRACT.md"
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -6,7 +6,8 @@ Each language's grammar is its own maintained wheel (tree-sitter-python, tree-si
 compiled in, so nothing is downloaded when a file is read. The file's name says its language; a
 text file of no language known here is said to have no outline, with its line count.
 
-Lines are the editor's (tree-sitter counts LF, so a CRLF file numbers the same). A symbol spans its
+Lines are the read's and the editor's: CRLF, LF and a lone CR each end one. The parsers end lines at
+LF alone, so each lone CR is handed to them as an LF (CRLF numbers the same). A symbol spans its
 whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
 to the line before the next heading of its level or higher.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -52,6 +54,9 @@ MORE_LINE_BYTES = 100
 # some 100 MB).
 OUTLINE_CACHE_FILES = 8
 MAX_CACHED_ENTRIES = 200_000
+
+# A CR that ends a line alone (not that of a CRLF).
+LONE_CR = re.compile(rb"\r(?!\n)")
 
 # The first line of a script, looked at for its interpreter.
 SHEBANG_BYTES = 200
@@ -247,6 +252,7 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     cut short)."""
     if total is None:
         total = _line_count(data)
+    data = _lf_ended(data)
     if language == "asciidoc":
         from agentread.readers.asciidoc import headings
 
@@ -263,6 +269,12 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar.symbols, entries)
     return entries, cut
+
+
+def _lf_ended(data: bytes) -> bytes:
+    """`data` with each lone CR made an LF, the same length: the parsers end lines at LF alone and
+    the read at a lone CR too, so their rows are then the read's lines."""
+    return LONE_CR.sub(b"\n", data) if b"\r" in data else data
 
 
 def _parse(parser, data: bytes):
