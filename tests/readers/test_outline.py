@@ -156,6 +156,26 @@ def _has_asciidoctor() -> bool:
         ["ruby", "-e", "require 'asciidoctor'"], capture_output=True).returncode == 0
 
 
+def test_a_header_named_h_is_outlined_as_cpp_where_it_holds_cpp_and_as_c_otherwise(tmp_path: Path):
+    """`.h` is C's extension and C++'s: the same bytes named `.h` outline as they do named `.cpp`
+    or `.c`, by what the header holds."""
+    sources = {"namespace": CODE / "namespace.cpp", "functions": CODE / "functions.cpp",
+               "scan": REPO / "python" / "agentread" / "_scan.c"}
+    (tmp_path / "w.h").write_text("class W {\npublic:\n  int f() { return 1; }\n};\nnamespace n { void g() {} }\n")
+    for stem, source in sources.items():
+        (tmp_path / f"{stem}.h").write_bytes(source.read_bytes())
+        (tmp_path / f"{stem}{source.suffix}").write_bytes(source.read_bytes())
+    engine = Engine(Workspace([str(tmp_path)]))
+    for stem, source in sources.items():
+        as_h, as_named = outline(engine, tmp_path / f"{stem}.h"), outline(engine, tmp_path / f"{stem}{source.suffix}")
+        assert entries(as_h) == entries(as_named) and entries(as_h)
+        language = "(cpp)" if source.suffix == ".cpp" else "(c)"
+        assert language in as_h["content"][0]["text"].splitlines()[0]
+    found = entries(outline(engine, tmp_path / "w.h"))
+    assert [(e["level"], e["title"], e["read"]["offset"]) for e in found] == [
+        (0, "class W", 1), (1, "function f", 3), (0, "namespace n", 5), (1, "function g", 5)]
+
+
 def test_markdown_headings_span_to_the_next_of_their_level(engine: Engine):
     path = REPO / "docs" / "CONTRACT.md"
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -134,16 +134,25 @@ EXTENSIONS = {
 }
 
 
+# A `.h` header is C's and C++'s alike: it is read as C++ where a line opens with what only C++
+# writes (a class, a namespace, a template, an access label), for the C grammar makes of a class
+# a function and loses its methods, while the C++ grammar parses C as well.
+CPP_HEADER = re.compile(rb"^[ \t]*(?:(?:class|namespace|template)\b|(?:public|protected|private)[ \t]*:)", re.M)
+
 # A script without an extension, by the interpreter its first line names (#!/usr/bin/env bash).
 INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "python": "python",
                 "python3": "python", "node": "javascript", "ruby": "ruby", "php": "php"}
 
 
-def language_of(path: str, head: bytes = b"") -> str | None:
-    """The language of a file, by its extension, else by the interpreter its `#!` line names."""
-    language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
-    if language is None and head.startswith(b"#!"):
-        words = head.split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
+def language_of(path: str, data: bytes = b"") -> str | None:
+    """The language of a file (`data`, its text or its start), by its extension, else by the
+    interpreter its `#!` line names; a header named `.h` is C++ where it uses C++ (CPP_HEADER)."""
+    extension = os.path.splitext(path)[1].lower()
+    language = EXTENSIONS.get(extension)
+    if extension == ".h" and CPP_HEADER.search(data):
+        language = "cpp"
+    if language is None and data.startswith(b"#!"):
+        words = data[:SHEBANG_BYTES].split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
         program = os.path.basename(words[1] if len(words) > 1 and words[0].endswith("/env") else words[0]) \
             if words else ""
         language = INTERPRETERS.get(program)
@@ -216,7 +225,7 @@ def structure(source: Source) -> Structure:
             _STRUCTURES[source.cache_key] = found
             return found
     data = utf8_text(source)
-    language = language_of(source.path, data[:SHEBANG_BYTES])
+    language = language_of(source.path, data)
     total = _line_count(data)
     entries, cut = entries_of(data, language, source.name, total) if language else ([], False)
     found = (language, entries, cut, total)
