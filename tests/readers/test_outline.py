@@ -261,6 +261,58 @@ def test_word_headings_with_the_lines_that_read_them(tmp_path: Path):
     assert found[-1]["read"]["offset"] + found[-1]["read"]["limit"] - 1 == whole
 
 
+def test_word_headings_by_outline_level_own_or_inherited_through_based_on(tmp_path: Path):
+    """Word's navigation pane goes by outline level: the paragraph's own, else its style's, else
+    the style's it is based on; Heading N and Title name their level where they state none."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from lxml import etree
+
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+    def outline_level(element, value: int) -> None:
+        properties = element.find(w + "pPr")
+        if properties is None:
+            properties = etree.SubElement(element, w + "pPr")
+        etree.SubElement(properties, w + "outlineLvl").set(w + "val", str(value))
+
+    document = docx.Document()
+    styles = document.styles
+    chapter = styles.add_style("MyChapter", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = styles["Heading 1"]
+    part = styles.add_style("MyPart", WD_STYLE_TYPE.PARAGRAPH)
+    part.base_style = chapter  # two steps from Heading 1
+    corporate = styles.add_style("Corp Title", WD_STYLE_TYPE.PARAGRAPH)
+    outline_level(corporate.element, 0)
+    loop_a, loop_b = (styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH) for name in ("Loop A", "Loop B"))
+    loop_a.base_style, loop_b.base_style = loop_b, loop_a
+    body = document.element.body
+
+    document.add_paragraph("Brief", style="Title")
+    document.add_paragraph("Chapter by style", style="MyChapter")
+    document.add_paragraph("Plain words.")
+    document.add_paragraph("Direct level two")
+    outline_level(body.findall(w + "p")[-1], 1)
+    document.add_paragraph("Corporate heading", style="Corp Title")
+    document.add_paragraph("A part", style="MyPart")
+    document.add_paragraph("Body text in a heading style", style="Heading 1")
+    outline_level(body.findall(w + "p")[-1], 9)
+    document.add_paragraph("Real Heading 2", style="Heading 2")
+    document.add_paragraph("In a loop of styles", style="Loop A")
+    document.save(tmp_path / "styles.docx")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, "styles.docx"))
+    assert [(e["level"], e["title"]) for e in found] == [
+        (0, "# Brief"), (0, "# Chapter by style"), (1, "## Direct level two"), (0, "# Corporate heading"),
+        (0, "# A part"), (1, "## Real Heading 2")]
+    for entry in found:
+        shown = engine.read(parse_request({"path": "styles.docx", **entry["read"]})).text().splitlines()
+        assert shown[0].split("\t", 1)[1] == entry["title"]
+    whole = engine.read(parse_request({"path": "styles.docx"})).text().splitlines()
+    marked = [line.split("\t", 1)[1] for line in whole if "\t" in line and line.split("\t", 1)[1].startswith("#")]
+    assert marked == [e["title"] for e in found]  # the read marks exactly the outline's headings
+
+
 def test_powerpoint_slide_titles(tmp_path: Path):
     from pptx import Presentation
     from pptx.util import Inches
