@@ -69,6 +69,21 @@ def test_a_window_that_fits_is_not_cut(server, ws):
     assert reply["shown"]["lines"] == [10, 29] and "(limit of 20 lines)" in text_of(reply).splitlines()[-2]
 
 
+def test_a_window_continued_from_a_column_names_its_own_limits(server, ws):
+    """The lines after one read on from `column` fill what is left of the window: where they stop,
+    the closing line names the window's limit, not that remainder."""
+    wide = "".join("漢字テスト😀한국어"[n % 9] for n in range(9000))
+    (ws / "wide.txt").write_text(f"first\n{wide}\n{'after the wide line ' * 20}\nlast\n", encoding="utf-8")
+    reason = re.compile(r"\((output limit of [^)]*|limit of [^)]*)\)")
+    plain = server.read(path="big.txt", maxBytes=2000)
+    on = server.read(path="wide.txt", offset=2, column=2001, maxBytes=2000)
+    assert on["truncated"] and text_bytes(on) <= 2000
+    assert reason.search(text_of(on).splitlines()[-2])[1] == reason.search(text_of(plain).splitlines()[-2])[1]
+    by_lines = server.read(path="wide.txt", offset=2, column=8995, limit=2, maxBytes=HOST_LIMIT)
+    assert by_lines["shown"]["lines"] == [2, 3] and by_lines["next"] == {"offset": 4}
+    assert reason.search(text_of(by_lines).splitlines()[-2])[1] == "limit of 2 lines"
+
+
 def test_a_reply_from_the_end_fits_too(server, ws):
     reply = server.read(path="big.txt", offset=-2000, maxBytes=SMALL_LIMIT)
     assert text_bytes(reply) <= SMALL_LIMIT and reply["startLine"] == 3001 and reply["next"]["offset"] > 3001

@@ -150,11 +150,16 @@ class Window:
         return cut_to_fit(line, number, column, size, self.also, room)
 
     def extend(self, other: Window) -> None:
-        """The lines of a window that goes on from this one's next line."""
+        """The lines of a window that goes on from this one's next line, within what is left of this
+        one's line limit and budget: where it stopped at either, this window stopped at its own."""
         self.lines += other.lines
         self.count += other.count
         self.used += other.used
         self.reason = other.reason
+        if other.reason == line_limit_reason(other.limit):
+            self.reason = line_limit_reason(self.limit)
+        elif other.reason == output_limit_reason(other.budget):
+            self.reason = output_limit_reason(self.budget)
         self.cut = self.cut or other.cut
 
     @property

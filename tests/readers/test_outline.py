@@ -112,6 +112,70 @@ def test_an_entry_reads_exactly_its_symbol(engine: Engine):
     assert shown[0].lstrip().startswith(("pub struct Eval", "struct Eval")) and shown[-1] == "}"
 
 
+# Files of several languages, written again with other line ends: the read ends a line at CRLF, LF
+# and a lone CR alike, and so must the outline's numbers.
+LINE_END_FILES = ["python/agentread/engine.py", "extension/src/reads.ts", "tests/data/code/eval.rs",
+                  "tests/data/code/generics.go", "python/agentread/_scan.c", "tests/data/code/namespace.cpp",
+                  "docs/CONTRACT.md", "tests/data/code/lexerdevelopment.rst",
+                  "tests/data/code/asciidoctor-README.adoc"]
+LINE_ENDS = {"cr": ["\r"], "crlf": ["\r\n"], "mixed": ["\n", "\r", "\r\n", "\n", "\n"]}
+
+
+@pytest.mark.parametrize("ends", LINE_ENDS, ids=list(LINE_ENDS))
+@pytest.mark.parametrize("path", LINE_END_FILES, ids=[Path(p).suffix for p in LINE_END_FILES])
+def test_outline_numbers_lines_as_the_read_does_whatever_ends_them(tmp_path: Path, path: str, ends: str):
+    if path.endswith(".adoc") and not _has_asciidoctor():
+        pytest.skip("Asciidoctor is not installed (apt install asciidoctor)")
+    lines = re.split(r"\r\n|\r|\n", (REPO / path).read_text(encoding="utf-8"))[:-1]
+    cycle = LINE_ENDS[ends]
+    name = "file" + Path(path).suffix
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "lf" / name).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    (tmp_path / name).write_text("".join(line + cycle[n % len(cycle)] for n, line in enumerate(lines)),
+                                 encoding="utf-8", newline="")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, tmp_path / name, limit=2000))
+    assert len(found) >= 4 and found == entries(outline(engine, tmp_path / "lf" / name, limit=2000))
+    for entry in found:
+        read = engine.read(parse_request({"path": name, **entry["read"]})).to_json()
+        assert read["startLine"] == entry["read"]["offset"]
+        shown = [line.split("\t", 1)[1] for line in read["content"][0]["text"].splitlines() if "\t" in line]
+        assert len(shown) == entry["read"]["limit"] or read["truncated"], entry  # a long section: the reply's cap
+        if entry["title"].startswith(("#", "=")) or path.endswith(".rst"):  # a heading: its own line
+            assert entry["title"] in shown[:2], (entry, shown[:2])
+        else:
+            symbol = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1].split("<")[0]
+            assert symbol in "\n".join(shown[:12]), (entry, shown[:12])
+
+
+def _has_asciidoctor() -> bool:
+    import shutil
+    import subprocess
+
+    return shutil.which("ruby") is not None and subprocess.run(
+        ["ruby", "-e", "require 'asciidoctor'"], capture_output=True).returncode == 0
+
+
+def test_a_header_named_h_is_outlined_as_cpp_where_it_holds_cpp_and_as_c_otherwise(tmp_path: Path):
+    """`.h` is C's extension and C++'s: the same bytes named `.h` outline as they do named `.cpp`
+    or `.c`, by what the header holds."""
+    sources = {"namespace": CODE / "namespace.cpp", "functions": CODE / "functions.cpp",
+               "scan": REPO / "python" / "agentread" / "_scan.c"}
+    (tmp_path / "w.h").write_text("class W {\npublic:\n  int f() { return 1; }\n};\nnamespace n { void g() {} }\n")
+    for stem, source in sources.items():
+        (tmp_path / f"{stem}.h").write_bytes(source.read_bytes())
+        (tmp_path / f"{stem}{source.suffix}").write_bytes(source.read_bytes())
+    engine = Engine(Workspace([str(tmp_path)]))
+    for stem, source in sources.items():
+        as_h, as_named = outline(engine, tmp_path / f"{stem}.h"), outline(engine, tmp_path / f"{stem}{source.suffix}")
+        assert entries(as_h) == entries(as_named) and entries(as_h)
+        language = "(cpp)" if source.suffix == ".cpp" else "(c)"
+        assert language in as_h["content"][0]["text"].splitlines()[0]
+    found = entries(outline(engine, tmp_path / "w.h"))
+    assert [(e["level"], e["title"], e["read"]["offset"]) for e in found] == [
+        (0, "class W", 1), (1, "function f", 3), (0, "namespace n", 5), (1, "function g", 5)]
+
+
 def test_markdown_headings_span_to_the_next_of_their_level(engine: Engine):
     path = REPO / "docs" / "CONTRACT.md"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -195,6 +259,58 @@ def test_word_headings_with_the_lines_that_read_them(tmp_path: Path):
         assert shown[0].split("\t", 1)[1] == entry["title"]
     whole = engine.read(parse_request({"path": "report.docx"})).total_lines
     assert found[-1]["read"]["offset"] + found[-1]["read"]["limit"] - 1 == whole
+
+
+def test_word_headings_by_outline_level_own_or_inherited_through_based_on(tmp_path: Path):
+    """Word's navigation pane goes by outline level: the paragraph's own, else its style's, else
+    the style's it is based on; Heading N and Title name their level where they state none."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from lxml import etree
+
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+    def outline_level(element, value: int) -> None:
+        properties = element.find(w + "pPr")
+        if properties is None:
+            properties = etree.SubElement(element, w + "pPr")
+        etree.SubElement(properties, w + "outlineLvl").set(w + "val", str(value))
+
+    document = docx.Document()
+    styles = document.styles
+    chapter = styles.add_style("MyChapter", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = styles["Heading 1"]
+    part = styles.add_style("MyPart", WD_STYLE_TYPE.PARAGRAPH)
+    part.base_style = chapter  # two steps from Heading 1
+    corporate = styles.add_style("Corp Title", WD_STYLE_TYPE.PARAGRAPH)
+    outline_level(corporate.element, 0)
+    loop_a, loop_b = (styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH) for name in ("Loop A", "Loop B"))
+    loop_a.base_style, loop_b.base_style = loop_b, loop_a
+    body = document.element.body
+
+    document.add_paragraph("Brief", style="Title")
+    document.add_paragraph("Chapter by style", style="MyChapter")
+    document.add_paragraph("Plain words.")
+    document.add_paragraph("Direct level two")
+    outline_level(body.findall(w + "p")[-1], 1)
+    document.add_paragraph("Corporate heading", style="Corp Title")
+    document.add_paragraph("A part", style="MyPart")
+    document.add_paragraph("Body text in a heading style", style="Heading 1")
+    outline_level(body.findall(w + "p")[-1], 9)
+    document.add_paragraph("Real Heading 2", style="Heading 2")
+    document.add_paragraph("In a loop of styles", style="Loop A")
+    document.save(tmp_path / "styles.docx")
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = entries(outline(engine, "styles.docx"))
+    assert [(e["level"], e["title"]) for e in found] == [
+        (0, "# Brief"), (0, "# Chapter by style"), (1, "## Direct level two"), (0, "# Corporate heading"),
+        (0, "# A part"), (1, "## Real Heading 2")]
+    for entry in found:
+        shown = engine.read(parse_request({"path": "styles.docx", **entry["read"]})).text().splitlines()
+        assert shown[0].split("\t", 1)[1] == entry["title"]
+    whole = engine.read(parse_request({"path": "styles.docx"})).text().splitlines()
+    marked = [line.split("\t", 1)[1] for line in whole if "\t" in line and line.split("\t", 1)[1].startswith("#")]
+    assert marked == [e["title"] for e in found]  # the read marks exactly the outline's headings
 
 
 def test_powerpoint_slide_titles(tmp_path: Path):

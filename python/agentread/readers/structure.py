@@ -6,7 +6,8 @@ Each language's grammar is its own maintained wheel (tree-sitter-python, tree-si
 compiled in, so nothing is downloaded when a file is read. The file's name says its language; a
 text file of no language known here is said to have no outline, with its line count.
 
-Lines are the editor's (tree-sitter counts LF, so a CRLF file numbers the same). A symbol spans its
+Lines are the read's and the editor's: CRLF, LF and a lone CR each end one. The parsers end lines at
+LF alone, so each lone CR is handed to them as an LF (CRLF numbers the same). A symbol spans its
 whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
 to the line before the next heading of its level or higher.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -52,6 +54,9 @@ MORE_LINE_BYTES = 100
 # some 100 MB).
 OUTLINE_CACHE_FILES = 8
 MAX_CACHED_ENTRIES = 200_000
+
+# A CR that ends a line alone (not that of a CRLF).
+LONE_CR = re.compile(rb"\r(?!\n)")
 
 # The first line of a script, looked at for its interpreter.
 SHEBANG_BYTES = 200
@@ -129,16 +134,25 @@ EXTENSIONS = {
 }
 
 
+# A `.h` header is C's and C++'s alike: it is read as C++ where a line opens with what only C++
+# writes (a class, a namespace, a template, an access label), for the C grammar makes of a class
+# a function and loses its methods, while the C++ grammar parses C as well.
+CPP_HEADER = re.compile(rb"^[ \t]*(?:(?:class|namespace|template)\b|(?:public|protected|private)[ \t]*:)", re.M)
+
 # A script without an extension, by the interpreter its first line names (#!/usr/bin/env bash).
 INTERPRETERS = {"bash": "bash", "sh": "bash", "zsh": "bash", "dash": "bash", "python": "python",
                 "python3": "python", "node": "javascript", "ruby": "ruby", "php": "php"}
 
 
-def language_of(path: str, head: bytes = b"") -> str | None:
-    """The language of a file, by its extension, else by the interpreter its `#!` line names."""
-    language = EXTENSIONS.get(os.path.splitext(path)[1].lower())
-    if language is None and head.startswith(b"#!"):
-        words = head.split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
+def language_of(path: str, data: bytes = b"") -> str | None:
+    """The language of a file (`data`, its text or its start), by its extension, else by the
+    interpreter its `#!` line names; a header named `.h` is C++ where it uses C++ (CPP_HEADER)."""
+    extension = os.path.splitext(path)[1].lower()
+    language = EXTENSIONS.get(extension)
+    if extension == ".h" and CPP_HEADER.search(data):
+        language = "cpp"
+    if language is None and data.startswith(b"#!"):
+        words = data[:SHEBANG_BYTES].split(b"\n", 1)[0][2:].decode("ascii", errors="replace").split()
         program = os.path.basename(words[1] if len(words) > 1 and words[0].endswith("/env") else words[0]) \
             if words else ""
         language = INTERPRETERS.get(program)
@@ -211,7 +225,7 @@ def structure(source: Source) -> Structure:
             _STRUCTURES[source.cache_key] = found
             return found
     data = utf8_text(source)
-    language = language_of(source.path, data[:SHEBANG_BYTES])
+    language = language_of(source.path, data)
     total = _line_count(data)
     entries, cut = entries_of(data, language, source.name, total) if language else ([], False)
     found = (language, entries, cut, total)
@@ -247,6 +261,7 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     cut short)."""
     if total is None:
         total = _line_count(data)
+    data = _lf_ended(data)
     if language == "asciidoc":
         from agentread.readers.asciidoc import headings
 
@@ -263,6 +278,12 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar.symbols, entries)
     return entries, cut
+
+
+def _lf_ended(data: bytes) -> bytes:
+    """`data` with each lone CR made an LF, the same length: the parsers end lines at LF alone and
+    the read at a lone CR too, so their rows are then the read's lines."""
+    return LONE_CR.sub(b"\n", data) if b"\r" in data else data
 
 
 def _parse(parser, data: bytes):

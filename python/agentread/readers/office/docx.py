@@ -1,6 +1,6 @@
 """DOCX: the body in reading order as Markdown-like lines, paged by offset/limit like text.
 
-    # Heading 1                      (heading levels from the paragraph styles, "Title" as level 1)
+    # Heading 1                      (headings by outline level, as Word's navigation pane shows)
     A paragraph with a footnote[^1] and a comment[comment 0].
       - a bullet at level 2          (lists from the numbering definitions: "- " or "3. ")
     | Name | Value |                 (tables as pipe tables, the first row as header; a merged
@@ -38,7 +38,9 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 VML = "{urn:schemas-microsoft-com:vml}"
 
-_HEADING = re.compile(r"^heading (\d)$", re.IGNORECASE)
+_HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
+# A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
+BODY_TEXT_LEVEL = 9
 
 # Containers whose children stand in the body or the paragraph as if the container were not there.
 TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
@@ -59,16 +61,16 @@ def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[st
 
 
 def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    """The headings (by their paragraph styles), each spanning its lines to the next at its
-    level or higher."""
+    """The headings (by outline level), each spanning its lines to the next at its level or
+    higher."""
     out = render_docx(data)
     entries = heading_entries(out.headings, len(out.lines))
     if entries:
         header = (f"[Outline of {path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
                   f"{len(out.lines):,} lines. Read one with the arguments after \"→\".]")
     else:
-        header = (f"[{path} has no headings (no paragraph uses a Heading or Title style); it has {len(out.lines):,} "
-                  "lines: read it with offset and limit.]")
+        header = (f"[{path} has no headings (no paragraph has an outline level or a Heading or Title style); "
+                  f"it has {len(out.lines):,} lines: read it with offset and limit.]")
     return outline_result(entries, request, path, "document", header, total_lines=len(out.lines))
 
 
@@ -90,6 +92,7 @@ class _Walker:
         self.counters: dict[tuple[str, int], int] = {}
         self._formats: dict[tuple[str, int], str] = {}
         self._styles = {s.style_id: s for s in document.styles}
+        self._levels: dict[str, int | None] = {}  # by style id: the heading level its paragraphs take
 
     # Body: paragraphs, tables, and the containers that hold them.
     def blocks(self, parent) -> None:
@@ -104,14 +107,13 @@ class _Walker:
     def paragraph(self, p) -> None:
         images: list = []
         text = self.inline(p, images).strip()
-        style = self._style_name(p)
-        heading = _HEADING.match(style)
-        if text and (heading or style == "Title"):
-            level = int(heading.group(1)) if heading else 1
+        style = self._style(p)
+        level = self._heading_level(p, style)
+        if text and level:
             text = "#" * level + " " + text
             self.out.headings.append((level, text, len(self.out.lines) + 1))
         elif text:
-            text = self._list_prefix(p, style) + text
+            text = self._list_prefix(p, (style.name or "") if style is not None else "") + text
         # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.
         if text or (not images and (not self.out.lines or self.out.lines[-1])):
             self.out.add(text)
@@ -180,10 +182,26 @@ class _Walker:
         for label, part in images:
             self.out.add_image(label, lambda part=part: part.blob)
 
-    def _style_name(self, p) -> str:
+    def _style(self, p):
+        """The paragraph's style: the one it names, else the document's default paragraph style."""
+        from docx.enum.style import WD_STYLE_TYPE
+
         style_id = p.find(f"{W}pPr/{W}pStyle")
-        style = self._styles.get(style_id.get(W + "val")) if style_id is not None else None
-        return (style.name or "") if style is not None else ""
+        if style_id is not None:
+            return self._styles.get(style_id.get(W + "val"))
+        return self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+
+    def _heading_level(self, p, style) -> int | None:
+        """The paragraph's heading level (1 at the top) as Word's navigation pane finds it: its own
+        outline level, else its style's; None for body text."""
+        own = _outline_level(p)
+        if own is not None:
+            return own or None
+        if style is None:
+            return None
+        if style.style_id not in self._levels:
+            self._levels[style.style_id] = _style_level(style)
+        return self._levels[style.style_id]
 
     def _list_prefix(self, p, style: str) -> str:
         num = p.find(f"{W}pPr/{W}numPr")
@@ -246,6 +264,31 @@ class _Walker:
                 self.out.add(title)
                 for line in lines:
                     self.out.add(line)
+
+
+def _style_level(style) -> int | None:
+    """The heading level a paragraph style gives: its outline level, else, for a Heading N or Title
+    style that states none, N or 1; else its base style's (basedOn), and so on up."""
+    seen = set()
+    while style is not None and style.style_id not in seen:
+        seen.add(style.style_id)
+        level = _outline_level(style.element)
+        if level is not None:
+            return level or None
+        heading = _HEADING.match(style.name or "")
+        if heading or style.name == "Title":
+            return int(heading.group(1)) if heading else 1
+        style = style.base_style
+    return None
+
+
+def _outline_level(el) -> int | None:
+    """The heading level (1-9) of the outline level a paragraph or style element states in its
+    properties, 0 for body text, None where it states none (or one out of range)."""
+    value = _val(el.find(f"{W}pPr/{W}outlineLvl"))
+    if value is None or not value.isdigit() or int(value) > BODY_TEXT_LEVEL:
+        return None
+    return 0 if int(value) == BODY_TEXT_LEVEL else int(value) + 1
 
 
 def _val(el) -> str | None:
