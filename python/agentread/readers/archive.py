@@ -69,9 +69,9 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 # once. Eight covers the archives one task works with at a time.
 ARCHIVE_CACHE_ARCHIVES = 8
 # ... with at most this many members' records between them: a record with its ZipInfo or TarInfo
-# takes about a kilobyte, so these hold a few hundred MB at most; an archive of more members is
-# read again on each call, as a directory is.
-ARCHIVE_CACHE_MEMBERS = 250_000
+# takes about a kilobyte, so this is a couple of hundred MB at most, and a tar's listing
+# (MAX_DIR_SCAN members) fits twice; an archive of more members is read again on each call.
+ARCHIVE_CACHE_MEMBERS = 2 * MAX_DIR_SCAN
 # Unpacked members kept between reads, at most this many bytes between them: two of the largest a
 # read unpacks, so paging through a member with `next` (or back and forth between two) unpacks it
 # once. A member over it is not kept.
