@@ -202,7 +202,8 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
 def search(source: Source, request: ReadRequest, matcher: object) -> None:
     """The reader seam's search of an archive's own path: refused, saying how to search a member."""
     name = _archive_name(source)
-    members = _guarded(lambda: _listed(source)[0], request)
+    with _Opened(source) as opened:
+        members = _guarded(lambda: _listed(opened)[0], request)
     example = _example(members)
     raise ReadError("find_unsupported", f"{name} is an archive ({_form(source)}); find searches one member at a "
                     f"time. Search a member by its path inside the archive"
@@ -222,11 +223,39 @@ def _form(source: Source) -> str:
     return TAR_FORMS.get(source.description, "zip")
 
 
+class _Opened:
+    """The archive as zipfile or tarfile opens it, opened when a read first needs it and at most
+    once a read: a tar walked to a member is then read on from there."""
+
+    def __init__(self, source: Source) -> None:
+        self.source, self.tar = source, source.description in TAR_MODES
+        self._archive: zipfile.ZipFile | tarfile.TarFile | None = None
+
+    def archive(self) -> Any:
+        if self._archive is None:
+            self.source.stream.seek(0)
+            self._archive = (tarfile.open(fileobj=self.source.stream, mode=TAR_MODES[self.source.description])
+                             if self.tar else zipfile.ZipFile(self.source.stream))
+        return self._archive
+
+    def __enter__(self) -> _Opened:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._archive is not None:
+            self._archive.close()
+
+
 def _listing_or_member(source: Source, request: ReadRequest) -> ReadResult | tuple[Member, bytes]:
+    with _Opened(source) as opened:
+        return _listing_or_unpacked(opened, request)
+
+
+def _listing_or_unpacked(opened: _Opened, request: ReadRequest) -> ReadResult | tuple[Member, bytes]:
+    source, tar = opened.source, opened.tar
     if source.member is None:
-        return _listing(source, request, *_listed(source))
-    tar = source.description in TAR_MODES
-    found = _find(source, request, *(_tar_lookup(source) if tar else (_zip_index(source).members, None)))
+        return _listing(source, request, *_listed(opened))
+    found = _find(source, request, *(_tar_lookup(opened) if tar else (_zip_index(opened).members, None)))
     if isinstance(found, ReadResult):
         return found
     if found.encrypted:
@@ -234,29 +263,28 @@ def _listing_or_member(source: Source, request: ReadRequest) -> ReadResult | tup
                         "passwords cannot be passed to this tool. Ask the user for the file itself.")
     data = CACHE.data(source.cache_key, found.path)
     if data is None:
-        data = (_unpack_tar if tar else _unpack_zip)(source, found, request)
+        data = (_unpack_tar if tar else _unpack_zip)(opened, found, request)
         CACHE.keep_data(source.cache_key, found.path, data)
     return found, data
 
 
-def _listed(source: Source) -> tuple[list[Member], str | None]:
+def _listed(opened: _Opened) -> tuple[list[Member], str | None]:
     """The members an archive's listing shows, and why they are not all there are (None: they
     are)."""
-    if source.description not in TAR_MODES:
-        return _zip_index(source).members, None
-    index = CACHE.index(source.cache_key)
+    if not opened.tar:
+        return _zip_index(opened).members, None
+    index = CACHE.index(opened.source.cache_key)
     listed = index and _tar_listed(index)
     if not listed:
-        listed = _tar_listed(_walk_tar(source, lambda members: len(members) > MAX_DIR_SCAN))
+        listed = _tar_listed(_walk_tar(opened, lambda members: len(members) > MAX_DIR_SCAN))
     return listed
 
 
-def _zip_index(source: Source) -> _Index:
-    index = CACHE.index(source.cache_key)
+def _zip_index(opened: _Opened) -> _Index:
+    index = CACHE.index(opened.source.cache_key)
     if index is None:
-        with zipfile.ZipFile(source.stream) as archive:
-            index = _Index([_zip_member(info) for info in archive.infolist()], "end")
-        CACHE.keep_index(source.cache_key, index)
+        index = _Index([_zip_member(info) for info in opened.archive().infolist()], "end")
+        CACHE.keep_index(opened.source.cache_key, index)
     return index
 
 
@@ -268,9 +296,10 @@ def _zip_member(info: zipfile.ZipInfo) -> Member:
                   entry=info)
 
 
-def _unpack_zip(source: Source, member: Member, request: ReadRequest) -> bytes:
-    # A ZipInfo read from this version of the archive before names the member's place in it.
-    with zipfile.ZipFile(source.stream) as archive, archive.open(member.entry) as stream:
+def _unpack_zip(opened: _Opened, member: Member, request: ReadRequest) -> bytes:
+    # A ZipInfo read from this version of the archive, in an earlier read or this one, names the
+    # member's place in it.
+    with opened.archive().open(member.entry) as stream:
         return _unpack(stream, member, request)
 
 
@@ -289,14 +318,14 @@ def _tar_listed(index: _Index) -> tuple[list[Member], str | None] | None:
     return index.members, _LIMIT_STOP if index.end == "limit" else None
 
 
-def _tar_lookup(source: Source) -> tuple[list[Member], str | None]:
+def _tar_lookup(opened: _Opened) -> tuple[list[Member], str | None]:
     """The members a tar is walked through to find `source.member` (the first of that name, or all
     for a folder), and why not all were looked at (None: they were)."""
-    wanted = source.member
-    index = CACHE.index(source.cache_key)
+    wanted = opened.source.member
+    index = CACHE.index(opened.source.cache_key)
     found = index and _tar_found(index, wanted)
     if not found:
-        found = _tar_found(_walk_tar(source, lambda members: members[-1].path == wanted
+        found = _tar_found(_walk_tar(opened, lambda members: members[-1].path == wanted
                                      and members[-1].type != "folder"), wanted)
     return found
 
@@ -310,25 +339,23 @@ def _tar_found(index: _Index, wanted: str) -> tuple[list[Member], str | None] | 
     return index.members, _LIMIT_STOP if index.end == "limit" else None
 
 
-def _walk_tar(source: Source, enough) -> _Index:
+def _walk_tar(opened: _Opened, enough) -> _Index:
     """A tar's members from its start until `enough(members walked)`, its end, or
     MAX_TAR_SCAN_BYTES unpacked in a compressed one; kept for the next read."""
-    compressed = source.description != "application/x-tar"
-    members, end = [], "end"
-    source.stream.seek(0)
-    with tarfile.open(fileobj=source.stream, mode=TAR_MODES[source.description]) as archive:
-        while (entry := archive.next()) is not None:
-            members.append(_tar_member(entry))
-            if len(members) % 4096 == 0:
-                checkpoint()
-            if compressed and entry.offset_data + entry.size > MAX_TAR_SCAN_BYTES:
-                end = "limit"
-                break
-            if enough(members):
-                end = "more"
-                break
+    compressed = opened.source.description != "application/x-tar"
+    members, end, archive = [], "end", opened.archive()
+    while (entry := archive.next()) is not None:
+        members.append(_tar_member(entry))
+        if len(members) % 4096 == 0:
+            checkpoint()
+        if compressed and entry.offset_data + entry.size > MAX_TAR_SCAN_BYTES:
+            end = "limit"
+            break
+        if enough(members):
+            end = "more"
+            break
     index = _Index(members, end)
-    CACHE.keep_index(source.cache_key, index)
+    CACHE.keep_index(opened.source.cache_key, index)
     return index
 
 
@@ -338,12 +365,10 @@ def _tar_member(entry: tarfile.TarInfo) -> Member:
     return Member(entry.name, kind, entry.size, entry.mtime, target=entry.linkname, entry=entry)
 
 
-def _unpack_tar(source: Source, member: Member, request: ReadRequest) -> bytes:
-    # A TarInfo read from this version of the archive before gives the member's offset: tarfile
-    # goes there without reading the headers before it.
-    source.stream.seek(0)
-    with tarfile.open(fileobj=source.stream, mode=TAR_MODES[source.description]) as archive:
-        return _unpack(archive.extractfile(member.entry), member, request)
+def _unpack_tar(opened: _Opened, member: Member, request: ReadRequest) -> bytes:
+    # A TarInfo read from this version of the archive gives the member's offset: tarfile goes there
+    # without reading the headers before it (from where this read's walk stopped, if it walked).
+    return _unpack(opened.archive().extractfile(member.entry), member, request)
 
 
 def _safe_path(name: str) -> str | None:
