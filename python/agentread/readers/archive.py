@@ -152,7 +152,7 @@ class _Cache:
             return
         with self._lock:
             old = self._indexes.pop(key, None)
-            if old is not None and old.end == "more" and index.end == "more" and len(old.members) > len(index.members):
+            if old is not None and index.end == "more" and (old.end != "more" or len(old.members) > len(index.members)):
                 index = old  # another read walked further meanwhile
             self.held_members -= len(old.members) if old else 0
             for cached in [cached for cached in self._indexes if cached[0] == key[0]]:  # older versions
