@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from agentread.engine import Engine
 from agentread.limits import MAX_DIR_ENTRIES, MAX_OUTPUT_BYTES
+from agentread.readers import archive
 from agentread.readers.archive import MAX_MEMBER_BYTES
 from agentread.readers.directory import MAX_DIR_SCAN
+from agentread.request import parse_request
+from agentread.workspace import Workspace
 from builders import build_pdf, code, notebook, png_b64, stream
 from rpc import ServerProcess, body_of
 
@@ -141,6 +145,11 @@ def test_find_in_a_member_searches_the_member_as_its_own_kind(server: ServerProc
     assert not tar["isError"] and "line 2, column 5:" in body_of(tar)
     listing = server.read(path="bundle.zip", find="readme")
     assert listing["isError"] and listing["error"]["code"] == "find_unsupported"
+    assert listing["error"]["message"] == (
+        "bundle.zip is an archive (zip); find searches one member at a time. Search a member by its path inside the "
+        "archive, e.g. bundle.zip/docs/readme.md, or read bundle.zip first to list its members.")
+    tar = server.read(path="src.tar.xz", find="util")
+    assert tar["error"]["code"] == "find_unsupported" and "e.g. src.tar.xz/src/main.py," in tar["error"]["message"]
 
 
 @pytest.mark.parametrize("suffix, form", [("tar.gz", "tar, gzip-compressed"), ("tar.bz2", "tar, bzip2-compressed"),
@@ -351,3 +360,120 @@ def test_the_unchanged_stub_tells_members_of_one_archive_apart(ws: Path):
         assert again.get("unchanged") is True
     finally:
         proc.close()
+
+
+def test_one_member_is_one_member(tmp_path: Path):
+    with zipfile.ZipFile(tmp_path / "one.zip", "w") as z:
+        _zip_entry(z, "only/one.txt", "one\n")
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        heading = body_of(proc.read(path="one.zip")).splitlines()[0]
+        assert heading == f"Archive {tmp_path / 'one.zip'} (zip, 1 member, in archive order):"
+        folder = body_of(proc.read(path="one.zip/only")).splitlines()[0]
+        assert folder == f"Archive {tmp_path / 'one.zip'}, folder only/ (zip, 1 member in it, in archive order):"
+    finally:
+        proc.close()
+
+
+def _write(path: Path, members: dict[str, bytes]) -> None:
+    """A zip or a tar.gz (by `path`'s name) of `members`, in that order."""
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in members.items():
+                _zip_entry(z, name, data)
+    else:
+        with tarfile.open(path, "w:gz") as t:
+            for name, data in members.items():
+                _tar_entry(t, name, data)
+
+
+def _paged(proc: ServerProcess, path: str) -> tuple[list[str], list[dict]]:
+    """Every line a read of `path` shows, following `next` to its end, and the replies."""
+    lines, replies, args = [], [], {}
+    while True:
+        reply = proc.read(path=path, **args)
+        assert not reply["isError"], reply
+        replies.append(reply)
+        lines += [line for line in body_of(reply).splitlines()[1 if reply["kind"] == "archive" else 0:]
+                  if not line.startswith("[")]
+        if not reply.get("next"):
+            return lines, replies
+        args = reply["next"]
+
+
+@pytest.mark.parametrize("name", ["pages.zip", "pages.tar.gz"])
+def test_paging_an_archive_and_a_member_to_their_ends_gives_exactly_what_they_hold(tmp_path: Path, name: str):
+    log = "".join(f"line {n} of the log\n" for n in range(1, 6001)).encode()
+    members = {f"f/{n:04d}.txt": f"file {n}\n".encode() for n in range(1, 1301)} | {"logs/app.log": log}
+    _write(tmp_path / name, members)
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        # A member first: a tar is walked only as far as it, then on for the listing.
+        assert body_of(proc.read(path=f"{name}/f/0002.txt")) == "     1\tfile 2"
+        listed, replies = _paged(proc, name)
+        assert [line.split("  (")[0] for line in listed] == list(members) and len(replies) == 3
+        assert [r["shown"]["entries"] for r in replies] == [[1, 500], [501, 1000], [1001, 1301]]
+        read, replies = _paged(proc, f"{name}/logs/app.log")
+        assert len(replies) > 1 and [line.split("\t", 1)[1] for line in read] == log.decode().splitlines()
+        assert body_of(proc.read(path=f"{name}/f/1300.txt")) == "     1\tfile 1300"
+        missing = proc.read(path=f"{name}/f/9999.txt")
+        assert missing["error"]["code"] == "not_found" and "holds no member f/9999.txt." in body_of(missing)
+        assert len(entries(proc.read(path=f"{name}/f", offset=1201))) == 100
+    finally:
+        proc.close()
+
+
+@pytest.mark.parametrize("name", ["changing.zip", "changing.tar.gz"])
+def test_an_archive_rewritten_between_reads_is_read_anew(tmp_path: Path, name: str):
+    def shown(reply: dict) -> list[str]:  # without the notes (the second reads say the file changed)
+        return [line.split("  (")[0] for line in body_of(reply).splitlines() if not line.startswith(("[", "Archive "))]
+
+    path = tmp_path / name
+    _write(path, {"a.txt": b"first version\n", "old.txt": b"going\n"})
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        assert shown(proc.read(path=name)) == ["a.txt", "old.txt"]
+        assert shown(proc.read(path=f"{name}/a.txt")) == ["     1\tfirst version"]
+        _write(path, {"a.txt": b"second version, longer\n", "new.txt": b"came\n"})  # the same path, rewritten
+        listing = proc.read(path=name)
+        assert listing["changed"] and shown(listing) == ["a.txt", "new.txt"]
+        assert shown(proc.read(path=f"{name}/a.txt")) == ["     1\tsecond version, longer"]
+        assert proc.read(path=f"{name}/old.txt")["error"]["code"] == "not_found"
+        assert shown(proc.read(path=f"{name}/new.txt")) == ["     1\tcame"]
+    finally:
+        proc.close()
+
+
+def test_unpacked_members_are_kept_within_the_byte_budget(tmp_path: Path, monkeypatch):
+    members = {"small.txt": b"s" * 300 + b"\n", "other.txt": b"o" * 400 + b"\n", "large.txt": b"l" * 900 + b"\n"}
+    _write(tmp_path / "kept.zip", members)
+    monkeypatch.setattr(archive, "CACHE", archive._Cache(archive.ARCHIVE_CACHE_ARCHIVES,
+                                                          archive.ARCHIVE_CACHE_MEMBERS, 800))
+    engine = Engine(Workspace([str(tmp_path)]))
+
+    def read(member: str) -> str:
+        return engine.read(parse_request({"path": f"kept.zip/{member}"})).content[0].text
+
+    def kept() -> set[str]:
+        return {member for (_, member) in archive.CACHE._data}
+
+    assert read("large.txt") == "     1\t" + "l" * 900 and kept() == set()  # over the budget: not kept
+    assert read("small.txt") == "     1\t" + "s" * 300 and kept() == {"small.txt"}
+    assert read("other.txt") == "     1\t" + "o" * 400 and kept() == {"small.txt", "other.txt"}
+    assert read("large.txt").endswith("l" * 900) and kept() == {"small.txt", "other.txt"}
+    read("small.txt")  # used last: the other goes first
+    _write(tmp_path / "kept.zip", {"small.txt": b"S" * 300 + b"\n", "other.txt": b"O" * 450 + b"\n"})
+    assert read("other.txt") == "     1\t" + "O" * 450 and kept() == {"other.txt"}  # the old version's are dropped
+    assert archive.CACHE.held_bytes == 451 <= archive.CACHE.max_bytes
+
+
+def test_the_records_kept_are_bounded_by_their_count(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(archive, "CACHE", archive._Cache(2, 10, archive.MEMBER_CACHE_BYTES))
+    for name, count in (("a.zip", 4), ("b.zip", 4), ("c.zip", 4), ("big.zip", 11)):
+        _write(tmp_path / name, {f"{n}.txt": b"x\n" for n in range(count)})
+    engine = Engine(Workspace([str(tmp_path)]))
+    for name in ("a.zip", "b.zip", "c.zip", "big.zip"):
+        listing = engine.read(parse_request({"path": name}))
+        assert not listing.is_error and listing.content[0].text.count(".txt  (") in (4, 11)
+        assert len(archive.CACHE._indexes) <= 2 and archive.CACHE.held_members <= 10
+    assert [key[0] for key in archive.CACHE._indexes] == [str(tmp_path / "b.zip"), str(tmp_path / "c.zip")]

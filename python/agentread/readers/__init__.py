@@ -127,5 +127,6 @@ READERS: dict[str, Row] = {
     # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
     # its own limit (readers/archive.py). Its listing is its outline, as a directory's is.
     "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED,
+                   search="agentread.readers.archive:search",
                    outliner="agentread.readers.archive:read"),
 }
