@@ -329,7 +329,11 @@ def bench_images(table: Table, runs: int, root: Path) -> None:
 FIND_LOG = (("find a string", {"find": "line=7777777 "}, "grep -n -F 'line=7777777 '"),
             ("find ignoring case", {"find": "LINE=7777777 ", "ignoreCase": True}, "grep -n -i -F 'LINE=7777777 '"),
             ("find a regular expression", {"find": "worker-13 .* line=99999[0-9][0-9] ", "regex": True},
-             "grep -n -E 'worker-13 .* line=99999[0-9][0-9] '"))
+             "grep -n -E 'worker-13 .* line=99999[0-9][0-9] '"),
+            # No literal to skip ahead on, and no match (no second is 60 or more): the backtracking
+            # engine tries it at every digit, where grep's automaton reads each byte once.
+            ("find a regular expression with no literal", {"find": "[0-9]+:[0-9]+:6[0-9]", "regex": True},
+             "grep -n -E '[0-9]+:[0-9]+:6[0-9]'"))
 # A word the R manual holds a few times, so that every page is searched.
 FIND_PDF_WORD = "bootstrap"
 
