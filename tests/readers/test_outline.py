@@ -135,6 +135,13 @@ def test_javascript_functions_bound_to_members_keys_and_fields_are_listed(engine
         (0, "function (default)", "lines 9-11")]
 
 
+def test_objects_nested_deep_are_outlined_each_once(tmp_path: Path):
+    depth = 20_000  # far past Python's recursion limit
+    (tmp_path / "deep.js").write_text("module.exports = " + "{ a: " * depth + "function () {}" + " }" * depth + ";\n")
+    found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "deep.js"))
+    assert [(e["level"], e["title"]) for e in found] == [(0, "object a"), (1, "function a")]
+
+
 def test_go_methods_are_named_with_their_receivers(engine: Engine):
     found = [e["title"] for e in entries(outline(engine, CODE / "shapes.go"))]
     assert found == [

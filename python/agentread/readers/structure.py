@@ -376,14 +376,21 @@ def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None
     where its value is no function, class or object holding one."""
     value = node.child_by_field_name(value_field)
     word = None if value is None else BINDING_VALUES.get(value.type)
-    if value is not None and value.type == "object" and any(
-            member.type == "method_definition" or _binding(member, "key", "value")[0] in ("function", "function*")
-            for member in value.named_children if member.type in ("method_definition", "pair")):
+    if value is not None and value.type == "object" and any(map(_is_function_member, value.named_children)):
         word = "object"
     if word is None:
         return None, None
     named = node.child_by_field_name(name_field) if name_field else None
     return word, "(default)" if named is None else " ".join(_text(named).split())
+
+
+def _is_function_member(member) -> bool:
+    """Whether an object literal's member is a method or a key holding a function (not looked into
+    further: an object nested a million deep is then looked at once a level)."""
+    if member.type == "method_definition":
+        return True
+    value = member.child_by_field_name("value") if member.type == "pair" else None
+    return value is not None and BINDING_VALUES.get(value.type, "").startswith("function")
 
 
 def _text(node) -> str | None:
