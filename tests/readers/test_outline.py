@@ -124,11 +124,12 @@ def test_javascript_functions_bound_to_members_keys_and_fields_are_listed(engine
         (0, "interface Item"), (0, "type Listener"), (0, "class Store"), (1, "function onChange"), (1, "method add"),
         (1, "function empty"), (0, "object handlers"), (1, "function log"), (1, "method ignore"),
         (0, "class (default)"), (1, "method run")]
-    # a test framework's callbacks are bound to no name; what they define is listed
+    # a test framework's callbacks are bound to no name, nor the keys of an object passed to a call
     (tmp_path / "app.test.js").write_text(
         "describe('app', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n});\n"
         "module.exports = { add: function (a, b) {\n  return a + b;\n}, limit: 3 };\n"
-        "export default function () {\n  return 1;\n}\n")
+        "export default function () {\n  return 1;\n}\n"
+        "request({ onDone: function () {\n  done();\n} });\n")
     found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "app.test.js"))
     assert [(e["level"], e["title"], e["where"]) for e in found] == [
         (0, "object module.exports", "lines 6-8"), (1, "function add", "lines 6-8"),

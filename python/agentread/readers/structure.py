@@ -85,7 +85,8 @@ _JS = {"class_declaration": "class", "function_declaration": "function", "genera
 # JavaScript and TypeScript define much by binding a value: a variable, an assignment to a member
 # (`Router.prototype.route = function`, `exports.f = () => ...`), an object's key, a class field, a
 # default export (named `(default)`). A function passed to a call (`describe('x', () => ...)`) is
-# bound to no name and is left out.
+# bound to no name and is left out, and so are the keys of an object passed to one (a bundler's
+# `__export(ns, {f: () => f})`): an object's keys are listed where the object is itself bound.
 _JS_BINDINGS = {"variable_declarator": ("name", "value"), "assignment_expression": ("left", "right"),
                 "pair": ("key", "value"), "field_definition": ("property", "value"),
                 "public_field_definition": ("name", "value"), "export_statement": (None, "value")}
@@ -373,7 +374,10 @@ def _name(node) -> str | None:
 
 def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None, str | None]:
     """A JavaScript binding's word and name (`function`, `exports.createServer`); (None, None)
-    where its value is no function, class or object holding one."""
+    where its value is no function, class or object holding one, or it is the key of an object
+    that is not bound."""
+    if node.type == "pair" and not _is_bound(node.parent):
+        return None, None
     value = node.child_by_field_name(value_field)
     word = None if value is None else BINDING_VALUES.get(value.type)
     if value is not None and value.type == "object" and any(map(_is_function_member, value.named_children)):
@@ -382,6 +386,13 @@ def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None
         return None, None
     named = node.child_by_field_name(name_field) if name_field else None
     return word, "(default)" if named is None else " ".join(_text(named).split())
+
+
+def _is_bound(value) -> bool:
+    """Whether a node is the value of a JavaScript binding."""
+    holder = value.parent
+    fields = _JS_BINDINGS.get(holder.type) if holder is not None else None
+    return fields is not None and holder.child_by_field_name(fields[1]) == value
 
 
 def _is_function_member(member) -> bool:
