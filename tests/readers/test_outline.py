@@ -65,6 +65,11 @@ CODE_FILES = [
     ("tests/data/code/example.rb", ["module CodeRay", "class Set", "def initialize", "def self.[]"]),
     ("tests/data/code/test.php", ["class Zip", "function load_file", "class MagicClass"]),
     ("tests/data/code/ltmain.sh", ["function func_mktempdir", "function func_extract_archives"]),
+    # functions bound to members, keys and fields; Go methods by their receivers
+    ("tests/data/code/router.js", ["function Router.prototype.route", "function exports.createServer",
+                                   "object module.exports.defaults", "function onError"]),
+    ("tests/data/code/store.ts", ["class Store", "function onChange", "object handlers", "class (default)"]),
+    ("tests/data/code/shapes.go", ["method (Circle) Area", "method (*Rect) Area", "method (*List[T]) Push"]),
 ]
 
 
@@ -77,10 +82,12 @@ def _block_ends(language_file: str, lines: list[str], first: int, last: int) -> 
         indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
         after = next((line for line in lines[last:] if line.strip()), None)
         return bool(end) and (after is None or len(after) - len(after.lstrip()) <= indent)
-    return end.endswith(("}", "};", "})", "});", "}\\"))
+    if first == last and language_file.endswith((".js", ".ts")):  # `exports.f = (a) => a * 2;`
+        return end.endswith(("}", ";"))
+    return end.endswith(("}", "};", "})", "});", "}\\", "},"))
 
 
-@pytest.mark.parametrize("path,names", CODE_FILES, ids=[Path(p).suffix for p, _ in CODE_FILES])
+@pytest.mark.parametrize("path,names", CODE_FILES, ids=[Path(p).name for p, _ in CODE_FILES])
 def test_code_symbols_span_their_own_lines(engine: Engine, path: str, names: list[str]):
     result = outline(engine, REPO / path)
     found = entries(result)
@@ -94,6 +101,7 @@ def test_code_symbols_span_their_own_lines(engine: Engine, path: str, names: lis
         last = first + limit - 1
         assert entry["where"] in (f"lines {first}-{last}", f"line {first}")
         name = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1] or entry["title"].split(" ")[-1]
+        name = name.strip("()")  # `class (default)`: the line says `export default`
         head = "\n".join(lines[first - 1:first - 1 + min(limit, 12)])
         assert name.split("<")[0] in head, (entry, head)
         assert _block_ends(path, lines, first, last), (entry, lines[last - 1])
@@ -102,6 +110,45 @@ def test_code_symbols_span_their_own_lines(engine: Engine, path: str, names: lis
             outer = parents[-1]["read"]
             assert outer["offset"] <= first and last <= outer["offset"] + outer["limit"] - 1, (entry, parents[-1])
         parents.append(entry)
+
+
+def test_javascript_functions_bound_to_members_keys_and_fields_are_listed(engine: Engine, tmp_path: Path):
+    found = [(e["level"], e["title"]) for e in entries(outline(engine, CODE / "router.js"))]
+    assert found == [
+        (0, "function Router"), (0, "function Router.prototype.use"), (0, "function Router.prototype.route"),
+        (0, "function Router.prototype[method]"), (0, "function Router.prototype.handle"), (1, "function next"),
+        (0, "function exports.createServer"), (0, "function module.exports.isRoute"),
+        (0, "object module.exports.defaults"), (1, "function onError"), (1, "method notFound")]
+    found = [(e["level"], e["title"]) for e in entries(outline(engine, CODE / "store.ts"))]
+    assert found == [
+        (0, "interface Item"), (0, "type Listener"), (0, "class Store"), (1, "function onChange"), (1, "method add"),
+        (1, "function empty"), (0, "object handlers"), (1, "function log"), (1, "method ignore"),
+        (0, "class (default)"), (1, "method run")]
+    # a test framework's callbacks are bound to no name, nor the keys of an object passed to a call
+    (tmp_path / "app.test.js").write_text(
+        "describe('app', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n});\n"
+        "module.exports = { add: function (a, b) {\n  return a + b;\n}, limit: 3 };\n"
+        "export default function () {\n  return 1;\n}\n"
+        "request({ onDone: function () {\n  done();\n} });\n")
+    found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "app.test.js"))
+    assert [(e["level"], e["title"], e["where"]) for e in found] == [
+        (0, "object module.exports", "lines 6-8"), (1, "function add", "lines 6-8"),
+        (0, "function (default)", "lines 9-11")]
+
+
+def test_objects_nested_deep_are_outlined_each_once(tmp_path: Path):
+    depth = 20_000  # far past Python's recursion limit
+    (tmp_path / "deep.js").write_text("module.exports = " + "{ a: " * depth + "function () {}" + " }" * depth + ";\n")
+    found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "deep.js"))
+    assert [(e["level"], e["title"]) for e in found] == [(0, "object a"), (1, "function a")]
+
+
+def test_go_methods_are_named_with_their_receivers(engine: Engine):
+    found = [e["title"] for e in entries(outline(engine, CODE / "shapes.go"))]
+    assert found == [
+        "type Shape", "type Circle", "type Rect", "method (Circle) Area", "method (Circle) String",
+        "method (*Rect) Area", "method (*Rect) String", "method (*Rect) Scale", "type List", "method (*List[T]) Push",
+        "method (List[T]) Kind", "func Total"]
 
 
 def test_an_entry_reads_exactly_its_symbol(engine: Engine):
@@ -115,14 +162,15 @@ def test_an_entry_reads_exactly_its_symbol(engine: Engine):
 # Files of several languages, written again with other line ends: the read ends a line at CRLF, LF
 # and a lone CR alike, and so must the outline's numbers.
 LINE_END_FILES = ["python/agentread/engine.py", "extension/src/reads.ts", "tests/data/code/eval.rs",
-                  "tests/data/code/generics.go", "python/agentread/_scan.c", "tests/data/code/namespace.cpp",
+                  "tests/data/code/generics.go", "tests/data/code/router.js", "tests/data/code/shapes.go",
+                  "python/agentread/_scan.c", "tests/data/code/namespace.cpp",
                   "docs/CONTRACT.md", "tests/data/code/lexerdevelopment.rst",
                   "tests/data/code/asciidoctor-README.adoc"]
 LINE_ENDS = {"cr": ["\r"], "crlf": ["\r\n"], "mixed": ["\n", "\r", "\r\n", "\n", "\n"]}
 
 
 @pytest.mark.parametrize("ends", LINE_ENDS, ids=list(LINE_ENDS))
-@pytest.mark.parametrize("path", LINE_END_FILES, ids=[Path(p).suffix for p in LINE_END_FILES])
+@pytest.mark.parametrize("path", LINE_END_FILES, ids=[Path(p).name for p in LINE_END_FILES])
 def test_outline_numbers_lines_as_the_read_does_whatever_ends_them(tmp_path: Path, path: str, ends: str):
     if path.endswith(".adoc") and not _has_asciidoctor():
         pytest.skip("Asciidoctor is not installed (apt install asciidoctor)")

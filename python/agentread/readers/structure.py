@@ -71,6 +71,9 @@ class Grammar:
     module: str  # the wheel's module
     function: str  # its function giving the language
     symbols: dict[str, str]  # node type → the word shown before its name ("class", "def", ...)
+    # node type → its name and value fields: a binding that is a symbol where its value is a
+    # function, a class or an object holding functions (BINDING_VALUES), named by what it binds.
+    bindings: dict[str, tuple[str | None, str]] = dataclasses.field(default_factory=dict)
 
 
 # The node types that are symbols, by language: definitions a reader looks for (classes and their
@@ -78,17 +81,28 @@ class Grammar:
 _C_FAMILY = {"function_definition": "function", "struct_specifier": "struct", "union_specifier": "union",
              "enum_specifier": "enum"}
 _JS = {"class_declaration": "class", "function_declaration": "function", "generator_function_declaration":
-       "function*", "method_definition": "method", "variable_declarator": "function"}
+       "function*", "method_definition": "method"}
+# JavaScript and TypeScript define much by binding a value: a variable, an assignment to a member
+# (`Router.prototype.route = function`, `exports.f = () => ...`), an object's key, a class field, a
+# default export (named `(default)`). A function passed to a call (`describe('x', () => ...)`) is
+# bound to no name and is left out, and so are the keys of an object passed to one (a bundler's
+# `__export(ns, {f: () => f})`): an object's keys are listed where the object is itself bound.
+_JS_BINDINGS = {"variable_declarator": ("name", "value"), "assignment_expression": ("left", "right"),
+                "pair": ("key", "value"), "field_definition": ("property", "value"),
+                "public_field_definition": ("name", "value"), "export_statement": (None, "value")}
+# The word shown for a binding, by its value's node type (an object: where it holds a function).
+BINDING_VALUES = {"arrow_function": "function", "function_expression": "function", "function": "function",
+                  "generator_function": "function*", "class": "class"}
 _TS = {**_JS, "abstract_class_declaration": "abstract class", "interface_declaration": "interface",
        "type_alias_declaration": "type", "enum_declaration": "enum", "internal_module": "namespace",
        "abstract_method_signature": "abstract method"}
 
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar("tree_sitter_python", "language", {"class_definition": "class", "function_definition": "def"}),
-    "javascript": Grammar("tree_sitter_javascript", "language", _JS),
-    "typescript": Grammar("tree_sitter_typescript", "language_typescript", _TS),
-    "tsx": Grammar("tree_sitter_typescript", "language_tsx", _TS),
-    "go": Grammar("tree_sitter_go", "language", {"function_declaration": "func", "method_declaration": "func",
+    "javascript": Grammar("tree_sitter_javascript", "language", _JS, _JS_BINDINGS),
+    "typescript": Grammar("tree_sitter_typescript", "language_typescript", _TS, _JS_BINDINGS),
+    "tsx": Grammar("tree_sitter_typescript", "language_tsx", _TS, _JS_BINDINGS),
+    "go": Grammar("tree_sitter_go", "language", {"function_declaration": "func", "method_declaration": "method",
                                                  "type_spec": "type"}),
     "rust": Grammar("tree_sitter_rust", "language", {
         "function_item": "fn", "function_signature_item": "fn", "struct_item": "struct", "enum_item": "enum",
@@ -276,7 +290,7 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     if language == "rst":
         return heading_entries(list(_rst_headings(tree.root_node)), total), False
     entries: list[Entry] = []
-    cut = _symbols(tree.root_node, grammar.symbols, entries)
+    cut = _symbols(tree.root_node, grammar, entries)
     return entries, cut
 
 
@@ -299,7 +313,7 @@ def _parse(parser, data: bytes):
         raise
 
 
-def _symbols(root, symbols: dict[str, str], entries: list[Entry]) -> bool:
+def _symbols(root, grammar: Grammar, entries: list[Entry]) -> bool:
     """The symbols under `root` in document order, nested by the symbols around them; True when
     the walk stopped at MAX_OUTLINE_NODES."""
     stack: list[tuple[object, int]] = [(root, 0)]
@@ -311,8 +325,10 @@ def _symbols(root, symbols: dict[str, str], entries: list[Entry]) -> bool:
             checkpoint()
             if seen > MAX_OUTLINE_NODES:
                 return True
-        word = symbols.get(node.type)
+        word = grammar.symbols.get(node.type)
         name = _name(node) if word else None
+        if node.type in grammar.bindings:
+            word, name = _binding(node, *grammar.bindings[node.type])
         inner = level
         if name is not None:
             span = _with_wrappers(node)
@@ -325,12 +341,14 @@ def _symbols(root, symbols: dict[str, str], entries: list[Entry]) -> bool:
 
 def _name(node) -> str | None:
     """A symbol's name as the source writes it; None for a node that is not one (an anonymous
-    struct, a variable that holds no function)."""
+    struct, the use of a type)."""
     kind = node.type
-    if kind == "variable_declarator":
-        value = node.child_by_field_name("value")
-        if value is None or value.type not in ("arrow_function", "function_expression", "function"):
-            return None
+    receiver = node.child_by_field_name("receiver") if kind == "method_declaration" else None
+    if receiver is not None:  # Go: `(*B) String`, for methods of two types may share a name
+        of = next((p.child_by_field_name("type") for p in receiver.named_children
+                   if p.type == "parameter_declaration"), None)
+        name = _text(node.child_by_field_name("name"))
+        return name if of is None else f"({' '.join(_text(of).split())}) {name}"
     if kind == "impl_item":
         trait, of = node.child_by_field_name("trait"), node.child_by_field_name("type")
         return f"{_text(trait)} for {_text(of)}" if trait is not None and of is not None else _text(of)
@@ -354,16 +372,48 @@ def _name(node) -> str | None:
     return None
 
 
+def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None, str | None]:
+    """A JavaScript binding's word and name (`function`, `exports.createServer`); (None, None)
+    where its value is no function, class or object holding one, or it is the key of an object
+    that is not bound."""
+    if node.type == "pair" and not _is_bound(node.parent):
+        return None, None
+    value = node.child_by_field_name(value_field)
+    word = None if value is None else BINDING_VALUES.get(value.type)
+    if value is not None and value.type == "object" and any(map(_is_function_member, value.named_children)):
+        word = "object"
+    if word is None:
+        return None, None
+    named = node.child_by_field_name(name_field) if name_field else None
+    return word, "(default)" if named is None else " ".join(_text(named).split())
+
+
+def _is_bound(value) -> bool:
+    """Whether a node is the value of a JavaScript binding."""
+    holder = value.parent
+    fields = _JS_BINDINGS.get(holder.type) if holder is not None else None
+    return fields is not None and holder.child_by_field_name(fields[1]) == value
+
+
+def _is_function_member(member) -> bool:
+    """Whether an object literal's member is a method or a key holding a function (not looked into
+    further: an object nested a million deep is then looked at once a level)."""
+    if member.type == "method_definition":
+        return True
+    value = member.child_by_field_name("value") if member.type == "pair" else None
+    return value is not None and BINDING_VALUES.get(value.type, "").startswith("function")
+
+
 def _text(node) -> str | None:
     return None if node is None else node.text.decode("utf-8", errors="replace")
 
 
 def _with_wrappers(node):
     """The node with what the language wraps a definition in (decorators, a template clause,
-    an export)."""
+    an export, the statement of an assignment)."""
     parent = node.parent
     while parent is not None and parent.type in ("decorated_definition", "template_declaration",
-                                                 "export_statement"):
+                                                 "export_statement", "expression_statement"):
         node, parent = parent, parent.parent
     return node
 
