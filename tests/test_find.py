@@ -15,7 +15,7 @@ import pytest
 
 from agentread.limits import MAX_LINE_CHARS
 from agentread.readers import text as text_reader
-from builders import build_pdf, code, notebook, stream
+from builders import build_pdf, chart_deck, code, notebook, stream
 from lines import CUT_MARK
 from rpc import text_of
 
@@ -106,6 +106,13 @@ def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_pat
     document.save(tmp_path / "t.docx")
     [hit] = hits(server.read(path="t.docx", find="zebra"))
     assert NUMBERED.match(shows(server, "t.docx", hit).split("\n")[0]).group(1) == "| Rent | 1200 zebra |"
+
+
+def test_a_powerpoint_charts_data_is_searched_to_its_last_row_and_its_read_shows_it(server, tmp_path: Path):
+    (tmp_path / "chart.pptx").write_bytes(chart_deck(80))
+    [hit] = hits(server.read(path="chart.pptx", find="day 79 "))
+    assert (hit["slide"], hit["read"]) == (1, {"pages": "1", "offset": hit["line"], "limit": 1})
+    assert NUMBERED.match(shows(server, "chart.pptx", hit).split("\n")[0]).group(1) == "| day 79 | 79 |"
 
 
 def test_a_string_regardless_of_case_is_found_in_a_text_file_in_every_case(server, tmp_path: Path):
