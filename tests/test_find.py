@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import docx
@@ -58,6 +59,36 @@ def test_a_hit_on_a_pdf_page_is_cited_by_page_and_line_and_its_read_shows_it(ser
     for hit in found:
         assert f"     {hit['line']}\t" in shows(server, "doc.pdf", hit) and "zebra" in shows(server, "doc.pdf", hit)
     assert hits(server.read(path="doc.pdf", find="zebra", pages="3-4")) == found[1:]
+
+
+def test_pdf_pages_with_no_text_layer_are_named_as_not_searched_with_the_read_that_shows_them(server, tmp_path: Path):
+    (tmp_path / "doc.pdf").write_bytes(build_pdf(["the zebra page", None, None, "more text", None]))
+    result = server.read(path="doc.pdf", find="zebra")
+    assert [h["page"] for h in hits(result)] == [1]
+    note = ('[Pages 2-3, 5 have no text layer (scans or drawings) and were not searched. A read shows each as its '
+            'picture')
+    assert note in text_of(result) and text_of(result).split("\n")[1].endswith(': pages="2-3", pages="5".]')
+    shown = server.read(path="doc.pdf", pages="2-3")
+    assert [part["type"] for part in shown["content"]].count("image") == 2
+    assert '[Page 5 has no text layer (a scan or a drawing) and was not searched.' in text_of(
+        server.read(path="doc.pdf", find="zebra", pages="4-5"))
+    assert "text layer" not in text_of(server.read(path="doc.pdf", find="zebra", pages="1"))
+
+
+def test_a_scanned_page_says_it_was_not_searched_and_its_read_shows_the_word_by_ocr(server, tmp_path: Path):
+    from PIL import Image, ImageDraw
+
+    page = Image.new("RGB", (1200, 900), "white")
+    for i in range(10):
+        ImageDraw.Draw(page).text((50, 50 + 60 * i), f"Scanned line {i} with SCANWORD inside", fill="black")
+    page.save(tmp_path / "scan.pdf")
+    result = server.read(path="scan.pdf", find="SCANWORD")
+    assert hits(result) == [] and "[Page 1 has no text layer (a scan or a drawing) and was not searched." \
+        in text_of(result)
+    if shutil.which("tesseract") is None:
+        pytest.skip("tesseract is not installed: the read shows the page without OCR text")
+    assert 'A read shows it as its picture with its OCR text: pages="1".]' in text_of(result)
+    assert "SCANWORD" in text_of(server.read(path="scan.pdf", pages="1"))
 
 
 def test_a_hit_in_an_excel_cell_is_cited_by_sheet_and_cell(server, tmp_path: Path):

@@ -232,9 +232,17 @@ Search = Callable[[Matcher], tuple[str, Generator[Hit, None, None]]]
 
 
 def find_with(path: str, search: Search, request: ReadRequest) -> ReadResult:
-    """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher."""
-    kind, hits = search(Matcher(request))
+    """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher.
+    A search may give a third item, `unsearched`: called once the hits are taken, it gives the
+    lines that say what the search went past without searching (pages with no text layer, text past
+    a cut) and the arguments that show it, which follow the reply's first line."""
+    kind, hits, *unsearched = search(Matcher(request))
     try:
-        return answer(path, kind, hits, request)
+        result = answer(path, kind, hits, request)
     finally:
         hits.close()  # a search holding a lock or a file lets go of it now, not when collected
+    said = unsearched[0]() if unsearched else []
+    if said:
+        first, _, rest = result.content[0].text.partition("\n")
+        result.content[0] = TextPart("\n".join([first, *said, *([rest] if rest else [])]))
+    return result
