@@ -339,6 +339,22 @@ def test_find_in_a_notebook_output_hits_past_column_2000_and_its_read_shows_it(s
     assert "needle" in shows(server, "nb.ipynb", hit)
 
 
+def test_a_notebooks_html_past_what_is_laid_out_follows_as_source_read_on_and_searched(server, tmp_path: Path):
+    rows = "".join(f"<tr><td>row{n}</td><td>val{n}</td></tr>" for n in range(6000))
+    html = f"<table>{rows}</table><p>HTMLEND</p>"  # 243,809 characters: past the 200,000 laid out
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("show()", {"output_type": "display_data", "metadata": {},
+                                                                 "data": {"text/html": html}})))
+    [end] = hits(server.read(path="nb.ipynb", find="HTMLEND"))
+    assert end["in"] == "output 1" and "HTMLEND" in shows(server, "nb.ipynb", end)
+    assert len(hits(server.read(path="nb.ipynb", find="row5999<"))) == 1
+    [mark] = hits(server.read(path="nb.ipynb", find="this HTML goes on past character"))
+    said = re.search(r"past character ([\d,]+) of 243,809", shows(server, "nb.ipynb", mark))
+    cut = int(said.group(1).replace(",", ""))
+    assert 100_000 < cut <= 200_000 and html[cut] == "<"
+    rest = mark["line"] + 1
+    assert pieces_read(server, "nb.ipynb", {rest: html[cut:cut + 30]}) == {rest: html[cut:]}
+
+
 def test_an_excel_cell_of_3000_characters_is_read_whole_by_following_next(server, tmp_path: Path):
     note = " ".join(f"word{i}" for i in range(600))[:3000]
     wide = [f"cell {i} " * 12 for i in range(30)]
