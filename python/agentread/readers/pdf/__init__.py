@@ -561,8 +561,9 @@ def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[
         number += len(lines) + 2
 
 
-# Runs of picture pages a find reply names one by one; more are counted.
-MAX_UNSEARCHED_RUNS = 10
+# Runs of picture pages a find reply names one by one, so that its lines stay within the room a
+# reply keeps for them (find.UNSEARCHED_BYTES); more are counted, with the pages they lie between.
+MAX_UNSEARCHED_RUNS = 4
 
 
 def _unsearched(scans: dict[int, bool]) -> list[str]:
@@ -582,8 +583,9 @@ def _unsearched(scans: dict[int, bool]) -> list[str]:
         if not runs:
             continue
         names = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+        more = runs[MAX_UNSEARCHED_RUNS:]
         listed = ", ".join(names[:MAX_UNSEARCHED_RUNS]) + (
-            f" and {len(names) - MAX_UNSEARCHED_RUNS:,} more runs of pages" if len(names) > MAX_UNSEARCHED_RUNS else "")
+            f" and {len(more):,} more runs of pages from {more[0][0]} to {more[-1][1]}" if more else "")
         reads = ", ".join(f'pages="{name}"' for name in names[:MAX_UNSEARCHED_RUNS])
         single = names == [str(runs[0][0])]
         lines.append(f"[{'Page' if single else 'Pages'} {listed} {one if single else many}. A read shows "
