@@ -240,8 +240,8 @@ UNSEARCHED_BYTES = 400
 def find_with(path: str, search: Search, request: ReadRequest) -> ReadResult:
     """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher.
     A search may give a third item, `unsearched`: called once the hits are taken, it gives the
-    lines that say what the search went past without searching (pages with no text layer, text past
-    a cut) and the arguments that show it, which follow the reply's first line."""
+    lines that say what the search went past without searching (a PDF's pages with no text layer)
+    and the arguments that show it, which follow the reply's first line."""
     kind, hits, *unsearched = search(Matcher(request))
     if unsearched and request.max_bytes is not None:  # the hits leave room for those lines
         request = replace(request, max_bytes=max(1, request.max_bytes - UNSEARCHED_BYTES))

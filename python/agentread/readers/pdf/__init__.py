@@ -528,14 +528,15 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
             f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher):
+def search(source: Source, request: ReadRequest,
+           matcher: Matcher) -> tuple[str, Iterator[Hit], Callable[[], list[str]]]:
     """The reader seam's PDF search: the pages asked for (all by default), each page's lines
     numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line). A
     scanned page's OCR text is not searched (Tesseract takes seconds a page, and a scanned book has
     hundreds): the reply names the pages passed over that way and the read that shows them."""
     doc = DOCUMENTS.get(source.cache_key, source.stream, source.path, source.whole)
     scans: dict[int, bool] = {}  # the picture pages passed, each: whether it has some text of its own
-    return "pdf", _search(doc, request, matcher, scans), lambda: _unsearched(scans)
+    return "pdf", _search(doc, request, matcher, scans), lambda: _unsearched(scans, isinstance(doc.backend, _Pdfium))
 
 
 def _search(doc: _Document, request: ReadRequest, matcher: Matcher, scans: dict[int, bool]) -> Iterator[Hit]:
@@ -551,7 +552,7 @@ def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[
     for page in range(first, last + 1):
         checkpoint()
         text = _page_text(doc, page)
-        if number + 1 >= offset and _is_picture_page(doc, page, text):
+        if number + 1 >= offset and (text == NO_TEXT.format(page) or _is_picture_page(doc, page, text)):
             scans[page] = text != NO_TEXT.format(page)
         lines = [] if text == NO_TEXT.format(page) else text.split("\n")
         for line, text in enumerate(lines, 2):
@@ -566,8 +567,9 @@ def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[
 MAX_UNSEARCHED_RUNS = 4
 
 
-def _unsearched(scans: dict[int, bool]) -> list[str]:
-    """A find reply's lines naming the picture pages it passed, and the reads that show them."""
+def _unsearched(scans: dict[int, bool], pictures: bool) -> list[str]:
+    """A find reply's lines naming the picture pages it passed, and the reads that show them (as
+    pictures where PDFium draws them)."""
     ocr = " with its OCR text" if shutil.which("tesseract") else ""
     lines = []
     for has_text, one, many in ((False, "has no text layer (a scan or a drawing) and was not searched",
@@ -588,8 +590,9 @@ def _unsearched(scans: dict[int, bool]) -> list[str]:
             f" and {len(more):,} more runs of pages from {more[0][0]} to {more[-1][1]}" if more else "")
         reads = ", ".join(f'pages="{name}"' for name in names[:MAX_UNSEARCHED_RUNS])
         single = names == [str(runs[0][0])]
-        lines.append(f"[{'Page' if single else 'Pages'} {listed} {one if single else many}. A read shows "
-                     f"{'it' if single else 'each'} as its picture{ocr}: {reads}.]")
+        shows = (f"A read shows {'it' if single else 'each'} as its picture{ocr}: {reads}" if pictures else
+                 "No read shows more: only pypdf opens this file, and it draws no pages")
+        lines.append(f"[{'Page' if single else 'Pages'} {listed} {one if single else many}. {shows}.]")
     return lines
 
 
