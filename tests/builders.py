@@ -166,3 +166,23 @@ def deck(*texts: str) -> bytes:
     out = io.BytesIO()
     slides.save(out)
     return out.getvalue()
+
+
+def chart_deck(rows: int, series: int = 1) -> bytes:
+    """A PPTX file of one slide holding a line chart of `rows` categories ("day N") and `series`
+    series ("sK", point N worth N * K), written by python-pptx."""
+    import pptx
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    data = CategoryChartData()
+    data.categories = [f"day {n}" for n in range(1, rows + 1)]
+    for s in range(1, series + 1):
+        data.add_series(f"s{s}", [n * s for n in range(1, rows + 1)])
+    slides = pptx.Presentation()
+    slide = slides.slides.add_slide(slides.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(6), Inches(4), data)
+    out = io.BytesIO()
+    slides.save(out)
+    return out.getvalue()

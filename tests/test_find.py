@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import docx
@@ -15,7 +16,7 @@ import pytest
 
 from agentread.limits import MAX_LINE_CHARS
 from agentread.readers import text as text_reader
-from builders import build_pdf, code, notebook, stream
+from builders import build_pdf, chart_deck, code, notebook, stream
 from lines import CUT_MARK
 from rpc import text_of
 
@@ -58,6 +59,36 @@ def test_a_hit_on_a_pdf_page_is_cited_by_page_and_line_and_its_read_shows_it(ser
     for hit in found:
         assert f"     {hit['line']}\t" in shows(server, "doc.pdf", hit) and "zebra" in shows(server, "doc.pdf", hit)
     assert hits(server.read(path="doc.pdf", find="zebra", pages="3-4")) == found[1:]
+
+
+def test_pdf_pages_with_no_text_layer_are_named_as_not_searched_with_the_read_that_shows_them(server, tmp_path: Path):
+    (tmp_path / "doc.pdf").write_bytes(build_pdf(["the zebra page", None, None, "more text", None]))
+    result = server.read(path="doc.pdf", find="zebra")
+    assert [h["page"] for h in hits(result)] == [1]
+    note = ('[Pages 2-3, 5 have no text layer (scans or drawings) and were not searched. A read shows each as its '
+            'picture')
+    assert note in text_of(result) and text_of(result).split("\n")[1].endswith(': pages="2-3", pages="5".]')
+    shown = server.read(path="doc.pdf", pages="2-3")
+    assert [part["type"] for part in shown["content"]].count("image") == 2
+    assert '[Page 5 has no text layer (a scan or a drawing) and was not searched.' in text_of(
+        server.read(path="doc.pdf", find="zebra", pages="4-5"))
+    assert "text layer" not in text_of(server.read(path="doc.pdf", find="zebra", pages="1"))
+
+
+def test_a_scanned_page_says_it_was_not_searched_and_its_read_shows_the_word_by_ocr(server, tmp_path: Path):
+    from PIL import Image, ImageDraw
+
+    page = Image.new("RGB", (1200, 900), "white")
+    for i in range(10):
+        ImageDraw.Draw(page).text((50, 50 + 60 * i), f"Scanned line {i} with SCANWORD inside", fill="black")
+    page.save(tmp_path / "scan.pdf")
+    result = server.read(path="scan.pdf", find="SCANWORD")
+    assert hits(result) == [] and "[Page 1 has no text layer (a scan or a drawing) and was not searched." \
+        in text_of(result)
+    if shutil.which("tesseract") is None:
+        pytest.skip("tesseract is not installed: the read shows the page without OCR text")
+    assert 'A read shows it as its picture with its OCR text: pages="1".]' in text_of(result)
+    assert "SCANWORD" in text_of(server.read(path="scan.pdf", pages="1"))
 
 
 def test_a_hit_in_an_excel_cell_is_cited_by_sheet_and_cell(server, tmp_path: Path):
@@ -106,6 +137,13 @@ def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_pat
     document.save(tmp_path / "t.docx")
     [hit] = hits(server.read(path="t.docx", find="zebra"))
     assert NUMBERED.match(shows(server, "t.docx", hit).split("\n")[0]).group(1) == "| Rent | 1200 zebra |"
+
+
+def test_a_powerpoint_charts_data_is_searched_to_its_last_row_and_its_read_shows_it(server, tmp_path: Path):
+    (tmp_path / "chart.pptx").write_bytes(chart_deck(80))
+    [hit] = hits(server.read(path="chart.pptx", find="day 79 "))
+    assert (hit["slide"], hit["read"]) == (1, {"pages": "1", "offset": hit["line"], "limit": 1})
+    assert NUMBERED.match(shows(server, "chart.pptx", hit).split("\n")[0]).group(1) == "| day 79 | 79 |"
 
 
 def test_a_string_regardless_of_case_is_found_in_a_text_file_in_every_case(server, tmp_path: Path):
@@ -299,6 +337,22 @@ def test_find_in_a_notebook_output_hits_past_column_2000_and_its_read_shows_it(s
     assert (hit["cell"], hit["in"], hit["line"], hit["column"]) == (1, "output 1", 4, 4502)
     assert hit["read"] == {"cells": "1", "offset": 4, "limit": 1, "column": 4001}
     assert "needle" in shows(server, "nb.ipynb", hit)
+
+
+def test_a_notebooks_html_past_what_is_laid_out_follows_as_source_read_on_and_searched(server, tmp_path: Path):
+    rows = "".join(f"<tr><td>row{n}</td><td>val{n}</td></tr>" for n in range(6000))
+    html = f"<table>{rows}</table><p>HTMLEND</p>"  # 243,809 characters: past the 200,000 laid out
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("show()", {"output_type": "display_data", "metadata": {},
+                                                                 "data": {"text/html": html}})))
+    [end] = hits(server.read(path="nb.ipynb", find="HTMLEND"))
+    assert end["in"] == "output 1" and "HTMLEND" in shows(server, "nb.ipynb", end)
+    assert len(hits(server.read(path="nb.ipynb", find="row5999<"))) == 1
+    [mark] = hits(server.read(path="nb.ipynb", find="this HTML goes on past character"))
+    said = re.search(r"past character ([\d,]+) of 243,809", shows(server, "nb.ipynb", mark))
+    cut = int(said.group(1).replace(",", ""))
+    assert 100_000 < cut <= 200_000 and html[cut] == "<"
+    rest = mark["line"] + 1
+    assert pieces_read(server, "nb.ipynb", {rest: html[cut:cut + 30]}) == {rest: html[cut:]}
 
 
 def test_an_excel_cell_of_3000_characters_is_read_whole_by_following_next(server, tmp_path: Path):

@@ -284,3 +284,12 @@ def test_read_many_reads_a_cell_and_a_line_wider_than_the_reply_to_their_last_ch
             break
         paths = answer["next"]["paths"]
     assert seen == {"long.xlsx": cell, "wide.txt": WIDE_TEXT}
+
+
+def test_a_find_naming_many_pdf_pages_it_could_not_search_stays_within_the_limit(server, tmp_path: Path):
+    # Pages 10,000 and on, two scans (no text) before each page of text: runs of long page numbers.
+    pages = [None if n % 3 else f"zebra {n:05d} " + "words " * 40 for n in range(1, 10_301)]
+    (tmp_path / "scans.pdf").write_bytes(build_pdf(pages))
+    replies = chain(server, 2000, path="scans.pdf", find="zebra", pages="10000-")
+    assert [h["page"] for reply in replies for h in reply["shown"]["hits"]] == list(range(10_002, 10_301, 3))
+    assert all("no text layer" in text_of(reply) for reply in replies)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from agentread.limits import MAX_LINE_CHARS
@@ -231,10 +231,26 @@ def find_in(search, source, request: ReadRequest) -> ReadResult:
 Search = Callable[[Matcher], tuple[str, Generator[Hit, None, None]]]
 
 
+# Room a find reply under a host's limit keeps for the lines saying what its search passed over
+# without searching, beside what the reply's frame leaves (readers/pdf names at most four runs of
+# pages a line).
+UNSEARCHED_BYTES = 400
+
+
 def find_with(path: str, search: Search, request: ReadRequest) -> ReadResult:
-    """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher."""
-    kind, hits = search(Matcher(request))
+    """The reply to a find whose hits `search` gives, as (result kind, hits), given the matcher.
+    A search may give a third item, `unsearched`: called once the hits are taken, it gives the
+    lines that say what the search went past without searching (a PDF's pages with no text layer)
+    and the arguments that show it, which follow the reply's first line."""
+    kind, hits, *unsearched = search(Matcher(request))
+    if unsearched and request.max_bytes is not None:  # the hits leave room for those lines
+        request = replace(request, max_bytes=max(1, request.max_bytes - UNSEARCHED_BYTES))
     try:
-        return answer(path, kind, hits, request)
+        result = answer(path, kind, hits, request)
     finally:
         hits.close()  # a search holding a lock or a file lets go of it now, not when collected
+    said = unsearched[0]() if unsearched else []
+    if said:
+        first, _, rest = result.content[0].text.partition("\n")
+        result.content[0] = TextPart("\n".join([first, *said, *([rest] if rest else [])]))
+    return result

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -312,6 +313,28 @@ def test_rich_outputs_become_text_or_placeholders():
     assert not re.search(r"[A-Za-z0-9+/]{200,}", text)
 
 
+def test_a_long_text_form_beside_a_widget_follows_its_placeholder_whole():
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2},
+              "text/plain": "VBox(children=(\n" + "".join(f"  IntSlider(value={n}),\n" for n in range(40)) + "))"}
+    text = read(notebook(code("w", result(widget)))).text()
+    assert "--- output 1: result ---\n[interactive widget (application/vnd.jupyter.widget-view+json), not shown; " \
+           "its text form follows]\nVBox(children=(\n  IntSlider(value=0),\n" in text
+    assert "  IntSlider(value=39),\n))" in text
+
+
+def test_what_a_notebook_read_does_not_show_is_shown_by_the_raw_read_it_names(tmp_path: Path):
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    payload = base64.b64encode(bytes(range(256)) * 4).decode()
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code("blob", stream(payload + "\n"))))
+    engine = Engine(Workspace([str(tmp_path)]))
+    assert "base64 not shown; raw=true shows them]" in engine.read(parse_request({"path": "nb.ipynb"})).text()
+    raw = engine.read(parse_request({"path": "nb.ipynb", "raw": True, "find": payload[-40:]}))
+    assert raw.shown["hits"], raw.text()
+
+
 def test_svg_is_rasterised_or_shown_as_text():
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
     out = read(notebook(code("svg()", result({"image/svg+xml": svg}))))
@@ -360,7 +383,8 @@ def test_svg_shown_as_text_carries_no_base64(svg_mode):
     assert not any(isinstance(p, ImagePart) for p in out.content)
     why = "no SVG rasteriser available" if svg_mode == "rasteriser unavailable" else "too large to rasterise"
     assert f"[image/svg+xml shown as text: {why}]" in text
-    assert re.search(r'xlink:href="data:image/png;base64,\[… [\d,]+ characters of base64 not shown\]\n"/>', text)
+    assert re.search(r'xlink:href="data:image/png;base64,\[… [\d,]+ characters of base64 not shown; raw=true '
+                     r'shows them\]\n"/>', text)
     assert '<rect width="4" height="2"/>' in text
 
 
@@ -394,10 +418,11 @@ def test_no_path_puts_base64_into_text():
     out = read(notebook(*cells))
     text = out.text()
     _no_base64(text)
-    assert "Logo: ![logo](data:image/png;base64,[… 4,096 characters of base64 not shown])\nsecond line" in text
-    assert "ICON = '[… 4,096 characters of base64 not shown]'\nshow(ICON)" in text
-    assert "--- output 1: stdout ---\n[… 4,096 characters of base64 not shown]\n--- output 2: stderr" in text
-    assert "key:\n[… 4,096 characters of base64 not shown]\ndone" in text
+    hidden = "[… 4,096 characters of base64 not shown; raw=true shows them]"
+    assert f"Logo: ![logo](data:image/png;base64,{hidden})\nsecond line" in text
+    assert f"ICON = '{hidden}'\nshow(ICON)" in text
+    assert f"--- output 1: stdout ---\n{hidden}\n--- output 2: stderr" in text
+    assert f"key:\n{hidden}\ndone" in text
     # The source keeps its lines one for one: line 3 of the cell's rendering is line
     # 2 of its source.
     assert read(notebook(*cells), cells="1", offset=3, limit=1).text().splitlines()[-2].endswith("second line")
@@ -412,7 +437,7 @@ def test_a_long_line_that_is_not_base64_is_scanned_in_linear_time():
     block = base64.encodebytes(bytes(range(256)) * 3).decode()
     hex_dump = (bytes(range(256)).hex() * 128)[:65_536] + " (truncated)"
     text = hide_base64(block + hex_dump + "\nafter")
-    assert text == "[… 1,024 characters of base64 not shown]\n" + hex_dump + "\nafter"
+    assert text == "[… 1,024 characters of base64 not shown; raw=true shows them]\n" + hex_dump + "\nafter"
     assert hide_base64(block[:77] + hex_dump) == block[:77] + hex_dump  # one wrapped line: too short to hide
 
 
@@ -682,7 +707,8 @@ def test_schema_words_are_cleaned_and_short():
     doc["cells"][0]["cell_type"] = "\x1b[31m" + "A1b2" * 300
     warning = _warning(read(json.dumps(doc).encode()))
     assert "\x1b" not in warning
-    assert "cell 1 (id=c1) has unknown cell_type '[… 1,200 characters of base64 not shown]'." in warning
+    assert "cell 1 (id=c1) has unknown cell_type '[… 1,200 characters of base64 not shown; raw=true shows them]'." \
+        in warning
     assert len(warning) < 400
     doc["cells"][0]["cell_type"] = {"kind": "code"}  # where nbformat's validator fails to say more
     assert "cell 1 (id=c1): cell_type should be a string, not an object." in _warning(read(json.dumps(doc).encode()))
@@ -724,7 +750,7 @@ def test_a_deeply_nested_json_output_is_shown_or_named_never_a_crash(depth: int)
     if depth == 300:
         assert shown.count('{\n  "k": {\n    "k": {') == 2 and "too deep" not in shown  # the heads of both
     else:
-        assert shown.count("[a JSON value nested too deep to show]") == 2
+        assert shown.count("[a JSON value nested too deep to show; raw=true shows it]") == 2
 
 
 def test_html_only_or_behind_a_default_repr_is_shown_as_text():
@@ -740,7 +766,8 @@ def test_html_only_or_behind_a_default_repr_is_shown_as_text():
            in text
     assert "0x7f457c0250d0" not in text and "alert" not in text and "color" not in text
     assert "[text/html output, shown as text]\nfirst\n\nsecond\n" in text
-    assert f"[… the last {4 * MAX_HTML_CHARS + 7:,} characters of this HTML are not shown]" in text
+    assert (f"[… this HTML goes on past character {MAX_HTML_CHARS:,} of {5 * MAX_HTML_CHARS + 7:,}, too long to lay "
+            f"out: its last {4 * MAX_HTML_CHARS + 7:,} characters follow as its source]") in text
 
 
 def test_latex_beside_a_formula_picture_is_kept():

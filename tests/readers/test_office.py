@@ -19,6 +19,7 @@ from agentread.request import InvalidParams, parse_request
 from agentread.result import ImagePart
 from agentread.sniff import sniff
 from agentread.workspace import Workspace
+from builders import chart_deck
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "office"
 
@@ -444,26 +445,26 @@ def test_real_pptx_chart_data_as_a_table_under_its_title(real: Path):
     assert "     9\t| 2003 | 2003 |" in text
 
 
-def test_generated_chart_data_is_bounded(tmp_path: Path):
-    from pptx import Presentation
-    from pptx.chart.data import CategoryChartData
-    from pptx.enum.chart import XL_CHART_TYPE
-    from pptx.util import Inches
+def test_generated_chart_data_is_shown_whole_every_row_and_series(tmp_path: Path):
+    (tmp_path / "big-chart.pptx").write_bytes(chart_deck(200, 20))
+    result = read(tmp_path, path="big-chart.pptx")
+    text = text_of(result)
+    assert not result.truncated and "cut" not in text
+    assert "| category | s1 | s2 |" in text and "| s20 |" in text
+    assert "| day 200 | 200 | 400 |" in text and text.rstrip().endswith("| 4000 |")
 
-    from agentread.readers.office.pptx import MAX_CHART_ROWS, MAX_CHART_SERIES
 
-    data = CategoryChartData()
-    data.categories = [f"day {n}" for n in range(1, 201)]
-    for s in range(1, 21):
-        data.add_series(f"s{s}", [n * s for n in range(1, 201)])
-    prs = Presentation()
-    slide = prs.slides.add_slide(prs.slide_layouts[6])
-    slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(6), Inches(4), data)
-    prs.save(tmp_path / "big-chart.pptx")
-    text = text_of(read(tmp_path, path="big-chart.pptx"))
-    assert f"| day {MAX_CHART_ROWS} |" in text and f"| day {MAX_CHART_ROWS + 1} |" not in text
-    assert "| category | s1 | s2 |" in text and f"| s{MAX_CHART_SERIES + 1} |" not in text
-    assert f"[chart data cut: {MAX_CHART_ROWS} of 200 rows and {MAX_CHART_SERIES} of 20 series shown]" in text
+def test_a_chart_of_more_rows_than_a_reply_is_read_to_its_last_row_by_following_next(tmp_path: Path):
+    (tmp_path / "long-chart.pptx").write_bytes(chart_deck(3000))
+    params: dict = {"path": "long-chart.pptx", "pages": "1"}
+    rows: list[str] = []
+    for _ in range(10):
+        result = read(tmp_path, **params)
+        rows += re.findall(r"\| (day \d+) \|", text_of(result))
+        if not result.truncated:
+            break
+        params = {"path": "long-chart.pptx", **result.next}
+    assert rows == [f"day {n}" for n in range(1, 3001)]
 
 
 def test_real_pptx_slide_title_once(real: Path):

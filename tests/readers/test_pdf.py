@@ -350,3 +350,21 @@ def test_shown_pages_and_lines(engine: Engine, ws: Path):
     window = read(engine, path="doc.pdf", pages="3-8", offset=5, limit=4)
     assert window.shown == {"pages": [4, 5], "lines": [5, 8]}
     assert re.findall(r"--- Page (\d+) ---", window.text()) == ["5"]
+
+
+def test_a_find_in_a_pdf_only_pypdf_opens_names_its_pages_without_text_as_not_searched(tmp_path: Path):
+    """pypdf draws no pages: its pages without text are named as not searched, with no read to
+    show them."""
+    from pypdf import PdfReader
+
+    from agentread.find import Matcher
+    from agentread.request import ReadRequest
+
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(build_pdf(["the zebra page", None]))
+    doc = pdf._Document(pdf._Pypdf(PdfReader(path)), path.stat().st_size)
+    request, scans = ReadRequest(path="doc.pdf", find="zebra"), {}
+    assert [hit.where["page"] for hit in pdf._search(doc, request, Matcher(request), scans)] == [1]
+    assert pdf._unsearched(scans, pictures=False) == [
+        "[Page 2 has no text layer (a scan or a drawing) and was not searched. No read shows more: only pypdf "
+        "opens this file, and it draws no pages.]"]

@@ -176,6 +176,20 @@ def test_a_scan_with_a_stamp_keeps_its_words_and_comes_back_as_an_image(tmp_path
     assert isinstance(result.content[2], ImagePart)
 
 
+def test_a_find_in_a_stamped_scan_searches_its_stamp_and_says_its_picture_was_not(tmp_path):
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    (tmp_path / "scan.pdf").write_bytes(_stamped_scan_pdf("Scanned by a phone app"))
+    engine = Engine(Workspace([str(tmp_path)]))
+    found = engine.read(parse_request({"path": "scan.pdf", "find": "phone"}))
+    assert [(h["page"], h["line"]) for h in found.shown["hits"]] == [(1, 2)]
+    assert found.text().split("\n")[1].startswith("[Page 1 is mostly a picture with little text (a scan): only that "
+                                                  "text was searched. A read shows it as its picture")
+    assert found.text().split("\n")[1].endswith(': pages="1".]')
+
+
 @pytest.mark.parametrize("origin, rotate", [(500, 0), (0, 90), (-200, 270)])
 def test_a_scan_is_measured_on_its_page_wherever_the_page_starts_and_however_it_turns(tmp_path, origin, rotate):
     from agentread.engine import Engine

@@ -55,11 +55,13 @@ Format of a read:
 Markdown cells read `### Cell 1 [id=…] markdown`; raw cells add their format: `raw (text/html)`.
 Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to the final one, base64
 never shown (a data: URI or a long run of base64, wrapped or not, becomes "[… 4,096 characters of
-base64 not shown]", in sources too, where lines stay one for one; raw=true shows the file as it is);
-text/plain is preferred (markdown and LaTeX are kept as text, LaTeX beside a picture too); HTML is
-shown as laid-out text when no text form says more than a default repr (htmltext.py); widgets and
-JavaScript outputs become one-line placeholders naming the mime type. PNG, JPEG, GIF (and SVG where
-cairosvg is installed) outputs and markdown attachments are attached as downscaled image parts; an
+base64 not shown; raw=true shows them]", in sources too, where lines stay one for one; raw=true
+shows the file as it is); text/plain is preferred (markdown and LaTeX are kept as text, LaTeX beside
+a picture too); HTML is shown as laid-out text when no text form says more than a default repr
+(htmltext.py: past 200,000 characters, the rest as its source); widgets and JavaScript outputs
+become one-line placeholders naming the mime type, their text form on that line or, when long,
+whole after it. PNG, JPEG, GIF (and SVG where cairosvg is installed) outputs and markdown
+attachments are attached as downscaled image parts; an
 SVG the rasteriser would recurse on (a <use> pointing nowhere or at its own ancestor, deep
 nesting) is shown as text, saying why.
 

@@ -85,7 +85,7 @@ def _hide_data_uri(match: re.Match) -> str:
 
 
 def _placeholder(data: str) -> str:
-    return f"[… {len(data):,} characters of base64 not shown]"
+    return f"[… {len(data):,} characters of base64 not shown; raw=true shows them]"
 
 
 def hide_base64(text: str) -> str:

@@ -31,7 +31,7 @@ def _payload_text(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-_TOO_DEEP = "[a JSON value nested too deep to show]"
+_TOO_DEEP = "[a JSON value nested too deep to show; raw=true shows it]"
 
 
 def _dump_json(value: Any) -> str:
@@ -68,8 +68,8 @@ _DEFAULT_REPR = re.compile(r"^<[\w.]+(?: object)? at 0x[0-9a-fA-F]+>\s*$")
 def _default_repr(text: str) -> bool:
     return text.startswith(_DEFAULT_REPR_PREFIXES) or _DEFAULT_REPR.match(text) is not None
 
-# The text form of a widget (its Python repr) is kept to this many characters in its one-line
-# placeholder.
+# A widget's text form (its Python repr) this long at most is shown on its one-line placeholder; a
+# longer one follows it on lines of its own.
 WIDGET_TEXT_CHARS = 200
 
 # SVG larger than this is not rasterised (rendering time grows with it); it is shown as cut
@@ -290,7 +290,7 @@ def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
         else:
             keys = ", ".join(sorted(map(str, output))) if isinstance(output, dict) else type(output).__name__
             rendered.append((f"{kind or 'unknown'} (unknown output type)",
-                             [f"[output of unknown type {kind!r} with fields: {keys}; not shown]"]))
+                             [f"[output of unknown type {kind!r} with fields: {keys}; not shown, raw=true shows it]"]))
     flush()
     return rendered
 
@@ -323,8 +323,7 @@ def _bundle(data: dict, label: str) -> list[Line]:
     text_mime = _best_text_mime(data)
     text = _text(data[text_mime]) if text_mime else ""
     if WIDGET_MIME in data:
-        alt = strip_label(text)[:WIDGET_TEXT_CHARS]
-        return [f"[interactive widget ({WIDGET_MIME}), not shown" + (f"; its text form: {alt}]" if alt else "]")]
+        return _placeholder(f"interactive widget ({WIDGET_MIME}), not shown", text)
     if "text/html" in data and (text_mime is None or (text_mime == "text/plain" and _default_repr(text))):
         html = _text(data["text/html"])
         shown = html_lines(html)
@@ -334,13 +333,24 @@ def _bundle(data: dict, label: str) -> list[Line]:
     rich = [m for m in data if m in ("text/html", "application/javascript")]
     if text_mime == "text/plain" and rich and _default_repr(text):
         # "<IPython.core.display.Javascript object>" stands for the script: say what the output is.
-        return [f"[{', '.join(rich)} output, not shown; its text form: {strip_label(text)[:WIDGET_TEXT_CHARS]}]"]
+        return _placeholder(f"{', '.join(rich)} output, not shown", text)
     if text_mime:
         return editor_lines(clean_output(text))
     if SVG_MIME in data:  # not rasterised: the SVG source is the next best thing, without inlined payloads
         return [f"[{SVG_MIME} shown as text: {svg_refused}]"] + editor_lines(clean_output(_text(data[SVG_MIME])))
     kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
-    return [f"[{kinds or 'empty output'}: not shown, no text or image form]"]
+    return [f"[{kinds or 'empty output'}: not shown, no text or image form; raw=true shows it]"]
+
+
+def _placeholder(note: str, text: str) -> list[Line]:
+    """A line naming an output not shown, with its text form on that line when short, else whole on
+    the lines after it (never cut: a read pages it and a find searches it)."""
+    lines = editor_lines(clean_output(text))
+    if not lines:
+        return [f"[{note}]"]
+    if len(lines) == 1 and len(lines[0]) <= WIDGET_TEXT_CHARS:
+        return [f"[{note}; its text form: {lines[0]}]"]
+    return [f"[{note}; its text form follows]", *lines]
 
 
 def _best_text_mime(data: dict) -> str | None:

@@ -31,11 +31,6 @@ from agentread.result import ReadResult
 # shape), whose text is no prose.
 MAX_SHAPES_PER_SLIDE = 2000
 
-# A chart's data shown as a table: categories as rows, series as columns. A chart a reader can take
-# in has a few dozen points; one of thousands is a data dump whose first rows say what it holds.
-MAX_CHART_ROWS = 50
-MAX_CHART_SERIES = 12
-
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"  # DrawingML: the namespace of table XML
 _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"  # DrawingML charts
 
@@ -184,7 +179,9 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
 
 def _chart(out: Rendered, chart) -> None:
     """The chart's title and type, then its data: one row per category, one column per series (all
-    plots' series: a combined chart has several plots). Plots, series and categories come from
+    plots' series: a combined chart has several plots), every row and series: the rows are numbered
+    lines that a read pages and a find searches, and a row too wide is cut and read on by `column`,
+    like any line. Plots, series and categories come from
     python-pptx's chart API; the values are read from the chart's XML in one walk, as python-pptx's
     `values` looks each point up anew (a series of 5,000 points took seconds)."""
     title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
@@ -192,38 +189,35 @@ def _chart(out: Rendered, chart) -> None:
     out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
     plots = list(chart.plots)
     series = [s for plot in plots for s in plot.series]
-    categories = [str(c) for c in islice(plots[0].categories, MAX_CHART_ROWS)] if plots else []
+    categories = [str(c) for c in plots[0].categories] if plots else []
     by_index = {ser.find(_C + "idx").get("val"): ser for ser in chart.element.iter(_C + "ser")
                 if ser.find(_C + "idx") is not None}
-    columns = [_values(by_index.get(str(s.index))) for s in series[:MAX_CHART_SERIES]]
-    count = max([len(plots[0].categories) if plots else 0, *(n for _, n in columns)], default=0)
-    if not count:
+    columns = [_values(by_index.get(str(s.index))) for s in series]
+    # The points the file holds (not the count it declares, nor an index it names: either may be
+    # anything), so the rows are as many as its XML has values.
+    points = sorted(set(range(len(categories))).union(*columns))
+    if not points:
         return
-    rows = [["category" if categories else "point", *(s.name or f"series {i}" for i, s in
-                                                      enumerate(series[:MAX_CHART_SERIES], 1))]]
-    for i in range(min(count, MAX_CHART_ROWS)):
+    rows = [["category" if categories else "point", *(s.name or f"series {i}" for i, s in enumerate(series, 1))]]
+    for i in points:
         label = categories[i] if i < len(categories) else str(i + 1)
-        rows.append([label, *(values.get(i, "") for values, _ in columns)])
+        rows.append([label, *(values.get(i, "") for values in columns)])
     for line in pipe_table(rows):
         out.add(line)
-    if count > MAX_CHART_ROWS or len(series) > MAX_CHART_SERIES:
-        out.add(f"[chart data cut: {min(count, MAX_CHART_ROWS)} of {count} rows and "
-                f"{min(len(series), MAX_CHART_SERIES)} of {len(series)} series shown]")
 
 
-def _values(ser) -> tuple[dict[int, str], int]:
-    """A series' first MAX_CHART_ROWS values by point index, and the points it declares."""
+def _values(ser) -> dict[int, str]:
+    """A series' values by point index."""
     values: dict[int, str] = {}
     data = None if ser is None else ser.find(_C + "val")
     data = ser.find(_C + "yVal") if data is None and ser is not None else data
     if data is None:
-        return values, 0
-    declared = next((p.get("val") for p in data.iter(_C + "ptCount")), "0")
+        return values
     for pt in data.iter(_C + "pt"):
         idx = pt.get("idx", "")
-        if idx.isdigit() and int(idx) < MAX_CHART_ROWS:
+        if idx.isdigit():
             values[int(idx)] = _number(pt.findtext(_C + "v") or "")
-    return values, int(declared) if declared.isdigit() else len(values)
+    return values
 
 
 def _number(text: str) -> str:

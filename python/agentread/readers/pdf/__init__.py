@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -527,31 +528,72 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
             f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search(source: Source, request: ReadRequest,
+           matcher: Matcher) -> tuple[str, Iterator[Hit], Callable[[], list[str]]]:
     """The reader seam's PDF search: the pages asked for (all by default), each page's lines
-    numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line)."""
+    numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line). A
+    scanned page's OCR text is not searched (Tesseract takes seconds a page, and a scanned book has
+    hundreds): the reply names the pages passed over that way and the read that shows them."""
     doc = DOCUMENTS.get(source.cache_key, source.stream, source.path, source.whole)
-    return "pdf", _search(doc, request, matcher)
+    scans: dict[int, bool] = {}  # the picture pages passed, each: whether it has some text of its own
+    return "pdf", _search(doc, request, matcher, scans), lambda: _unsearched(scans, isinstance(doc.backend, _Pdfium))
 
 
-def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+def _search(doc: _Document, request: ReadRequest, matcher: Matcher, scans: dict[int, bool]) -> Iterator[Hit]:
     with doc.lock:
         first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
-        yield from hits_in(_page_units(doc, first, last, request.offset or 1), matcher, request.column or 1)
+        yield from hits_in(_page_units(doc, first, last, request.offset or 1, scans), matcher, request.column or 1)
 
 
-def _page_units(doc: _Document, first: int, last: int, offset: int) -> Iterator[Unit]:
-    """The lines of pages first..last from line `offset` of the range as a line read numbers it."""
+def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[int, bool]) -> Iterator[Unit]:
+    """The lines of pages first..last from line `offset` of the range as a line read numbers it;
+    the picture pages among those (a read shows them as images, with OCR text) go in `scans`."""
     number = 0  # in the range: each page's lines after a blank line, as _line_window joins them
     for page in range(first, last + 1):
         checkpoint()
         text = _page_text(doc, page)
+        if number + 1 >= offset and (text == NO_TEXT.format(page) or _is_picture_page(doc, page, text)):
+            scans[page] = text != NO_TEXT.format(page)
         lines = [] if text == NO_TEXT.format(page) else text.split("\n")
         for line, text in enumerate(lines, 2):
             if number + line >= offset:
                 yield Unit(text, {"page": page, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
                            {"pages": f"{page}-{last}", "offset": line})
         number += len(lines) + 2
+
+
+# Runs of picture pages a find reply names one by one, so that its lines stay within the room a
+# reply keeps for them (find.UNSEARCHED_BYTES); more are counted, with the pages they lie between.
+MAX_UNSEARCHED_RUNS = 4
+
+
+def _unsearched(scans: dict[int, bool], pictures: bool) -> list[str]:
+    """A find reply's lines naming the picture pages it passed, and the reads that show them (as
+    pictures where PDFium draws them)."""
+    ocr = " with its OCR text" if shutil.which("tesseract") else ""
+    lines = []
+    for has_text, one, many in ((False, "has no text layer (a scan or a drawing) and was not searched",
+                                 "have no text layer (scans or drawings) and were not searched"),
+                                (True, "is mostly a picture with little text (a scan): only that text was searched",
+                                 "are mostly pictures with little text (scans): only that text was searched")):
+        runs: list[list[int]] = []
+        for page in sorted(page for page, some in scans.items() if some == has_text):
+            if runs and runs[-1][1] == page - 1:
+                runs[-1][1] = page
+            else:
+                runs.append([page, page])
+        if not runs:
+            continue
+        names = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+        more = runs[MAX_UNSEARCHED_RUNS:]
+        listed = ", ".join(names[:MAX_UNSEARCHED_RUNS]) + (
+            f" and {len(more):,} more runs of pages from {more[0][0]} to {more[-1][1]}" if more else "")
+        reads = ", ".join(f'pages="{name}"' for name in names[:MAX_UNSEARCHED_RUNS])
+        single = names == [str(runs[0][0])]
+        shows = (f"A read shows {'it' if single else 'each'} as its picture{ocr}: {reads}" if pictures else
+                 "No read shows more: only pypdf opens this file, and it draws no pages")
+        lines.append(f"[{'Page' if single else 'Pages'} {listed} {one if single else many}. {shows}.]")
+    return lines
 
 
 def _is_picture_page(doc: _Document, number: int, text: str) -> bool:
