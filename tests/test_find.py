@@ -123,6 +123,31 @@ def test_a_pattern_that_looks_past_its_line_finds_each_line_alone(server, tmp_pa
     assert [hit["line"] for hit in found] == [2]
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_an_empty_match_is_a_hit_as_grep_lists_it(server, tmp_path: Path, encoding: str):
+    """`^$` finds the empty lines, `^\\s*$` the blank ones, a lookahead the place before its text,
+    in a text file (searched in parts, or decoded whole) and in a Word document."""
+    (tmp_path / "blank.txt").write_bytes("a\r\n\nb\n   \rc\n\n".encode(encoding))
+    found = {pattern: [(h["line"], h["column"]) for h in hits(server.read(path="blank.txt", find=pattern, regex=True))]
+             for pattern in (r"^$", r"^\s*$", r"(?=c)", r"b$")}
+    assert found == {r"^$": [(2, 1), (6, 1)], r"^\s*$": [(2, 1), (4, 1), (6, 1)], r"(?=c)": [(5, 1)],
+                     r"b$": [(3, 1)]}
+    document = docx.Document()
+    for text in ("first", "", "last"):
+        document.add_paragraph(text)
+    document.save(tmp_path / "blank.docx")
+    [hit] = hits(server.read(path="blank.docx", find="^$", regex=True))
+    assert hit["line"] == 2 and shows(server, "blank.docx", hit).startswith("     2\t\n")
+
+
+def test_following_next_over_empty_matches_lists_each_place_once_and_ends(server, tmp_path: Path):
+    (tmp_path / "few.txt").write_text("ab\n\nba\n")
+    whole = [(h["line"], h["column"]) for h in hits(server.read(path="few.txt", find="|a", regex=True))]
+    assert whole == [(1, 1), (1, 2), (1, 3), (2, 1), (3, 1), (3, 2), (3, 3)]
+    paged = follow(server, path="few.txt", find="|a", regex=True, limit=1)
+    assert [(h["line"], h["column"]) for h in paged] == whole
+
+
 def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
     line = "x" * 4500 + " needle " + "y" * 3000
     (tmp_path / "wide.txt").write_text(f"short\n{line}\n")

@@ -81,9 +81,20 @@ class Matcher:
                 at = text.find(self.literal, at + max(1, len(self.literal)))
             return
         try:
+            # An empty match is a hit (`^$` finds an empty line), but one place is one hit: an empty
+            # match that a match starting at the same place follows (`|a` before `a`) is left out,
+            # so that hits' places differ and a `next` at one never lists another again.
+            empty = None
             for match in self.pattern.finditer(text, start, timeout=REGEX_TIMEOUT_SECONDS):
-                if match.end() > match.start():  # an empty match says nothing a model can read
+                if empty is not None and empty[0] < match.start():
+                    yield empty
+                empty = None
+                if match.end() > match.start():
                     yield match.span()
+                else:
+                    empty = match.span()
+            if empty is not None:
+                yield empty
         except TimeoutError:
             raise self._timeout() from None
 
@@ -102,20 +113,25 @@ class Matcher:
         if self.screens and not self._anywhere(text):
             return
         for line in _LINE.finditer(text):
-            for start, end in self.spans(line.group()):
+            for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
 
     def _anywhere(self, text: str) -> bool:
         """Whether the pattern matches the text whole, every line end made a LF: it does wherever it
         matches a line alone, so text it does not match is passed over in one compiled search."""
+        if "\r" in text:
+            text = text.replace("\r", "\n")
+        # Without the last line's end: past it no line starts (an empty match there is in no line).
+        end = len(text) - text.endswith("\n")
         try:
-            return self.pattern.search(text.replace("\r", "\n") if "\r" in text else text,
-                                       timeout=REGEX_TIMEOUT_SECONDS) is not None
+            return self.pattern.search(text, 0, end, timeout=REGEX_TIMEOUT_SECONDS) is not None
         except TimeoutError:
             raise self._timeout() from None
 
 
-_LINE = re.compile(r"[^\r\n]+")
+# A line of a text: its characters before its end (LF, CRLF or CR), or a last line with no end;
+# an empty line is a line.
+_LINE = re.compile(r"([^\r\n]*)(?:\r\n|\r|\n)|([^\r\n]+)")
 
 
 def context(text: str, start: int, end: int) -> str:
