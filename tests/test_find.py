@@ -97,6 +97,18 @@ def test_a_hit_in_a_notebook_output_names_the_cell_its_id_and_the_output(server,
     assert "a needle in the output" in shows(server, "nb.ipynb", found[0])
 
 
+def test_a_raw_search_of_a_notebook_reads_its_hits_and_goes_on_in_its_json(server, tmp_path: Path):
+    """The hits of a search of the file as it is (`raw`) are its JSON lines: each one's read and
+    each `next` keep `raw`, or they would show the rendered notebook's lines of the same numbers."""
+    cells = notebook(code("x = 1", stream("NEEDLE out\n")), code("y = 2\nz = 'NEEDLE'"), code("w = 'NEEDLE'"))
+    (tmp_path / "nb.ipynb").write_text(json.dumps(json.loads(cells), indent=1))
+    whole = hits(server.read(path="nb.ipynb", find="NEEDLE", raw=True))
+    assert len(whole) == 3 and all(hit["read"].get("raw") is True for hit in whole)
+    for hit in whole:
+        assert "NEEDLE" in NUMBERED.match(shows(server, "nb.ipynb", hit).split("\n")[0]).group(1)
+    assert follow(server, path="nb.ipynb", find="NEEDLE", raw=True, limit=1) == whole
+
+
 def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_path: Path):
     document = docx.Document()
     document.add_paragraph("Before the table.")

@@ -199,20 +199,24 @@ def call(args: dict[str, Any]) -> str:
 
 def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> ReadResult:
     """The reply to a find: the hits that fit the budget, and `next` at the first that did not."""
+    # How the file was read to be searched (`raw`: a notebook's JSON, not its rendering): every
+    # hit's read and the `next` name it, or their lines are another text's.
+    reading = {"raw": True} if request.raw else {}
     asked = {"find": request.find, **({"regex": True} if request.regex else {}),
-             **({"ignoreCase": True} if request.ignore_case else {})}
+             **({"ignoreCase": True} if request.ignore_case else {}), **reading}
     lines: list[str] = []
     shown: list[dict[str, Any]] = []
     used, stop = 0, None
     most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
     for hit in hits:
-        line = f"{cite(hit.where)}: {hit.context}  [read: {call(hit.read)}]"
+        read = {**hit.read, **reading}
+        line = f"{cite(hit.where)}: {hit.context}  [read: {call(read)}]"
         cost = len(line.encode("utf-8")) + 1
         if len(shown) >= most or (shown and used + cost > request.output_bytes):
             stop = hit
             break
         lines.append(line)
-        shown.append({**hit.where, "read": hit.read})
+        shown.append({**hit.where, "read": read})
         used += cost
     what = f"{'regular expression' if request.regex else 'text'} {request.find!r}" + \
         (" (ignoring case)" if request.ignore_case else "")
