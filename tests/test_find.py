@@ -169,6 +169,28 @@ def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path:
     assert "needle" in shows(server, "wide.txt", hit)
 
 
+def shown_piece(server, path: str, hit: dict) -> str:
+    """The part of the hit's line its read shows, without its number and cut mark."""
+    return CUT_MARK.sub("", NUMBERED.match(shows(server, path, hit).split("\n")[0]).group(1))
+
+
+def test_a_match_across_a_lines_cut_is_read_whole(server, tmp_path: Path):
+    """A match running past the 2,000-character piece its start is in is shown whole by its read,
+    with the text before it; one longer than a piece from its start; an empty match at the end of a
+    line of 2,000 characters by the piece that ends there."""
+    straddling = "a" * (MAX_LINE_CHARS - 3) + "NEEDLE" + "b" * 3000
+    (tmp_path / "cut.txt").write_text(f"{straddling}\n{'c' * MAX_LINE_CHARS}\n")
+    [hit] = hits(server.read(path="cut.txt", find="NEEDLE"))
+    assert hit["column"] == MAX_LINE_CHARS - 2 and "aaaNEEDLE" in shown_piece(server, "cut.txt", hit)
+    [long] = hits(server.read(path="cut.txt", find=r"N\w{2500}", regex=True))
+    assert shown_piece(server, "cut.txt", long).startswith("NEEDLE")
+    [end] = [h for h in hits(server.read(path="cut.txt", find="$", regex=True)) if h["line"] == 2]
+    assert end["column"] == MAX_LINE_CHARS + 1 and shown_piece(server, "cut.txt", end).endswith("ccc")
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code(straddling)))
+    [cell] = hits(server.read(path="nb.ipynb", find="NEEDLE"))
+    assert cell["column"] == MAX_LINE_CHARS - 2 and "aaaNEEDLE" in shows(server, "nb.ipynb", cell)
+
+
 def test_a_one_line_json_file_is_read_to_its_last_character_by_following_next(server, tmp_path: Path):
     data = json.dumps([{"id": i, "name": f"item {i}", "tags": ["é", "ü"]} for i in range(2500)])
     assert len(data) > 124_000 and "\n" not in data

@@ -152,10 +152,16 @@ def around(before: str, hit: str, after: str, more_before: bool = False, more_af
 _ONE_LINE = str.maketrans({"\t": " ", "\r": " ", "\n": " "})
 
 
-def line_read(read: dict[str, Any], column: int, reads_on: str = "column") -> dict[str, Any]:
+def line_read(read: dict[str, Any], column: int, length: int, reads_on: str = "column") -> dict[str, Any]:
     """Read arguments that show a line (a cell) from the character its cut (MAX_LINE_CHARS a call)
-    holds `column` in, passed as `reads_on`."""
-    start = column - (column - 1) % MAX_LINE_CHARS
+    holds a match of `length` characters at `column` in, passed as `reads_on`; a match running past
+    that piece is shown whole, with up to FIND_CONTEXT_CHARS before it (one longer than a piece,
+    from its start). An empty match shows with the character before it: a line's end has none."""
+    first = column - 1 if not length and column > 1 else column
+    last = column + length - 1 if length else first
+    start = first - (first - 1) % MAX_LINE_CHARS
+    if last >= start + MAX_LINE_CHARS:
+        start = max(1, first - max(0, min(FIND_CONTEXT_CHARS, MAX_LINE_CHARS - (last - first + 1))))
     return {**read, reads_on: start} if start > 1 else read
 
 
@@ -165,8 +171,9 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only
     for unit in units:
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
-            read = line_read(unit.read, start + 1, unit.reads_on) if unit.reads_on and "offset" in unit.read \
-                else unit.read
+            read = unit.read
+            if unit.reads_on and "offset" in unit.read:
+                read = line_read(unit.read, start + 1, end - start, unit.reads_on)
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
             yield Hit(where, context(unit.text, start, end), read, resume)
             if first_only:

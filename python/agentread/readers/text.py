@@ -733,10 +733,11 @@ class _Hits:
         column = (len(before) if left == self.start else len(self._text(self.start, begin))) + 1
         column += self.carried if self.start == 0 else 0
         where = {"line": self.line, "column": column}
-        text = around(before, self._text(begin, end), self._text(end, right), left > self.start or column > len(before)
-                      + 1, right < self.end)
+        match = self._text(begin, end)
+        text = around(before, match, self._text(end, right), left > self.start or column > len(before) + 1,
+                      right < self.end)
         resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
-        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column), resume)
+        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column, len(match)), resume)
 
     def after(self, whole: bool) -> tuple[int, int]:
         """The line the next piece starts on, and the characters of it this piece holds (a line
