@@ -160,6 +160,17 @@ def test_following_next_over_empty_matches_lists_each_place_once_and_ends(server
     assert [(h["line"], h["column"]) for h in paged] == whole
 
 
+def test_a_text_with_a_line_break_is_refused_as_find_matches_within_one_line(server, tmp_path: Path):
+    """A hit is within one line, for a text as for a regular expression (matched in each line
+    alone): a text with a line break matches nowhere, so it is refused, naming a line of it."""
+    (tmp_path / "two.txt").write_text("x foo\nbar y\n")
+    for find in ("foo\nbar", "foo\r\nbar", "foo\rbar"):
+        answer = server.request("agentread/read", {"path": "two.txt", "find": find})
+        assert answer["error"]["code"] == -32602 and "within one line" in answer["error"]["message"]
+        assert "find='foo'" in answer["error"]["message"]
+    assert hits(server.read(path="two.txt", find="foo\nbar", regex=True)) == []
+
+
 def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
     line = "x" * 4500 + " needle " + "y" * 3000
     (tmp_path / "wide.txt").write_text(f"short\n{line}\n")
