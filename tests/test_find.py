@@ -286,6 +286,18 @@ def test_a_regular_expression_that_backtracks_without_end_is_answered_with_an_er
     assert bad["isError"] and bad["error"]["code"] == "invalid_regex"
 
 
+def test_a_page_of_hits_after_the_first_says_where_it_starts_not_hits_1_to_n(server, tmp_path: Path):
+    (tmp_path / "h.log").write_text("".join(f"line {i} ERROR x\n" for i in range(5)))
+    first = server.read(path="h.log", find="ERROR", limit=2)
+    assert text_of(first).startswith("[Hits 1-2 of text 'ERROR' in ") and first["next"]["offset"] == 3
+    second = server.read(path="h.log", **first["next"], limit=2)
+    assert text_of(second).split("\n")[0].endswith(" from offset=3, column=8 on; more follow.]")
+    last = server.read(path="h.log", **second["next"], limit=2)
+    assert text_of(last).split("\n")[0].endswith(" from offset=5, column=8 on.]")
+    assert text_of(server.read(path="h.log", find="WARN", offset=4)).startswith("[No hit of text 'WARN' in ")
+    assert " from offset=4 on.]" in text_of(server.read(path="h.log", find="WARN", offset=4))
+
+
 def test_find_in_a_directory_says_to_use_a_glob(server, tmp_path: Path):
     (tmp_path / "sub").mkdir()
     result = server.read(path="sub", find="x")

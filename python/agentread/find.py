@@ -227,24 +227,27 @@ def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> R
         used += cost
     what = f"{'regular expression' if request.regex else 'text'} {request.find!r}" + \
         (" (ignoring case)" if request.ignore_case else "")
+    # A search that starts further in (a `next`) knows no hits before it: it says where it started.
+    where = _scope(request)
+    what += f" in {path}" + (f" from {call(where)} on" if where else "")
+    count = f"{len(shown):,} hit{'' if len(shown) == 1 else 's'}"
     result = ReadResult(kind=kind, path=path, shown={"hits": shown})
     if stop is None:
-        head = f"[{len(shown):,} hit{'' if len(shown) == 1 else 's'} of {what} in {path}.]"
-        if not shown:
-            head = f"[No hit of {what} in {path}{' from where the search started' if _scoped(request) else ''}.]"
-        lines.insert(0, head)
+        lines.insert(0, f"[{count} of {what}.]" if shown else f"[No hit of {what}.]")
     else:
         result.truncated = True
         result.next = {**asked, **stop.resume}
         reason = f"at most {most} a call" if len(shown) >= most else "the output limit"
-        lines.insert(0, f"[Hits 1-{len(shown):,} of {what} in {path}; more follow.]")
+        lines.insert(0, f"[{count if where else f'Hits 1-{len(shown):,}'} of {what}; more follow.]")
         lines.append(f"[More hits follow ({reason}). Call again with {call(result.next)} to continue.]")
     result.content = [TextPart("\n".join(lines))]
     return result
 
 
-def _scoped(request: ReadRequest) -> bool:
-    return any(value is not None for value in (request.offset, request.pages, request.cells, request.column))
+def _scope(request: ReadRequest) -> dict[str, Any]:
+    """Where the search started, as the arguments that said so."""
+    scope = {"pages": request.pages, "cells": request.cells, "offset": request.offset, "column": request.column}
+    return {key: value for key, value in scope.items() if value is not None}
 
 
 def find_in(search, source, request: ReadRequest) -> ReadResult:
