@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Generator, Iterable, Iterator
 
+from agentread.cancel import read_deadline
 from agentread.limits import MAX_LINE_CHARS
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
@@ -29,6 +31,11 @@ MAX_FIND_HITS = 100
 # A regular expression gets this long to find each match (the `regex` package's `timeout`): far
 # more than any sane pattern needs on one line, and it stops catastrophic backtracking.
 REGEX_TIMEOUT_SECONDS = 1.0
+
+# A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
+# and answers the hits it found with a `next` from where it got to: at the deadline the read would
+# be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
+FIND_TIME_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,27 @@ class Hit:
     context: str  # the hit and the text around it, on one line
     read: dict[str, Any]
     resume: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reached:
+    """Where a search that stopped for time got to (FIND_TIME_SHARE), given in place of a hit."""
+
+    where: dict[str, Any]  # as Hit.where: {"line": 120000}
+    resume: dict[str, Any]  # the find arguments that search on from there
+
+
+class Budget:
+    """The time a search may take; spent only after its first piece of text, so that every call
+    searches on."""
+
+    def __init__(self) -> None:
+        self.ends = time.monotonic() + FIND_TIME_SHARE * read_deadline()
+        self.begun = False
+
+    def spent(self) -> bool:
+        begun, self.begun = self.begun, True
+        return begun and time.monotonic() >= self.ends
 
 
 class Matcher:
@@ -204,7 +232,7 @@ def call(args: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items())
 
 
-def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> ReadResult:
+def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadRequest) -> ReadResult:
     """The reply to a find: the hits that fit the budget, and `next` at the first that did not."""
     # How the file was read to be searched (`raw`: a notebook's JSON, not its rendering): every
     # hit's read and the `next` name it, or their lines are another text's.
@@ -216,6 +244,9 @@ def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> R
     used, stop = 0, None
     most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
     for hit in hits:
+        if isinstance(hit, Reached):
+            stop = hit
+            break
         read = {**hit.read, **reading}
         line = f"{cite(hit.where)}: {hit.context}  [read: {call(read)}]"
         cost = len(line.encode("utf-8")) + 1
@@ -234,6 +265,13 @@ def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> R
     result = ReadResult(kind=kind, path=path, shown={"hits": shown})
     if stop is None:
         lines.insert(0, f"[{count} of {what}.]" if shown else f"[No hit of {what}.]")
+    elif isinstance(stop, Reached):
+        result.truncated = True
+        result.next = {**asked, **stop.resume}
+        lines.insert(0, f"[{count if shown else 'No hit'} of {what} up to {cite(stop.where)}: the search "
+                        "stopped there for time.]")
+        lines.append(f"[The search stopped at {cite(stop.where)} to answer in time. Call again with "
+                     f"{call(result.next)} to search on from there.]")
     else:
         result.truncated = True
         result.next = {**asked, **stop.resume}
@@ -258,7 +296,7 @@ def find_in(search, source, request: ReadRequest) -> ReadResult:
     return find_with(source.path, lambda matcher: search(source, request, matcher), request)
 
 
-Search = Callable[[Matcher], tuple[str, Generator[Hit, None, None]]]
+Search = Callable[[Matcher], tuple[str, Generator[Hit | Reached, None, None]]]
 
 
 def find_with(path: str, search: Search, request: ReadRequest) -> ReadResult:
