@@ -13,7 +13,6 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentread import find
 from agentread.find import REGEX_TIMEOUT_SECONDS, Matcher
 from agentread.readers import Source
 from agentread.readers import text as text_reader
@@ -114,29 +113,3 @@ def test_every_ascii_string_a_character_beyond_ascii_matches_ignoring_case_holds
     assert matched >= {"k", "s", "i", "ss", "fi"}
     assert all(set(word) & text_reader.FOLDED_FROM_BEYOND_ASCII for word in matched)
 
-
-def test_a_search_out_of_time_answers_the_hits_so_far_and_a_next_that_searches_on(monkeypatch):
-    """With no time to spend (FIND_TIME_SHARE 0), a search stops after its first piece of the file,
-    whatever the machine's speed: each reply lists that piece's hits and says where it stopped, and
-    following `next` lists every hit once, a line longer than a piece included."""
-    lines = [f"row {i} {'FAILED ' * (i % 7 == 0)}ok" for i in range(400)]
-    lines[200] = "FAILED " + "x" * 300 + " FAILED"  # over several pieces
-    data = "\n".join(lines).encode() + b"\n"
-    want = [(line, column) for line, column, _ in reference(data, "utf-8", "FAILED", True, False)]
-    monkeypatch.setattr(text_reader, "FIND_CHUNK", 128)
-    monkeypatch.setattr(text_reader, "MAX_FIND_LINE_BYTES", 128)
-    monkeypatch.setattr(find, "FIND_TIME_SHARE", 0)
-    params: dict = {"path": "f.txt", "find": "FAILED", "regex": True}
-    found, calls = [], 0
-    while True:
-        request = parse_request(params)
-        source = Source(path="f.txt", name="f.txt", stream=io.BytesIO(data), kind="text", description="text/plain",
-                        encoding="utf-8", bom=0, size=len(data), cache_key=None, from_editor=True, limit=0)
-        result = find.find_with("f.txt", lambda matcher: text_reader.search(source, request, matcher), request)
-        found += [(hit["line"], hit["column"]) for hit in result.shown["hits"]]
-        calls += 1
-        if result.next is None:
-            break
-        assert result.truncated and "the search stopped there for time" in result.content[0].text
-        params = {"path": "f.txt", **result.next}
-    assert found == want and calls > len(data) // (2 * 128)  # about a piece a call

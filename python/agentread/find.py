@@ -193,10 +193,16 @@ def line_read(read: dict[str, Any], column: int, length: int, reads_on: str = "c
     return {**read, reads_on: start} if start > 1 else read
 
 
-def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only: bool = False) -> Iterator[Hit]:
+def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
+            first_only: bool = False) -> Iterator[Hit | Reached]:
     """The hits in `units`, in order; the first unit is searched from its character `column`.
-    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact)."""
+    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact). Out of
+    time (Budget), where it got to instead."""
+    budget = Budget()
     for unit in units:
+        if budget.spent():
+            yield Reached(unit.where, unit.resume)
+            return
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
             read = unit.read

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import window
 from agentread.readers import Source
@@ -527,14 +527,14 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
             f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The reader seam's PDF search: the pages asked for (all by default), each page's lines
     numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line)."""
     doc = DOCUMENTS.get(source.cache_key, source.stream, source.path, source.whole)
     return "pdf", _search(doc, request, matcher)
 
 
-def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+def _search(doc: _Document, request: ReadRequest, matcher: Matcher) -> Iterator[Hit | Reached]:
     with doc.lock:
         first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
         yield from hits_in(_page_units(doc, first, last, request.offset or 1), matcher, request.column or 1)
