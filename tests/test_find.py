@@ -128,6 +128,18 @@ def test_a_hit_in_a_notebook_output_names_the_cell_its_id_and_the_output(server,
     assert "a needle in the output" in shows(server, "nb.ipynb", found[0])
 
 
+def test_a_raw_search_of_a_notebook_reads_its_hits_and_goes_on_in_its_json(server, tmp_path: Path):
+    """The hits of a search of the file as it is (`raw`) are its JSON lines: each one's read and
+    each `next` keep `raw`, or they would show the rendered notebook's lines of the same numbers."""
+    cells = notebook(code("x = 1", stream("NEEDLE out\n")), code("y = 2\nz = 'NEEDLE'"), code("w = 'NEEDLE'"))
+    (tmp_path / "nb.ipynb").write_text(json.dumps(json.loads(cells), indent=1))
+    whole = hits(server.read(path="nb.ipynb", find="NEEDLE", raw=True))
+    assert len(whole) == 3 and all(hit["read"].get("raw") is True for hit in whole)
+    for hit in whole:
+        assert "NEEDLE" in NUMBERED.match(shows(server, "nb.ipynb", hit).split("\n")[0]).group(1)
+    assert follow(server, path="nb.ipynb", find="NEEDLE", raw=True, limit=1) == whole
+
+
 def test_a_hit_in_a_word_table_is_the_table_row_read_by_its_line(server, tmp_path: Path):
     document = docx.Document()
     document.add_paragraph("Before the table.")
@@ -161,6 +173,42 @@ def test_a_pattern_that_looks_past_its_line_finds_each_line_alone(server, tmp_pa
     assert [hit["line"] for hit in found] == [2]
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_an_empty_match_is_a_hit_as_grep_lists_it(server, tmp_path: Path, encoding: str):
+    """`^$` finds the empty lines, `^\\s*$` the blank ones, a lookahead the place before its text,
+    in a text file (searched in parts, or decoded whole) and in a Word document."""
+    (tmp_path / "blank.txt").write_bytes("a\r\n\nb\n   \rc\n\n".encode(encoding))
+    found = {pattern: [(h["line"], h["column"]) for h in hits(server.read(path="blank.txt", find=pattern, regex=True))]
+             for pattern in (r"^$", r"^\s*$", r"(?=c)", r"b$")}
+    assert found == {r"^$": [(2, 1), (6, 1)], r"^\s*$": [(2, 1), (4, 1), (6, 1)], r"(?=c)": [(5, 1)],
+                     r"b$": [(3, 1)]}
+    document = docx.Document()
+    for text in ("first", "", "last"):
+        document.add_paragraph(text)
+    document.save(tmp_path / "blank.docx")
+    [hit] = hits(server.read(path="blank.docx", find="^$", regex=True))
+    assert hit["line"] == 2 and shows(server, "blank.docx", hit).startswith("     2\t\n")
+
+
+def test_following_next_over_empty_matches_lists_each_place_once_and_ends(server, tmp_path: Path):
+    (tmp_path / "few.txt").write_text("ab\n\nba\n")
+    whole = [(h["line"], h["column"]) for h in hits(server.read(path="few.txt", find="|a", regex=True))]
+    assert whole == [(1, 1), (1, 2), (1, 3), (2, 1), (3, 1), (3, 2), (3, 3)]
+    paged = follow(server, path="few.txt", find="|a", regex=True, limit=1)
+    assert [(h["line"], h["column"]) for h in paged] == whole
+
+
+def test_a_text_with_a_line_break_is_refused_as_find_matches_within_one_line(server, tmp_path: Path):
+    """A hit is within one line, for a text as for a regular expression (matched in each line
+    alone): a text with a line break matches nowhere, so it is refused, naming a line of it."""
+    (tmp_path / "two.txt").write_text("x foo\nbar y\n")
+    for find in ("foo\nbar", "foo\r\nbar", "foo\rbar"):
+        answer = server.request("agentread/read", {"path": "two.txt", "find": find})
+        assert answer["error"]["code"] == -32602 and "within one line" in answer["error"]["message"]
+        assert "find='foo'" in answer["error"]["message"]
+    assert hits(server.read(path="two.txt", find="foo\nbar", regex=True)) == []
+
+
 def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path: Path):
     line = "x" * 4500 + " needle " + "y" * 3000
     (tmp_path / "wide.txt").write_text(f"short\n{line}\n")
@@ -168,6 +216,28 @@ def test_a_hit_past_a_lines_cut_is_found_and_its_read_shows_it(server, tmp_path:
     assert (hit["line"], hit["column"]) == (2, 4502)
     assert hit["read"] == {"offset": 2, "limit": 1, "column": 4001}
     assert "needle" in shows(server, "wide.txt", hit)
+
+
+def shown_piece(server, path: str, hit: dict) -> str:
+    """The part of the hit's line its read shows, without its number and cut mark."""
+    return CUT_MARK.sub("", NUMBERED.match(shows(server, path, hit).split("\n")[0]).group(1))
+
+
+def test_a_match_across_a_lines_cut_is_read_whole(server, tmp_path: Path):
+    """A match running past the 2,000-character piece its start is in is shown whole by its read,
+    with the text before it; one longer than a piece from its start; an empty match at the end of a
+    line of 2,000 characters by the piece that ends there."""
+    straddling = "a" * (MAX_LINE_CHARS - 3) + "NEEDLE" + "b" * 3000
+    (tmp_path / "cut.txt").write_text(f"{straddling}\n{'c' * MAX_LINE_CHARS}\n")
+    [hit] = hits(server.read(path="cut.txt", find="NEEDLE"))
+    assert hit["column"] == MAX_LINE_CHARS - 2 and "aaaNEEDLE" in shown_piece(server, "cut.txt", hit)
+    [long] = hits(server.read(path="cut.txt", find=r"N\w{2500}", regex=True))
+    assert shown_piece(server, "cut.txt", long).startswith("NEEDLE")
+    [end] = [h for h in hits(server.read(path="cut.txt", find="$", regex=True)) if h["line"] == 2]
+    assert end["column"] == MAX_LINE_CHARS + 1 and shown_piece(server, "cut.txt", end).endswith("ccc")
+    (tmp_path / "nb.ipynb").write_bytes(notebook(code(straddling)))
+    [cell] = hits(server.read(path="nb.ipynb", find="NEEDLE"))
+    assert cell["column"] == MAX_LINE_CHARS - 2 and "aaaNEEDLE" in shows(server, "nb.ipynb", cell)
 
 
 def test_a_one_line_json_file_is_read_to_its_last_character_by_following_next(server, tmp_path: Path):
@@ -237,7 +307,7 @@ def test_a_gigabyte_log_is_searched_streamed_to_its_last_line(server, tmp_path: 
         assert log.stat().st_size > 1 << 30
         found = follow(server, path="huge.log", find="FAILED")
         assert [h["line"] for h in found] == want
-        assert [h["line"] for h in hits(server.read(path="huge.log", find=r"^\w+ FAILED$", regex=True))] == want
+        assert [h["line"] for h in follow(server, path="huge.log", find=r"^\w+ FAILED$", regex=True)] == want
         assert "LAST FAILED" in shows(server, "huge.log", found[-1])
     finally:
         log.unlink(missing_ok=True)  # pytest keeps the temp folders of its last runs
@@ -252,6 +322,18 @@ def test_a_regular_expression_that_backtracks_without_end_is_answered_with_an_er
     assert "plain string" in text_of(result)
     bad = server.read(path="a.txt", find="(unclosed", regex=True)
     assert bad["isError"] and bad["error"]["code"] == "invalid_regex"
+
+
+def test_a_page_of_hits_after_the_first_says_where_it_starts_not_hits_1_to_n(server, tmp_path: Path):
+    (tmp_path / "h.log").write_text("".join(f"line {i} ERROR x\n" for i in range(5)))
+    first = server.read(path="h.log", find="ERROR", limit=2)
+    assert text_of(first).startswith("[Hits 1-2 of text 'ERROR' in ") and first["next"]["offset"] == 3
+    second = server.read(path="h.log", **first["next"], limit=2)
+    assert text_of(second).split("\n")[0].endswith(" from offset=3, column=8 on; more follow.]")
+    last = server.read(path="h.log", **second["next"], limit=2)
+    assert text_of(last).split("\n")[0].endswith(" from offset=5, column=8 on.]")
+    assert text_of(server.read(path="h.log", find="WARN", offset=4)).startswith("[No hit of text 'WARN' in ")
+    assert " from offset=4 on.]" in text_of(server.read(path="h.log", find="WARN", offset=4))
 
 
 def test_find_in_a_directory_says_to_use_a_glob(server, tmp_path: Path):

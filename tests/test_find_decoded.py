@@ -35,7 +35,9 @@ SEARCHES = [
     (r"^.{3}$", True, False), (r"k", True, True), (r"\bK\b", True, True), (r"strasse", True, True),
     (r"é+", True, False), (r"\ufffd", True, False), (r"[\x80-\U0010ffff]", True, False), (r"\d{2,}", True, False),
     (r"x$", True, False), (r"^\S", True, False), (r"\s\S", True, False), (r".", True, False), (r"\X", True, False),
-    (r"a{70}", True, False), (r"(?i)SS", True, False), ("Straße", False, True), ("中", False, True),
+    (r"a{70}", True, False), (r"(?i)SS", True, False), (r"^$", True, False), (r"^\s*$", True, False),
+    (r"(?=a)", True, False), (r"\b", True, False), (r"x*", True, False), (r"|a", True, False),
+    ("Straße", False, True), ("中", False, True),
     ("strasse", False, True), ("K", False, True), ("FI", False, True), ("i", False, True), ("ab", False, True),
 ]
 
@@ -48,14 +50,19 @@ def searched(data: bytes, encoding: str, request) -> list[tuple[int, int, str]]:
 
 
 def reference(data: bytes, encoding: str, find: str, is_regex: bool, ignore_case: bool) -> list[tuple[int, int, str]]:
-    """(line, column, matched text) of each match of the pattern in each line of the whole text."""
+    """(line, column, matched text) of each match of the pattern in each line of the whole text, an
+    empty one included unless a match at the same place follows it (one hit a place)."""
     flags = (regex.IGNORECASE | regex.FULLCASE) if ignore_case else 0
     pattern = regex.compile(find if is_regex else regex.escape(find), regex.MULTILINE | flags)
     lines = re.split(r"\r\n|\r|\n", data.decode(encoding, errors="replace"))
     if lines[-1] == "":
         lines.pop()
-    return [(number, match.start() + 1, match.group()) for number, line in enumerate(lines, 1)
-            for match in pattern.finditer(line, timeout=REGEX_TIMEOUT_SECONDS) if match.end() > match.start()]
+    found = []
+    for number, line in enumerate(lines, 1):
+        matches = list(pattern.finditer(line, timeout=REGEX_TIMEOUT_SECONDS))
+        found += [(number, match.start() + 1, match.group()) for match, after in zip(matches, matches[1:] + [None])
+                  if match.group() or after is None or after.start() > match.start()]
+    return found
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,3 +112,4 @@ def test_every_ascii_string_a_character_beyond_ascii_matches_ignoring_case_holds
                if word.isascii() and regex.fullmatch(regex.escape(word), c, flags)}
     assert matched >= {"k", "s", "i", "ss", "fi"}
     assert all(set(word) & text_reader.FOLDED_FROM_BEYOND_ASCII for word in matched)
+

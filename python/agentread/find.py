@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterable, Iterator
 
+from agentread.cancel import read_deadline
 from agentread.limits import MAX_LINE_CHARS
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
@@ -29,6 +31,11 @@ MAX_FIND_HITS = 100
 # A regular expression gets this long to find each match (the `regex` package's `timeout`): far
 # more than any sane pattern needs on one line, and it stops catastrophic backtracking.
 REGEX_TIMEOUT_SECONDS = 1.0
+
+# A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
+# and answers the hits it found with a `next` from where it got to: at the deadline the read would
+# be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
+FIND_TIME_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,27 @@ class Hit:
     context: str  # the hit and the text around it, on one line
     read: dict[str, Any]
     resume: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reached:
+    """Where a search that stopped for time got to (FIND_TIME_SHARE), given in place of a hit."""
+
+    where: dict[str, Any]  # as Hit.where: {"line": 120000}
+    resume: dict[str, Any]  # the find arguments that search on from there
+
+
+class Budget:
+    """The time a search may take; spent only after its first piece of text, so that every call
+    searches on."""
+
+    def __init__(self) -> None:
+        self.ends = time.monotonic() + FIND_TIME_SHARE * read_deadline()
+        self.begun = False
+
+    def spent(self) -> bool:
+        begun, self.begun = self.begun, True
+        return begun and time.monotonic() >= self.ends
 
 
 class Matcher:
@@ -81,9 +109,20 @@ class Matcher:
                 at = text.find(self.literal, at + max(1, len(self.literal)))
             return
         try:
+            # An empty match is a hit (`^$` finds an empty line), but one place is one hit: an empty
+            # match that a match starting at the same place follows (`|a` before `a`) is left out,
+            # so that hits' places differ and a `next` at one never lists another again.
+            empty = None
             for match in self.pattern.finditer(text, start, timeout=REGEX_TIMEOUT_SECONDS):
-                if match.end() > match.start():  # an empty match says nothing a model can read
+                if empty is not None and empty[0] < match.start():
+                    yield empty
+                empty = None
+                if match.end() > match.start():
                     yield match.span()
+                else:
+                    empty = match.span()
+            if empty is not None:
+                yield empty
         except TimeoutError:
             raise self._timeout() from None
 
@@ -102,20 +141,25 @@ class Matcher:
         if self.screens and not self._anywhere(text):
             return
         for line in _LINE.finditer(text):
-            for start, end in self.spans(line.group()):
+            for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
 
     def _anywhere(self, text: str) -> bool:
         """Whether the pattern matches the text whole, every line end made a LF: it does wherever it
         matches a line alone, so text it does not match is passed over in one compiled search."""
+        if "\r" in text:
+            text = text.replace("\r", "\n")
+        # Without the last line's end: past it no line starts (an empty match there is in no line).
+        end = len(text) - text.endswith("\n")
         try:
-            return self.pattern.search(text.replace("\r", "\n") if "\r" in text else text,
-                                       timeout=REGEX_TIMEOUT_SECONDS) is not None
+            return self.pattern.search(text, 0, end, timeout=REGEX_TIMEOUT_SECONDS) is not None
         except TimeoutError:
             raise self._timeout() from None
 
 
-_LINE = re.compile(r"[^\r\n]+")
+# A line of a text: its characters before its end (LF, CRLF or CR), or a last line with no end;
+# an empty line is a line.
+_LINE = re.compile(r"([^\r\n]*)(?:\r\n|\r|\n)|([^\r\n]+)")
 
 
 def context(text: str, start: int, end: int) -> str:
@@ -136,21 +180,34 @@ def around(before: str, hit: str, after: str, more_before: bool = False, more_af
 _ONE_LINE = str.maketrans({"\t": " ", "\r": " ", "\n": " "})
 
 
-def line_read(read: dict[str, Any], column: int, reads_on: str = "column") -> dict[str, Any]:
+def line_read(read: dict[str, Any], column: int, length: int, reads_on: str = "column") -> dict[str, Any]:
     """Read arguments that show a line (a cell) from the character its cut (MAX_LINE_CHARS a call)
-    holds `column` in, passed as `reads_on`."""
-    start = column - (column - 1) % MAX_LINE_CHARS
+    holds a match of `length` characters at `column` in, passed as `reads_on`; a match running past
+    that piece is shown whole, with up to FIND_CONTEXT_CHARS before it (one longer than a piece,
+    from its start). An empty match shows with the character before it: a line's end has none."""
+    first = column - 1 if not length and column > 1 else column
+    last = column + length - 1 if length else first
+    start = first - (first - 1) % MAX_LINE_CHARS
+    if last >= start + MAX_LINE_CHARS:
+        start = max(1, first - max(0, min(FIND_CONTEXT_CHARS, MAX_LINE_CHARS - (last - first + 1))))
     return {**read, reads_on: start} if start > 1 else read
 
 
-def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1, first_only: bool = False) -> Iterator[Hit]:
+def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
+            first_only: bool = False) -> Iterator[Hit | Reached]:
     """The hits in `units`, in order; the first unit is searched from its character `column`.
-    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact)."""
+    `first_only`: a unit's first match alone (a spreadsheet cell, whose `resume` is exact). Out of
+    time (Budget), where it got to instead."""
+    budget = Budget()
     for unit in units:
+        if budget.spent():
+            yield Reached(unit.where, unit.resume)
+            return
         for start, end in matcher.spans(unit.text, column - 1):
             where = {**unit.where, "column": start + 1}
-            read = line_read(unit.read, start + 1, unit.reads_on) if unit.reads_on and "offset" in unit.read \
-                else unit.read
+            read = unit.read
+            if unit.reads_on and "offset" in unit.read:
+                read = line_read(unit.read, start + 1, end - start, unit.reads_on)
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
             yield Hit(where, context(unit.text, start, end), read, resume)
             if first_only:
@@ -181,43 +238,60 @@ def call(args: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items())
 
 
-def answer(path: str, kind: str, hits: Iterator[Hit], request: ReadRequest) -> ReadResult:
+def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadRequest) -> ReadResult:
     """The reply to a find: the hits that fit the budget, and `next` at the first that did not."""
+    # How the file was read to be searched (`raw`: a notebook's JSON, not its rendering): every
+    # hit's read and the `next` name it, or their lines are another text's.
+    reading = {"raw": True} if request.raw else {}
     asked = {"find": request.find, **({"regex": True} if request.regex else {}),
-             **({"ignoreCase": True} if request.ignore_case else {})}
+             **({"ignoreCase": True} if request.ignore_case else {}), **reading}
     lines: list[str] = []
     shown: list[dict[str, Any]] = []
     used, stop = 0, None
     most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
     for hit in hits:
-        line = f"{cite(hit.where)}: {hit.context}  [read: {call(hit.read)}]"
+        if isinstance(hit, Reached):
+            stop = hit
+            break
+        read = {**hit.read, **reading}
+        line = f"{cite(hit.where)}: {hit.context}  [read: {call(read)}]"
         cost = len(line.encode("utf-8")) + 1
         if len(shown) >= most or (shown and used + cost > request.output_bytes):
             stop = hit
             break
         lines.append(line)
-        shown.append({**hit.where, "read": hit.read})
+        shown.append({**hit.where, "read": read})
         used += cost
     what = f"{'regular expression' if request.regex else 'text'} {request.find!r}" + \
         (" (ignoring case)" if request.ignore_case else "")
+    # A search that starts further in (a `next`) knows no hits before it: it says where it started.
+    where = _scope(request)
+    what += f" in {path}" + (f" from {call(where)} on" if where else "")
+    count = f"{len(shown):,} hit{'' if len(shown) == 1 else 's'}"
     result = ReadResult(kind=kind, path=path, shown={"hits": shown})
     if stop is None:
-        head = f"[{len(shown):,} hit{'' if len(shown) == 1 else 's'} of {what} in {path}.]"
-        if not shown:
-            head = f"[No hit of {what} in {path}{' from where the search started' if _scoped(request) else ''}.]"
-        lines.insert(0, head)
+        lines.insert(0, f"[{count} of {what}.]" if shown else f"[No hit of {what}.]")
+    elif isinstance(stop, Reached):
+        result.truncated = True
+        result.next = {**asked, **stop.resume}
+        lines.insert(0, f"[{count if shown else 'No hit'} of {what} up to {cite(stop.where)}: the search "
+                        "stopped there for time.]")
+        lines.append(f"[The search stopped at {cite(stop.where)} to answer in time. Call again with "
+                     f"{call(result.next)} to search on from there.]")
     else:
         result.truncated = True
         result.next = {**asked, **stop.resume}
         reason = f"at most {most} a call" if len(shown) >= most else "the output limit"
-        lines.insert(0, f"[Hits 1-{len(shown):,} of {what} in {path}; more follow.]")
+        lines.insert(0, f"[{count if where else f'Hits 1-{len(shown):,}'} of {what}; more follow.]")
         lines.append(f"[More hits follow ({reason}). Call again with {call(result.next)} to continue.]")
     result.content = [TextPart("\n".join(lines))]
     return result
 
 
-def _scoped(request: ReadRequest) -> bool:
-    return any(value is not None for value in (request.offset, request.pages, request.cells, request.column))
+def _scope(request: ReadRequest) -> dict[str, Any]:
+    """Where the search started, as the arguments that said so."""
+    scope = {"pages": request.pages, "cells": request.cells, "offset": request.offset, "column": request.column}
+    return {key: value for key, value in scope.items() if value is not None}
 
 
 def find_in(search, source, request: ReadRequest) -> ReadResult:
@@ -228,7 +302,7 @@ def find_in(search, source, request: ReadRequest) -> ReadResult:
     return find_with(source.path, lambda matcher: search(source, request, matcher), request)
 
 
-Search = Callable[[Matcher], tuple[str, Generator[Hit, None, None]]]
+Search = Callable[[Matcher], tuple[str, Generator[Hit | Reached, None, None]]]
 
 
 # Room a find reply under a host's limit keeps for the lines saying what its search passed over

@@ -130,6 +130,10 @@ def _find(params: dict[str, Any]) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise InvalidParams(f"'find' must be a non-empty string to search for, got {value!r}")
+    if not params.get("regex") and ("\n" in value or "\r" in value):  # a hit is within one line
+        longest = max(value.splitlines(), key=len)
+        raise InvalidParams(f"find matches within one line, and {value!r} holds a line break. Search for one line "
+                            f"of it, such as find={longest!r}.")
     return value
 
 

@@ -339,6 +339,19 @@ def test_devices_are_refused_quickly(server, device):
     assert server.read(path=".")["isError"] is False
 
 
+def test_a_search_past_the_deadline_is_told_how_to_search_less_not_to_read_less(tmp_path):
+    """A search stops itself at a line's start before the deadline; in a line that never ends it
+    cannot, and its timeout says what narrows a search (`limit` counts hits: it would not)."""
+    huge = write_unending_line(tmp_path / "huge.log")
+    proc = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
+    try:
+        result = proc.read(path=huge.name, find="needle", timeout=STOPPED_AFTER + ANSWER_TIMEOUT)
+        assert result["error"]["code"] == "timeout" and "narrower pattern" in text_of(result)
+        assert "limit" not in text_of(result)
+    finally:
+        proc.close()
+
+
 def test_fifo_and_socket_are_refused_without_opening(server, tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

@@ -22,7 +22,7 @@ from operator import add
 from typing import BinaryIO, Iterator, Union
 
 from agentread.cancel import checkpoint
-from agentread.find import FIND_CONTEXT_CHARS, Hit, Matcher, around, line_read
+from agentread.find import FIND_CONTEXT_CHARS, Budget, Hit, Matcher, Reached, around, line_read
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
@@ -557,12 +557,12 @@ def _count_total(stream: BinaryIO, index: LineIndex) -> int:
     return total
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The reader seam's text search."""
     return "text", _search(source, request, matcher)
 
 
-def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit]:
+def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit | Reached]:
     """The hits from line `offset` (its character `column`) on, the file read a piece of whole lines
     at a time. A UTF-8 file is searched as bytes for a plain string (the bytes of a UTF-8 string are
     found only where the string is), other searches in the decoded text; only the lines around a
@@ -585,7 +585,13 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         return hit.where["line"] > first or hit.where["column"] >= (request.column or 1)
 
     line, carried = first, 0  # carried: characters of the current line in pieces before (a line split)
+    budget = Budget()
     for buffer, size, whole in _pieces(stream, start):
+        # Out of time at a line's start (a `next` searches a line from its start): the file goes on
+        # from `line`, and the reply says so.
+        if not carried and budget.spent():
+            yield Reached({"line": line}, {"offset": line})
+            return
         if needle is not None:
             hits = _Hits(buffer, size, decode_as, line, carried)
             spans = (_caseless_all if matcher.ignore_case else _find_all)(buffer, needle, size)
@@ -733,10 +739,11 @@ class _Hits:
         column = (len(before) if left == self.start else len(self._text(self.start, begin))) + 1
         column += self.carried if self.start == 0 else 0
         where = {"line": self.line, "column": column}
-        text = around(before, self._text(begin, end), self._text(end, right), left > self.start or column > len(before)
-                      + 1, right < self.end)
+        match = self._text(begin, end)
+        text = around(before, match, self._text(end, right), left > self.start or column > len(before) + 1,
+                      right < self.end)
         resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
-        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column), resume)
+        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column, len(match)), resume)
 
     def after(self, whole: bool) -> tuple[int, int]:
         """The line the next piece starts on, and the characters of it this piece holds (a line

@@ -16,15 +16,13 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import logging
-import math
-import os
 import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from agentread.cancel import Cancelled, run_cancellable
+from agentread.cancel import Cancelled, read_deadline, run_cancellable
 from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
 from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
@@ -43,13 +41,6 @@ log = logging.getLogger("agentread")
 # quick reads queued behind it.
 READ_THREADS = 4
 
-# A read still running after this long is answered with a `timeout` error and told to stop (in a
-# worker process: the worker is killed): an agent must not hang on a hostile file. Generous,
-# because paging a big PDF cold can take seconds on a slow machine. A read is timed from its start
-# (on a thread, in a worker), not while it waits its turn. AGENTREAD_READ_DEADLINE sets another
-# (tests use short ones).
-DEFAULT_READ_DEADLINE_SECONDS = 60.0
-DEADLINE_VARIABLE = "AGENTREAD_READ_DEADLINE"
 
 # A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since,
 # is read on the event loop: it is answered even while every read thread is busy. Any window of such
@@ -85,24 +76,12 @@ MAX_QUOTED_CHARS = 200
 Grants = Callable[[str], frozenset]
 
 
-def read_deadline(env=os.environ) -> float:
-    """AGENTREAD_READ_DEADLINE in seconds; a value that is not a positive finite number keeps the
-    default, with a warning."""
-    raw = env.get(DEADLINE_VARIABLE)
-    if raw is None:
-        return DEFAULT_READ_DEADLINE_SECONDS
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if 0 < seconds < math.inf:
-        return seconds
-    log.warning("%s=%r is not a positive number of seconds; the default is used", DEADLINE_VARIABLE, raw)
-    return DEFAULT_READ_DEADLINE_SECONDS
-
-
-def timeout_result(name: str, deadline: float) -> ReadResult:
+def timeout_result(name: str, deadline: float, find: bool = False) -> ReadResult:
     log.warning("read of %s stopped after %g s", name, deadline)
+    if find:  # `limit` counts hits, not what is searched
+        return error_result(name, "timeout", f"searching {name} took longer than {deadline:g} s and was stopped. "
+                            "Search for a narrower pattern (plain text, or a regular expression holding a plain "
+                            "word), or a part of it (offset to start further in, pages or cells).")
     return error_result(name, "timeout", f"reading {name} took longer than {deadline:g} s and was stopped. Read "
                         "a smaller part of it (offset/limit, pages or cells), or fewer files.")
 
@@ -243,7 +222,8 @@ class ReadService:
                 result = answer(request, lambda: run(plan))
                 self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=True)
                 return self.versions.answer(plan, result)
-        planned = await self._on_thread(request.path, self._here, request, live, None, plan)
+        planned = await self._on_thread(request.path, self._here, request, live, None, plan,
+                                        find=request.find is not None)
         if not isinstance(planned, _Planned):
             return planned
         result = self.versions.answer(planned.plan, await self._in_worker(planned.plan))
@@ -343,7 +323,8 @@ class ReadService:
             self.session.keep(planned.plan, planned.mark, result, held)
         return result
 
-    async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None) -> Any:
+    async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None,
+                         find: bool = False) -> Any:
         """fn(*args, stop) on a read thread, within the deadline from its start (else a `timeout`
         result); `stop` is set when the call is cancelled or out of time, and the reader stops at
         its next checkpoint. A reader's unexpected failure is an `internal` result; InvalidParams, a
@@ -372,7 +353,7 @@ class ReadService:
             return await asyncio.wait_for(work, self.deadline)
         except asyncio.TimeoutError:
             stop.set()
-            return timeout_result(name, self.deadline)
+            return timeout_result(name, self.deadline, find)
         except asyncio.CancelledError:
             stop.set()
             work.cancel()  # a read cancelled before a thread takes it leaves the queue
@@ -393,7 +374,7 @@ class ReadService:
         try:
             return await self.pool.read(plan, self.deadline)
         except asyncio.TimeoutError:
-            return timeout_result(name, self.deadline)
+            return timeout_result(name, self.deadline, plan.request.find is not None)
         except ReadersBusy as exc:
             return busy_result(name, f"all {exc.reading} reader processes for PDF, image and Office files are "
                                "busy with slow files")

@@ -6,7 +6,7 @@ import binascii
 from collections import Counter
 from typing import Iterator
 
-from agentread.find import Hit, Matcher, Unit, call, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import column_past_end, cut_at, cut_to_fit, past_end, size_words
 from agentread.readers import Source
@@ -61,12 +61,12 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
     return read_notebook(source.whole()[source.bom:], request, source.path)
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The reader seam's notebook search."""
     return search_notebook(source.whole()[source.bom:], request, matcher)
 
 
-def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The cells asked for (all by default): each one's source lines and its outputs' lines as a
     read of that cell numbers them (line 1 is its header), cited by cell, id and where."""
     nb = parse_notebook(data)

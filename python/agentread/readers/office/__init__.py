@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from typing import Iterator
 
-from agentread.find import Hit, Matcher
+from agentread.find import Hit, Matcher, Reached
 from agentread.readers import Source
 from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
 from agentread.request import InvalidParams, ReadRequest
@@ -53,7 +53,7 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
     return read_office(source.whole(), request, source.path)
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The reader seam's Office search: DOCX lines, PPTX slides' lines, XLSX cells."""
     data = source.whole()
     fmt = _check_package(data, source.path)

@@ -21,7 +21,7 @@ import io
 import re
 from typing import Iterator
 
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.readers.office.omml import M, equation
@@ -51,7 +51,7 @@ def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     return show(render_docx(data), request, path, "document")
 
 
-def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """Its lines as a read numbers them, from `offset`."""
     lines = render_docx(data).lines
     first = request.offset or 1

@@ -20,7 +20,7 @@ import io
 from itertools import islice
 from typing import Iterator
 
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
@@ -46,7 +46,7 @@ def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     return result
 
 
-def search_pptx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search_pptx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The slides asked for, each one's lines numbered as a read of that slide numbers them."""
     out, first, last, _ = _render(data, request)
     offset = request.offset or 1  # a line of the first slide, where a search goes on

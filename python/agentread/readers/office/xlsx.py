@@ -39,7 +39,7 @@ from typing import Iterator
 from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
-from agentread.find import Hit, Matcher, Unit, call, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import fitting, output_limit_reason, past_end
 from agentread.outline import Entry, outline_result
@@ -106,7 +106,7 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         return reader.result()
 
 
-def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit]]:
+def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell: one
     hit a cell. `offset` is the first row searched and `column` its first column (A is 1)."""
     return "spreadsheet", hits_in(_cell_units(data, request), matcher, first_only=True)

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
-from agentread.find import Hit, Matcher, Unit, hits_in
+from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import window
 from agentread.readers import Source
@@ -529,7 +529,7 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
 
 
 def search(source: Source, request: ReadRequest,
-           matcher: Matcher) -> tuple[str, Iterator[Hit], Callable[[], list[str]]]:
+           matcher: Matcher) -> tuple[str, Iterator[Hit | Reached], Callable[[], list[str]]]:
     """The reader seam's PDF search: the pages asked for (all by default), each page's lines
     numbered as a line read of that page numbers them (line 1 is its `--- Page N ---` line). A
     scanned page's OCR text is not searched (Tesseract takes seconds a page, and a scanned book has
@@ -539,7 +539,8 @@ def search(source: Source, request: ReadRequest,
     return "pdf", _search(doc, request, matcher, scans), lambda: _unsearched(scans, isinstance(doc.backend, _Pdfium))
 
 
-def _search(doc: _Document, request: ReadRequest, matcher: Matcher, scans: dict[int, bool]) -> Iterator[Hit]:
+def _search(doc: _Document, request: ReadRequest, matcher: Matcher,
+            scans: dict[int, bool]) -> Iterator[Hit | Reached]:
     with doc.lock:
         first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
         yield from hits_in(_page_units(doc, first, last, request.offset or 1, scans), matcher, request.column or 1)
