@@ -216,11 +216,11 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
 
 
 def cite(where: dict[str, Any]) -> str:
-    """A hit's place in words: `line 12`, `page 3, line 7`, `sheet 'Data' B17`,
-    `cell 4 (id=ab) output 2, line 3`."""
+    """A hit's place in words: `line 12`, `page 3, line 7`, `page 40 (labelled 9), line 7`,
+    `sheet 'Data' B17`, `cell 4 (id=ab) output 2, line 3`."""
     parts = []
     if "page" in where:
-        parts.append(f"page {where['page']}")
+        parts.append(f"page {where['page']}" + (f" (labelled {where['label']})" if where.get("label") else ""))
     if "slide" in where:
         parts.append(f"slide {where['slide']}")
     if "sheet" in where:

@@ -522,11 +522,11 @@ def test_the_pypdf_fallback_lists_the_same_bookmarks_as_pdfium(corpus: Path):
     from pypdf import PdfReader
 
     from agentread.readers.pdf import _Document, _Pypdf
-    from agentread.readers.pdf.outline import _bookmarks, _entries, _labels
+    from agentread.readers.pdf.outline import _bookmarks, _entries
 
     path = corpus / "pdf" / "GeoTopo-komprimiert.pdf"
     doc = _Document(_Pypdf(PdfReader(path)), path.stat().st_size)
-    by_pypdf = [(e.level, e.title, e.where, e.read) for e in _entries(list(_bookmarks(doc)), _labels(doc), doc.total)]
+    by_pypdf = [(e.level, e.title, e.where, e.read) for e in _entries(list(_bookmarks(doc)), doc.labels(), doc.total)]
     by_pdfium = [(e["level"], e["title"], e["where"], e["read"])
                  for e in entries(outline(Engine(Workspace([str(corpus)])), path))]
     assert by_pypdf == by_pdfium
@@ -568,3 +568,20 @@ def test_a_hostile_pdf_outline_is_listed_once_to_its_depth_limit(tmp_path: Path)
     found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "hostile.pdf", limit=100))
     assert [(e["level"], e["title"][:20]) for e in found] == [
         (min(level, MAX_INDENT_LEVELS), title[:20]) for level, title, _ in listed]
+
+
+def test_a_find_hit_in_a_labelled_pdf_names_the_pages_label_as_its_outline_does(corpus: Path):
+    """A page the document prints another number on is cited by both: the hit's page is the one a
+    read takes, its label the one a reader of the printed book looks for."""
+    from pypdf import PdfReader
+
+    path = corpus / "pdf" / "GeoTopo-komprimiert.pdf"
+    engine = Engine(Workspace([str(corpus)]))
+    labels = PdfReader(path).page_labels
+    result = engine.read(parse_request({"path": str(path), "find": "Kompaktheit"})).to_json()
+    hits = result["shown"]["hits"]
+    assert hits and all(hit["label"] == labels[hit["page"] - 1] for hit in hits)
+    first = hits[0]
+    assert f"page {first['page']} (labelled {first['label']}), line {first['line']}" in result["content"][0]["text"]
+    unlabelled = engine.read(parse_request({"path": str(corpus / "pdf" / "pdflatex-4-pages.pdf"), "find": "e"}))
+    assert unlabelled.shown["hits"] and all("label" not in hit for hit in unlabelled.shown["hits"])

@@ -194,6 +194,14 @@ class _Document:
         self.text_chars = 0
         self.total = backend.total
         self.outline: list | None = None  # the outline's entries, once listed (readers/pdf/outline.py)
+        self._labels: list[str] | None = None
+
+    def labels(self) -> list[str]:
+        """Each page's label (the number the document prints on it) by page number - 1, or []
+        when it labels none but as its page numbers; read once a document. Call under `lock`."""
+        if self._labels is None:
+            self._labels = _page_labels(self)
+        return self._labels
 
     def remember(self, number: int, text: str) -> None:
         self.texts[number] = text
@@ -201,6 +209,27 @@ class _Document:
         while self.text_chars > MAX_CACHED_PAGE_CHARS and len(self.texts) > 1:
             _, dropped = self.texts.popitem(last=False)
             self.text_chars -= len(dropped)
+
+
+# Pages whose labels are read one by one: a real document has a few thousand; past this many (a
+# hostile page count) pages go by their numbers.
+MAX_LABELLED_PAGES = 100_000
+
+
+def _page_labels(doc: _Document) -> list[str]:
+    try:
+        if doc.total > MAX_LABELLED_PAGES:
+            return []
+        if isinstance(doc.backend, _Pdfium):
+            labels = doc.backend.pdf.page_labels()
+        else:
+            labels = list(doc.backend.reader.page_labels)
+    except Exception as exc:  # noqa: BLE001 - damaged labels: pages go by their numbers
+        log.warning("the PDF's page labels could not be read: %s", exc)
+        return []
+    if not any(labels) or all(label == str(number) for number, label in enumerate(labels, 1)):
+        return []
+    return labels
 
 
 class _DocumentCache:
@@ -550,15 +579,18 @@ def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[
     """The lines of pages first..last from line `offset` of the range as a line read numbers it;
     the picture pages among those (a read shows them as images, with OCR text) go in `scans`."""
     number = 0  # in the range: each page's lines after a blank line, as _line_window joins them
+    labels = doc.labels()  # a hit is cited by the page's label too, as the document prints it
     for page in range(first, last + 1):
         checkpoint()
         text = _page_text(doc, page)
         if number + 1 >= offset and (text == NO_TEXT.format(page) or _is_picture_page(doc, page, text)):
             scans[page] = text != NO_TEXT.format(page)
         lines = [] if text == NO_TEXT.format(page) else text.split("\n")
+        label = labels[page - 1] if labels and labels[page - 1] != str(page) else None
+        where = {"page": page, "label": label} if label else {"page": page}
         for line, text in enumerate(lines, 2):
             if number + line >= offset:
-                yield Unit(text, {"page": page, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
+                yield Unit(text, {**where, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
                            {"pages": f"{page}-{last}", "offset": line})
         number += len(lines) + 2
 

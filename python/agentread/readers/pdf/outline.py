@@ -30,9 +30,8 @@ MAX_OUTLINE_DEPTH = 16
 # millions.
 MAX_BOOKMARKS = 100_000
 
-# Pages looked at one by one (their labels; their dictionaries loaded before bookmarks are
-# resolved): a real document has a few thousand; past this many (a hostile page count) labels are
-# not shown and each bookmark's page is found on its own.
+# Pages whose dictionaries are loaded before bookmarks are resolved: a real document has a few
+# thousand; past this many (a hostile page count) each bookmark's page is found on its own.
 MAX_PAGES_WALKED = 100_000
 
 # Runs of page labels named in the outline's header (pages 1-30 labelled i-xxx, ...): a document has
@@ -52,7 +51,7 @@ def pdf_outline(stream: BinaryIO, request: ReadRequest, path: str, name: str, ca
     doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
         if doc.outline is None:  # listed once a document: paging through its outline lists it again
-            labels = _labels(doc)
+            labels = doc.labels()
             doc.outline = [_entries(list(_bookmarks(doc)), labels, doc.total), _label_runs(labels)]
         entries, runs = doc.outline
     total = doc.total
@@ -98,23 +97,6 @@ def _pypdf_bookmarks(reader) -> Iterator[Bookmark]:
         yield from walk(reader.outline, 0)
     except Exception as exc:  # noqa: BLE001 - a damaged outline: the bookmarks read so far stand
         log.warning("the PDF's outline could not be read whole: %s", exc)
-
-
-def _labels(doc: _Document) -> list[str]:
-    """Each page's label (by page number - 1), or [] when the document labels none."""
-    try:
-        if doc.total > MAX_PAGES_WALKED:
-            return []
-        if isinstance(doc.backend, _Pdfium):
-            labels = doc.backend.pdf.page_labels()
-        else:
-            labels = list(doc.backend.reader.page_labels)
-    except Exception as exc:  # noqa: BLE001 - damaged labels: pages go by their numbers
-        log.warning("the PDF's page labels could not be read: %s", exc)
-        return []
-    if not any(labels) or all(label == str(number) for number, label in enumerate(labels, 1)):
-        return []
-    return labels
 
 
 def _entries(marks: list[Bookmark], labels: list[str], total: int) -> list[Entry]:
