@@ -800,3 +800,33 @@ def test_a_long_line_is_cut_with_the_call_that_reads_on_and_a_column_read_goes_o
     with pytest.raises(ReadError) as error:
         read(data, cells="2", offset=2, column=4007)
     assert error.value.code == "offset_past_end" and "4,006 characters" in error.value.message
+
+
+def test_a_raw_read_goes_on_raw_to_the_last_character_of_its_json(tmp_path: Path):
+    """A notebook read with raw=true is its JSON as numbered lines: every `next`, closing line and
+    cut marker carries raw, so following them pages the JSON, never the rendered cells."""
+    from agentread.engine import Engine
+    from agentread.request import parse_request
+    from agentread.workspace import Workspace
+
+    long_output = "x" * 5000 + "END"
+    cells = [code(f"print({n})", stream(f"{n}\n")) for n in range(40)] + [code("print(1)", stream(long_output))]
+    (tmp_path / "n.ipynb").write_bytes(notebook(*cells))
+    data = (tmp_path / "n.ipynb").read_text()
+    engine = Engine(Workspace([str(tmp_path)]))
+    params: dict = {"path": "n.ipynb", "raw": True, "limit": 50}
+    pieces: dict[int, str] = {}
+    for _ in range(200):
+        result = engine.read(parse_request(params)).to_json()
+        assert not result["isError"], result
+        text = result["content"][0]["text"]
+        for line in text.split("\n"):
+            match = re.match(r"^ *(\d+)\t(.*)$", line)
+            if match:
+                shown = re.sub(r" \[… line cut at character .*\]$", "", match[2])
+                pieces[int(match[1])] = pieces.get(int(match[1]), "") + shown
+        if "next" not in result:
+            break
+        assert result["next"]["raw"] is True and "raw=true and " in text.split("\n")[-1]
+        params = {"path": "n.ipynb", **result["next"], "limit": 50}
+    assert "\n".join(pieces[n] for n in sorted(pieces)) == data.rstrip("\n")

@@ -431,7 +431,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
         raise past_end(first, total, "line", "the file")
     index.add(first, start)  # a repeat read of this window starts here without a scan
 
-    win = _window(stream, start, first, request.line_limit, request.output_bytes, decode_as, request.column or 1)
+    win = _window(stream, start, first, request.line_limit, request.output_bytes, decode_as, request.column or 1,
+                  also=_also(request))
     last = win.next_number - 1
     if last == first - 1 and first == 1:
         return ReadResult(kind="text", path=path, content=[TextPart("[The file is empty: 0 lines.]")],
@@ -447,17 +448,28 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
                         truncated=win.truncated, shown={"lines": [first, last]}, encoding=encoding_label)
     if win.truncated:
         win.lines.append(win.closing(total))
-        result.next = win.next_args()
+        result.next = _next_args(win, request)
     result.content = [TextPart("\n".join(win.lines))]
     return result
 
 
+def _also(request: ReadRequest) -> str:
+    """What the calls a window names carry besides offset and column: a raw read's go on raw (a
+    notebook's JSON, not its rendered cells)."""
+    return "raw=true and " if request.raw else ""
+
+
+def _next_args(win: Window, request: ReadRequest) -> dict | None:
+    args = win.next_args()
+    return {"raw": True, **args} if request.raw and args else args
+
+
 def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, encoding: str,
-            column: int = 1, fit_first: bool = True) -> Window:
+            column: int = 1, fit_first: bool = True, also: str = "") -> Window:
     """Numbered lines from byte `start`, the first numbered `first` and shown from its character
     `column`, within `limit` lines and `budget` bytes (a first line over them cut to fit, unless
-    other lines come before it)."""
-    win = Window(first, limit, budget, fit_first=fit_first)
+    other lines come before it); `also` as Window takes it."""
+    win = Window(first, limit, budget, also=also, fit_first=fit_first)
     if column > 1:
         text, length, following = _from_column(stream, start, column, encoding)
         if not text:
@@ -465,7 +477,7 @@ def _window(stream: BinaryIO, start: int, first: int, limit: int, budget: int, e
         win.add(text, column, f"{length:,} characters")
         if following is not None and win.count < limit:
             win.extend(_window(stream, following, first + 1, limit - 1, max(1, budget - win.used), encoding,
-                               fit_first=False))
+                               fit_first=False, also=also))
         elif following is not None:
             win.reason = line_limit_reason(limit)  # lines follow the one continued
         return win
@@ -525,7 +537,7 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     # Lines appended since the end was found are not shown: the window stops at line -1 as
     # it was found.
     win = _window(stream, start, first, min(request.line_limit, -first), request.output_bytes, encoding,
-                  request.column or 1)
+                  request.column or 1, also=_also(request))
     last = win.next_number - 1
     if last >= -1:
         win.reason = None  # nothing follows: no call to continue with (offset 0 would be malformed)
@@ -535,7 +547,7 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
                         shown={"lines": [first, last]}, encoding=label)
     if win.truncated:
         win.lines.append(win.closing(None))
-        result.next = win.next_args()
+        result.next = _next_args(win, request)
     result.content = [TextPart("\n".join([note] + win.lines))]
     return result
 
