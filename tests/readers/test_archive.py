@@ -150,6 +150,9 @@ def test_find_in_a_member_searches_the_member_as_its_own_kind(server: ServerProc
         "archive, e.g. bundle.zip/docs/readme.md, or read bundle.zip first to list its members.")
     tar = server.read(path="src.tar.xz", find="util")
     assert tar["error"]["code"] == "find_unsupported" and "e.g. src.tar.xz/src/main.py," in tar["error"]["message"]
+    folder = server.read(path="bundle.zip/docs", find="second")  # a folder inside: not its listing as an answer
+    assert folder["isError"] and folder["error"]["code"] == "find_in_directory"
+    assert "e.g. bundle.zip/docs/readme.md" in folder["error"]["message"]
 
 
 @pytest.mark.parametrize("suffix, form", [("tar.gz", "tar, gzip-compressed"), ("tar.bz2", "tar, bzip2-compressed"),

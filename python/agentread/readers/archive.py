@@ -430,9 +430,15 @@ def _find(source: Source, request: ReadRequest, members: list[Member],
     found = next((m for m in reversed(members) if m.path == wanted and m.type != "folder"), None)
     if found is None:
         under = [m for m in members if m.path and m.path.startswith(wanted + "/")]
-        if under or any(m.path == wanted for m in members):
-            return _listing(source, request, under, stopped, folder=wanted)
         archive = _archive_name(source)
+        if under or any(m.path == wanted for m in members):
+            if request.find is not None:
+                example = _example(under)
+                raise ReadError("find_in_directory", f"{request.path} is a folder inside {archive}; find searches "
+                                "one member at a time. Search a member by its path"
+                                f"{f', e.g. {archive}/{example}' if example else ''}, or read {request.path} to "
+                                "list its members.")
+            return _listing(source, request, under, stopped, folder=wanted)
         outer = next((m for m in members if m.type == "file" and m.path and wanted.startswith(m.path + "/")), None)
         if outer is not None:
             raise ReadError("nested_archive", f"{request.path} leads inside {archive}/{outer.path}, a file in the "
