@@ -10,10 +10,11 @@ import json
 from PIL import Image
 
 
-def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker") -> bytes:
+def build_pdf(page_texts: list[str | None], group: int | None = None, word: str = "marker",
+              catalog: bytes = b"") -> bytes:
     """A PDF with one page per entry (None: a page with no text). With `group`, pages hang
     under intermediate /Pages nodes of `group` pages each, and the font resources live on
-    those nodes only."""
+    those nodes only. `catalog`: more entries of its catalog (/PageLabels ...)."""
     objects: dict[int, bytes] = {}
     font = 3
     objects[font] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
@@ -46,7 +47,7 @@ def build_pdf(page_texts: list[str | None], group: int | None = None, word: str 
         own = b"" if group else b" /Resources " + resources
         objects[page_id] = (b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
                             % (parent_of[page_id], page_id + 1) + own + b" >>")
-    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[1] = b"<< /Type /Catalog /Pages 2 0 R " + catalog + b">>"
     objects[2] = (b"<< /Type /Pages /Kids [" + " ".join(f"{k} 0 R" for k in kids_of_root).encode()
                   + b"] /Count %d >>" % len(leaves))
     return pdf_of(objects)

@@ -585,3 +585,20 @@ def test_a_find_hit_in_a_labelled_pdf_names_the_pages_label_as_its_outline_does(
     assert f"page {first['page']} (labelled {first['label']}), line {first['line']}" in result["content"][0]["text"]
     unlabelled = engine.read(parse_request({"path": str(corpus / "pdf" / "pdflatex-4-pages.pdf"), "find": "e"}))
     assert unlabelled.shown["hits"] and all("label" not in hit for hit in unlabelled.shown["hits"])
+
+
+def test_page_labels_longer_than_a_page_number_is_written_are_dropped(tmp_path: Path):
+    """A hostile file's labels of megabytes would fill every hit's citation and the worker's memory:
+    a label longer than the name buffer is none, and the page goes by its number."""
+    from agentread.readers.pdf.pdfium import NAME_BUFFER_BYTES
+    from builders import build_pdf
+
+    prefix = b"L" * NAME_BUFFER_BYTES * 50
+    labelled = b"/PageLabels << /Nums [0 << /S /r >> 2 << /S /D /P (" + prefix + b") >>] >>"
+    (tmp_path / "long.pdf").write_bytes(build_pdf([f"needle {n}" for n in range(1, 21)], catalog=labelled))
+    engine = Engine(Workspace([str(tmp_path)]))
+    result = engine.read(parse_request({"path": "long.pdf", "find": "needle", "maxBytes": 4000})).to_json()
+    hits = result["shown"]["hits"]
+    assert [hit["page"] for hit in hits] == list(range(1, 21))
+    assert [hit.get("label") for hit in hits[:3]] == ["i", "ii", None]
+    assert "L" * 100 not in result["content"][0]["text"]

@@ -222,8 +222,9 @@ def _page_labels(doc: _Document) -> list[str]:
             return []
         if isinstance(doc.backend, _Pdfium):
             labels = doc.backend.pdf.page_labels()
-        else:
-            labels = list(doc.backend.reader.page_labels)
+        else:  # a label longer than PDFium's buffer is dropped, as PDFium's are
+            labels = [label if len(label) * 2 < pdfium.NAME_BUFFER_BYTES else ""
+                      for label in doc.backend.reader.page_labels]
     except Exception as exc:  # noqa: BLE001 - damaged labels: pages go by their numbers
         log.warning("the PDF's page labels could not be read: %s", exc)
         return []

@@ -40,8 +40,8 @@ _ERRORS = {"FPDF_ERR_UNKNOWN": "an unknown error", "FPDF_ERR_FILE": "the file co
 PAGES_PER_CHECK = 1000
 NAMES_PER_CHECK = 1000
 
-# A bookmark's title or a page's label is read into a buffer this large, and read again into one of
-# its size when longer: real ones are a line of text.
+# A bookmark's title or a page's label is read into a buffer this large, a longer title again into
+# one of its size: real ones are a line of text. A longer label is dropped: no page number is.
 NAME_BUFFER_BYTES = 1024
 
 _WHITE = (255, 255, 255, 255)  # the paper under a page that paints no background
@@ -188,22 +188,26 @@ class Document:
             yield level, _name(title_of, (mark,), buffer), index + 1 if index >= 0 else None
 
     def page_labels(self) -> list[str]:
-        """Each page's label (the number a viewer shows for it) by index, "" where it has none."""
+        """Each page's label (the number a viewer shows for it) by index; "" where it has none or
+        one longer than a page number is ever written (a hostile file's labels of megabytes)."""
         raw, handle = library().raw, self.pdf.raw
         buffer = create_string_buffer(NAME_BUFFER_BYTES)
         labels = []
         for index in range(self.page_count):
             if index % NAMES_PER_CHECK == 0:
                 checkpoint()
-            labels.append(_name(raw.FPDF_GetPageLabel, (handle, index), buffer))
+            labels.append(_name(raw.FPDF_GetPageLabel, (handle, index), buffer, grow=False))
         return labels
 
 
-def _name(call, args: tuple, buffer) -> str:
+def _name(call, args: tuple, buffer, grow: bool = True) -> str:
     """The UTF-16 string a PDFium call of the form call(*args, buffer, length) writes, read into
-    `buffer`, or into a buffer of its own when longer. Halves of surrogate pairs show as U+FFFD."""
+    `buffer`; a longer one into a buffer of its own, or "" without `grow`. Halves of surrogate
+    pairs show as U+FFFD."""
     length = call(*args, buffer, len(buffer))
     if length > len(buffer):
+        if not grow:
+            return ""
         buffer = create_string_buffer(length)
         length = call(*args, buffer, length)
     return buffer.raw[:max(length - 2, 0)].decode("utf-16-le", errors="replace")  # less its NUL
