@@ -602,3 +602,22 @@ def test_page_labels_longer_than_a_page_number_is_written_are_dropped(tmp_path: 
     assert [hit["page"] for hit in hits] == list(range(1, 21))
     assert [hit.get("label") for hit in hits[:3]] == ["i", "ii", None]
     assert "L" * 100 not in result["content"][0]["text"]
+
+
+def test_a_word_heading_level_is_inherited_down_a_long_chain_of_styles(tmp_path: Path):
+    """Each style based on the one before, the first on Heading 2: every paragraph is a level-2
+    heading, the level found once for the whole chain."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    base = document.styles["Heading 2"]
+    for n in range(300):
+        style = document.styles.add_style(f"Chain {n}", WD_STYLE_TYPE.PARAGRAPH)
+        style.base_style = base
+        base = style
+        document.add_paragraph(f"Part {n}", style=style)
+    document.add_paragraph("body text")
+    document.save(tmp_path / "chain.docx")
+    found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "chain.docx", limit=1000))
+    assert [(e["level"], e["title"]) for e in found] == [(1, f"## Part {n}") for n in range(300)]

@@ -197,11 +197,29 @@ class _Walker:
         own = _outline_level(p)
         if own is not None:
             return own or None
-        if style is None:
-            return None
-        if style.style_id not in self._levels:
-            self._levels[style.style_id] = _style_level(style)
-        return self._levels[style.style_id]
+        return self._style_level(style)
+
+    def _style_level(self, style) -> int | None:
+        """The heading level a paragraph style gives: its outline level, else, for a Heading N or
+        Title style that states none, N or 1; else its base style's (basedOn), and so on up. Kept
+        for every style on the way, and bases found by id: python-docx's `base_style` searches all
+        the styles, so a long chain of styles cost its length squared, on every style."""
+        chain: list[str] = []
+        level = None
+        while style is not None and style.style_id not in chain:
+            if style.style_id in self._levels:
+                level = self._levels[style.style_id]
+                break
+            chain.append(style.style_id)
+            own = _outline_level(style.element)
+            heading = _HEADING.match(style.name or "")
+            if own is not None or heading or style.name == "Title":
+                level = (own or None) if own is not None else int(heading.group(1)) if heading else 1
+                break
+            style = self._styles.get(_val(style.element.find(f"{W}basedOn")))
+        for style_id in chain:
+            self._levels[style_id] = level
+        return level
 
     def _list_prefix(self, p, style: str) -> str:
         num = p.find(f"{W}pPr/{W}numPr")
@@ -264,22 +282,6 @@ class _Walker:
                 self.out.add(title)
                 for line in lines:
                     self.out.add(line)
-
-
-def _style_level(style) -> int | None:
-    """The heading level a paragraph style gives: its outline level, else, for a Heading N or Title
-    style that states none, N or 1; else its base style's (basedOn), and so on up."""
-    seen = set()
-    while style is not None and style.style_id not in seen:
-        seen.add(style.style_id)
-        level = _outline_level(style.element)
-        if level is not None:
-            return level or None
-        heading = _HEADING.match(style.name or "")
-        if heading or style.name == "Title":
-            return int(heading.group(1)) if heading else 1
-        style = style.base_style
-    return None
 
 
 def _outline_level(el) -> int | None:
