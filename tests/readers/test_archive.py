@@ -451,7 +451,7 @@ def test_unpacked_members_are_kept_within_the_byte_budget(tmp_path: Path, monkey
     members = {"small.txt": b"s" * 300 + b"\n", "other.txt": b"o" * 400 + b"\n", "large.txt": b"l" * 900 + b"\n"}
     _write(tmp_path / "kept.zip", members)
     monkeypatch.setattr(archive, "CACHE", archive._Cache(archive.ARCHIVE_CACHE_ARCHIVES,
-                                                          archive.ARCHIVE_CACHE_MEMBERS, 800))
+                                                          archive.ARCHIVE_CACHE_RECORD_BYTES, 800))
     engine = Engine(Workspace([str(tmp_path)]))
 
     def read(member: str) -> str:
@@ -470,13 +470,20 @@ def test_unpacked_members_are_kept_within_the_byte_budget(tmp_path: Path, monkey
     assert archive.CACHE.held_bytes == 451 <= archive.CACHE.max_bytes
 
 
-def test_the_records_kept_are_bounded_by_their_count(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(archive, "CACHE", archive._Cache(2, 10, archive.MEMBER_CACHE_BYTES))
+def test_the_records_kept_are_bounded_by_their_bytes(tmp_path: Path, monkeypatch):
+    """Ten ordinary records' worth: three small archives fit two at a time, and neither an archive
+    of eleven members nor a tar whose one member carries a large pax header is kept."""
+    bound = 10 * (archive.RECORD_BYTES + len("0.txt"))
+    monkeypatch.setattr(archive, "CACHE", archive._Cache(2, bound, archive.MEMBER_CACHE_BYTES))
     for name, count in (("a.zip", 4), ("b.zip", 4), ("c.zip", 4), ("big.zip", 11)):
         _write(tmp_path / name, {f"{n}.txt": b"x\n" for n in range(count)})
+    with tarfile.open(tmp_path / "pax.tar", "w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("0.txt")
+        info.size, info.pax_headers = 2, {"comment": "c" * bound}
+        tar.addfile(info, io.BytesIO(b"x\n"))
     engine = Engine(Workspace([str(tmp_path)]))
-    for name in ("a.zip", "b.zip", "c.zip", "big.zip"):
+    for name in ("a.zip", "b.zip", "c.zip", "big.zip", "pax.tar"):
         listing = engine.read(parse_request({"path": name}))
-        assert not listing.is_error and listing.content[0].text.count(".txt  (") in (4, 11)
-        assert len(archive.CACHE._indexes) <= 2 and archive.CACHE.held_members <= 10
+        assert not listing.is_error and listing.content[0].text.count(".txt  (") in (1, 4, 11)
+        assert len(archive.CACHE._indexes) <= 2 and archive.CACHE.held_records <= bound
     assert [key[0] for key in archive.CACHE._indexes] == [str(tmp_path / "b.zip"), str(tmp_path / "c.zip")]

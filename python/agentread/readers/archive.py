@@ -68,10 +68,13 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 # paging a listing with `next` or reading one member after another reads the archive's directory
 # once. Eight covers the archives one task works with at a time.
 ARCHIVE_CACHE_ARCHIVES = 8
-# ... with at most this many members' records between them: a record with its ZipInfo or TarInfo
-# takes about a kilobyte, so this is a couple of hundred MB at most, and a tar's listing
-# (MAX_DIR_SCAN members) fits twice; an archive of more members is read again on each call.
-ARCHIVE_CACHE_MEMBERS = 2 * MAX_DIR_SCAN
+# ... with at most this many bytes of members' records between them, as RECORD_BYTES and the
+# strings a record holds count them (a hostile tar's member can carry megabytes of pax headers): a
+# full listing (MAX_DIR_SCAN members) of ordinary records fits; larger archives are read again on
+# each call.
+ARCHIVE_CACHE_RECORD_BYTES = 256 << 20
+# What a member's record takes besides its strings (its ZipInfo or TarInfo, measured).
+RECORD_BYTES = 1200
 # Unpacked members kept between reads, at most this many bytes between them: two of the largest a
 # read unpacks, so paging through a member with `next` (or back and forth between two) unpacks it
 # once. A member over it is not kept.
@@ -133,11 +136,11 @@ class _Cache:
     """Members' records and unpacked members of recently read archives, keyed by the archive's
     cache_key (path, version): a changed archive has a new key, and is read anew."""
 
-    def __init__(self, archives: int, members: int, max_bytes: int) -> None:
-        self.archives, self.members, self.max_bytes = archives, members, max_bytes
-        self._indexes: OrderedDict[tuple, _Index] = OrderedDict()
+    def __init__(self, archives: int, record_bytes: int, max_bytes: int) -> None:
+        self.archives, self.record_bytes, self.max_bytes = archives, record_bytes, max_bytes
+        self._indexes: OrderedDict[tuple, tuple[_Index, int]] = OrderedDict()  # each with its records' bytes
         self._data: OrderedDict[tuple, bytes] = OrderedDict()  # by (archive's key, member's path)
-        self.held_members = self.held_bytes = 0
+        self.held_records = self.held_bytes = 0
         self._lock = threading.Lock()
 
     def index(self, key: tuple) -> _Index | None:
@@ -145,22 +148,24 @@ class _Cache:
             found = self._indexes.pop(key, None)
             if found is not None:
                 self._indexes[key] = found
-            return found
+            return found[0] if found is not None else None
 
     def keep_index(self, key: tuple, index: _Index) -> None:
-        if len(index.members) > self.members:
+        size = sum(_record_bytes(member) for member in index.members)
+        if size > self.record_bytes:
             return
         with self._lock:
             old = self._indexes.pop(key, None)
-            if old is not None and index.end == "more" and (old.end != "more" or len(old.members) > len(index.members)):
-                index = old  # another read walked further meanwhile
-            self.held_members -= len(old.members) if old else 0
+            if old is not None and index.end == "more" and (old[0].end != "more" or
+                                                            len(old[0].members) > len(index.members)):
+                index, size = old  # another read walked further meanwhile
+            self.held_records -= old[1] if old else 0
             for cached in [cached for cached in self._indexes if cached[0] == key[0]]:  # older versions
-                self.held_members -= len(self._indexes.pop(cached).members)
-            self._indexes[key] = index
-            self.held_members += len(index.members)
-            while len(self._indexes) > self.archives or self.held_members > self.members:
-                self.held_members -= len(self._indexes.popitem(last=False)[1].members)
+                self.held_records -= self._indexes.pop(cached)[1]
+            self._indexes[key] = (index, size)
+            self.held_records += size
+            while len(self._indexes) > self.archives or self.held_records > self.record_bytes:
+                self.held_records -= self._indexes.popitem(last=False)[1][1]
 
     def data(self, key: tuple, member: str) -> bytes | None:
         with self._lock:
@@ -183,7 +188,19 @@ class _Cache:
                 self.held_bytes -= len(self._data.popitem(last=False)[1])
 
 
-CACHE = _Cache(ARCHIVE_CACHE_ARCHIVES, ARCHIVE_CACHE_MEMBERS, MEMBER_CACHE_BYTES)
+CACHE = _Cache(ARCHIVE_CACHE_ARCHIVES, ARCHIVE_CACHE_RECORD_BYTES, MEMBER_CACHE_BYTES)
+
+
+def _record_bytes(member: Member) -> int:
+    """About what a member's record holds in memory: RECORD_BYTES and its strings (a tar's pax
+    headers, a zip's extra field and comment)."""
+    entry = member.entry
+    strings = len(member.name) + len(member.target)
+    if isinstance(entry, tarfile.TarInfo):
+        strings += sum(len(key) + len(value) for key, value in entry.pax_headers.items())
+    elif isinstance(entry, zipfile.ZipInfo):
+        strings += len(entry.extra) + len(entry.comment)
+    return RECORD_BYTES + strings
 
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
