@@ -41,7 +41,6 @@ log = logging.getLogger("agentread")
 # quick reads queued behind it.
 READ_THREADS = 4
 
-
 # A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since,
 # is read on the event loop: it is answered even while every read thread is busy. Any window of such
 # a file reads well within that time; the time only keeps out files on storage slow enough to hold
