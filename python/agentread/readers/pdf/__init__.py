@@ -211,14 +211,15 @@ class _Document:
             self.text_chars -= len(dropped)
 
 
-# Pages whose labels are read one by one: a real document has a few thousand; past this many (a
-# hostile page count) pages go by their numbers.
-MAX_LABELLED_PAGES = 100_000
+# Pages looked at one by one, for their labels or to load their dictionaries before an outline's
+# bookmarks are resolved: a real document has a few thousand; past this many (a hostile page count)
+# pages go by their numbers and each bookmark's page is found on its own.
+MAX_PAGES_WALKED = 100_000
 
 
 def _page_labels(doc: _Document) -> list[str]:
     try:
-        if doc.total > MAX_LABELLED_PAGES:
+        if doc.total > MAX_PAGES_WALKED:
             return []
         if isinstance(doc.backend, _Pdfium):
             labels = doc.backend.pdf.page_labels()

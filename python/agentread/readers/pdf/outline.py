@@ -16,7 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 from agentread.limits import MAX_PDF_PAGES
 from agentread.outline import Entry, outline_result, section_ends
 from agentread.readers import Source
-from agentread.readers.pdf import DOCUMENTS, _Document, _Pdfium
+from agentread.readers.pdf import DOCUMENTS, MAX_PAGES_WALKED, _Document, _Pdfium
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
@@ -29,10 +29,6 @@ MAX_OUTLINE_DEPTH = 16
 # Bookmarks listed at most: a real outline has a few thousand at most, a hostile one could chain
 # millions.
 MAX_BOOKMARKS = 100_000
-
-# Pages whose dictionaries are loaded before bookmarks are resolved: a real document has a few
-# thousand; past this many (a hostile page count) each bookmark's page is found on its own.
-MAX_PAGES_WALKED = 100_000
 
 # Runs of page labels named in the outline's header (pages 1-30 labelled i-xxx, ...): a document has
 # a few; one labelling each page its own way would otherwise fill the reply.
