@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc import ServerProcess
+from rpc import serving
 
 try:
     from hypothesis import HealthCheck, settings
@@ -49,6 +49,4 @@ def expectations(corpus: Path) -> dict:
 @pytest.fixture
 def server(tmp_path: Path):
     """A fresh server process whose workspace is an empty temp folder; stopped after the test."""
-    proc = ServerProcess(workspace=tmp_path)
-    yield proc
-    proc.close()
+    yield from serving(tmp_path)

@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -254,3 +254,10 @@ def wait_until(condition: Callable[[], Any], what: str, timeout: float = ANSWER_
         assert time.monotonic() < end, f"still not so after {timeout:g} s: {what}"
         time.sleep(POLL_SECONDS)
     return value
+
+
+def serving(workspace: Path) -> Iterator[ServerProcess]:
+    """A server on `workspace` for a fixture to yield from, stopped when the fixture ends."""
+    proc = ServerProcess(workspace=workspace)
+    yield proc
+    proc.close()

@@ -21,7 +21,7 @@ from agentread.many import parse_many_request, read_many
 from agentread.readers.fields import KINDS, USES
 from agentread.workspace import Workspace
 from builders import build_pdf, code, deck, document, markdown, notebook, png_b64, stream, workbook
-from rpc import REPO, ServerProcess, text_of
+from rpc import REPO, serving, text_of
 
 NOTES = "first line\nsecond line\nthird line\n"
 
@@ -47,9 +47,7 @@ def ws(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(ws: Path):
-    proc = ServerProcess(workspace=ws)
-    yield proc
-    proc.close()
+    yield from serving(ws)
 
 
 def _refused(result: dict, field: str, name: str) -> str:

@@ -25,7 +25,7 @@ from agentread.readers.directory import MAX_DIR_SCAN
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 from builders import build_pdf, code, notebook, png_b64, stream
-from rpc import ServerProcess, body_of
+from rpc import ServerProcess, body_of, serving
 
 README = "# Bundle\n\nThe first paragraph.\nThe second line.\n"
 DATE = (2024, 5, 1, 12, 30, 0)
@@ -88,9 +88,7 @@ def ws(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(ws: Path):
-    proc = ServerProcess(workspace=ws)
-    yield proc
-    proc.close()
+    yield from serving(ws)
 
 
 def entries(result: dict) -> list[str]:
