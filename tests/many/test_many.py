@@ -171,7 +171,8 @@ def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
 
 @pytest.mark.parametrize("params", [{}, {"paths": []}, {"paths": "a.txt"}, {"paths": [1]},
                                     {"paths": [{"path": "a", "consent": True}]}, {"paths": ["a"], "x": 1},
-                                    {"paths": ["a"] * 101}])
+                                    {"paths": ["a"] * 101}, {"paths": [{"path": "*.py", "after": 3}]},
+                                    {"paths": [{"path": "*.py", "after": ""}]}])
 def test_malformed_requests_are_invalid_params(params):
     with pytest.raises(InvalidParams):
         parse_many_request(params)
@@ -333,3 +334,28 @@ def test_a_glob_walk_stops_at_its_depth(ws: Path, monkeypatch):
     reply = call(Engine(Workspace([str(ws)])), ["**/*.txt"])
     assert [f.request.path for f in reply.files] == ["deep/x.txt"]
     assert "the walk stopped after 2 folders (it opens at most 10,000, 1 deep)" in reply.text()
+
+
+def test_a_search_counts_files_without_a_hit_and_gives_its_find_once(ws: Path):
+    """The files without a hit show no block; `next` names the glob once, resumed past the last file
+    answered, and the call's find beside it, not in each entry."""
+    for i in range(150):
+        (ws / f"m{i:03}.py").write_text(f"x = {i}\n" + ("needle = 1\n" * 60 if i in (3, 149) else ""))
+    engine = Engine(Workspace([str(ws)]))
+    request = parse_many_request({"paths": ["*.py"], "find": "needle", "maxBytes": 2000})
+    replies = [read_many(engine, request)]
+    while replies[-1].next is not None:
+        assert len(replies) < 20
+        nxt = replies[-1].next
+        assert nxt["find"] == "needle" and all(isinstance(e, str) or "find" not in e for e in nxt["paths"])
+        replies.append(read_many(engine, parse_many_request({**nxt, "maxBytes": 2000})))
+    first = replies[0]
+    assert first.next == {"paths": [{"path": "m003.py", "offset": first.files[3].result.next["offset"]},
+                                    {"path": "*.py", "after": "m003.py"}], "find": "needle"}
+    assert first.files[0].no_hit and "==> m000.py <==" not in first.text()
+    assert "[Without a hit: m000.py, m001.py, m002.py.]" in first.text()
+    hits = [(f.request.path, h["line"]) for r in replies for f in r.files if f.result is not None
+            for h in (f.result.shown or {}).get("hits", [])]
+    assert sorted(hits) == [(f"m{i:03}.py", n) for i in (3, 149) for n in range(2, 62)]  # each once
+    answered = [f.request.path for r in replies for f in r.files if f.request.offset is None]
+    assert answered == [f"m{i:03}.py" for i in range(150)]
