@@ -359,3 +359,15 @@ def test_a_search_counts_files_without_a_hit_and_gives_its_find_once(ws: Path):
     assert sorted(hits) == [(f"m{i:03}.py", n) for i in (3, 149) for n in range(2, 62)]  # each once
     answered = [f.request.path for r in replies for f in r.files if f.request.offset is None]
     assert answered == [f"m{i:03}.py" for i in range(150)]
+
+
+def test_a_file_two_entries_name_is_answered_once_across_next(ws: Path, monkeypatch):
+    """z.txt is named, then matched by the glob too: read once. When `next` resumes the glob, the
+    entry answered is kept, listing nothing, so that the glob still leaves z.txt out."""
+    for name in "abcdz":
+        (ws / f"{name}.txt").write_text(f"{name}\n")
+    monkeypatch.setattr(many, "MAX_MANY_FILES", 2)
+    replies = follow(Engine(Workspace([str(ws)])), ["z.txt", "*.txt"])
+    assert replies[0].next == {"paths": [{"path": "z.txt", "after": "z.txt"}, {"path": "*.txt", "after": "a.txt"}]}
+    answered = [f.request.path for r in replies for f in r.files]
+    assert answered == ["z.txt", "a.txt", "b.txt", "c.txt", "d.txt"]

@@ -109,6 +109,17 @@ class Listed:
 
 
 @dataclass
+class Listing:
+    """The files a call's entries name, and what a `next` needs to name them again."""
+    files: list[Listed] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what it left out (caps, matches outside the roots)
+    last: dict[int, str] = field(default_factory=dict)  # each entry's last file, its `after` once all are answered
+    # The entries whose files a later entry also names, by that later entry: kept in `next` while
+    # it is, so that those files stay read once.
+    shadowed_by: dict[int, set[int]] = field(default_factory=dict)
+
+
+@dataclass
 class FileRead:
     request: ReadRequest  # the file as listed (a glob's match, by its path from the root)
     result: ReadResult | None = None  # None: not shown, no room left
@@ -220,14 +231,14 @@ def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyRes
     resumes after them. `read` reads one file (default: engine.read; a server may pass one that
     applies its own consent). Never raises for a file's problem: each is reported in its place."""
     read = _each_own_errors(read or engine.read)
-    listing, notes = _listing(engine.workspace, request.entries)
-    files = _look(listing, read, request)
+    listing = _listing(engine.workspace, request.entries)
+    files = _look(listing.files, read, request)
     blocks = [f for f in files if not f.no_hit]
     _share(blocks, read, request.budget, request.resume_bytes)
     _attach_images(blocks)
     if blocks and all(f.result is None for f in blocks):
-        _show_first(blocks, read, _assemble(files, listing, request, notes).text(), request.budget)
-    return _reply(files, listing, request, notes)
+        _show_first(blocks, read, _assemble(files, listing, request).text(), request.budget)
+    return _reply(files, listing, request)
 
 
 def _each_own_errors(read: Read) -> Read:
@@ -244,32 +255,33 @@ def _each_own_errors(read: Read) -> Read:
 
 def expand(workspace, request: ManyRequest) -> list[ReadRequest]:
     """The files a call of `request` may read, for a client to ask its user about first."""
-    return [listed.request for listed in _listing(workspace, request.entries)[0][:MAX_LOOKED_AT]]
+    return [listed.request for listed in _listing(workspace, request.entries).files[:MAX_LOOKED_AT]]
 
 
-def _listing(workspace, entries: tuple[Entry, ...]) -> tuple[list[Listed], list[str]]:
+def _listing(workspace, entries: tuple[Entry, ...]) -> Listing:
     """The files `entries` name, globs expanded (sorted, regular files inside the roots only),
-    duplicates dropped, and each entry's files up to its `after` left out (done by an earlier
+    duplicates dropped, and each entry's files up to its `after` left out (answered by an earlier
     call); and a note for each thing the listing left out."""
-    listed: list[Listed] = []
-    seen: set = set()
-    notes: list[str] = []
+    listing = Listing()
+    seen: dict = {}  # each file, by where it leads and its window: the entry that names it first
     for index, entry in enumerate(entries):
         if is_glob(entry.request.path, workspace):
-            names = expand_glob(workspace, entry.request.path, notes)
+            names = expand_glob(workspace, entry.request.path, listing.notes)
             if not names:
-                notes.append(f"`{entry.request.path}` matched no file inside the workspace.")
+                listing.notes.append(f"`{entry.request.path}` matched no file inside the workspace.")
             requests = [dataclasses.replace(entry.request, path=name) for name in names]
         else:
             requests = [entry.request]
         for req in requests:
             key = (real_path(workspace, req.path), *(getattr(req, k) for k in _WINDOW))
             if key in seen:
+                listing.shadowed_by.setdefault(index, set()).add(seen[key])
                 continue
-            seen.add(key)
+            seen[key] = index
+            listing.last[index] = req.path
             if entry.after is None or req.path > entry.after:  # the order expand_glob sorts in
-                listed.append(Listed(req, index))
-    return listed, notes
+                listing.files.append(Listed(req, index))
+    return listing
 
 
 def _look(listing: list[Listed], read: Read, request: ManyRequest) -> list[FileRead]:
@@ -488,29 +500,35 @@ def _without(entry: str | dict[str, Any], search: dict[str, Any]) -> str | dict[
     return fields if len(fields) > 1 else fields["path"]
 
 
-def _resumed(request: ManyRequest, listing: list[Listed], end: int) -> list[str | dict[str, Any]]:
-    """The call's own entries that list files from `listing[end]` on, as given; the one holding
-    the last file answered too, resumed past it (`after`)."""
+def _resumed(request: ManyRequest, listing: Listing, end: int) -> list[str | dict[str, Any]]:
+    """The call's own entries that list files from `listing.files[end]` on, as given, the one
+    holding the last file answered resumed past it (`after`); and before them each entry answered
+    whose files they name too, past its last file: it lists none, and they do not list those."""
+    files = listing.files
+    kept = dict.fromkeys(listed.entry for listed in files[end:])
+    shadows = {w for index in kept for w in listing.shadowed_by.get(index, ()) if w not in kept}
     out: list[str | dict[str, Any]] = []
-    for index in dict.fromkeys(listed.entry for listed in listing[end:]):
+    for index in sorted(shadows | set(kept)):
         given = request.entries[index].given
-        if end and listing[end - 1].entry == index:
-            given = {**({"path": given} if isinstance(given, str) else given), "after": listing[end - 1].request.path}
+        after = listing.last[index] if index in shadows else \
+            files[end - 1].request.path if end and files[end - 1].entry == index else None
+        if after is not None:
+            given = {**({"path": given} if isinstance(given, str) else given), "after": after}
         out.append(given)
     return out
 
 
-def _reply(files: list[FileRead], listing: list[Listed], request: ManyRequest, notes: list[str]) -> ManyResult:
+def _reply(files: list[FileRead], listing: Listing, request: ManyRequest) -> ManyResult:
     """The reply, within the budget: past it (the shares are estimates), or past what `next` may
     list, the last files shown are left for `next`, all but one. The files without a hit are
     named when there is room."""
-    reply = _assemble(files, listing, request, notes)
+    reply = _assemble(files, listing, request)
     shown = [f for f in files if f.result is not None and not f.no_hit]
     while len(shown) > 1 and (_over_budget(reply, request.budget)
                               or len(reply.next["paths"] if reply.next else ()) > MAX_MANY_FILES):
         shown.pop().result = None
-        reply = _assemble(files, listing, request, notes)
-    named = _assemble(files, listing, request, notes, name_misses=True)
+        reply = _assemble(files, listing, request)
+    named = _assemble(files, listing, request, name_misses=True)
     return reply if _over_budget(named, request.budget) else named
 
 
@@ -519,14 +537,14 @@ def _over_budget(reply: ManyResult, budget: int) -> bool:
     return len(text.encode("utf-8", "surrogatepass")) > budget or text.count("\n") + 1 > MAX_LINES
 
 
-def _assemble(files: list[FileRead], listing: list[Listed], request: ManyRequest, notes: list[str],
-              name_misses: bool = False) -> ManyResult:
+def _assemble(files: list[FileRead], listing: Listing, request: ManyRequest, name_misses: bool = False
+              ) -> ManyResult:
     """The reply: the files up to the first not shown after the last shown (each shown under its
     header, each without a hit counted), and a `next` that resumes at the first file past them."""
     last = max((i for i, f in enumerate(files) if f.result is not None and not f.no_hit), default=-1)
     end = next((i for i in range(last + 1, len(files)) if files[i].result is None), len(files))
     answered = files[:end]
-    reply = ManyResult(answered, notes=list(notes))
+    reply = ManyResult(answered, notes=list(listing.notes))
     for f in answered:
         if f.result is not None and not f.no_hit:
             reply.content.append(TextPart(_header(f)))
@@ -544,10 +562,10 @@ def _assemble(files: list[FileRead], listing: list[Listed], request: ManyRequest
     pictures = [f"{f.request.path} ({f.images_dropped})" for f in answered if f.images_dropped]
     if pictures:
         summary.append("[Images not attached, over what a reply attaches: " + ", ".join(pictures) + ".]")
-    summary.extend(f"[{note}]" for note in notes)
-    if end < len(listing):
-        summary.append(f"[{len(listing) - end:,} more files listed are not in this reply, from "
-                       f"{listing[end].request.path} on: `next` reads on there.]")
+    summary.extend(f"[{note}]" for note in listing.notes)
+    if end < len(listing.files):
+        summary.append(f"[{len(listing.files) - end:,} more files listed are not in this reply, from "
+                       f"{listing.files[end].request.path} on: `next` reads on there.]")
     if paths:
         reply.next = {"paths": paths, **request.search}
         summary.append("[To continue, call read_many again with " + json.dumps(reply.next, ensure_ascii=False)
