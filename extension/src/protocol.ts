@@ -139,8 +139,11 @@ export interface ReadResult {
 /** The JSON-RPC method that reads several files into one reply. */
 export const READ_MANY_METHOD = 'agentread/readMany';
 
-/** One entry of `paths`: a path or a glob, or a path with the single read's window arguments. */
-export type ManyEntry = string | ReadInput;
+/**
+ * One entry of `paths`: a path or a glob, or a path with the single read's window arguments; `after`: of a
+ * glob's matches, only those sorted after this path (how `next` resumes a glob).
+ */
+export type ManyEntry = string | (ReadInput & { after?: string });
 
 /** What the model sends to the read-many tool: its input schema in package.json. */
 export interface ReadManyInput {
@@ -182,7 +185,8 @@ export interface ReadManyResult {
   content: Content[];
   files?: ManyFile[];
   truncated: boolean;
-  next?: { paths: ManyEntry[] };
+  /** The arguments that continue: the rest of each file cut, the call's entries resumed, its `find` once. */
+  next?: ReadManyInput;
   isError: boolean;
   error?: { code: string; message: string };
 }
@@ -242,9 +246,7 @@ export function toReadManyParams(
 ): ReadManyParams {
   const paths = input?.paths;
   const params: ReadManyParams = {
-    paths: Array.isArray(paths)
-      ? paths.map((entry) => (typeof entry === 'string' ? entry : toReadParams(entry, false)))
-      : paths,
+    paths: Array.isArray(paths) ? paths.map(toManyEntry) : paths,
   };
   const source = (input ?? {}) as unknown as Record<string, unknown>;
   for (const field of MANY_FIND_FIELDS) {
@@ -260,6 +262,16 @@ export function toReadManyParams(
     params.maxBytes = maxBytes;
   }
   return params;
+}
+
+/** An object entry of `paths` cut to the single read's fields and `after`, as toReadParams cuts a read. */
+function toManyEntry(entry: ManyEntry): ManyEntry {
+  if (typeof entry === 'string') {
+    return entry;
+  }
+  const params: ManyEntry = toReadParams(entry, false);
+  const after = (entry as { after?: unknown } | null)?.after;
+  return after !== undefined && after !== null && after !== '' ? { ...params, after: after as string } : params;
 }
 
 /** Forwards one read of many files to the server, with the caller's cancellation token. */

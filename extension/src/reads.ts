@@ -59,9 +59,13 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     return this.add(entryFields(input, result, started, resultSize(result)));
   }
 
-  /** A read of many files: an entry for each file the reply showed, whole, cut or as an error, in order. */
+  /**
+   * A read of many files: an entry for each file the reply showed, whole, cut or as an error, in order. A
+   * search's file without a hit is only counted in the reply: it gets none.
+   */
   recordMany(result: ReadManyResult, started: Date): void {
-    for (const file of (result.files ?? []).filter((each) => each.state !== 'not_shown').reverse()) {
+    const shown = (file: ManyFile) => file.state !== 'not_shown' && !(file.shown?.hits?.length === 0 && !file.truncated);
+    for (const file of (result.files ?? []).filter(shown).reverse()) {
       this.add(entryFields({ path: file.path }, asResult(file), started));
     }
   }

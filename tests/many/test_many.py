@@ -119,7 +119,7 @@ def test_small_files_whole_and_the_large_one_takes_what_they_leave(ws: Path):
     big = next(f for f in reply.files if f.request.path == "big.log").result
     assert big.end_line > MAX_LINES * 0.9  # nearly all the lines the small files left
     assert reply.next == {"paths": [{"path": "big.log", "offset": big.end_line + 1}]}
-    assert reply.text().endswith('paths: [{"path": "big.log", "offset": %d}]]' % (big.end_line + 1))
+    assert reply.text().endswith('with {"paths": [{"path": "big.log", "offset": %d}]}]' % (big.end_line + 1))
 
 
 def test_a_window_is_kept_and_its_limit_carried_into_next(ws: Path):
@@ -147,12 +147,16 @@ def test_globs_sorted_inside_the_root_hidden_left_out_and_capped(ws: Path, tmp_p
     monkeypatch.setattr(many, "MAX_MANY_FILES", 2)
     reply = call(engine, ["src/**/*.py", "src/*.md"])
     assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py"]
-    assert reply.next == {"paths": ["src/pkg/c.py", "src/notes.md"]}
-    assert "2 more files than a call reads (2); all of them are in `next`" in reply.text()
+    # The rest is resumed past the last file read, not listed: any number of files is reached.
+    assert reply.next == {"paths": [{"path": "src/**/*.py", "after": "src/b.py"}, "src/*.md"]}
+    assert "2 more files listed are not in this reply, from src/pkg/c.py on" in reply.text()
     (ws / "src" / "z.py").write_text("pass\n")
     reply = call(engine, [{"path": "src/a.py", "limit": 1}, "src/**/*.py"])
-    assert reply.next == {"paths": ["src/b.py", "src/pkg/c.py"]}  # src/z.py is past what `next` holds
-    assert "1 files, from src/z.py to src/z.py, were left out: `next` holds at most 2 entries" in reply.text()
+    assert reply.next == {"paths": [{"path": "src/**/*.py", "after": "src/a.py"}]}  # a.py whole, then on
+    reply = read_many(engine, parse_many_request(reply.next))
+    assert [f.request.path for f in reply.files] == ["src/b.py", "src/pkg/c.py"]
+    reply = read_many(engine, parse_many_request(reply.next))
+    assert [f.request.path for f in reply.files] == ["src/z.py"] and reply.next is None
 
 
 def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
@@ -161,13 +165,14 @@ def test_images_past_the_reply_budget_are_named_or_left_for_next(ws: Path):
         (ws / f"p{i:02}.png").write_bytes(image)
     reply = call(Engine(Workspace([str(ws)])), ["*.png"])
     assert sum(isinstance(p, ImagePart) for p in reply.content) == MAX_REPLY_IMAGES
-    assert reply.next == {"paths": [f"p{MAX_REPLY_IMAGES:02}.png", f"p{MAX_REPLY_IMAGES + 1:02}.png"]}
-    assert [f.state for f in reply.files][-2:] == ["not_shown", "not_shown"]
+    assert reply.next == {"paths": [{"path": "*.png", "after": f"p{MAX_REPLY_IMAGES - 1:02}.png"}]}
+    assert [f.request.path for f in reply.files][-1] == f"p{MAX_REPLY_IMAGES - 1:02}.png"
 
 
 @pytest.mark.parametrize("params", [{}, {"paths": []}, {"paths": "a.txt"}, {"paths": [1]},
                                     {"paths": [{"path": "a", "consent": True}]}, {"paths": ["a"], "x": 1},
-                                    {"paths": ["a"] * 101}])
+                                    {"paths": ["a"] * 101}, {"paths": [{"path": "*.py", "after": 3}]},
+                                    {"paths": [{"path": "*.py", "after": ""}]}])
 def test_malformed_requests_are_invalid_params(params):
     with pytest.raises(InvalidParams):
         parse_many_request(params)
@@ -188,7 +193,7 @@ def test_a_notebook_past_the_image_budget_is_left_for_next_whole(ws: Path):
     (ws / "z.ipynb").write_bytes(notebook(code("plot()", result({"image/png": png_b64()}))))
     engine = Engine(Workspace([str(ws)]))
     reply = call(engine, ["*.png", "z.ipynb"])
-    assert reply.files[-1].state == "not_shown" and "plot()" not in reply.text()
+    assert reply.files[-1].request.path == "p09.png" and "plot()" not in reply.text()
     assert reply.truncated and reply.next == {"paths": ["z.ipynb"]}
     reply = read_many(engine, parse_many_request(reply.next))
     assert reply.files[0].state == "whole" and "plot()" in reply.text() and reply.next is None
@@ -329,3 +334,40 @@ def test_a_glob_walk_stops_at_its_depth(ws: Path, monkeypatch):
     reply = call(Engine(Workspace([str(ws)])), ["**/*.txt"])
     assert [f.request.path for f in reply.files] == ["deep/x.txt"]
     assert "the walk stopped after 2 folders (it opens at most 10,000, 1 deep)" in reply.text()
+
+
+def test_a_search_counts_files_without_a_hit_and_gives_its_find_once(ws: Path):
+    """The files without a hit show no block; `next` names the glob once, resumed past the last file
+    answered, and the call's find beside it, not in each entry."""
+    for i in range(150):
+        (ws / f"m{i:03}.py").write_text(f"x = {i}\n" + ("needle = 1\n" * 60 if i in (3, 149) else ""))
+    engine = Engine(Workspace([str(ws)]))
+    request = parse_many_request({"paths": ["*.py"], "find": "needle", "maxBytes": 2000})
+    replies = [read_many(engine, request)]
+    while replies[-1].next is not None:
+        assert len(replies) < 20
+        nxt = replies[-1].next
+        assert nxt["find"] == "needle" and all(isinstance(e, str) or "find" not in e for e in nxt["paths"])
+        replies.append(read_many(engine, parse_many_request({**nxt, "maxBytes": 2000})))
+    first = replies[0]
+    assert first.next == {"paths": [{"path": "m003.py", "offset": first.files[3].result.next["offset"]},
+                                    {"path": "*.py", "after": "m003.py"}], "find": "needle"}
+    assert first.files[0].no_hit and "==> m000.py <==" not in first.text()
+    assert "[Without a hit: m000.py, m001.py, m002.py.]" in first.text()
+    hits = [(f.request.path, h["line"]) for r in replies for f in r.files if f.result is not None
+            for h in (f.result.shown or {}).get("hits", [])]
+    assert sorted(hits) == [(f"m{i:03}.py", n) for i in (3, 149) for n in range(2, 62)]  # each once
+    answered = [f.request.path for r in replies for f in r.files if f.request.offset is None]
+    assert answered == [f"m{i:03}.py" for i in range(150)]
+
+
+def test_a_file_two_entries_name_is_answered_once_across_next(ws: Path, monkeypatch):
+    """z.txt is named, then matched by the glob too: read once. When `next` resumes the glob, the
+    entry answered is kept, listing nothing, so that the glob still leaves z.txt out."""
+    for name in "abcdz":
+        (ws / f"{name}.txt").write_text(f"{name}\n")
+    monkeypatch.setattr(many, "MAX_MANY_FILES", 2)
+    replies = follow(Engine(Workspace([str(ws)])), ["z.txt", "*.txt"])
+    assert replies[0].next == {"paths": [{"path": "z.txt", "after": "z.txt"}, {"path": "*.txt", "after": "a.txt"}]}
+    answered = [f.request.path for r in replies for f in r.files]
+    assert answered == ["z.txt", "a.txt", "b.txt", "c.txt", "d.txt"]

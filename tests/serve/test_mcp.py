@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from agentread.serve.mcp import tool_specs  # noqa: E402
 from builders import build_pdf, code, notebook, png_b64, result  # noqa: E402
 from mcp_client import run, texts  # noqa: E402
 from rpc import ANSWER_TIMEOUT, POLL_SECONDS, STOPPED_AFTER, STUCK_PDF, STUCK_READER, injected  # noqa: E402
+from trees import GLOB, HIT_FILES, NEEDLE, TREE_FILES, make_tree, re_hits, text_hits  # noqa: E402
 
 # Roots are deprecated in the protocol's next version; every client in use speaks the current one.
 pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
@@ -230,6 +232,30 @@ def test_read_many_through_the_client(ws: Path):
     assert body.index("==> notes.txt <==") < body.index("==> doc.pdf <==") < body.index("==> plot.ipynb <==")
     assert "line 30" in body and "third page" in body and "missing.md does not exist" in body
     assert [c.type for c in answer.content].count("image") == 1
+
+
+CONTINUE = "[To continue, call read_many again with "
+
+
+def test_a_search_of_many_files_followed_as_the_model_reads_it_reaches_every_hit(tmp_path: Path):
+    """The model sees only the text: it passes the arguments the last line gives back, until a
+    reply has none. The hits are in the last files walked, past the 100 a call shows."""
+    make_tree(tmp_path)
+
+    async def calls(client):
+        replies = [texts(await client.call_tool("read_many", {"paths": [GLOB], "find": NEEDLE}))]
+        while CONTINUE in replies[-1]:
+            assert len(replies) <= HIT_FILES, "next does not move on"
+            last = replies[-1].splitlines()[-1]
+            assert last.startswith(CONTINUE) and last.endswith("]")
+            replies.append(texts(await client.call_tool("read_many", json.loads(last[len(CONTINUE):-1]))))
+        return replies
+
+    replies = run({}, "--root", str(tmp_path), calls=calls)
+    assert [hit for reply in replies for hit in text_hits(reply)] == re_hits(tmp_path, GLOB, NEEDLE)
+    assert all("No hit" not in reply for reply in replies)
+    counts = [re.match(r"\[(\d+) files: ", line) for reply in replies for line in reply.splitlines()]
+    assert sum(int(m[1]) for m in counts if m) == TREE_FILES  # each file answered once
 
 
 def test_a_pdf_read_past_its_deadline_is_answered_timeout_and_the_server_goes_on(ws: Path, tmp_path: Path,

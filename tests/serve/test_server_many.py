@@ -3,15 +3,20 @@ stub, over stdio."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from builders import code, notebook, png_b64, result
-from rpc import ServerProcess, text_of
+from rpc import ServerProcess, serving, text_of
+from trees import GLOB, HIT_FILES, NEEDLE, TREE_FILES, make_tree, re_hits, text_hits
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -109,3 +114,82 @@ def test_parts_join_line_for_line_as_a_host_concatenates_them(folder: Path):
         assert all(p["text"].startswith("\n") for p in single["content"][2:])
     finally:
         server.close()
+
+
+@pytest.fixture
+def tree_root(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    make_tree(root)
+    return root
+
+
+@pytest.fixture
+def tree(tree_root: Path):
+    yield from serving(tree_root)
+
+
+def follow(server: ServerProcess, params: dict, max_bytes: int) -> list[dict]:
+    """Every reply from `params` on, passing each `next` back as the arguments, until it is
+    absent; at most a reply per file, so that a `next` that does not move on fails."""
+    replies = [server.request("agentread/readMany", {**params, "maxBytes": max_bytes})["result"]]
+    while "next" in replies[-1]:
+        assert len(replies) <= TREE_FILES, "next does not move on"
+        replies.append(server.request("agentread/readMany", {**replies[-1]["next"], "maxBytes": max_bytes})["result"])
+    return replies
+
+
+def searched(replies: list[dict]) -> tuple[list[tuple[str, int]], Counter]:
+    """The hits the replies name, in their files' shown hits and in their text alike; and how
+    often each file was answered."""
+    hits = [(f["path"], hit["line"]) for r in replies for f in r["files"] for hit in f.get("shown", {}).get("hits", [])]
+    assert [hit for r in replies for hit in text_hits(text_of(r))] == hits
+    return hits, Counter(f["path"] for r in replies for f in r["files"])
+
+
+@pytest.mark.parametrize("max_bytes", [8192, 1400])
+def test_a_search_of_many_files_reaches_every_hit_once(tree_root: Path, tree: ServerProcess, max_bytes: int):
+    """The hits are in the last files a search walks, past the 100 a call shows: following `next`
+    gives exactly the hits `re` finds, each file answered once, in few calls."""
+    replies = follow(tree, {"paths": [GLOB], "find": NEEDLE}, max_bytes)
+    hits, answered = searched(replies)
+    assert hits == re_hits(tree_root, GLOB, NEEDLE) and len(hits) == 2 * HIT_FILES
+    assert len(answered) == TREE_FILES and set(answered.values()) == {1}
+    assert len(replies) <= HIT_FILES + 1
+    for reply in replies:
+        assert len(text_of(reply).encode()) <= max(max_bytes, 2000)  # MIN_REPLY_BYTES
+        assert "No hit" not in text_of(reply)  # a file without a hit costs a count, not a block
+    misses = sum(int(n) for r in replies for n in re.findall(r", (\d+) without a hit\.\]", text_of(r)))
+    assert misses == TREE_FILES - HIT_FILES
+
+
+def test_a_read_of_many_files_shows_every_line_once_past_the_first_hundreds(tree_root: Path, tree: ServerProcess):
+    replies = follow(tree, {"paths": [GLOB]}, 8192)
+    shown: dict[str, list[int]] = {}
+    for reply in replies:
+        path = None
+        for line in text_of(reply).splitlines():
+            header = re.match(r"^==> (.+?)(?: \(.*\))? <==$", line)
+            number = re.match(r"^ *(\d+)\t", line)
+            if header:
+                path = header[1]
+            elif number and path:
+                shown.setdefault(path, []).append(int(number[1]))
+    assert len(shown) == TREE_FILES
+    for path, numbers in shown.items():
+        assert numbers == list(range(1, len((tree_root / path).read_text().splitlines()) + 1)), path
+
+
+STDLIB = Path(os.path.dirname(os.path.dirname(asyncio.__file__)))
+
+
+@pytest.mark.skipif(not (STDLIB / "email").is_dir(), reason="the Python standard library's sources are not here")
+def test_a_search_of_the_standard_library_finds_what_re_finds():
+    """A real tree of hundreds of files, searched at VS Code's reply size."""
+    server = ServerProcess(STDLIB)
+    try:
+        replies = follow(server, {"paths": ["*/*.py"], "find": "def __reduce__"}, 8192)
+    finally:
+        server.close()
+    hits, answered = searched(replies)
+    assert hits == re_hits(STDLIB, "*/*.py", "def __reduce__") and hits
+    assert set(answered.values()) == {1}

@@ -262,8 +262,8 @@ def test_a_file_many_read_but_did_not_show_is_still_noted_as_changed(ws: Path):
         before = server.read(path="b.txt")["version"]
         (ws / "b.txt").write_text("b changed\n")
         reply = server.request("agentread/readMany", {"paths": [*names, "b.txt"], "maxBytes": 2000})["result"]
-        assert reply["files"][-1]["state"] == "not_shown"
-        assert {"path": "b.txt", "since": before} not in reply["next"]["paths"]  # it was asked without since
+        assert all(f["state"] == "not_shown" for f in reply["files"] if f["path"] == "b.txt")
+        assert "b.txt" in reply["next"]["paths"]  # as it was asked, without since
         again = server.read(path="b.txt")
         assert again["changed"] and text_of(again).startswith("[Changed since this session last read ") \
             and f"b.txt (version {before}" in text_of(again).splitlines()[0]

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentText, resultSize } from '../../src/convert';
-import { describeResult, forwardRead, forwardReadMany, type ManyEntry } from '../../src/protocol';
+import { describeResult, forwardRead, forwardReadMany, type ManyEntry, type ReadManyInput, type ReadManyResult } from '../../src/protocol';
 import { makeFixtures, TEXT_LINES, textLine, type Fixtures } from '../fixtures';
 import { startServer, type Server } from './harness';
 
@@ -91,6 +91,33 @@ describe('a read of many files, by the real server', () => {
     assert.equal(paths, undefined, 'the reads ended');
     assert.equal(seen.size, BIG_LINES);
     assert.ok([...seen.values()].every((count) => count === 1));
+  });
+
+  it('searches more files than a call shows: `next`, passed back as the input, reaches every hit once', async () => {
+    // The hits are in the last files of the sorted walk, past the 100 a call shows; `next` resumes the glob
+    // with `after`, which must reach the server;
+    // at the least reply size, a few files' hits a call.
+    const files = 230;
+    const HIT_FILES = 12;
+    fs.mkdirSync(path.join(fixtures.workspace, 'tree'));
+    for (let i = 0; i < files; i++) {
+      const hit = i >= files - HIT_FILES ? '    def visit_title(self):\n        pass\n' : '';
+      fs.writeFileSync(path.join(fixtures.workspace, 'tree', `m${String(i).padStart(3, '0')}.py`), `class M${i}:\n${hit}    x = ${i}\n`);
+    }
+    let input: ReadManyInput | undefined = { paths: ['tree/*.py'], find: 'def visit_title' };
+    const hits: string[] = [];
+    let calls = 0;
+    for (; input && calls <= HIT_FILES; calls++) {
+      const result: ReadManyResult = await forwardReadMany(server.send, input, [], undefined, 1400);
+      assert.equal(result.isError, false, agentText(result));
+      assert.doesNotMatch(agentText(result), /No hit/);
+      for (const file of result.files ?? []) {
+        hits.push(...(file.shown?.hits ?? []).map((hit) => `${file.path}:${hit.line}`));
+      }
+      input = result.next;
+    }
+    assert.equal(input, undefined, 'the search ended');
+    assert.deepEqual(hits, Array.from({ length: HIT_FILES }, (_, k) => `tree/m${files - HIT_FILES + k}.py:2`));
   });
 
   it('reads a file outside the workspace only with the approval of its path, the others regardless', async () => {

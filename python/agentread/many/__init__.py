@@ -6,27 +6,35 @@ caller's `maxBytes`; MAX_REPLY_IMAGES images), shared so that no file starves th
 asks for what its read gives alone; the budget goes first to the files that need least (each gets
 all it asks for while that is under an equal share of what is left), and the rest is split evenly
 among the larger ones. A file over its share is read again by lines, as many as fit; one that cannot
-be cut (an image) and does not fit is not shown. `next` continues exactly where the reply stopped:
-in listing order, the rest of each file cut or not shown, then the files past the first
-MAX_MANY_FILES.
+be cut (an image) and does not fit is not shown. A search's files without a hit cost a count, not a
+block each. `next` continues exactly where the reply stopped: the rest of each file cut (or not
+shown) before the last shown, then the call's own entries resumed past the last file answered (an
+entry's `after`: the listing is sorted, so a path says where), the call's `find` given once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentread.cancel import checkpoint
+from agentread.cancel import checkpoint, read_deadline
+from agentread.find import FIND_TIME_SHARE
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES, MIN_REPLY_BYTES
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
+from agentread.versions import version_line
 
-# Files a call. With more, a file's share of the reply falls under 20 lines, too little to be
-# worth a header.
+# Entries of `paths`, and files a call shows. With more, a file's share of the reply falls under 20
+# lines, too little to be worth a header.
 MAX_MANY_FILES = 100
+# Files a call looks at, those a search finds no hit in included: each costs the reply a count, not
+# a block, so a search goes through many more than a read shows; bounded so that a call over a huge
+# tree answers well within its deadline (the rest is reached by `next`).
+MAX_LOOKED_AT = 1000
 
 # Kept back from the budget for the closing lines that say what was cut and how to continue: a few
 # lines, and for each file cut or not shown, room to name it in `next` with its window.
@@ -68,14 +76,47 @@ Read = Callable[[ReadRequest], ReadResult]
 
 
 @dataclass(frozen=True)
+class Entry:
+    """One entry of `paths`."""
+    given: str | dict[str, Any]  # as the caller wrote it: what `next` repeats
+    request: ReadRequest  # its read, the call's find and outline under its own fields; a path may be a glob
+    after: str | None = None  # only the files it lists sorted after this path: where a `next` resumes it
+
+
+@dataclass(frozen=True)
 class ManyRequest:
-    entries: tuple[ReadRequest, ...]  # as given: a path may be a glob
+    entries: tuple[Entry, ...]
     max_bytes: int | None = None  # the reply's text in UTF-8 bytes at most (the host's limit); None: no limit
+    search: dict[str, Any] = field(default_factory=dict)  # the call's find, regex, ignoreCase, outline, as given
 
     @property
     def budget(self) -> int:
         """The reply's text, closing lines included, in UTF-8 bytes at most."""
         return MAX_OUTPUT_BYTES if self.max_bytes is None else min(self.max_bytes, MAX_OUTPUT_BYTES)
+
+    @property
+    def resume_bytes(self) -> int:
+        """What naming the call's own entries again in `next` takes."""
+        return len(json.dumps({"paths": [e.given for e in self.entries], **self.search}, ensure_ascii=False)
+                   .encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A file of the listing, and the entry of `paths` that names it."""
+    request: ReadRequest  # a glob's match, by its path from the root
+    entry: int
+
+
+@dataclass
+class Listing:
+    """The files a call's entries name, and what a `next` needs to name them again."""
+    files: list[Listed] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what it left out (caps, matches outside the roots)
+    last: dict[int, str] = field(default_factory=dict)  # each entry's last file, its `after` once all are answered
+    # The entries whose files a later entry also names, by that later entry: kept in `next` while
+    # it is, so that those files stay read once.
+    shadowed_by: dict[int, set[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +133,16 @@ class FileRead:
         if self.result.is_error:
             return "error"
         return "cut" if self.rest is not None else "whole"
+
+    @property
+    def no_hit(self) -> bool:
+        """A search that found nothing and has nothing else to say (no change, nothing passed over
+        unsearched): the reply counts it, and shows it no block."""
+        result = self.result
+        if (result is None or result.is_error or self.request.find is None or result.next is not None
+                or result.changed or result.diff or result.unchanged or (result.shown or {}).get("hits")):
+            return False
+        return len([line for line in result.text().splitlines() if line != version_line(result)]) == 1
 
     @property
     def rest(self) -> str | dict[str, Any] | None:
@@ -112,7 +163,7 @@ class FileRead:
 
 @dataclass
 class ManyResult:
-    files: list[FileRead]
+    files: list[FileRead]  # those this reply answers, in listing order
     content: list[TextPart | ImagePart] = field(default_factory=list)
     next: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)  # what the listing left out (caps, matches outside the roots)
@@ -146,8 +197,8 @@ class ManyResult:
 
 
 def parse_many_request(params: Any) -> ManyRequest:
-    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?, since?}]} as a
-    ManyRequest, or InvalidParams."""
+    """{paths: [path | glob | {path, offset?, limit?, pages?, cells?, raw?, since?, after?}],
+    find?, ...} as a ManyRequest, or InvalidParams."""
     if not isinstance(params, dict) or "paths" not in params:
         raise InvalidParams("params must be an object like {\"paths\": [\"README.md\", \"src/**/*.py\"]}")
     known = {"paths", "maxBytes", *_FOR_ALL}
@@ -162,31 +213,32 @@ def parse_many_request(params: Any) -> ManyRequest:
         raise InvalidParams(f"'paths' lists {len(paths)} entries; at most {MAX_MANY_FILES} a call. Split them "
                             "over several calls, or use a glob.")
     entries = []
-    for item in paths:
-        if isinstance(item, str):
-            item = {"path": item}
+    for given in paths:
+        item = {"path": given} if isinstance(given, str) else given
         if not isinstance(item, dict) or "consent" in item:
             raise InvalidParams(f"each entry of 'paths' must be a string or an object {{path, offset?, limit?, "
-                                f"pages?, cells?, raw?, since?}}, got {item!r}")
-        entries.append(parse_request({**search, **item}))
-    return ManyRequest(tuple(entries), max_bytes(params))
+                                f"pages?, cells?, raw?, since?, after?}}, got {given!r}")
+        item = dict(item)
+        after = item.pop("after", None)
+        if after is not None and (not isinstance(after, str) or not after):
+            raise InvalidParams(f"'after' must be a path, as a reply's `next` gives it, got {after!r}")
+        entries.append(Entry(given, parse_request({**search, **item}), after))
+    return ManyRequest(tuple(entries), max_bytes(params), search)
 
 
 def read_many(engine, request: ManyRequest, read: Read | None = None) -> ManyResult:
-    """Read every file `request` lists into one reply. `read` reads one file (default: engine.read;
-    a server may pass one that applies its own consent). Never raises for a file's problem: each is
-    reported in its place."""
+    """Read every file `request` lists into one reply, or as many as it holds and a `next` that
+    resumes after them. `read` reads one file (default: engine.read; a server may pass one that
+    applies its own consent). Never raises for a file's problem: each is reported in its place."""
     read = _each_own_errors(read or engine.read)
-    listed, leftover, notes = _listing(engine.workspace, request.entries)
-    files = []
-    for req in listed:
-        checkpoint()
-        files.append(FileRead(req, read(req)))
-    _share(files, read, leftover, request.budget)
-    _attach_images(files)
-    if files and all(f.result is None for f in files):
-        _show_first(files, read, leftover, notes, request.budget)
-    return _reply(files, leftover, notes, request.budget)
+    listing = _listing(engine.workspace, request.entries)
+    files = _look(listing.files, read, request)
+    blocks = [f for f in files if not f.no_hit]
+    _share(blocks, read, request.budget, request.resume_bytes)
+    _attach_images(blocks)
+    if blocks and all(f.result is None for f in blocks):
+        _show_first(blocks, read, _assemble(files, listing, request).text(), request.budget)
+    return _reply(files, listing, request)
 
 
 def _each_own_errors(read: Read) -> Read:
@@ -201,36 +253,57 @@ def _each_own_errors(read: Read) -> Read:
     return guarded
 
 
-def expand(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[str]]:
-    """The files this call reads of those `entries` name (at most MAX_MANY_FILES), and the
-    listing's notes."""
-    listed, _, notes = _listing(workspace, entries)
-    return listed, notes
+def expand(workspace, request: ManyRequest) -> list[ReadRequest]:
+    """The files a call of `request` may read, for a client to ask its user about first."""
+    return [listed.request for listed in _listing(workspace, request.entries).files[:MAX_LOOKED_AT]]
 
 
-def _listing(workspace, entries: tuple[ReadRequest, ...]) -> tuple[list[ReadRequest], list[ReadRequest], list[str]]:
+def _listing(workspace, entries: tuple[Entry, ...]) -> Listing:
     """The files `entries` name, globs expanded (sorted, regular files inside the roots only),
-    duplicates dropped: the first MAX_MANY_FILES, those past them (left for `next`), and a note for
-    each thing left out."""
-    listed: list[ReadRequest] = []
-    seen: set = set()
-    notes: list[str] = []
-    dropped: list[ReadRequest] = []
-    for entry in entries:
-        if is_glob(entry.path, workspace):
-            names = expand_glob(workspace, entry.path, notes)
+    duplicates dropped, and each entry's files up to its `after` left out (answered by an earlier
+    call); and a note for each thing the listing left out."""
+    listing = Listing()
+    seen: dict = {}  # each file, by where it leads and its window: the entry that names it first
+    for index, entry in enumerate(entries):
+        if is_glob(entry.request.path, workspace):
+            names = expand_glob(workspace, entry.request.path, listing.notes)
             if not names:
-                notes.append(f"`{entry.path}` matched no file inside the workspace.")
-            requests = [dataclasses.replace(entry, path=name) for name in names]
+                listing.notes.append(f"`{entry.request.path}` matched no file inside the workspace.")
+            requests = [dataclasses.replace(entry.request, path=name) for name in names]
         else:
-            requests = [entry]
+            requests = [entry.request]
         for req in requests:
             key = (real_path(workspace, req.path), *(getattr(req, k) for k in _WINDOW))
             if key in seen:
+                listing.shadowed_by.setdefault(index, set()).add(seen[key])
                 continue
-            seen.add(key)
-            (listed if len(listed) < MAX_MANY_FILES else dropped).append(req)
-    return listed, dropped, notes
+            seen[key] = index
+            listing.last[index] = req.path
+            if entry.after is None or req.path > entry.after:  # the order expand_glob sorts in
+                listing.files.append(Listed(req, index))
+    return listing
+
+
+def _look(listing: list[Listed], read: Read, request: ManyRequest) -> list[FileRead]:
+    """The files this call reads, in listing order: at most MAX_MANY_FILES to show and
+    MAX_LOOKED_AT in all. A search stops sooner once the hits it found fill the reply, or once
+    its share of the deadline is spent (FIND_TIME_SHARE): the rest wait for `next`."""
+    searching = "find" in request.search
+    ends = time.monotonic() + FIND_TIME_SHARE * read_deadline()
+    files: list[FileRead] = []
+    shown = need = 0
+    for listed in listing:
+        if shown >= MAX_MANY_FILES or len(files) >= MAX_LOOKED_AT:
+            break
+        if searching and files and (need > request.budget or time.monotonic() > ends):
+            break
+        checkpoint()
+        f = FileRead(listed.request, read(listed.request))
+        files.append(f)
+        if not f.no_hit:
+            shown += 1
+            need += _measure(f)[0]
+    return files
 
 
 def _measure(f: FileRead) -> tuple[int, int]:
@@ -251,25 +324,25 @@ def _fair(needs: list[int], total: int) -> list[int]:
     return shares
 
 
-def _reserve(named: list[ReadRequest], budget: int) -> int:
-    """Bytes kept back for the closing lines: a few, and each file `named` once in `next`
-    with its window."""
+def _reserve(named: list[ReadRequest], resume_bytes: int, budget: int) -> int:
+    """Bytes kept back for the closing lines: a few, each file `named` once in `next` with its
+    window, and the call's own entries resumed."""
     names = sum(SUMMARY_RESERVE_PER_FILE + len(json.dumps(_entry(req), ensure_ascii=False).encode("utf-8",
                 "surrogatepass")) for req in named[:MAX_MANY_FILES])
-    return min(SUMMARY_RESERVE_BYTES + names, int(budget * MAX_SUMMARY_SHARE))
+    return min(SUMMARY_RESERVE_BYTES + names + resume_bytes, int(budget * MAX_SUMMARY_SHARE))
 
 
-def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest], budget: int) -> None:
+def _share(files: list[FileRead], read: Read, budget: int, resume_bytes: int) -> None:
     """Fit each file into its share of the reply, cutting by lines what can be cut; what cannot
     is not shown. When the shares are too small to show much of a file (many files, long paths),
     the first half of the files share the reply, then the first quarter, ...: the rest wait,
-    whole, in `next`."""
+    whole, for `next`."""
     if not files:
         return
     needs = [_measure(f) for f in files]
     count = len(files)
     while True:
-        shares = _shares(files[:count], needs[:count], [f.request for f in files[count:]] + leftover, budget)
+        shares = _shares(files[:count], needs[:count], resume_bytes, budget)
         if count == 1 or not any(_too_small(f, need, share) for f, need, share in zip(files, needs, shares)):
             break
         count //= 2
@@ -281,17 +354,17 @@ def _share(files: list[FileRead], read: Read, leftover: list[ReadRequest], budge
             f.result = _fit(f, read, room_b, room_l)
 
 
-def _shares(files: list[FileRead], needs: list[tuple[int, int]], waiting: list[ReadRequest],
+def _shares(files: list[FileRead], needs: list[tuple[int, int]], resume_bytes: int,
             budget: int) -> list[tuple[int, int]]:
-    """Each file's room in the reply, (bytes, lines), besides the closing lines that name
-    `waiting` too."""
+    """Each file's room in the reply, (bytes, lines), besides the closing lines."""
     line_shares = _fair([n for _, n in needs], MAX_LINES - SUMMARY_RESERVE_LINES)
     # The closing `next` names only the files cut or not shown: room is kept for every
     # file at first, then for those over that first share. The shares only grow, so no
     # other file joins them.
     named = files
     for _ in range(2):
-        byte_shares = _fair([b for b, _ in needs], budget - _reserve([f.request for f in named] + waiting, budget))
+        byte_shares = _fair([b for b, _ in needs], budget - _reserve([f.request for f in named], resume_bytes,
+                                                                     budget))
         named = [f for f, (b, n), room_b, room_l in zip(files, needs, byte_shares, line_shares)
                  if b > room_b or n > room_l or f.rest is not None]
     return list(zip(byte_shares, line_shares))
@@ -304,11 +377,9 @@ def _too_small(f: FileRead, need: tuple[int, int], share: tuple[int, int]) -> bo
                                                + MIN_SHARE_BYTES or share[1] < MIN_SHARE_LINES)
 
 
-def _show_first(files: list[FileRead], read: Read, leftover: list[ReadRequest], notes: list[str],
-                budget: int) -> None:
-    """Nothing found room (long paths, many files): the first file is shown, cut to what the closing
-    lines leave, one line at least, so that following `next` always moves on."""
-    closing = _assemble(files, leftover, notes).text()
+def _show_first(files: list[FileRead], read: Read, closing: str, budget: int) -> None:
+    """Nothing found room (long paths, many files): the first file is shown, cut to what the
+    `closing` lines leave, one line at least, so that following `next` always moves on."""
     room_b = max(budget - len(closing.encode("utf-8", "surrogatepass")), min(MIN_PROGRESS_BYTES, budget // 2))
     room_l = MAX_LINES - closing.count("\n") - 1
     first = files[0]
@@ -421,15 +492,44 @@ def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | 
     return {"path": request.path, **fields} if fields else request.path
 
 
-def _reply(files: list[FileRead], leftover: list[ReadRequest], notes: list[str], budget: int) -> ManyResult:
-    """The reply, within the budget: past it (the shares are estimates), the last files shown are
-    left for `next`, all but one."""
-    reply = _assemble(files, leftover, notes)
-    shown = [f for f in files if f.result is not None]
-    while len(shown) > 1 and _over_budget(reply, budget):
+def _without(entry: str | dict[str, Any], search: dict[str, Any]) -> str | dict[str, Any]:
+    """An entry of `next`, less what the call's `find` (or `outline`) beside `paths` says of all."""
+    if isinstance(entry, str):
+        return entry
+    fields = {k: v for k, v in entry.items() if k == "path" or k not in search or search[k] != v}
+    return fields if len(fields) > 1 else fields["path"]
+
+
+def _resumed(request: ManyRequest, listing: Listing, end: int) -> list[str | dict[str, Any]]:
+    """The call's own entries that list files from `listing.files[end]` on, as given, the one
+    holding the last file answered resumed past it (`after`); and before them each entry answered
+    whose files they name too, past its last file: it lists none, and they do not list those."""
+    files = listing.files
+    kept = dict.fromkeys(listed.entry for listed in files[end:])
+    shadows = {w for index in kept for w in listing.shadowed_by.get(index, ()) if w not in kept}
+    out: list[str | dict[str, Any]] = []
+    for index in sorted(shadows | set(kept)):
+        given = request.entries[index].given
+        after = listing.last[index] if index in shadows else \
+            files[end - 1].request.path if end and files[end - 1].entry == index else None
+        if after is not None:
+            given = {**({"path": given} if isinstance(given, str) else given), "after": after}
+        out.append(given)
+    return out
+
+
+def _reply(files: list[FileRead], listing: Listing, request: ManyRequest) -> ManyResult:
+    """The reply, within the budget: past it (the shares are estimates), or past what `next` may
+    list, the last files shown are left for `next`, all but one. The files without a hit are
+    named when there is room."""
+    reply = _assemble(files, listing, request)
+    shown = [f for f in files if f.result is not None and not f.no_hit]
+    while len(shown) > 1 and (_over_budget(reply, request.budget)
+                              or len(reply.next["paths"] if reply.next else ()) > MAX_MANY_FILES):
         shown.pop().result = None
-        reply = _assemble(files, leftover, notes)
-    return reply
+        reply = _assemble(files, listing, request)
+    named = _assemble(files, listing, request, name_misses=True)
+    return reply if _over_budget(named, request.budget) else named
 
 
 def _over_budget(reply: ManyResult, budget: int) -> bool:
@@ -437,32 +537,38 @@ def _over_budget(reply: ManyResult, budget: int) -> bool:
     return len(text.encode("utf-8", "surrogatepass")) > budget or text.count("\n") + 1 > MAX_LINES
 
 
-def _assemble(files: list[FileRead], leftover: list[ReadRequest], notes: list[str]) -> ManyResult:
-    reply = ManyResult(files, notes=list(notes))
-    for f in files:
-        if f.result is not None:
+def _assemble(files: list[FileRead], listing: Listing, request: ManyRequest, name_misses: bool = False
+              ) -> ManyResult:
+    """The reply: the files up to the first not shown after the last shown (each shown under its
+    header, each without a hit counted), and a `next` that resumes at the first file past them."""
+    last = max((i for i, f in enumerate(files) if f.result is not None and not f.no_hit), default=-1)
+    end = next((i for i in range(last + 1, len(files)) if files[i].result is None), len(files))
+    answered = files[:end]
+    reply = ManyResult(answered, notes=list(listing.notes))
+    for f in answered:
+        if f.result is not None and not f.no_hit:
             reply.content.append(TextPart(_header(f)))
             reply.content.extend(f.result.content)
-    rest = [entry for entry in (f.rest for f in files) if entry is not None]
-    carried = leftover[:max(0, MAX_MANY_FILES - len(rest))]
-    rest += [_entry(req) for req in carried]
-    states = [f.state for f in files]
-    summary = [f"[{len(files)} files: {states.count('whole')} shown whole, {states.count('cut')} cut, "
-               f"{states.count('error')} errors, {states.count('not_shown')} not shown (no room left).]"]
-    pictures = [f"{f.request.path} ({f.images_dropped})" for f in files if f.images_dropped]
+    rest = [_without(entry, request.search) for entry in (f.rest for f in answered) if entry is not None]
+    paths = rest + _resumed(request, listing, end)
+    misses = [f.request.path for f in answered if f.no_hit]
+    states = [f.state for f in answered if not f.no_hit]
+    summary = [f"[{len(answered)} files: {states.count('whole')} shown whole, {states.count('cut')} cut, "
+               f"{states.count('error')} errors, {states.count('not_shown')} not shown (no room left)"
+               + (f", {len(misses)} without a hit" if misses else "") + ".]"]
+    if misses:
+        summary.append("[Without a hit: " + (", ".join(misses) if name_misses or len(misses) == 1 else
+                                              f"{len(misses)} files, from {misses[0]} to {misses[-1]}") + ".]")
+    pictures = [f"{f.request.path} ({f.images_dropped})" for f in answered if f.images_dropped]
     if pictures:
         summary.append("[Images not attached, over what a reply attaches: " + ", ".join(pictures) + ".]")
-    summary.extend(f"[{note}]" for note in notes)
-    if carried:
-        summary.append(f"[{len(leftover):,} more files than a call reads ({MAX_MANY_FILES}); "
-                       f"{'all' if len(carried) == len(leftover) else len(carried)} of them are in `next`.]")
-    if len(carried) < len(leftover):
-        lost = leftover[len(carried):]
-        summary.append(f"[{len(lost):,} files, from {lost[0].path} to {lost[-1].path}, were left out: `next` holds "
-                       f"at most {MAX_MANY_FILES} entries. Narrow the globs, or list those files in another call.]")
-    if rest:
-        reply.next = {"paths": rest}
-        summary.append("[To continue, call read_many again with paths: " + json.dumps(rest, ensure_ascii=False)
+    summary.extend(f"[{note}]" for note in listing.notes)
+    if end < len(listing.files):
+        summary.append(f"[{len(listing.files) - end:,} more files listed are not in this reply, from "
+                       f"{listing.files[end].request.path} on: `next` reads on there.]")
+    if paths:
+        reply.next = {"paths": paths, **request.search}
+        summary.append("[To continue, call read_many again with " + json.dumps(reply.next, ensure_ascii=False)
                        + "]")
     reply.content.append(TextPart("\n".join(summary)))
     return reply

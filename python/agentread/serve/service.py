@@ -262,7 +262,7 @@ class ReadService:
         workspace only) or a path that names no file (refused for that). On a read thread: it looks
         at the file system."""
         def refusals(stop: threading.Event) -> list[Refusal | None]:
-            names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths.entries)[0]]
+            names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths)]
             out: list[Refusal | None] = []
             for raw in names:
                 try:
