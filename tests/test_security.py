@@ -407,3 +407,84 @@ def test_proc_files_are_outside_and_unreadable_ones_are_a_clear_error(layout):
     # not a crash.
     result = read(engine, path="/proc/self/mem", consent=True)
     assert result.is_error and result.error.code in ("read_failed", "special_file"), result.text()
+
+
+# --- what a refusal or a glob tells of outside the workspace
+# -------------------------------------------------------------
+
+# A folder outside the workspace whose name the model was never given.
+UNSEEN = "unseen-folder-name"
+# Globs over the files of a folder outside: each answer must be the same, or they bisect its names.
+BISECTING = ("id_[n-z]*", "id_[a-m]*", "*", "no-such-name-*")
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> tuple[Path, Path]:
+    """tmp/ws (with a.txt, sub/, and `linked` a link to the folder outside) and tmp/UNSEEN/keys
+    holding id_rsa."""
+    ws, keys = tmp_path / "ws", tmp_path / UNSEEN / "keys"
+    (ws / "sub").mkdir(parents=True)
+    keys.mkdir(parents=True)
+    (ws / "a.txt").write_text("inside line\n")
+    (keys / "id_rsa").write_text(SECRET + "\n")
+    (ws / "linked").symlink_to(keys, target_is_directory=True)
+    return ws.resolve(), keys.resolve()
+
+
+def _bisecting_globs(keys: Path) -> list[list[str]]:
+    """For each way to reach the folder outside, the globs of BISECTING under it."""
+    return [[f"{folder}/{glob}" for glob in BISECTING] for folder in (keys, "linked", f"sub/../../{UNSEEN}/keys")]
+
+
+def _same_answer(globs: list[str], answers: list[str]) -> None:
+    """Each glob's answer, the glob itself taken out, is the same: none tells the folder's names."""
+    unspelled = [answer.replace(glob, "GLOB") for glob, answer in zip(globs, answers)]
+    assert len(set(unspelled)) == 1, unspelled
+    assert SECRET not in unspelled[0] and "id_rsa" not in unspelled[0], unspelled[0]
+
+
+def test_a_glob_through_the_server_tells_nothing_of_a_folder_outside(keys):
+    ws, folder = keys
+    server = ServerProcess(ws)
+    try:
+        for globs in _bisecting_globs(folder):
+            _same_answer(globs, [text_of(server.request("agentread/readMany", {"paths": [glob]})["result"])
+                                 for glob in globs])
+        assert "inside line" in text_of(server.read(path="a.txt"))
+    finally:
+        server.close()
+
+
+def test_a_glob_through_mcp_tells_nothing_of_a_folder_outside(keys):
+    from mcp_client import run, texts
+
+    ws, folder = keys
+    every = _bisecting_globs(folder)
+
+    async def calls(client):
+        answers = [[texts(await client.call_tool("read_many", {"paths": [glob]})) for glob in globs]
+                   for globs in every]
+        return answers, texts(await client.call_tool("read", {"path": "a.txt"}))
+
+    answers, after = run({}, "--root", str(ws), calls=calls)
+    for globs, texts_ in zip(every, answers):
+        _same_answer(globs, texts_)
+    assert "inside line" in after
+
+
+def test_a_refusal_does_not_say_where_a_link_outside_leads(keys):
+    ws, folder = keys
+    (ws / "notes.txt").symlink_to(folder / "id_rsa")
+    server = ServerProcess(ws)
+    try:
+        for path in ("notes.txt", "linked/id_rsa", "linked"):
+            refused = server.read(path=path)
+            assert refused["error"]["code"] == "outside_workspace", refused
+            assert UNSEEN not in text_of(refused) and "outside the workspace" in text_of(refused)
+        many = server.request("agentread/readMany", {"paths": ["notes.txt", "a.txt"]})["result"]
+        assert UNSEEN not in text_of(many) and "inside line" in text_of(many)
+        # The client, not the model, learns where it leads: to put it to the user.
+        check = server.request("agentread/check", {"paths": ["notes.txt"]})["result"]["checks"][0]
+        assert check["real"] == str(folder / "id_rsa") and "outside_workspace" in check["reasons"]
+    finally:
+        server.close()

@@ -105,8 +105,9 @@ class Workspace:
         real, refused = refusal.real, refusal.reasons - consent
         if OUTSIDE in refused:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
-            raise ReadError(OUTSIDE, f"{raw} resolves to {real}, which is outside {where}. "
-                            "The user must approve reading it: ask them, or read a file inside the workspace.")
+            # Where it leads is not said: the model has no consent to learn names outside.
+            raise ReadError(OUTSIDE, f"{raw} leads outside {where}. The user must approve reading it: ask "
+                            "them, or read a file inside the workspace.")
         member = None
         try:
             st = os.stat(real)
