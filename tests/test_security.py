@@ -488,3 +488,113 @@ def test_a_refusal_does_not_say_where_a_link_outside_leads(keys):
         assert check["real"] == str(folder / "id_rsa") and "outside_workspace" in check["reasons"]
     finally:
         server.close()
+
+
+# --- the secret rule
+# ----------------------------------------------------------------------------------------
+
+# Names of secrets, each as a copy, an editor or another spelling leaves them.
+SECRET_NAMES = [".ENV", ".env ", ".env.", ".env~", "#.env#", ".Env.swp", ".git-credentials.bak", "id_ed25519_sk",
+                "id_rsa.old", "work.ppk", ".htpasswd", ".netrc.orig", ".pgpass", "home/.ssh/keys/work",
+                "home/.SSH.bak/config", "home/.gnupg/private-keys-v1.d/k.key", "home/.aws/sso/cache/t.json",
+                "home/.config/gh/hosts.yml", "home/.docker/contexts/meta.json", "home/.password-store/mail.gpg"]
+
+
+def test_secrets_spelled_any_way_need_consent_through_the_server(tmp_path: Path):
+    for name in SECRET_NAMES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(SECRET + "\n")
+    (tmp_path / "a.txt").write_text("inside line\n")
+    server = ServerProcess(tmp_path)
+    try:
+        for name in SECRET_NAMES:
+            refused = server.read(path=name)
+            assert refused["isError"] and refused["error"]["code"] == "sensitive_file", (name, refused)
+            assert SECRET not in text_of(refused)
+            assert SECRET in text_of(server.read(path=name, consent=True)), name
+        assert "inside line" in text_of(server.read(path="a.txt"))
+    finally:
+        server.close()
+
+
+def test_an_archive_member_is_matched_by_the_same_rule_through_the_cli(tmp_path: Path):
+    import subprocess
+    import sys
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "bundle.zip", "w") as bundle:
+        for member in ("x/.ENV", "x/.env ", "x/id_ed25519_sk", "x/readme.txt"):
+            bundle.writestr(member, SECRET + "\n" if member != "x/readme.txt" else "plain\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "agentread", "read", *args, "--root", str(tmp_path)],
+                              capture_output=True, text=True, timeout=60)
+
+    for member in ("x/.ENV", "x/.env ", "x/id_ed25519_sk"):
+        refused = cli(f"bundle.zip/{member}")
+        assert refused.returncode == 1 and "secrets" in refused.stdout and SECRET not in refused.stdout, member
+        assert SECRET in cli(f"bundle.zip/{member}", "--consent").stdout, member
+    assert "plain" in cli("bundle.zip/x/readme.txt").stdout
+
+
+def test_allowing_outside_reads_lifts_only_that_refusal_through_mcp(tmp_path: Path, monkeypatch):
+    from mcp_client import run, texts
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    (ws / "a.txt").write_text("inside line\n")
+    names = ["~/.ssh/keys/work", "~/.config/gcloud/application_default_credentials.json", "~/.config/gh/hosts.yml"]
+    for name in names:
+        path = home / name[2:]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(SECRET + "\n")
+    (ws / "env.txt").symlink_to("/proc/self/environ")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AGENTREAD_TEST_SECRET", SECRET)  # in the server's environment
+    paths = [*names, "/proc/self/environ", "/proc/self/cmdline", "env.txt"]
+
+    def reading(listed: list[str]):
+        async def calls(client):
+            return [await client.call_tool("read", {"path": path}) for path in listed]
+        return calls
+
+    *refused, after = run({}, "--root", str(ws), "--allow-outside-roots", calls=reading([*paths, "a.txt"]))
+    for path, answer in zip(paths, refused):
+        assert answer.is_error and "secrets" in texts(answer) and SECRET not in texts(answer), (path, texts(answer))
+    assert "inside line" in texts(after)
+    allowed = run({}, "--root", str(ws), "--allow-outside-roots", "--allow-sensitive", calls=reading(names))
+    for path, answer in zip(names, allowed):
+        assert SECRET in texts(answer), path
+
+
+def test_a_hard_link_needs_consent_through_the_server(layout):
+    ws, outside = layout
+    (ws / ".env").write_text(SECRET + "\n")
+    os.link(outside / "secret.txt", ws / "notes.txt")  # another name of a file outside
+    os.link(ws / ".env", ws / "settings.txt")  # another name of a secret
+    server = ServerProcess(ws)
+    try:
+        for name in ("notes.txt", "settings.txt"):
+            refused = server.read(path=name)
+            assert refused["isError"] and refused["error"]["code"] == "sensitive_file", refused
+            assert "hard link" in text_of(refused) and SECRET not in text_of(refused)
+            assert SECRET in text_of(server.read(path=name, consent=True))
+        many = server.request("agentread/readMany", {"paths": ["*.txt"]})["result"]
+        states = {f["path"]: f["state"] for f in many["files"]}
+        assert states == {"a.txt": "whole", "notes.txt": "error", "settings.txt": "error"}
+        assert SECRET not in text_of(many)
+        check = server.request("agentread/check", {"paths": ["notes.txt", "a.txt"]})["result"]["checks"]
+        assert [c["reasons"] for c in check] == [["sensitive_file"], []]
+    finally:
+        server.close()
+
+
+def test_the_default_sensitive_patterns_are_what_package_json_gives_vs_code():
+    """The extension sends its setting's list, which replaces the server's: one default list."""
+    import json
+
+    from agentread.workspace import DEFAULT_SENSITIVE_PATTERNS
+
+    manifest = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
+    setting = manifest["contributes"]["configuration"]["properties"]["agentread.sensitiveFiles"]
+    assert tuple(setting["default"]) == DEFAULT_SENSITIVE_PATTERNS
