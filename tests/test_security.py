@@ -407,3 +407,194 @@ def test_proc_files_are_outside_and_unreadable_ones_are_a_clear_error(layout):
     # not a crash.
     result = read(engine, path="/proc/self/mem", consent=True)
     assert result.is_error and result.error.code in ("read_failed", "special_file"), result.text()
+
+
+# --- what a refusal or a glob tells of outside the workspace
+# -------------------------------------------------------------
+
+# A folder outside the workspace whose name the model was never given.
+UNSEEN = "unseen-folder-name"
+# Globs over the files of a folder outside: each answer must be the same, or they bisect its names.
+BISECTING = ("id_[n-z]*", "id_[a-m]*", "*", "no-such-name-*")
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> tuple[Path, Path]:
+    """tmp/ws (with a.txt, sub/, and `linked` a link to the folder outside) and tmp/UNSEEN/keys
+    holding id_rsa."""
+    ws, keys = tmp_path / "ws", tmp_path / UNSEEN / "keys"
+    (ws / "sub").mkdir(parents=True)
+    keys.mkdir(parents=True)
+    (ws / "a.txt").write_text("inside line\n")
+    (keys / "id_rsa").write_text(SECRET + "\n")
+    (ws / "linked").symlink_to(keys, target_is_directory=True)
+    return ws.resolve(), keys.resolve()
+
+
+def _bisecting_globs(keys: Path) -> list[list[str]]:
+    """For each way to reach the folder outside, the globs of BISECTING under it."""
+    return [[f"{folder}/{glob}" for glob in BISECTING] for folder in (keys, "linked", f"sub/../../{UNSEEN}/keys")]
+
+
+def _same_answer(globs: list[str], answers: list[str]) -> None:
+    """Each glob's answer, the glob itself taken out, is the same: none tells the folder's names."""
+    unspelled = [answer.replace(glob, "GLOB") for glob, answer in zip(globs, answers)]
+    assert len(set(unspelled)) == 1, unspelled
+    assert SECRET not in unspelled[0] and "id_rsa" not in unspelled[0], unspelled[0]
+
+
+def test_a_glob_through_the_server_tells_nothing_of_a_folder_outside(keys):
+    ws, folder = keys
+    server = ServerProcess(ws)
+    try:
+        for globs in _bisecting_globs(folder):
+            _same_answer(globs, [text_of(server.request("agentread/readMany", {"paths": [glob]})["result"])
+                                 for glob in globs])
+        assert "inside line" in text_of(server.read(path="a.txt"))
+    finally:
+        server.close()
+
+
+def test_a_glob_through_mcp_tells_nothing_of_a_folder_outside(keys):
+    from mcp_client import run, texts
+
+    ws, folder = keys
+    every = _bisecting_globs(folder)
+
+    async def calls(client):
+        answers = [[texts(await client.call_tool("read_many", {"paths": [glob]})) for glob in globs]
+                   for globs in every]
+        return answers, texts(await client.call_tool("read", {"path": "a.txt"}))
+
+    answers, after = run({}, "--root", str(ws), calls=calls)
+    for globs, texts_ in zip(every, answers):
+        _same_answer(globs, texts_)
+    assert "inside line" in after
+
+
+def test_a_refusal_does_not_say_where_a_link_outside_leads(keys):
+    ws, folder = keys
+    (ws / "notes.txt").symlink_to(folder / "id_rsa")
+    server = ServerProcess(ws)
+    try:
+        for path in ("notes.txt", "linked/id_rsa", "linked"):
+            refused = server.read(path=path)
+            assert refused["error"]["code"] == "outside_workspace", refused
+            assert UNSEEN not in text_of(refused) and "outside the workspace" in text_of(refused)
+        many = server.request("agentread/readMany", {"paths": ["notes.txt", "a.txt"]})["result"]
+        assert UNSEEN not in text_of(many) and "inside line" in text_of(many)
+        # The client, not the model, learns where it leads: to put it to the user.
+        check = server.request("agentread/check", {"paths": ["notes.txt"]})["result"]["checks"][0]
+        assert check["real"] == str(folder / "id_rsa") and "outside_workspace" in check["reasons"]
+    finally:
+        server.close()
+
+
+# --- the secret rule
+# ----------------------------------------------------------------------------------------
+
+# Names of secrets, each as a copy, an editor or another spelling leaves them.
+SECRET_NAMES = [".ENV", ".env ", ".env.", ".env~", "#.env#", ".Env.swp", ".git-credentials.bak", "id_ed25519_sk",
+                "id_rsa.old", "work.ppk", ".htpasswd", ".netrc.orig", ".pgpass", "home/.ssh/keys/work",
+                "home/.SSH.bak/config", "home/.gnupg/private-keys-v1.d/k.key", "home/.aws/sso/cache/t.json",
+                "home/.config/gh/hosts.yml", "home/.docker/contexts/meta.json", "home/.password-store/mail.gpg"]
+
+
+def test_secrets_spelled_any_way_need_consent_through_the_server(tmp_path: Path):
+    for name in SECRET_NAMES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(SECRET + "\n")
+    (tmp_path / "a.txt").write_text("inside line\n")
+    server = ServerProcess(tmp_path)
+    try:
+        for name in SECRET_NAMES:
+            refused = server.read(path=name)
+            assert refused["isError"] and refused["error"]["code"] == "sensitive_file", (name, refused)
+            assert SECRET not in text_of(refused)
+            assert SECRET in text_of(server.read(path=name, consent=True)), name
+        assert "inside line" in text_of(server.read(path="a.txt"))
+    finally:
+        server.close()
+
+
+def test_an_archive_member_is_matched_by_the_same_rule_through_the_cli(tmp_path: Path):
+    import subprocess
+    import sys
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "bundle.zip", "w") as bundle:
+        for member in ("x/.ENV", "x/.env ", "x/id_ed25519_sk", "x/readme.txt"):
+            bundle.writestr(member, SECRET + "\n" if member != "x/readme.txt" else "plain\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "agentread", "read", *args, "--root", str(tmp_path)],
+                              capture_output=True, text=True, timeout=60)
+
+    for member in ("x/.ENV", "x/.env ", "x/id_ed25519_sk"):
+        refused = cli(f"bundle.zip/{member}")
+        assert refused.returncode == 1 and "secrets" in refused.stdout and SECRET not in refused.stdout, member
+        assert SECRET in cli(f"bundle.zip/{member}", "--consent").stdout, member
+    assert "plain" in cli("bundle.zip/x/readme.txt").stdout
+
+
+def test_allowing_outside_reads_lifts_only_that_refusal_through_mcp(tmp_path: Path, monkeypatch):
+    from mcp_client import run, texts
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    (ws / "a.txt").write_text("inside line\n")
+    names = ["~/.ssh/keys/work", "~/.config/gcloud/application_default_credentials.json", "~/.config/gh/hosts.yml"]
+    for name in names:
+        path = home / name[2:]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(SECRET + "\n")
+    (ws / "env.txt").symlink_to("/proc/self/environ")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AGENTREAD_TEST_SECRET", SECRET)  # in the server's environment
+    paths = [*names, "/proc/self/environ", "/proc/self/cmdline", "env.txt"]
+
+    def reading(listed: list[str]):
+        async def calls(client):
+            return [await client.call_tool("read", {"path": path}) for path in listed]
+        return calls
+
+    *refused, after = run({}, "--root", str(ws), "--allow-outside-roots", calls=reading([*paths, "a.txt"]))
+    for path, answer in zip(paths, refused):
+        assert answer.is_error and "secrets" in texts(answer) and SECRET not in texts(answer), (path, texts(answer))
+    assert "inside line" in texts(after)
+    allowed = run({}, "--root", str(ws), "--allow-outside-roots", "--allow-sensitive", calls=reading(names))
+    for path, answer in zip(names, allowed):
+        assert SECRET in texts(answer), path
+
+
+def test_a_hard_link_needs_consent_through_the_server(layout):
+    ws, outside = layout
+    (ws / ".env").write_text(SECRET + "\n")
+    os.link(outside / "secret.txt", ws / "notes.txt")  # another name of a file outside
+    os.link(ws / ".env", ws / "settings.txt")  # another name of a secret
+    server = ServerProcess(ws)
+    try:
+        for name in ("notes.txt", "settings.txt"):
+            refused = server.read(path=name)
+            assert refused["isError"] and refused["error"]["code"] == "sensitive_file", refused
+            assert "hard link" in text_of(refused) and SECRET not in text_of(refused)
+            assert SECRET in text_of(server.read(path=name, consent=True))
+        many = server.request("agentread/readMany", {"paths": ["*.txt"]})["result"]
+        states = {f["path"]: f["state"] for f in many["files"]}
+        assert states == {"a.txt": "whole", "notes.txt": "error", "settings.txt": "error"}
+        assert SECRET not in text_of(many)
+        check = server.request("agentread/check", {"paths": ["notes.txt", "a.txt"]})["result"]["checks"]
+        assert [c["reasons"] for c in check] == [["sensitive_file"], []]
+    finally:
+        server.close()
+
+
+def test_the_default_sensitive_patterns_are_what_package_json_gives_vs_code():
+    """The extension sends its setting's list, which replaces the server's: one default list."""
+    import json
+
+    from agentread.workspace import DEFAULT_SENSITIVE_PATTERNS
+
+    manifest = json.loads((Path(__file__).resolve().parents[1] / "package.json").read_text())
+    setting = manifest["contributes"]["configuration"]["properties"]["agentread.sensitiveFiles"]
+    assert tuple(setting["default"]) == DEFAULT_SENSITIVE_PATTERNS

@@ -7,13 +7,16 @@ import type { SendRequest } from './protocol';
 /** The JSON-RPC method that tells, for each path, what would refuse a read of it without approval. */
 export const CHECK_METHOD = 'agentread/check';
 
+/** The server's `pattern` for a file asked about because it has other hard links, not for a pattern it matches. */
+export const HARD_LINK = 'a hard link (st_nlink > 1)';
+
 export interface ConsentCheck {
   /** The path as the model gave it. */
   path: string;
   /** The path the read resolves to, symbolic links followed. */
   resolvedPath: string;
   outsideWorkspace: boolean;
-  /** The setting's glob that marks the file sensitive, if one does. */
+  /** The setting's glob that marks the file sensitive, or HARD_LINK, if the file is sensitive. */
   sensitivePattern?: string;
 }
 
@@ -60,7 +63,7 @@ export function consentQuestion(check: ConsentCheck): { title: string; message: 
   if (check.outsideWorkspace && check.sensitivePattern) {
     return {
       title: 'Allow reading a sensitive file outside the workspace?',
-      message: `The agent wants to read ${shown}, which is outside the workspace and matches \`${check.sensitivePattern}\` in the \`agentread.sensitiveFiles\` setting. ${sent}`,
+      message: `The agent wants to read ${shown}, which is outside the workspace and ${sensitiveWhy(check.sensitivePattern, '`')}. ${sent}`,
     };
   }
   if (check.outsideWorkspace) {
@@ -71,7 +74,7 @@ export function consentQuestion(check: ConsentCheck): { title: string; message: 
   }
   return {
     title: 'Allow reading a sensitive file?',
-    message: `The agent wants to read ${shown}, which matches \`${check.sensitivePattern}\` in the \`agentread.sensitiveFiles\` setting and may hold secrets. ${sent}`,
+    message: `The agent wants to read ${shown}, which ${sensitiveWhy(check.sensitivePattern ?? '', '`')} and may hold secrets. ${sent}`,
   };
 }
 
@@ -83,7 +86,7 @@ export function consentQuestionMany(checks: readonly ConsentCheck[]): { title: s
   const lines = checks.map((check) => {
     const why = [
       check.outsideWorkspace ? 'outside the workspace' : '',
-      check.sensitivePattern ? `matches \`${check.sensitivePattern}\`` : '',
+      check.sensitivePattern === HARD_LINK ? 'a hard link' : check.sensitivePattern ? `matches \`${check.sensitivePattern}\`` : '',
     ].filter(Boolean);
     return `- \`${check.resolvedPath.replace(/`/g, "'")}\`: ${why.join(', ')}`;
   });
@@ -96,11 +99,20 @@ export function consentQuestionMany(checks: readonly ConsentCheck[]): { title: s
   };
 }
 
+/** Why a file is sensitive, in words quoted with `quote`: the setting's pattern it matches, or that it is a hard link. */
+function sensitiveWhy(pattern: string, quote: string): string {
+  if (pattern === HARD_LINK) {
+    return 'is a hard link (the same file has other names, which may be outside the workspace or hold secrets)';
+  }
+  const setting = quote === '`' ? '`agentread.sensitiveFiles`' : 'agentread.sensitiveFiles';
+  return `matches ${quote}${pattern}${quote} in the ${setting} setting`;
+}
+
 /** Why one file needs approval, in words. */
 function why(check: ConsentCheck): string {
   return [
     check.outsideWorkspace ? 'outside the workspace' : '',
-    check.sensitivePattern !== undefined ? `matches "${check.sensitivePattern}" in the agentread.sensitiveFiles setting` : '',
+    check.sensitivePattern !== undefined ? sensitiveWhy(check.sensitivePattern, '"') : '',
   ]
     .filter(Boolean)
     .join(' and ');

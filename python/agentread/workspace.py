@@ -17,16 +17,32 @@ from urllib.parse import unquote, urlparse
 
 from agentread.result import ReadError
 
-# Files that hold secrets: reading one needs the user's consent even inside the workspace. Matched
-# against the file name and the workspace-relative path, like .gitignore patterns.
+# Files that hold secrets: reading one needs the user's consent even inside the workspace. A pattern
+# matches a path when it matches its last component, or its last few (`.ssh/*` matches every file
+# under any `.ssh` folder, at any depth), without regard to case; see `sensitive_pattern`.
 DEFAULT_SENSITIVE_PATTERNS = (
     ".env", ".env.*", "*.env", ".envrc",
-    "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
-    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_rsa.*", "id_ecdsa.*", "id_ed25519.*",
-    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
-    "credentials", "credentials.json", "*.credentials", "service-account*.json",
-    ".aws/credentials", ".aws/config", ".docker/config.json", ".kube/config", ".ssh/*",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "*.ppk", "*.kdbx",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_xmss*",
+    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".htpasswd", ".vault-token",
+    "credentials", "credentials.json", "credentials.toml", "*.credentials", "service-account*.json",
+    ".ssh/*", ".gnupg/*", ".aws/*", ".azure/*", ".kube/*", ".docker/*", ".password-store/*",
+    ".config/gcloud/*", ".config/gh/*", ".terraform.d/credentials*",
 )
+
+# Secrets whatever the patterns say (a user's list replaces the defaults, not these): what a process
+# was started with, its environment and its command line, as the kernel shows them.
+ALWAYS_SENSITIVE_PATTERNS = ("/proc/*/environ", "/proc/*/cmdline")
+
+# What an editor or a copy adds to a file's name, taken away before the patterns are matched: a
+# copy of a secret holds the same secret (`.env~`, `.env.bak`, vim's `.id_rsa.swp`, emacs's
+# `#.env#`). Trailing spaces and dots too: `.env ` looks like `.env` in a listing.
+BACKUP_SUFFIXES = (".bak", ".backup", ".orig", ".old", ".save", ".sav", ".swp", ".swo", ".swn", ".tmp",
+                   ".copy", ".prev", "~")
+
+# Why a hard-linked file needs consent: its other names may be outside the workspace or secret, and
+# nothing tells where they are.
+HARD_LINK = "a hard link (st_nlink > 1)"
 
 # A path longer than this is refused before touching the file system (PATH_MAX on Linux).
 MAX_PATH_CHARS = 4096
@@ -44,7 +60,7 @@ class Refusal:
     path: str  # as asked
     real: str  # where it leads, symlinks resolved
     reasons: frozenset  # of CONSENT_REASONS
-    pattern: str | None = None  # the sensitive pattern it matches, if one does
+    pattern: str | None = None  # the sensitive pattern it matches, if one does; HARD_LINK for a hard link
 
 
 @dataclass(frozen=True)
@@ -92,8 +108,11 @@ class Workspace:
             st = None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
         container = container_of(real) if st is None and pattern is None else None
-        if container:  # a member of an archive: the archive's own name counts too
+        if container:  # a member of an archive: the archive's own name counts too, and its links
             pattern = self.sensitive_pattern(container, container)
+            st = _stat(container)
+        if pattern is None and st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            pattern = HARD_LINK
         if pattern is not None:
             reasons.add(SENSITIVE)
         return Refusal(raw, real, frozenset(reasons), pattern)
@@ -105,8 +124,9 @@ class Workspace:
         real, refused = refusal.real, refusal.reasons - consent
         if OUTSIDE in refused:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
-            raise ReadError(OUTSIDE, f"{raw} resolves to {real}, which is outside {where}. "
-                            "The user must approve reading it: ask them, or read a file inside the workspace.")
+            # Where it leads is not said: the model has no consent to learn names outside.
+            raise ReadError(OUTSIDE, f"{raw} leads outside {where}. The user must approve reading it: ask "
+                            "them, or read a file inside the workspace.")
         member = None
         try:
             st = os.stat(real)
@@ -120,8 +140,10 @@ class Workspace:
             except OSError as exc:
                 raise _stat_error(raw, exc) from None
         if SENSITIVE in refused and not stat.S_ISDIR(st.st_mode):
-            raise ReadError(SENSITIVE, f"{raw} looks like a file holding secrets (credentials, keys or "
-                            "environment settings), so it is not read without the user's approval. Ask the "
+            why = ("is a hard link: the same file has other names, which may be outside the workspace or "
+                   "hold secrets," if refusal.pattern == HARD_LINK else "looks like a file holding secrets "
+                   "(credentials, keys or environment settings),")
+            raise ReadError(SENSITIVE, f"{raw} {why} so it is not read without the user's approval. Ask the "
                             "user to approve this read, or work without its contents.")
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
@@ -148,22 +170,45 @@ class Workspace:
     @sensitive_patterns.setter
     def sensitive_patterns(self, patterns: tuple[str, ...]) -> None:
         # One regular expression for all of them: every read is checked, and an fnmatch call per
-        # pattern and name cost a large share of a small read.
+        # pattern and name cost a large share of a small read. A pattern matches from the start of
+        # any component, past one leading dot (a hidden copy of a secret holds the same secret).
         self._sensitive_patterns = patterns
-        self._sensitive = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
+        every = (*patterns, *ALWAYS_SENSITIVE_PATTERNS)
+        self._each = [(p, _pattern_regex(p)) for p in every]
+        self._sensitive = _pattern_regex(*every)
 
     def sensitive_pattern(self, path: str, real: str) -> str | None:
-        """The sensitive pattern the requested absolute path or the real path it leads to
-        matches, if any."""
-        names = {os.path.basename(path), os.path.basename(real)}
-        # ~/.ssh/id_rsa and ~/.aws/credentials: match the last two components too.
-        names.update("/".join(p.replace(os.sep, "/").split("/")[-2:]) for p in (path, real))
-        rel = self.relative(real)
-        if rel:
-            names.add(rel.replace(os.sep, "/"))
-        if not any(self._sensitive.match(name) for name in names):
+        """The sensitive pattern the requested absolute path or the real path it leads to matches,
+        if any: matched, without regard to case, against each as it is and with the marks of a copy
+        (BACKUP_SUFFIXES, trailing spaces and dots) taken off each of its components."""
+        spelled = {p.replace(os.sep, "/") for p in (path, real)}
+        spelled.update([_unmarked(p) for p in spelled])
+        if not any(self._sensitive.search(p) for p in spelled):
             return None
-        return next(p for p in self._sensitive_patterns if any(fnmatch.fnmatchcase(n, p) for n in names))
+        return next(p for p, regex in self._each if any(regex.search(s) for s in spelled))
+
+
+def _pattern_regex(*patterns: str) -> re.Pattern:
+    """A regular expression finding any of `patterns` (fnmatch's, `*` crossing `/`) at the end of a
+    path, in any case: one that is absolute or starts with `*` from the path's start, any other from
+    the start of any of its components, past one leading dot."""
+    def either(group: list[str]) -> str:
+        return "|".join(fnmatch.translate(p) for p in group) or "(?!)"
+    whole = [p for p in patterns if p.startswith(("/", "*"))]
+    tail = [p for p in patterns if not p.startswith(("/", "*"))]
+    return re.compile(rf"^(?:{either(whole)})|(?:^|/)\.?(?:{either(tail)})", re.IGNORECASE)
+
+
+# What a copy or an editor adds to the end of a component (BACKUP_SUFFIXES, trailing spaces and
+# dots), and emacs's `#name#`.
+_MARKS = re.compile("(?:" + "|".join(re.escape(s) for s in (*BACKUP_SUFFIXES, " ", ".")) + r")+(?=/|\Z)",
+                    re.IGNORECASE)
+_AUTOSAVE = re.compile(r"(?<![^/])#([^/]+)#(?=/|\Z)")
+
+
+def _unmarked(path: str) -> str:
+    """`path` with what a copy or an editor adds to a name taken off each component."""
+    return _MARKS.sub("", _AUTOSAVE.sub(r"\1", path) if "#" in path else path)
 
 
 def container_of(real: str) -> str | None:
@@ -180,6 +225,13 @@ def container_of(real: str) -> str | None:
             continue
         return parent if stat.S_ISREG(st.st_mode) else None
     return None
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _as_path(raw: str) -> str:

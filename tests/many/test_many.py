@@ -141,7 +141,7 @@ def test_globs_sorted_inside_the_root_hidden_left_out_and_capped(ws: Path, tmp_p
     reply = call(engine, ["src/**/*.py", "src/*.md", "nothing/*.rs"])
     assert [f.request.path for f in reply.files] == ["src/a.py", "src/b.py", "src/pkg/c.py", "src/notes.md"]
     text = reply.text()
-    assert "`src/**/*.py` matched 1 files that lead outside the workspace" in text
+    assert "`src/**/*.py`: 1 of the paths it reaches lead outside the workspace" in text
     assert "`nothing/*.rs` matched no file" in text
     assert not reply.truncated and reply.next is None  # what the listing left out is said, and is no cut
     monkeypatch.setattr(many, "MAX_MANY_FILES", 2)

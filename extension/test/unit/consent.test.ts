@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { checkConsent, consentQuestion, consentQuestionMany, type ConsentCheck } from '../../src/consent';
+import { checkConsent, consentQuestion, consentQuestionMany, HARD_LINK, type ConsentCheck } from '../../src/consent';
 import { startServer, type Server } from './harness';
 
 describe('checkConsent, as the real server decides', () => {
@@ -24,6 +24,8 @@ describe('checkConsent, as the real server decides', () => {
     fs.writeFileSync(path.join(workspace, '.env'), 'X=1');
     fs.writeFileSync(path.join(workspace, 'secrets', 'token.txt'), 't');
     fs.writeFileSync(path.join(workspace, 'odd[1].txt'), 'x');
+    fs.writeFileSync(path.join(workspace, 'twin.txt'), 'w');
+    fs.linkSync(path.join(workspace, 'twin.txt'), path.join(root, 'twin-outside.txt'));
     fs.writeFileSync(path.join(root, 'outside.txt'), 'o');
     fs.symlinkSync(path.join(root, 'outside.txt'), path.join(workspace, 'escape.txt'));
     server = await startServer(workspace, patterns);
@@ -50,6 +52,14 @@ describe('checkConsent, as the real server decides', () => {
   it('asks for sensitive files, by name or workspace-relative path, naming the pattern', async () => {
     assert.equal((await check('.env'))?.sensitivePattern, '.env');
     assert.equal((await check('secrets/token.txt'))?.sensitivePattern, 'secrets/*');
+  });
+
+  it('asks for a file with other hard links, saying so rather than naming a pattern', async () => {
+    const twin = (await check('twin.txt'))!;
+    assert.equal(twin.sensitivePattern, HARD_LINK);
+    const question = consentQuestion(twin);
+    assert.match(question.message, /is a hard link/);
+    assert.doesNotMatch(question.message, /agentread\.sensitiveFiles/);
   });
 
   it('asks nothing for globs, which the server expands inside the workspace only', async () => {

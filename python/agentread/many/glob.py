@@ -1,5 +1,8 @@
 """Globs of a read of many files: a bounded walk of the file system that does not loop through
-links, sorted so that a walk cut short is the same each time, inside the workspace only."""
+links, sorted so that a walk cut short is the same each time, inside the workspace only: a glob is
+never approved, so it looks at nothing a read outside the workspace would need approval for (a
+folder there is not opened, a link leading there is not followed), and says only how many of its
+steps led there."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agentread.cancel import checkpoint
 from agentread.result import ReadError
+from agentread.workspace import Workspace
 
 # Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past
 # this the reply says the listing stopped.
@@ -40,7 +44,9 @@ class _Walk:
     `**` does not enter links to folders (a link back into its own folder would loop forever); a
     link matched by a plain wildcard is followed, the pattern's depth bounding it."""
     base: str  # what a relative pattern is taken from
+    workspace: Workspace  # whose roots the walk keeps inside
     matches: list[str] = field(default_factory=list)  # as the pattern spells them
+    outside: set[str] = field(default_factory=set)  # steps (links, `..`, a folder named) leading out of the roots
     dirs: int = 0  # folders opened
     links: int = 0  # links to folders a `**` passed by
     stopped: bool = False  # a cap was reached
@@ -53,6 +59,8 @@ class _Walk:
             return
         if not _magic(part):
             name = os.path.join(folder, part)
+            if (part == os.pardir or os.path.islink(os.path.join(self.base, name))) and self.leads_out(name):
+                return
             if rest and os.path.isdir(os.path.join(self.base, name)):
                 self.match(name, rest)
             elif not rest and os.path.lexists(os.path.join(self.base, name)):
@@ -64,10 +72,10 @@ class _Walk:
                 self.match(folder, rest)
             else:
                 for entry in entries:
-                    if not entry.name.startswith(".") and not _is_dir(entry):
+                    if not entry.name.startswith(".") and self.within(folder, entry) and not _is_dir(entry):
                         self.add(os.path.join(folder, entry.name))
             for entry in entries:
-                if entry.name.startswith(".") or not _is_dir(entry):
+                if entry.name.startswith(".") or not self.within(folder, entry) or not _is_dir(entry):
                     continue
                 if entry.is_symlink():
                     self.links += 1
@@ -76,12 +84,28 @@ class _Walk:
             return
         pattern = re.compile(fnmatch.translate(part))
         for entry in entries:
-            if (entry.name.startswith(".") and not part.startswith(".")) or not pattern.match(entry.name):
+            if ((entry.name.startswith(".") and not part.startswith(".")) or not pattern.match(entry.name)
+                    or not self.within(folder, entry)):
                 continue
             if rest and _is_dir(entry):
                 self.match(os.path.join(folder, entry.name), rest)
             elif not rest:
                 self.add(os.path.join(folder, entry.name))
+
+    def leads_out(self, name: str) -> bool:
+        """Whether `name` leads outside the roots (then it is counted, and nothing past it is
+        looked at: not even whether it exists)."""
+        if name in self.outside:
+            return True
+        if self.workspace.contains(os.path.realpath(os.path.join(self.base, name) or os.curdir)):
+            return False
+        self.outside.add(name)
+        return True
+
+    def within(self, folder: str, entry: os.DirEntry) -> bool:
+        """Whether the walk may look at what `entry` of `folder` (a folder inside the roots) leads
+        to: anything but a link leading outside them."""
+        return not entry.is_symlink() or not self.leads_out(os.path.join(folder, entry.name))
 
     def scan(self, folder: str) -> list[os.DirEntry]:
         """The entries of `folder`, sorted (so that a walk cut short is the same each time)."""
@@ -130,8 +154,10 @@ def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
     parts = [p for p in spelled.split(os.sep) if p and p != "."]
     parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]  # `**/**` is `**`
     literal = next(i for i, p in enumerate(parts) if _magic(p) or i == len(parts) - 1)
-    walk = _Walk(base="" if absolute else workspace.absolute("."))
-    walk.match(os.path.join(os.sep if absolute else "", *parts[:literal]), parts[literal:])
+    walk = _Walk(base="" if absolute else workspace.absolute("."), workspace=workspace)
+    start = os.path.join(os.sep if absolute else "", *parts[:literal])
+    if not walk.leads_out(start):
+        walk.match(start, parts[literal:])
     if len(walk.matches) >= MAX_GLOB_MATCHES:
         notes.append(f"`{pattern}` matched {MAX_GLOB_MATCHES:,} paths, where the walk stopped; later ones were not "
                      "looked at. Narrow the glob.")
@@ -141,18 +167,17 @@ def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
     if walk.links:
         notes.append(f"`{pattern}`: `**` passed by {walk.links:,} links to folders without entering them (a link "
                      "can lead back into its own folder). To glob through one, name it: `link/**/*.py`.")
-    files, outside = [], 0
+    files = []
     for name in walk.matches:
         real = real_path(workspace, name)
-        if not os.path.isfile(real):
-            continue
-        if workspace.relative(real) is None:
-            outside += 1
-        else:
+        if not workspace.contains(real):  # changed since the walk looked
+            walk.outside.add(name)
+        elif os.path.isfile(real):
             files.append(name)
-    if outside:
-        notes.append(f"`{pattern}` matched {outside:,} files that lead outside the workspace (through links); they "
-                     "were not read. Name one as a path to ask the user for it.")
+    if walk.outside:
+        notes.append(f"`{pattern}`: {len(walk.outside):,} of the paths it reaches lead outside the workspace (a "
+                     "folder it names, `..` or a link); a glob neither looks nor reads there. To read a file outside "
+                     "the workspace, name it as a path: the user is asked.")
     return sorted(files)
 
 
