@@ -1,0 +1,65 @@
+"""A read that parses a whole file, whose memory the file decides (a notebook of millions of empty
+cells, the syntax tree of a code file of one-character tokens), runs in a worker process: held to
+the workers' memory limit, killed at its deadline, while the server's own memory stays flat and its
+other reads are answered. Through the real server over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builders import markdown, notebook, write_empty_cells
+from rpc import STOPPED_AFTER, ServerProcess, processes, text_of, wait_until, workers_reading
+
+# Empty cells of the big notebook (about 47 MB): parsed in the server, it would take many times
+# that (a few hundred bytes a cell), far past any bound a test can tell from noise; parsed in a
+# worker, it takes longer than STOPPED_AFTER on any machine a test runs on.
+EMPTY_CELLS = 1_000_000
+
+# One-character tokens of the big code file (2 MB): its syntax tree takes hundreds of bytes a token.
+CODE_TOKENS = 1_000_000
+
+
+def peak_kb(pid: int) -> int:
+    """The process's peak resident memory so far (VmHWM), in kB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
+
+
+def big_notebook(folder: Path) -> tuple[str, dict]:
+    write_empty_cells(folder / "big.ipynb", EMPTY_CELLS)
+    return "big.ipynb", {}
+
+
+def big_code(folder: Path) -> tuple[str, dict]:
+    (folder / "big.py").write_bytes(b"x = [" + b"1," * CODE_TOKENS + b"]\n")
+    return "big.py", {"outline": True}
+
+
+@pytest.mark.parametrize("build", [big_notebook, big_code])
+def test_a_huge_parse_runs_in_a_worker_the_server_stays_small_and_answers_meanwhile(tmp_path, build):
+    name, params = build(tmp_path)
+    size = (tmp_path / name).stat().st_size
+    (tmp_path / "small.ipynb").write_bytes(notebook(markdown("a small notebook")))
+    (tmp_path / "a.txt").write_text("line 1\nline 2\n")
+    server = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
+    try:
+        pid = server.proc.pid
+        # Its readers imported and its memory settled by a read of each kind first.
+        assert "a small notebook" in text_of(server.read(path="small.ipynb"))
+        assert server.read(path="a.txt", outline=True)
+        before = peak_kb(pid)
+        big = server.send("agentread/read", {"path": name, **params})
+        reading = wait_until(lambda: workers_reading(server, tmp_path / name), f"{name} read in a worker")
+        assert server.read(path="a.txt")["endLine"] == 2
+        assert "a small notebook" in text_of(server.read(path="small.ipynb"))
+        assert server._queue(big).empty()  # answered while the big read still runs
+        answer = server.wait(big)["result"]
+        assert not answer["isError"] or answer["error"]["code"] in ("timeout", "too_complex"), answer
+        if answer["isError"] and answer["error"]["code"] == "timeout":  # its worker, and the memory it held, gone
+            wait_until(lambda: not reading & processes().keys(), "the worker past its deadline killed")
+        assert (peak_kb(pid) - before) * 1024 < size, "the server's own memory grew by the file's size"
+        assert server.read(path="a.txt")["endLine"] == 2
+    finally:
+        server.close()
