@@ -13,8 +13,8 @@ from builders import markdown, notebook, write_empty_cells
 from rpc import STOPPED_AFTER, ServerProcess, processes, text_of, wait_until, workers_reading
 
 # Empty cells of the big notebook (about 47 MB): parsed in the server, it would take many times
-# that (a few hundred bytes a cell), far past any bound a test can tell from noise; parsed in a
-# worker, it takes longer than STOPPED_AFTER on any machine a test runs on.
+# that (a few hundred bytes a cell), far past what the server's own memory varies by; parsed in a
+# worker, it takes seconds, against milliseconds for the small reads made meanwhile.
 EMPTY_CELLS = 1_000_000
 
 # One-character tokens of the big code file (2 MB): its syntax tree takes hundreds of bytes a token.
