@@ -63,3 +63,28 @@ def test_a_huge_parse_runs_in_a_worker_the_server_stays_small_and_answers_meanwh
         assert server.read(path="a.txt")["endLine"] == 2
     finally:
         server.close()
+
+
+def test_an_open_notebook_whose_saved_file_is_huge_is_merged_in_a_worker(tmp_path):
+    """The editor's cells are read over the saved file's outputs: that file is parsed whole."""
+    size = write_empty_cells(tmp_path / "big.ipynb", EMPTY_CELLS)
+    (tmp_path / "small.ipynb").write_bytes(notebook(markdown("a small notebook")))
+    server = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
+    try:
+        pid = server.proc.pid
+        assert "a small notebook" in text_of(server.read(path="small.ipynb"))
+        cell = f"vscode-notebook-cell:{(tmp_path / 'big.ipynb').resolve()}#W0"
+        server.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": (tmp_path / "big.ipynb").resolve().as_uri(),
+                                 "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 1, "document": cell, "metadata": {}}]},
+            "cellTextDocuments": [{"uri": cell, "languageId": "markdown", "version": 1, "text": "# in the editor"}]})
+        before = peak_kb(pid)
+        answer = server.read(path="big.ipynb")
+        if not answer["isError"]:
+            assert answer["totalCells"] == 1 and "in the editor" in text_of(answer)
+        else:
+            assert answer["error"]["code"] in ("timeout", "too_complex"), answer
+        assert (peak_kb(pid) - before) * 1024 < size, "the server's own memory grew by the file's size"
+    finally:
+        server.close()
