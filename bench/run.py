@@ -1,8 +1,8 @@
 """agentread's benchmark suite: every read path against its peers and its floor, in one run on
 one machine.
 
-    python bench/run.py [--runs 3] [--only text,pdf,server,image,find,notebook] [--full-pdf]
-                        [--data DIR]
+    python bench/run.py [--runs 3] [--only text,pdf,server,image,find,notebook,big-notebook]
+                        [--full-pdf] [--data DIR]
 
 Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is
 committed), runs each peer and agentread alternately, round after round, and prints a Markdown table
@@ -392,6 +392,8 @@ def main() -> None:
     print(table.markdown())
     if "notebook" in only:
         subprocess.run([PY, str(HERE / "bench_notebook.py"), "--runs", str(args.runs)], check=False, env=ENV)
+    if "big-notebook" in only:  # one run: its figures are memory, and the quick reads' p99 beside it
+        subprocess.run([PY, str(HERE / "big_notebook.py")], check=False, env=ENV)
 
 
 if __name__ == "__main__":

@@ -131,6 +131,19 @@ def notebook(*cells: dict, with_ids: bool = True, language: str = "python") -> b
     return json.dumps(doc).encode()
 
 
+def write_empty_cells(path, cells: int) -> int:
+    """A notebook of `cells` empty raw cells written to `path` a block at a time (never whole in
+    memory); its size in bytes."""
+    cell = json.dumps(markdown(""), separators=(",", ":")).replace("markdown", "raw").encode()
+    block = 10_000
+    with open(path, "wb") as f:
+        f.write(b'{"nbformat":4,"nbformat_minor":4,"metadata":{},"cells":[')
+        for start in range(0, cells, block):
+            f.write((b"," if start else b"") + b",".join([cell] * min(block, cells - start)))
+        f.write(b"]}")
+        return f.tell()
+
+
 def workbook(cells: dict[str, object]) -> bytes:
     """An XLSX file of one sheet holding `cells` ({"B2": "text"}), written by openpyxl."""
     import openpyxl

@@ -79,24 +79,25 @@ class Engine:
             return Plan(request, resolved, "directory")
         buffer = None if resolved.member is not None else (live or self.live)(resolved.path)
         if isinstance(buffer, LiveNotebook) and not request.raw:
+            # The saved file is parsed whole under the editor's cells.
+            if READERS["notebook"].in_worker(resolved.st.st_size, request) or _live_images(buffer):
+                return Plan(request, resolved, "live_notebook", buffer=buffer, isolated=True)
             with open_verified(resolved) as f:
-                saved_images = _holds_image(f)
-            return Plan(request, resolved, "live_notebook", buffer=buffer,
-                        isolated=saved_images or _live_images(buffer))
+                return Plan(request, resolved, "live_notebook", buffer=buffer, isolated=_holds_image(f))
         if isinstance(buffer, str):
             data = buffer.encode("utf-8", errors="surrogatepass")
             info = sniff(data[:SNIFF_BYTES], resolved.path)
             kind = _kind(info, request, resolved.path, len(data))
-            return Plan(request, resolved, kind, info, buffer,
-                        READERS[kind].isolated or (kind == "notebook" and NOTEBOOK_IMAGE_KEY in data))
+            return Plan(request, resolved, kind, info, buffer, READERS[kind].in_worker(len(data), request)
+                        or (kind == "notebook" and NOTEBOOK_IMAGE_KEY in data))
         with open_verified(resolved) as f:
             info = sniff(f.read(SNIFF_BYTES), resolved.path)
             if resolved.member is not None and info.kind != "archive":
                 raise ReadError("not_found", f"{request.path} does not exist: {resolved.path} is a file "
                                 f"({info.description}), not a folder or an archive. Read {resolved.path} itself.")
             kind = _kind(info, request, resolved.path, resolved.st.st_size)
-            return Plan(request, resolved, kind, info,
-                        isolated=READERS[kind].isolated or (kind == "notebook" and _holds_image(f)))
+            return Plan(request, resolved, kind, info, isolated=READERS[kind].in_worker(resolved.st.st_size, request)
+                        or (kind == "notebook" and _holds_image(f)))
 
 
 # What a read can meet in a file, each turned into an error result by `problem_result`.

@@ -32,6 +32,7 @@ from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from agentread import workspace
 from agentread.limits import MIN_REPLY_BYTES, REPLY_FRAME_BYTES
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -71,14 +72,15 @@ _HASH_CHUNK = 1 << 20
 
 def file_version(f, size: int, st: os.stat_result) -> str:
     """The version of the open file `f` of `size` bytes (whose file system entry `st` is): its
-    bytes' hash when small, else of its size, times, inode and samples. Leaves `f` at its start."""
+    bytes' hash when small, else of its size, identity (workspace.file_version) and samples. Leaves
+    `f` at its start."""
     digest = _digest()
     f.seek(0)
     if size <= VERSION_HASH_BYTES:
         while chunk := f.read(_HASH_CHUNK):
             digest.update(chunk)
     else:
-        digest.update(b"%d:%d:%d:%d" % (size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        digest.update(repr((size, *workspace.file_version(st))).encode())
         for at in (0, size // 2, max(size - VERSION_SAMPLE_BYTES, 0)):
             f.seek(at)
             digest.update(f.read(VERSION_SAMPLE_BYTES))

@@ -287,9 +287,11 @@ def _file_type(mode: int) -> str:
 
 
 def file_version(st: os.stat_result) -> tuple:
-    """What tells one content of a file from another without reading it: device, inode,
-    mtime, size."""
-    return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+    """What tells one content of a file from another without reading it, the key of every cache
+    of what was read from a file: device, inode, size, mtime, and the change time, which every
+    write sets (a rewrite in place that keeps the size and sets the mtime back, as `cp -p` and
+    `touch -r` do, keeps the rest)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def path_version(path: str) -> tuple | None:

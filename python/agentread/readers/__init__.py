@@ -60,6 +60,20 @@ class Row:
     # sniff found); None: checked where the reader dispatches (an archive), or the kind is refused
     # whatever is asked (binary).
     takes: str | None = None
+    # A read that parses the whole file, of more bytes than this, runs in a worker process where the
+    # server has them: a parse holds memory many times the file's size, and the file decides how
+    # much (None: the kind is not parsed whole here). `parses`: "module:function" taking (size,
+    # request), whether that read parses the file whole; None: every read does.
+    parse_bytes: int | None = None
+    parses: str | None = None
+
+    def in_worker(self, size: int, request: ReadRequest) -> bool:
+        """Whether a read of a file of `size` bytes runs in a worker process where the server has
+        them (a notebook holding images does too: Engine.plan looks)."""
+        if self.isolated:
+            return True
+        return (self.parse_bytes is not None and size > self.parse_bytes
+                and (self.parses is None or _function(self.parses)(size, request)))
 
     def read(self, source: Source, request: ReadRequest) -> ReadResult:
         """The read the request asks for: a window of the file, its hits (`find`) or its outline
@@ -98,14 +112,21 @@ MAX_DOCUMENT_BYTES = 512 << 20
 MAX_IMAGE_FILE_BYTES = 100 << 20
 # Text is streamed: a window costs what it shows, whatever the file's size.
 UNLIMITED = 1 << 62
+# Files parsed whole in the server process up to these sizes, in a worker past them
+# (Row.parse_bytes), so that the worst file of each size costs the server tens of MB and a second or
+# so of a read thread: a notebook's JSON becomes objects of a few hundred bytes a cell (a notebook
+# of empty cells is the worst), and a syntax tree or a list of lines takes up to hundreds of bytes
+# for each byte of a file of one-character tokens or lines.
+NOTEBOOK_PARSE_BYTES = 1 << 20
+TEXT_PARSE_BYTES = 256 << 10
 
 READERS: dict[str, Row] = {
     "text": Row("agentread.readers.text:read", isolated=False, max_bytes=UNLIMITED,
                 search="agentread.readers.text:search", outliner="agentread.readers.structure:outline",
-                takes="text"),
+                takes="text", parse_bytes=TEXT_PARSE_BYTES, parses="agentread.readers.structure:parses_whole"),
     "delimited": Row("agentread.readers.delimited:read", isolated=False, max_bytes=UNLIMITED,
                      search="agentread.readers.text:search", outliner="agentread.readers.structure:outline",
-                     takes="text"),
+                     takes="text", parse_bytes=TEXT_PARSE_BYTES, parses="agentread.readers.structure:parses_whole"),
     "binary": Row("agentread.readers:refuse_binary", isolated=False, max_bytes=UNLIMITED,
                   outliner="agentread.readers:refuse_binary"),
     "pdf": Row("agentread.readers.pdf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
@@ -120,10 +141,10 @@ READERS: dict[str, Row] = {
     "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
                          max_bytes=MAX_DOCUMENT_BYTES, outliner="agentread.readers.office:refuse_legacy_file"),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
-    # in a worker (Engine.plan looks), the rest here.
+    # in a worker (Engine.plan looks), and so is a large one; the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,
                     search="agentread.readers.notebook:search", outliner="agentread.readers.notebook:read",
-                    takes="notebook"),
+                    takes="notebook", parse_bytes=NOTEBOOK_PARSE_BYTES),
     # zipfile and tarfile seek to what they need, whatever the archive's size; a member is held to
     # its own limit (readers/archive.py). Its listing is its outline, as a directory's is.
     "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED,

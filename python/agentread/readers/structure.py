@@ -197,6 +197,14 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     return outline_result(entries, request, source.path, "text", header, total_lines=total)
 
 
+def parses_whole(size: int, request: ReadRequest) -> bool:
+    """Whether a read of a text file of `size` bytes parses all of it: its outline, or a first
+    read's outline of the rest (with_outline_of_rest)."""
+    if request.find is not None:
+        return False
+    return request.outline or (request.offset is None and request.limit is None and size <= TAIL_OUTLINE_FILE_BYTES)
+
+
 def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResult,
                          window: Callable[[ReadRequest], ReadResult]) -> ReadResult:
     """`result`, a first window cut short, read again by `window` with room left at its end for the

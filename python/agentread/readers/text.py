@@ -92,7 +92,8 @@ FIND_ASCII_RUN = 16 << 10
 # Bytes each side of a hit decoded to show FIND_CONTEXT_CHARS characters in any encoding.
 FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 
-# Files whose line positions are remembered between calls (path, mtime and size key each entry).
+# Files whose line positions are remembered between calls (the path and workspace.file_version key
+# each entry).
 INDEX_CACHE_FILES = 32
 
 LINE_END = re.compile(rb"\r\n|\r|\n")

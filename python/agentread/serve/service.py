@@ -150,8 +150,10 @@ class _QuickFiles:
 
 
 def _small_text(plan: Plan) -> bool:
-    """A text file on disk (not an editor's buffer) of at most QUICK_READ_BYTES."""
-    return plan.kind in ("text", "delimited") and plan.buffer is None and plan.resolved.st.st_size <= QUICK_READ_BYTES
+    """A text file on disk (not an editor's buffer) of at most QUICK_READ_BYTES, read by a window
+    (not parsed whole: that read is a worker's)."""
+    return (plan.kind in ("text", "delimited") and plan.buffer is None and not plan.isolated
+            and plan.resolved.st.st_size <= QUICK_READ_BYTES)
 
 
 def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:

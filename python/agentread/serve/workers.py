@@ -1,9 +1,10 @@
 """Worker processes for the readers that call native code or can run away on a hostile file.
 
 The server reads PDFs, images, Office files and notebooks with attachments in these (the readers'
-table says which), so that a crash in a native library (PDFium, libjpeg, libpng, libwebp, lxml,
-cairo), a page PDFium spends a minute on, or a reader that runs out of memory costs one worker
-process, never the server or the other reads in flight.
+table says which), and any large file a read parses whole (Row.parse_bytes), so that a crash in a
+native library (PDFium, libjpeg, libpng, libwebp, lxml, cairo), a page PDFium spends a minute on,
+or a reader whose memory the file decides costs one worker process, never the server or the other
+reads in flight.
 
 Each worker is a multiprocessing process, forked from a process that has imported the readers
 (multiprocessing's forkserver), so that a fresh worker is ready in milliseconds. The server sends it
@@ -78,12 +79,12 @@ MAX_SPARE_WORKERS = 2
 WORKER_NICENESS = 10
 
 # Imported once by the process that workers are forked from, so that a fresh worker does not
-# import them: every module a worker's read, find or outline calls (a notebook with images is read
-# in one too), and the libraries they import on first use. pypdfium2 initialises PDFium when
-# imported; PDFium starts no thread of its own, so a worker forked after it reads PDFs as one that
-# imported it itself.
-PRELOAD = ["agentread.engine", "agentread.find", "agentread.readers.notebook",
-           *sorted({name.split(":")[0] for row in READERS.values() if row.isolated
+# import them: every module a worker's read, find or outline calls (a notebook with images, and a
+# large notebook or text file parsed whole, are read in one too), and the libraries they import on
+# first use. pypdfium2 initialises PDFium when imported; PDFium starts no thread of its own, so a
+# worker forked after it reads PDFs as one that imported it itself.
+PRELOAD = ["agentread.engine", "agentread.find",
+           *sorted({name.split(":")[0] for row in READERS.values() if row.isolated or row.parse_bytes
                     for name in (row.reader, row.search, row.outliner) if name}),
            "PIL.Image", "lxml.etree", "pypdfium2"]
 
