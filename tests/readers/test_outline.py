@@ -604,6 +604,18 @@ def test_page_labels_longer_than_a_page_number_is_written_are_dropped(tmp_path: 
     assert "L" * 100 not in result["content"][0]["text"]
 
 
+def test_a_run_of_page_labels_holding_hyphens_reads_apart(tmp_path: Path, server):
+    """Labels such as "T-1" joined by a hyphen would read "T-1-T-4": such a run says "to"."""
+    from builders import build_pdf
+    from rpc import text_of
+
+    labelled = b"/PageLabels << /Nums [0 << /S /r >> 2 << /S /D /P (T-) >>] >>"
+    (tmp_path / "labels.pdf").write_bytes(build_pdf([f"page {n}" for n in range(1, 7)], catalog=labelled))
+    header = text_of(server.read(path="labels.pdf", outline=True)).split("\n")[0]
+    assert "Page labels (the numbers the document prints): pages 1-2 labelled i-ii; pages 3-6 labelled T-1 to T-4." \
+        in header
+
+
 def test_a_word_heading_level_is_inherited_down_a_long_chain_of_styles(tmp_path: Path):
     """Each style based on the one before, the first on Heading 2: every paragraph is a level-2
     heading, the level found once for the whole chain."""
