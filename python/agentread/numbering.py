@@ -51,6 +51,11 @@ def counted(noun: str, first: int, last: int) -> str:
     return f"{noun} {first}" if last == first else f"{noun}s {first}-{last}"
 
 
+def amount(count: int, noun: str) -> str:
+    """A count with its noun: "1 line", "2,000 lines"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def label_span(first: str, last: str) -> str:
     """A run of page labels as the replies name it: "i-xxx", or "T-1 to T-2" where a label holds a
     hyphen itself, so that the run's two ends read apart."""
