@@ -183,8 +183,8 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     language, entries, cut, total = structure(source)
     if language is None:
         header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
-                  f"languages, Markdown, reStructuredText, AsciiDoc). It has {amount(total, 'line')}: read it with offset "
-                  "and limit.]")
+                  f"languages, Markdown, reStructuredText, AsciiDoc). It has {amount(total, 'line')}: read it with "
+                  "offset and limit.]")
         return outline_result([], request, source.path, "text", header, total_lines=total)
     noun = _noun(language)
     if entries:
