@@ -51,6 +51,12 @@ def counted(noun: str, first: int, last: int) -> str:
     return f"{noun} {first}" if last == first else f"{noun}s {first}-{last}"
 
 
+def shown_lines(first: int, last: int, column: int = 1) -> dict:
+    """A result's `shown` of numbered lines first..last: with the character the first is shown from
+    when past its first (a read that goes on with a cut line shows that line in part)."""
+    return {"lines": [first, last], **({"column": column} if column > 1 else {})}
+
+
 def amount(count: int, noun: str) -> str:
     """A count with its noun: "1 line", "2,000 lines"."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import past_end, window
+from agentread.numbering import past_end, shown_lines, window
 from agentread.readers.image import image_part
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
@@ -156,7 +156,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         content.append(TextPart("\n".join(text)))
     result = ReadResult(kind=kind, path=path, content=content, start_line=offset, end_line=last,
                         total_lines=len(lines), truncated=following is not None,
-                        shown={"lines": [offset, last]} if lines else None)
+                        shown=shown_lines(offset, last, request.column or 1) if lines else None)
     if following is not None:
         result.next = {**({"pages": pages} if pages else {}), **following}
     return result

@@ -22,7 +22,7 @@ from typing import BinaryIO, Callable, Iterator
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import counted, output_limit_reason, span, up_to, window
+from agentread.numbering import counted, output_limit_reason, shown_lines, span, up_to, window
 from agentread.readers import Source
 from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.readers.pdf.figures import count_figures
@@ -687,7 +687,8 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
                                   also=f'pages="{span(first, shown)}" and ', column=request.column or 1)
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
-    result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}
+    result.shown = {"pages": _pages_of_lines(pages, first, offset, last),
+                    **shown_lines(offset, last, request.column or 1)}
     if following is not None:
         result.truncated = True
         result.next = {"pages": span(first, shown), **following}
