@@ -80,8 +80,11 @@ def continuation(first: int, last: int, total: int | None, reason: str, call: st
     """The closing line of a cut window: what was shown, why it stopped, and the exact call
     to continue."""
     of = f" of {total:,}" if total is not None else ""
-    span = f"{first:,}-{last:,}" if first > 0 else f"{first:,} to {last:,}"  # counted from the end
-    return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
+    if first == last:
+        lines = f"line {first:,}"
+    else:  # from the end, a hyphen would read as a minus
+        lines = f"lines {first:,}-{last:,}" if first > 0 else f"lines {first:,} to {last:,}"
+    return f"[Showing {lines}{of} ({reason}). Call again with {call} to continue.]"
 
 
 def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
@@ -96,7 +99,7 @@ def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
 
 
 def line_limit_reason(limit: int) -> str:
-    return f"limit of {limit:,} lines"
+    return f"limit of {amount(limit, 'line')}"
 
 
 def output_limit_reason(budget: int) -> str:

@@ -115,7 +115,8 @@ def outline_result(entries: Sequence[Entry], request: ReadRequest, path: str, ki
         reason = line_limit_reason(request.line_limit) if last == stop else output_limit_reason(request.output_bytes)
         result.truncated = True
         result.next = {"outline": True, "offset": last + 1}
-        text.append(f"[Showing outline entries {first:,}-{last:,} of {total:,} ({reason}). Call again with "
+        entries = f"outline entry {first:,}" if first == last else f"outline entries {first:,}-{last:,}"
+        text.append(f"[Showing {entries} of {total:,} ({reason}). Call again with "
                     f"outline=true offset={last + 1} to continue.]")
     result.content = [TextPart("\n".join(text))]
     return result

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import past_end, shown_lines, window
+from agentread.numbering import past_end, shown_lines, up_to, window
 from agentread.readers.image import image_part
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
@@ -105,7 +105,8 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
     if first > total:  # "4-" of a 2-slide deck included: a range past the end, not a malformed one
         raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there {'is' if total == 1 else 'are'}"
-                        f" {total} {unit}{'' if total == 1 else 's'}. Call again with pages from 1 to {total}.")
+                        f" {total} {unit}{'' if total == 1 else 's'}. Call again with "
+                        f"{up_to(total, 'pages', quoted=True)}.")
     return first, min(last, total)
 
 

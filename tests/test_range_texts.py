@@ -1,0 +1,63 @@
+"""What the replies say of the runs they show and the calls that go on, at the edges: one line,
+page, slide, sheet, entry, member or hit is named alone ("line 2", `pages="6"`), never as a run of
+one ("lines 2-2", `pages="6-6"`), and a count of one is singular. Through the server, on real
+files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from rpc import text_of
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_a_window_of_one_line_names_it_alone(tmp_path: Path, server):
+    (tmp_path / "three.txt").write_text("one\ntwo\nthree\n")
+    reply = server.read(path="three.txt", offset=2, limit=1)
+    assert "[Showing line 2 of 3 (limit of 1 line). Call again with offset=3 to continue.]" in text_of(reply)
+    past = server.read(path="three.txt", offset=9)["error"]["message"]
+    assert past.endswith("which has 3 lines. Call again with an offset from 1 to 3.")
+    (tmp_path / "one.txt").write_text("alone\n")
+    assert server.read(path="one.txt", offset=5)["error"]["message"].endswith(
+        "which has 1 line. Call again with offset=1.")
+
+
+def test_a_listing_of_one_entry_or_member(tmp_path: Path, server):
+    folder = tmp_path / "three"
+    folder.mkdir()
+    for name in "abc":
+        (folder / name).write_text(name)
+    middle = text_of(server.read(path="three", offset=2, limit=1))
+    assert "(3 entries; folders first; entry 2):" in middle
+    assert "[1 more entry not listed. Read on with offset=3," in middle
+    (tmp_path / "single").mkdir()
+    (tmp_path / "single" / "x").write_text("x")
+    assert "(1 entry; folders first):" in text_of(server.read(path="single"))
+    shutil.copy(DATA / "archive" / "bundle.zip", tmp_path / "bundle.zip")
+    last = text_of(server.read(path="bundle.zip", offset=2))
+    assert "(zip, 2 members, in archive order; member 2):" in last
+
+
+def test_an_outline_window_of_one_entry(tmp_path: Path, server):
+    shutil.copy(DATA / "code" / "eval.rs", tmp_path / "eval.rs")
+    reply = server.read(path="eval.rs", outline=True, offset=2, limit=1)
+    assert "[Showing outline entry 2 of " in text_of(reply) and "(limit of 1 line)" in text_of(reply)
+
+
+def test_slides_and_sheets_named_alone_in_next_and_errors(tmp_path: Path, server):
+    for name in ("markitdown-test.pptx", "pptx-test-slides.pptx", "datasets.xlsx"):
+        shutil.copy(DATA / "office" / name, tmp_path / name)
+    slide = server.read(path="markitdown-test.pptx", find="the", pages="6", limit=1)
+    assert slide["next"]["pages"] == "6" and 'pages="6", offset=' in text_of(slide)
+    sheet = server.read(path="datasets.xlsx", find="5.4", pages="4", limit=1)
+    assert sheet["next"]["pages"] == "4"
+    missing = server.read(path="pptx-test-slides.pptx", pages="3")["error"]["message"]
+    assert missing == 'slide 3 does not exist: there is 1 slide. Call again with pages="1".'
+
+
+def test_one_hit_of_more_is_named_alone(tmp_path: Path, server):
+    (tmp_path / "log.txt").write_text("ERROR one\nfine\nERROR two\n")
+    reply = server.read(path="log.txt", find="ERROR", limit=1)
+    assert text_of(reply).startswith("[Hit 1 of text 'ERROR' in ") and reply["next"]["offset"] == 3
