@@ -61,3 +61,31 @@ def test_one_hit_of_more_is_named_alone(tmp_path: Path, server):
     (tmp_path / "log.txt").write_text("ERROR one\nfine\nERROR two\n")
     reply = server.read(path="log.txt", find="ERROR", limit=1)
     assert text_of(reply).startswith("[Hit 1 of text 'ERROR' in ") and reply["next"]["offset"] == 3
+
+
+def test_a_pdf_or_deck_without_pages_says_so_and_offers_no_page(tmp_path: Path, server):
+    from builders import build_pdf, deck
+
+    (tmp_path / "empty.pdf").write_bytes(build_pdf([]))
+    read = server.read(path="empty.pdf")
+    assert text_of(read).startswith("[The PDF has no pages: there is nothing to read.]") and read["totalPages"] == 0
+    assert "shown" not in read and not read["truncated"]
+    asked = server.read(path="empty.pdf", pages="1")["error"]
+    assert asked == {"code": "page_out_of_range",
+                     "message": "page 1 does not exist: the PDF has no pages, so there is nothing to read."}
+    assert text_of(server.read(path="empty.pdf", outline=True)).startswith(
+        "[empty.pdf has no pages: there is nothing to outline or read.]")
+    assert text_of(server.read(path="empty.pdf", find="x")).startswith("[No hit of text 'x' in ")
+    (tmp_path / "empty.pptx").write_bytes(deck())
+    assert text_of(server.read(path="empty.pptx")).startswith("[The presentation has no slides: there is nothing")
+    assert server.read(path="empty.pptx", pages="1")["error"]["message"] == \
+        "slide 1 does not exist: there are no slides, so there is nothing to read."
+
+
+def test_one_bookmark_is_counted_as_one(corpus: Path, tmp_path: Path, server):
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=corpus / "pdf" / "pdflatex-4-pages.pdf")
+    writer.add_outline_item(title="Only", page_number=1)
+    writer.write(tmp_path / "one.pdf")
+    assert text_of(server.read(path="one.pdf", outline=True)).startswith("[Outline of one.pdf: 1 bookmark in 4 pages.")

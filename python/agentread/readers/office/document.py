@@ -103,6 +103,9 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
     last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else max(first, total))
     if first < 1 or last < first:
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
+    if total == 0:
+        raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there are no {unit}s, so there is "
+                        "nothing to read.")
     if first > total:  # "4-" of a 2-slide deck included: a range past the end, not a malformed one
         raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there {'is' if total == 1 else 'are'}"
                         f" {total} {unit}{'' if total == 1 else 's'}. Call again with "

@@ -25,7 +25,7 @@ from agentread.numbering import span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
-from agentread.result import ReadResult
+from agentread.result import ReadResult, TextPart
 
 # Shapes read per slide. A slide of text, pictures and tables has tens; one with thousands is a
 # drawing exported shape by shape (or made to stall a read: python-pptx takes time over every
@@ -41,6 +41,8 @@ def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     pages = None if request.pages is None else span(first, last)
     result = show(out, request, path, "presentation", pages=pages)
     result.total_pages = len(slides)
+    if not slides:
+        result.content = [TextPart("[The presentation has no slides: there is nothing to read.]")]
     if result.shown:  # the slides the lines shown fall in
         lines = result.shown["lines"]
         result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]

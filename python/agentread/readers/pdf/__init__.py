@@ -301,6 +301,9 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
         raise InvalidParams(f"'pages' must look like \"3\" or \"10-20\", got {spec!r}")
     first = int(match.group(1))
     last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else total)
+    if total == 0:
+        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has no pages, so there is "
+                        "nothing to read.")
     if first > total:
         raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {total} page"
                         f"{'s' if total != 1 else ''}. Call again with {up_to(total, 'pages', quoted=True)}.")
@@ -454,6 +457,9 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
+        if doc.total == 0:
+            return ReadResult(kind="pdf", path=path, total_pages=0,
+                              content=[TextPart("[The PDF has no pages: there is nothing to read.]")])
         stop = min(last, first + MAX_PDF_PAGES - 1)
         # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
         # line window bounds the output; otherwise whole pages are shown within the output budget.
@@ -580,6 +586,8 @@ def search(source: Source, request: ReadRequest,
 def _search(doc: _Document, request: ReadRequest, matcher: Matcher,
             scans: dict[int, bool]) -> Iterator[Hit | Reached]:
     with doc.lock:
+        if doc.total == 0 and request.pages is None:
+            return  # no pages, no hits
         first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
         yield from hits_in(_page_units(doc, first, last, request.offset or 1, scans), matcher, request.column or 1)
 

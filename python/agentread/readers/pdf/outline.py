@@ -14,7 +14,7 @@ import logging
 from typing import BinaryIO, Callable, Iterator
 
 from agentread.limits import MAX_PDF_PAGES
-from agentread.numbering import counted, label_span, span
+from agentread.numbering import amount, counted, label_span, span
 from agentread.outline import Entry, outline_result, section_ends
 from agentread.readers import Source
 from agentread.readers.pdf import DOCUMENTS, MAX_PAGES_WALKED, _Document, _Pdfium
@@ -52,15 +52,17 @@ def pdf_outline(stream: BinaryIO, request: ReadRequest, path: str, name: str, ca
             doc.outline = [_entries(list(_bookmarks(doc)), labels, doc.total), _label_runs(labels)]
         entries, runs = doc.outline
     total = doc.total
-    pages = f"{total:,} page{'' if total == 1 else 's'}"
+    pages = amount(total, "page")
     labelled = f" Page labels (the numbers the document prints): {runs}." if runs else ""
-    if not entries:
+    if total == 0:
+        header = f"[{name} has no pages: there is nothing to outline or read.]"
+    elif not entries:
         first = span(1, min(total, MAX_PDF_PAGES))
         header = (f"[{name} has no bookmarks (no table of contents of its own); it has {pages}.{labelled} "
                   f"Read it with pages=\"{first}\", or look for a contents page among the first.]")
     else:
-        header = (f"[Outline of {name}: {len(entries):,} bookmarks in {pages}.{labelled} Each entry runs to the "
-                  "page where the next at its level begins; read one with the arguments after \"→\".]")
+        header = (f"[Outline of {name}: {amount(len(entries), 'bookmark')} in {pages}.{labelled} Each entry runs "
+                  "to the page where the next at its level begins; read one with the arguments after \"→\".]")
     return outline_result(entries, request, path, "pdf", header, total_pages=total)
 
 
