@@ -89,3 +89,13 @@ def test_one_bookmark_is_counted_as_one(corpus: Path, tmp_path: Path, server):
     writer.add_outline_item(title="Only", page_number=1)
     writer.write(tmp_path / "one.pdf")
     assert text_of(server.read(path="one.pdf", outline=True)).startswith("[Outline of one.pdf: 1 bookmark in 4 pages.")
+
+
+def test_a_sheet_of_one_row_and_column(tmp_path: Path, server):
+    from builders import workbook
+
+    (tmp_path / "one.xlsx").write_bytes(workbook({"A1": "x"}))
+    assert text_of(server.read(path="one.xlsx")).startswith('--- Sheet 1 "Sheet" (1 row × 1 column) ---')
+    (tmp_path / "two.xlsx").write_bytes(workbook({"A1": "x", "A2": "y"}))
+    assert "[Sheet 1 stops before row 2 (limit of 1 row). Call again with pages=\"1\" and offset=2 to continue.]" \
+        in text_of(server.read(path="two.xlsx", limit=1))

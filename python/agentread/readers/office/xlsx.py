@@ -41,7 +41,7 @@ from openpyxl.utils.cell import range_boundaries
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
-from agentread.numbering import fitting, output_limit_reason, past_end, span
+from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
@@ -219,7 +219,7 @@ class _Reader:
             if row_number < start:  # the shared formulas the window refers to, or rows above it
                 continue
             if row_number - start >= self.rows_left:  # the next row of the sheet, written or empty
-                stop, reason = start + self.rows_left, f"limit of {self.request.line_limit:,} rows"
+                stop, reason = start + self.rows_left, f"limit of {amount(self.request.line_limit, 'row')}"
                 break
             reads_on = f'pages="{remaining}", offset={row_number}, column='
             shown = [_show(*cells[c], f"{reads_on}{c}") if c in cells else ""
@@ -242,11 +242,11 @@ class _Reader:
         if stop is None and start > 1 and not rows:
             raise past_end(start, None, "row", f"sheet {number}")
         if stop is None:
-            extent = f"{rows[-1][0]:,} rows" if rows else "empty"
+            extent = amount(rows[-1][0], "row") if rows else "empty"
         elif declared_rows >= stop:
-            extent = f"{declared_rows:,} rows"
+            extent = amount(declared_rows, "row")
         else:
-            extent = f"more than {stop - 1:,} rows"
+            extent = f"more than {amount(stop - 1, 'row')}"
         width = max([declared_cols, *(count for _, _, count in rows)])
         self._header(number, sheet, extent, width)
         self.shown_sheets.append(number)
@@ -360,7 +360,7 @@ class _Reader:
         hidden = "" if sheet.state == "visible" else f", {sheet.state}"
         if self.lines:
             self._add("")
-        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {columns:,} columns{hidden}) ---')
+        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {amount(columns, "column")}{hidden}) ---')
         if columns > MAX_COLUMNS:
             self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
         merges = self._merges(sheet)
