@@ -22,7 +22,7 @@ from typing import BinaryIO, Callable, Iterator
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import counted, output_limit_reason, shown_lines, span, up_to, window
+from agentread.numbering import amount, counted, output_limit_reason, shown_lines, span, up_to, window
 from agentread.readers import Source
 from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.readers.pdf.figures import count_figures
@@ -305,8 +305,8 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
         raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has no pages, so there is "
                         "nothing to read.")
     if first > total:
-        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {total} page"
-                        f"{'s' if total != 1 else ''}. Call again with {up_to(total, 'pages', quoted=True)}.")
+        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {amount(total, 'page')}. "
+                        f"Call again with {up_to(total, 'pages', quoted=True)}.")
     if first < 1 or last < first:
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
     return first, min(last, total)
@@ -689,7 +689,7 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     offset = request.line_from(len(lines))
     if offset > len(lines):
         raise ReadError("offset_past_end", f"offset {offset:,} is past the end of {counted('page', first, shown)}, "
-                        f"which {'has' if first == shown else 'have'} {len(lines):,} lines. Call again with "
+                        f"which {'has' if first == shown else 'have'} {amount(len(lines), 'line')}. Call again with "
                         f"{up_to(len(lines), 'offset', 'an ')}.")
     out, last, following = window(lines, offset, request.line_limit, request.output_bytes,
                                   also=f'pages="{span(first, shown)}" and ', column=request.column or 1)
