@@ -66,7 +66,7 @@ def shown_lines(result: ReadResult) -> list[tuple[int, str]]:
     if lines[0].startswith("[Lines numbered from the end"):
         lines.pop(0)
     if result.truncated:
-        assert lines[-1].startswith("[Showing lines"), lines[-1]
+        assert lines[-1].startswith("[Showing line"), lines[-1]
         lines.pop()
     out = []
     for line in lines:

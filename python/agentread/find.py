@@ -18,6 +18,7 @@ from typing import Any, Callable, Generator, Iterable, Iterator
 
 from agentread.cancel import read_deadline
 from agentread.limits import MAX_LINE_CHARS
+from agentread.numbering import counted
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
@@ -282,7 +283,7 @@ def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadReq
         result.truncated = True
         result.next = {**asked, **stop.resume}
         reason = f"at most {most} a call" if len(shown) >= most else "the output limit"
-        lines.insert(0, f"[{count if where else f'Hits 1-{len(shown):,}'} of {what}; more follow.]")
+        lines.insert(0, f"[{count if where else counted('Hit', 1, len(shown))} of {what}; more follow.]")
         lines.append(f"[More hits follow ({reason}). Call again with {call(result.next)} to continue.]")
     result.content = [TextPart("\n".join(lines))]
     return result

@@ -40,12 +40,51 @@ def cut_line(line: str, total_chars: int | None = None, total_bytes: int | None 
     return f"{line[:MAX_LINE_CHARS]} [… line cut at {MAX_LINE_CHARS:,} of {size}]"
 
 
+def span(first: int, last: int) -> str:
+    """A run of pages, slides, sheets or cells as `pages` and `cells` take it and the replies name
+    it: "7" for one, "7-9" for several."""
+    return str(first) if last == first else f"{first}-{last}"
+
+
+def counted(noun: str, first: int, last: int) -> str:
+    """A run in words: "page 7", "pages 7-9"."""
+    return f"{noun} {first}" if last == first else f"{noun}s {first}-{last}"
+
+
+def shown_lines(first: int, last: int, column: int = 1) -> dict:
+    """A result's `shown` of numbered lines first..last: with the character the first is shown from
+    when past its first (a read that goes on with a cut line shows that line in part)."""
+    return {"lines": [first, last], **({"column": column} if column > 1 else {})}
+
+
+def amount(count: int, noun: str) -> str:
+    """A count with its noun: "1 line", "2,000 lines"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def label_span(first: str, last: str) -> str:
+    """A run of page labels as the replies name it: "i-xxx", or "T-1 to T-2" where a label holds a
+    hyphen itself, so that the run's two ends read apart."""
+    return f"{first} to {last}" if "-" in first + last else f"{first}-{last}"
+
+
+def up_to(total: int, name: str, article: str = "", quoted: bool = False) -> str:
+    """The values an argument may take, as an error's "Call again with" names them: "an offset from
+    1 to 45", or "offset=1" when there is one."""
+    if total <= 1:
+        return f'{name}="1"' if quoted else f"{name}=1"
+    return f"{article}{name} from 1 to {total:,}"
+
+
 def continuation(first: int, last: int, total: int | None, reason: str, call: str) -> str:
     """The closing line of a cut window: what was shown, why it stopped, and the exact call
     to continue."""
     of = f" of {total:,}" if total is not None else ""
-    span = f"{first:,}-{last:,}" if first > 0 else f"{first:,} to {last:,}"  # counted from the end
-    return f"[Showing lines {span}{of} ({reason}). Call again with {call} to continue.]"
+    if first == last:
+        lines = f"line {first:,}"
+    else:  # from the end, a hyphen would read as a minus
+        lines = f"lines {first:,}-{last:,}" if first > 0 else f"lines {first:,} to {last:,}"
+    return f"[Showing {lines}{of} ({reason}). Call again with {call} to continue.]"
 
 
 def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
@@ -56,11 +95,11 @@ def past_end(offset: int, total: int | None, noun: str, of: str) -> ReadError:
                          "offset, or without one to read it from the start.")
     nouns = noun if total == 1 else noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
     return ReadError("offset_past_end", f"offset {offset:,} is past the end of {of}, which has {total:,} {nouns}. "
-                     f"Call again with an offset from 1 to {max(total, 1):,}.")
+                     f"Call again with {up_to(total, 'offset', 'an ')}.")
 
 
 def line_limit_reason(limit: int) -> str:
-    return f"limit of {limit:,} lines"
+    return f"limit of {amount(limit, 'line')}"
 
 
 def output_limit_reason(budget: int) -> str:
@@ -201,4 +240,4 @@ def window(lines: list[str], offset: int, limit: int, budget: int, also: str = "
 
 def column_past_end(column: int, number: int, length: int) -> ReadError:
     return ReadError("offset_past_end", f"column {column:,} is past the end of line {number:,}, which has "
-                     f"{length:,} characters. Call again with a column from 1 to {max(length, 1):,}, or without one.")
+                     f"{length:,} characters. Call again with {up_to(length, 'column', 'a ')}, or without one.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from agentread.numbering import line_limit_reason, output_limit_reason, past_end
+from agentread.numbering import counted, line_limit_reason, output_limit_reason, past_end
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
 
@@ -37,7 +37,7 @@ class Entry:
 
 def lines_entry(level: int, title: str, first: int, last: int) -> Entry:
     """An entry spanning lines first..last of a numbered text."""
-    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    where = counted("line", first, last)
     return Entry(level, title, where, {"offset": first, "limit": last - first + 1})
 
 
@@ -115,7 +115,8 @@ def outline_result(entries: Sequence[Entry], request: ReadRequest, path: str, ki
         reason = line_limit_reason(request.line_limit) if last == stop else output_limit_reason(request.output_bytes)
         result.truncated = True
         result.next = {"outline": True, "offset": last + 1}
-        text.append(f"[Showing outline entries {first:,}-{last:,} of {total:,} ({reason}). Call again with "
+        entries = f"outline entry {first:,}" if first == last else f"outline entries {first:,}-{last:,}"
+        text.append(f"[Showing {entries} of {total:,} ({reason}). Call again with "
                     f"outline=true offset={last + 1} to continue.]")
     result.content = [TextPart("\n".join(text))]
     return result

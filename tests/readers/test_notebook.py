@@ -802,6 +802,37 @@ def test_a_long_line_is_cut_with_the_call_that_reads_on_and_a_column_read_goes_o
     assert error.value.code == "offset_past_end" and "4,006 characters" in error.value.message
 
 
+def test_a_line_continued_by_column_is_shown_in_part(tmp_path: Path, server):
+    """A read from a column of a cut line holds that line from there on: `shown` says so, for a
+    notebook's line as for a text file's."""
+    (tmp_path / "n.ipynb").write_bytes(notebook(markdown("intro"), code("x = '" + "q" * 4000 + "'\nprint(x)")))
+    rest = server.read(path="n.ipynb", cells="2", offset=2, column=4001)
+    assert rest["shown"] == {"cells": [2], "lines": [2, 4], "column": 4001,
+                             "cellLines": [{"cell": 2, "lines": [2, 4]}]}
+    whole = server.read(path="n.ipynb", cells="2", offset=2)
+    assert whole["shown"]["lines"] == [2, 4] and "column" not in whole["shown"]
+    (tmp_path / "t.txt").write_text("q" * 4000 + "\nend\n")
+    assert server.read(path="t.txt", offset=1, column=2001)["shown"] == {"lines": [1, 2], "column": 2001}
+
+
+def test_one_cell_and_one_line_are_named_alone(tmp_path: Path, server):
+    from rpc import text_of
+
+    (tmp_path / "n.ipynb").write_bytes(notebook(code("print(1)\n" + "y = 2\n" * 400), markdown("end")))
+    assert "[Shown: cell 1 of 2.]" in text_of(server.read(path="n.ipynb", cells="1"))
+    cut = text_of(server.read(path="n.ipynb", maxBytes=2000))
+    assert re.search(r"\[Shown: cell 1 \(part\), its lines 1-\d+ of \d+, of 2 cells\.", cut)
+    (tmp_path / "head.ipynb").write_bytes(notebook(code("x = '" + "q" * 5000 + "'"), markdown("end")))
+    head = text_of(server.read(path="head.ipynb", maxBytes=2000))
+    assert re.search(r"\[Shown: cell 1 \(part\), its line 1 of \d+, of 2 cells\.", head)
+    last = text_of(server.read(path="n.ipynb", cells="1", offset=3, limit=1))
+    assert "[Shown: rendered line 3 of " in last
+    missing = server.read(path="head.ipynb", cells="9")["error"]["message"]
+    assert "the notebook has 2 cells (1-2)" in missing
+    (tmp_path / "one.ipynb").write_bytes(notebook(markdown("alone")))
+    assert "the notebook has 1 cell (1);" in server.read(path="one.ipynb", cells="3")["error"]["message"]
+
+
 def test_a_raw_read_goes_on_raw_to_the_last_character_of_its_json(tmp_path: Path):
     """A notebook read with raw=true is its JSON as numbered lines: every `next`, closing line and
     cut marker carries raw, so following them pages the JSON, never the rendered cells."""

@@ -136,6 +136,47 @@ def test_javascript_functions_bound_to_members_keys_and_fields_are_listed(engine
         (0, "function (default)", "lines 9-11")]
 
 
+def test_async_definitions_are_named_async_as_written(tmp_path: Path, server):
+    """CPython's own asyncio/tasks.py, then each language's async (and generator) markers."""
+    import asyncio
+    import shutil
+
+    from rpc import text_of
+
+    def titles(name: str) -> list[str]:
+        return [entry["title"].strip() for entry in entries({"content": [{"text": text_of(
+            server.read(path=name, outline=True))}]})]
+
+    shutil.copy(Path(asyncio.__file__).parent / "tasks.py", tmp_path / "tasks.py")
+    found = titles("tasks.py")
+    assert {"async def wait", "async def wait_for", "async def sleep", "def ensure_future"} <= set(found)
+    assert "def wait" not in found
+    (tmp_path / "a.js").write_text(
+        "async function f() {}\nasync function* g() {}\nclass A {\n  async m() {}\n  *gen() {}\n"
+        "  static async *ag() {}\n}\nconst h = async () => 1;\nconst k = async function () {};\n")
+    assert titles("a.js") == ["async function f", "async function* g", "class A", "async method m", "method* gen",
+                              "async method* ag", "async function h", "async function k"]
+    (tmp_path / "a.ts").write_text("class A { private async p(): Promise<void> {} }\n"
+                                   "export async function f(): Promise<void> {}\n")
+    assert titles("a.ts") == ["class A", "async method p", "async function f"]
+    (tmp_path / "a.rs").write_text("async fn a() {}\npub async unsafe fn b() {}\nfn c() {}\n")
+    assert titles("a.rs") == ["async fn a", "async unsafe fn b", "fn c"]
+    (tmp_path / "a.cs").write_text("class A {\n  public async Task M() {}\n  static void N() {}\n}\n")
+    assert titles("a.cs") == ["class A", "async method M", "method N"]
+
+
+def test_a_one_line_file_is_counted_as_one_line(tmp_path: Path, server):
+    from rpc import text_of
+
+    (tmp_path / "one.py").write_text("def f(): pass\n")
+    assert text_of(server.read(path="one.py", outline=True)).startswith(
+        "[Outline of one.py: 1 symbol in 1 line (python).")
+    (tmp_path / "none.py").write_text("x = 1\n")
+    assert text_of(server.read(path="none.py", outline=True)).startswith("[none.py (python, 1 line) has no symbols")
+    (tmp_path / "plain.txt").write_text("just one\n")
+    assert "It has 1 line: read it" in text_of(server.read(path="plain.txt", outline=True))
+
+
 def test_objects_nested_deep_are_outlined_each_once(tmp_path: Path):
     depth = 20_000  # far past Python's recursion limit
     (tmp_path / "deep.js").write_text("module.exports = " + "{ a: " * depth + "function () {}" + " }" * depth + ";\n")
@@ -602,6 +643,18 @@ def test_page_labels_longer_than_a_page_number_is_written_are_dropped(tmp_path: 
     assert [hit["page"] for hit in hits] == list(range(1, 21))
     assert [hit.get("label") for hit in hits[:3]] == ["i", "ii", None]
     assert "L" * 100 not in result["content"][0]["text"]
+
+
+def test_a_run_of_page_labels_holding_hyphens_reads_apart(tmp_path: Path, server):
+    """Labels such as "T-1" joined by a hyphen would read "T-1-T-4": such a run says "to"."""
+    from builders import build_pdf
+    from rpc import text_of
+
+    labelled = b"/PageLabels << /Nums [0 << /S /r >> 2 << /S /D /P (T-) >>] >>"
+    (tmp_path / "labels.pdf").write_bytes(build_pdf([f"page {n}" for n in range(1, 7)], catalog=labelled))
+    header = text_of(server.read(path="labels.pdf", outline=True)).split("\n")[0]
+    assert "Page labels (the numbers the document prints): pages 1-2 labelled i-ii; pages 3-6 labelled T-1 to T-4." \
+        in header
 
 
 def test_a_word_heading_level_is_inherited_down_a_long_chain_of_styles(tmp_path: Path):

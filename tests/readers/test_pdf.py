@@ -17,10 +17,11 @@ from agentread.request import InvalidParams, parse_request
 from agentread.result import ReadError
 from agentread.workspace import Workspace, path_version
 from builders import build_pdf, pdf_of
+from rpc import ServerProcess, serving, text_of
 
 
 def page_blocks(text: str) -> dict[int, str]:
-    text = re.sub(r"\n*\[Showing pages [^\n]*\]$", "", text)  # the closing "how to continue" line
+    text = re.sub(r"\n*\[Showing pages? [^\n]*\]$", "", text)  # the closing "how to continue" line
     parts = re.split(r"^--- Page (\d+) ---$", text, flags=re.M)
     return {int(parts[i]): parts[i + 1].strip() for i in range(1, len(parts), 2)}
 
@@ -102,8 +103,9 @@ def test_bad_range_is_a_jsonrpc_error_through_the_server(ws: Path, server):  # w
 def test_first_read_shows_twenty_pages_and_says_how_to_continue(engine: Engine):
     first = read(engine, path="doc.pdf")
     shows(first, range(1, MAX_PDF_PAGES + 1))
-    assert first.truncated and first.next == {"pages": f"{MAX_PDF_PAGES + 1}-{2 * MAX_PDF_PAGES}"}
-    assert f'pages="{MAX_PDF_PAGES + 1}-{2 * MAX_PDF_PAGES}"' in first.text()
+    assert first.truncated and first.next == {"pages": f"{MAX_PDF_PAGES + 1}-{PAGES}"}  # all the rest
+    rest = f'pages="{MAX_PDF_PAGES + 1}-{PAGES}"'
+    assert f"(at most {MAX_PDF_PAGES} pages a call). Call again with {rest}" in first.text()
 
 
 def test_long_range_is_capped_and_next_covers_the_rest(engine: Engine):
@@ -130,6 +132,47 @@ def test_following_next_from_the_first_read_visits_every_page_once(engine: Engin
             break
         params = {"path": "doc.pdf", **result.next}
     assert seen == list(range(1, PAGES + 1))
+
+
+@pytest.fixture
+def corpus_server(corpus: Path):
+    yield from serving(corpus / "pdf")
+
+
+def test_one_page_asked_for_and_shown_is_not_cut_and_says_where_the_document_goes_on(corpus_server: ServerProcess):
+    page = corpus_server.read(path="GeoTopo-komprimiert.pdf", pages="7")
+    assert page["shown"] == {"pages": [7]} and not page["truncated"] and "next" not in page
+    assert 'Showing page 7 of 117, all that was asked for. Pages 8-117 follow: pages="8-27" reads on.' in text_of(page)
+    last_but_one = corpus_server.read(path="GeoTopo-komprimiert.pdf", pages="116")
+    assert 'Page 117 follows: pages="117" reads on.' in text_of(last_but_one) and not last_but_one["truncated"]
+    last = corpus_server.read(path="GeoTopo-komprimiert.pdf", pages="117")
+    assert not last["truncated"] and "Showing" not in text_of(last)
+
+
+def test_a_single_page_is_named_alone_in_next_and_in_words(corpus_server: ServerProcess):
+    lines = corpus_server.read(path="GeoTopo-komprimiert.pdf", pages="7", limit=5)
+    assert lines["truncated"] and lines["next"] == {"pages": "7", "offset": 6}
+    assert 'Call again with pages="7" and offset=6 to continue.' in text_of(lines)
+    past = corpus_server.read(path="GeoTopo-komprimiert.pdf", pages="7", offset=900)
+    assert past["error"]["message"].startswith("offset 900 is past the end of page 7, which has ")
+    one = corpus_server.read(path="toy.pdf", pages="2")
+    assert one["error"]["message"].endswith('the PDF has 1 page. Call again with pages="1".')
+
+
+def test_read_many_counts_a_page_asked_for_and_shown_as_whole(ws: Path, server):
+    answer = server.request("agentread/readMany", {"paths": [{"path": "doc.pdf", "pages": "7"}]})["result"]
+    assert [f["state"] for f in answer["files"]] == ["whole"] and not answer["truncated"] and "next" not in answer
+
+
+def test_next_names_the_rest_of_the_range_with_the_reason_it_stopped(ws: Path, server):
+    ranged = server.read(path="doc.pdf", pages="5-40")
+    assert ranged["next"] == {"pages": f"{MAX_PDF_PAGES + 5}-40"}
+    assert f"[Showing pages 5-{MAX_PDF_PAGES + 4} of {PAGES} (at most {MAX_PDF_PAGES} pages a call)." in text_of(ranged)
+    (ws / "wide.pdf").write_bytes(build_pdf([f"page {n} " + "words " * 150 for n in (1, 2, 3)]))
+    small = server.read(path="wide.pdf", pages="2-", maxBytes=2000)
+    assert small["shown"] == {"pages": [2]} and small["next"] == {"pages": "3"}
+    assert re.search(r'\[Showing page 2 of 3 \(output limit of [\d,]+ bytes\)\. Call again with pages="3" to '
+                     r'continue\.\]', text_of(small))
 
 
 # --- page contents

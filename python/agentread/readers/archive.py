@@ -414,7 +414,7 @@ def _listing(source: Source, request: ReadRequest, members: list[Member], stoppe
     return page_listing(request, "archive", source.path, _Lines(members), stopped,
                         heading=f"Archive {source.path}{where} ({_form(source)}, {{total}} {count}, in archive "
                                 "order{where}):",
-                        what=("members", "read a member by its path inside the archive"),
+                        what=("member", "members", "read a member by its path inside the archive"),
                         empty="The archive holds no members." if folder is None else "The folder is empty.",
                         closing=closing)
 

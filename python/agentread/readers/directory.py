@@ -55,19 +55,21 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
     listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
     stop = None if complete else (f"The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. "
                                   "Read a subdirectory or a file by name.")
+    count = "entry" if len(listed) == 1 and complete else "entries"
     return page_listing(request, "directory", path, [line for _, line in listed], stop,
-                        heading=f"Directory {path} ({{total}} entries; folders first{{where}}):",
-                        what=("entries", "read a subdirectory or a file by name"), empty="The directory is empty.")
+                        heading=f"Directory {path} ({{total}} {count}; folders first{{where}}):",
+                        what=("entry", "entries", "read a subdirectory or a file by name"),
+                        empty="The directory is empty.")
 
 
 def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], stop: str | None, heading: str,
-                 what: tuple[str, str], empty: str, closing: str = "") -> ReadResult:
+                 what: tuple[str, str, str], empty: str, closing: str = "") -> ReadResult:
     """One page of a listing (a directory's, an archive's), MAX_DIR_ENTRIES at most:
     `offset`/`limit` count its entries as they count lines. `stop`: why the entries listed are not
     all there are, as the listing's last line (None: they are). `heading` is formatted with the
-    `total` and `where`; `what`: the entries' name and what else to read; `closing`: a last line,
-    when the listing is not cut."""
-    unit, instead = what
+    `total` and `where`; `what`: an entry's name, the entries', and what else to read; `closing`: a
+    last line, when the listing is not cut."""
+    one, unit, instead = what
     complete = stop is None
     first = request.line_from(len(listed))
     if first > max(len(listed), 1):
@@ -81,12 +83,14 @@ def page_listing(request: ReadRequest, kind: str, path: str, listed: list[str], 
         shown.append(line)
     end = first - 1 + len(shown)
     total = f"{len(listed):,}" if complete else f"more than {len(listed):,}"
-    where = f"; {unit} {first:,}-{end:,}" if shown and (first > 1 or end < len(listed)) else ""
+    named = f"{one} {first:,}" if end == first else f"{unit} {first:,}-{end:,}"
+    where = f"; {named}" if shown and (first > 1 or end < len(listed)) else ""
     lines = [heading.format(total=total, where=where)] + shown
     left = len(listed) - end
     next_ = {"offset": end + 1} if left > 0 else None
     if next_:
-        lines.append(f"[{left:,}{'' if complete else '+'} more {unit} not listed. Read on with offset={end + 1}, "
+        more = one if left == 1 and complete else unit
+        lines.append(f"[{left:,}{'' if complete else '+'} more {more} not listed. Read on with offset={end + 1}, "
                      f"or {instead}.]")
     elif not complete:
         lines.append(f"[{stop}]")

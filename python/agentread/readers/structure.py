@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 from agentread.cancel import checkpoint, stopped
 from agentread.limits import REPLY_FRAME_BYTES
+from agentread.numbering import amount, counted
 from agentread.outline import Entry, Heading, entry_lines, heading_entries, lines_entry, outline_result
 from agentread.readers import Source
 from agentread.request import ReadRequest
@@ -182,15 +183,15 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     language, entries, cut, total = structure(source)
     if language is None:
         header = (f"[{source.name} has no outline: it is text in no language outlined here (code in 12 "
-                  f"languages, Markdown, reStructuredText, AsciiDoc). It has {total:,} lines: read it with offset "
-                  "and limit.]")
+                  f"languages, Markdown, reStructuredText, AsciiDoc). It has {amount(total, 'line')}: read it with "
+                  "offset and limit.]")
         return outline_result([], request, source.path, "text", header, total_lines=total)
     noun = _noun(language)
     if entries:
-        header = (f"[Outline of {source.name}: {len(entries):,} {noun}{'' if len(entries) == 1 else 's'} in "
-                  f"{total:,} lines ({language}). Read one with the arguments after \"→\".]")
+        header = (f"[Outline of {source.name}: {amount(len(entries), noun)} in {amount(total, 'line')} ({language}). "
+                  "Read one with the arguments after \"→\".]")
     else:
-        header = f"[{source.name} ({language}, {total:,} lines) has no {noun}s: read it with offset and limit.]"
+        header = f"[{source.name} ({language}, {amount(total, 'line')}) has no {noun}s: read it with offset and limit.]"
     if cut:
         header += (f"\n[The file has more than {MAX_OUTLINE_NODES:,} syntax nodes: the symbols of its start "
                    "are listed.]")
@@ -224,8 +225,9 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
         return result
     rest = entries[first:]
     noun = _noun(language)
-    header = (f"[Outline of the rest of {source.name} (lines {end + 1:,}-{shorter.total_lines or '…'}): "
-              f"{len(rest):,} {noun}{'' if len(rest) == 1 else 's'}. Read one with the arguments after \"→\".]")
+    lines = counted("line", end + 1, shorter.total_lines) if shorter.total_lines else f"lines {end + 1:,}-…"
+    header = (f"[Outline of the rest of {source.name} ({lines}): {amount(len(rest), noun)}. Read one with the "
+              "arguments after \"→\".]")
     lines, shown = entry_lines(rest, room - len(header.encode("utf-8")) - MORE_LINE_BYTES)
     if shown < len(rest):
         lines.append(f"[… and {len(rest) - shown:,} more: outline=true offset={first + shown + 1} lists them.]")
@@ -335,6 +337,8 @@ def _symbols(root, grammar: Grammar, entries: list[Entry]) -> bool:
                 return True
         word = grammar.symbols.get(node.type)
         name = _name(node) if word else None
+        if name is not None:
+            word = _marked(node, word)
         if node.type in grammar.bindings:
             word, name = _binding(node, *grammar.bindings[node.type])
         inner = level
@@ -380,6 +384,21 @@ def _name(node) -> str | None:
     return None
 
 
+def _marked(node, word: str) -> str:
+    """`word` with what the definition says of itself before its name, as the source writes it:
+    `async` (Python, JavaScript, TypeScript, C#), Rust's function modifiers (`async unsafe fn`), the
+    `*` of a JavaScript generator method (`method*`, as `function*`)."""
+    before = []
+    for child in node.children:
+        if child.type == "async" or (child.type == "modifier" and child.text == b"async"):
+            before.append("async")
+        elif child.type == "function_modifiers":
+            before.append(" ".join(_text(child).split()))
+        elif child.type == "*" and node.type == "method_definition":
+            word += "*"
+    return " ".join([*before, word])
+
+
 def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None, str | None]:
     """A JavaScript binding's word and name (`function`, `exports.createServer`); (None, None)
     where its value is no function, class or object holding one, or it is the key of an object
@@ -392,6 +411,8 @@ def _binding(node, name_field: str | None, value_field: str) -> tuple[str | None
         word = "object"
     if word is None:
         return None, None
+    if word != "object":
+        word = _marked(value, word)
     named = node.child_by_field_name(name_field) if name_field else None
     return word, "(default)" if named is None else " ".join(_text(named).split())
 

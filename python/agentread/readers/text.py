@@ -32,6 +32,7 @@ from agentread.numbering import (
     numbered_lines,
     output_limit_reason,
     past_end,
+    shown_lines,
 )
 from agentread.readers import Source
 from agentread.request import InvalidParams, ReadRequest
@@ -446,7 +447,8 @@ def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, 
     elif total is None and size <= COUNT_REST_BYTES:
         total = _count_total(stream, index)
     result = ReadResult(kind="text", path=path, total_lines=total, start_line=first, end_line=last,
-                        truncated=win.truncated, shown={"lines": [first, last]}, encoding=encoding_label)
+                        truncated=win.truncated, shown=shown_lines(first, last, request.column or 1),
+                        encoding=encoding_label)
     if win.truncated:
         win.lines.append(win.closing(total))
         result.next = _next_args(win, request)
@@ -545,7 +547,7 @@ def _from_end(stream: BinaryIO, start: int, request: ReadRequest, path: str, enc
     note = (f"[Lines numbered from the end of the file: -1 is its last line. The file is {size / 2**20:,.0f} MB; "
             "its line count, and so the editor's numbers for these lines, would take reading all of it.]")
     result = ReadResult(kind="text", path=path, start_line=first, end_line=last, truncated=win.truncated,
-                        shown={"lines": [first, last]}, encoding=label)
+                        shown=shown_lines(first, last, request.column or 1), encoding=label)
     if win.truncated:
         win.lines.append(win.closing(None))
         result.next = _next_args(win, request)

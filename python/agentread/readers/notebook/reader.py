@@ -8,7 +8,16 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import column_past_end, cut_at, cut_to_fit, past_end, size_words
+from agentread.numbering import (
+    amount,
+    column_past_end,
+    counted,
+    cut_at,
+    cut_to_fit,
+    past_end,
+    shown_lines,
+    size_words,
+)
 from agentread.readers import Source
 from agentread.readers.image import image_part
 from agentread.readers.notebook.clean import editor_lines
@@ -291,14 +300,15 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
             break
     rest = positions[len(shown):]
     next_: dict | None = None
-    closing = f"[Shown: cells {format_cells(nb, shown) or 'none'} of {len(nb.cells)}."
+    named = "cell" if len(shown) == 1 else "cells"
+    closing = f"[Shown: {named} {format_cells(nb, shown) or 'none'} of {len(nb.cells)}."
     if resume is not None:
         index = nb.cells[shown[0]].index
         next_ = {"cells": format_cells(nb, shown + rest), "offset": resume}
-        closing = (f"[Shown: cell {index} (part), its lines 1-{resume - 1} of {cell_lines}, of {len(nb.cells)} "
-                   f"cells. It alone is over the per-call budget ({size_words(budget)}, {MAX_LINES} "
-                   f"lines). Continue with cells=\"{next_['cells']}\", offset={resume}: the rest of cell {index}"
-                   f"{_then(nb, rest)}, line by line.")
+        closing = (f"[Shown: cell {index} (part), its {counted('line', 1, resume - 1)} of {cell_lines}, of "
+                   f"{amount(len(nb.cells), 'cell')}. It alone is over the per-call budget ({size_words(budget)}, "
+                   f"{MAX_LINES} lines). Continue with cells=\"{next_['cells']}\", offset={resume}: the rest of "
+                   f"cell {index}{_then(nb, rest)}, line by line.")
     elif rest:
         next_ = {"cells": format_cells(nb, rest)}
         closing += f" The per-call {full or 'budget'} is reached. Continue with cells=\"{next_['cells']}\"."
@@ -445,10 +455,10 @@ def _paged(nb: Notebook, lines, context, covered, request: ReadRequest, path: st
     if cut is not None or end < total:
         next_ = {**(cut or {"offset": end + 1}), **({"cells": cells} if cells else {})}
         why = f"Line {cut['offset']:,} was cut at character {cut['column'] - 1:,}. " if cut else ""
-        parts.text(f"[Shown: {what}s {start}-{end} of {total}. {why}Continue with {call(next_)}.]")
+        parts.text(f"[Shown: {counted(what, start, end)} of {total}. {why}Continue with {call(next_)}.]")
     positions, more = covered(start, end) if total else ([], {})
-    described = {"cells": [nb.cells[pos].index for pos in positions], **({"lines": [start, end]} if total else {}),
-                 **more}
+    described = {"cells": [nb.cells[pos].index for pos in positions],
+                 **(shown_lines(start, end, column) if total else {}), **more}
     return ReadResult(kind="notebook", path=path, content=parts.finish(nb, positions), total_cells=len(nb.cells),
                       start_line=start if total else None, end_line=end if total else None, total_lines=total,
                       truncated=next_ is not None, next=next_, shown=described)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from agentread.numbering import amount, span
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook
 from agentread.result import ReadError
 
@@ -60,7 +61,7 @@ def _index_range(item: str, total: int) -> tuple[int, int]:
 
 
 def _count(total: int) -> str:
-    return "no cells" if total == 0 else f"{total} cell{'s' if total != 1 else ''} (1-{total})"
+    return "no cells" if total == 0 else f"{amount(total, 'cell')} ({span(1, total)})"
 
 
 def format_cells(nb: Notebook, positions: list[int]) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import past_end, window
+from agentread.numbering import past_end, shown_lines, up_to, window
 from agentread.readers.image import image_part
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ImagePart, ReadError, ReadResult, TextPart
@@ -103,9 +103,13 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
     last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else max(first, total))
     if first < 1 or last < first:
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
+    if total == 0:
+        raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there are no {unit}s, so there is "
+                        "nothing to read.")
     if first > total:  # "4-" of a 2-slide deck included: a range past the end, not a malformed one
         raise ReadError("page_out_of_range", f"{unit} {first} does not exist: there {'is' if total == 1 else 'are'}"
-                        f" {total} {unit}{'' if total == 1 else 's'}. Call again with pages from 1 to {total}.")
+                        f" {total} {unit}{'' if total == 1 else 's'}. Call again with "
+                        f"{up_to(total, 'pages', quoted=True)}.")
     return first, min(last, total)
 
 
@@ -156,7 +160,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         content.append(TextPart("\n".join(text)))
     result = ReadResult(kind=kind, path=path, content=content, start_line=offset, end_line=last,
                         total_lines=len(lines), truncated=following is not None,
-                        shown={"lines": [offset, last]} if lines else None)
+                        shown=shown_lines(offset, last, request.column or 1) if lines else None)
     if following is not None:
         result.next = {**({"pages": pages} if pages else {}), **following}
     return result

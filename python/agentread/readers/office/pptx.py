@@ -21,10 +21,11 @@ from itertools import islice
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
+from agentread.numbering import span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
-from agentread.result import ReadResult
+from agentread.result import ReadResult, TextPart
 
 # Shapes read per slide. A slide of text, pictures and tables has tens; one with thousands is a
 # drawing exported shape by shape (or made to stall a read: python-pptx takes time over every
@@ -37,9 +38,11 @@ _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"  # DrawingML cha
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     out, first, last, slides = _render(data, request)
-    pages = None if request.pages is None else f"{first}-{last}" if last > first else str(first)
+    pages = None if request.pages is None else span(first, last)
     result = show(out, request, path, "presentation", pages=pages)
     result.total_pages = len(slides)
+    if not slides:
+        result.content = [TextPart("[The presentation has no slides: there is nothing to read.]")]
     if result.shown:  # the slides the lines shown fall in
         lines = result.shown["lines"]
         result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
@@ -56,7 +59,7 @@ def search_pptx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[st
             skip = offset - 1 if slide == first else 0
             for line, text in enumerate(out.lines[start - 1 + skip:end], skip + 1):
                 yield Unit(text, {"slide": slide, "line": line}, {"pages": str(slide), "offset": line, "limit": 1},
-                           {"pages": f"{slide}-{last}", "offset": line})
+                           {"pages": span(slide, last), "offset": line})
 
     return "presentation", hits_in(units(), matcher, request.column or 1)
 

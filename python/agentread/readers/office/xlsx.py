@@ -41,7 +41,7 @@ from openpyxl.utils.cell import range_boundaries
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
-from agentread.numbering import fitting, output_limit_reason, past_end
+from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
@@ -101,7 +101,7 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         for number in range(first, last + 1):
             start = request.first_line if number == first else 1
             if not reader.sheet(number, book.sheets[number - 1], start,
-                                f"{number}-{last}" if last > number else str(number)):
+                                span(number, last)):
                 break
         return reader.result()
 
@@ -133,7 +133,7 @@ def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
                     whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
                     yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
                                {"pages": str(number), "offset": row, "limit": 1, **whole},
-                               {"pages": f"{number}-{last}", "offset": row, "column": column},
+                               {"pages": span(number, last), "offset": row, "column": column},
                                reads_on="char" if whole else None)
 
 
@@ -219,7 +219,7 @@ class _Reader:
             if row_number < start:  # the shared formulas the window refers to, or rows above it
                 continue
             if row_number - start >= self.rows_left:  # the next row of the sheet, written or empty
-                stop, reason = start + self.rows_left, f"limit of {self.request.line_limit:,} rows"
+                stop, reason = start + self.rows_left, f"limit of {amount(self.request.line_limit, 'row')}"
                 break
             reads_on = f'pages="{remaining}", offset={row_number}, column='
             shown = [_show(*cells[c], f"{reads_on}{c}") if c in cells else ""
@@ -242,11 +242,11 @@ class _Reader:
         if stop is None and start > 1 and not rows:
             raise past_end(start, None, "row", f"sheet {number}")
         if stop is None:
-            extent = f"{rows[-1][0]:,} rows" if rows else "empty"
+            extent = amount(rows[-1][0], "row") if rows else "empty"
         elif declared_rows >= stop:
-            extent = f"{declared_rows:,} rows"
+            extent = amount(declared_rows, "row")
         else:
-            extent = f"more than {stop - 1:,} rows"
+            extent = f"more than {amount(stop - 1, 'row')}"
         width = max([declared_cols, *(count for _, _, count in rows)])
         self._header(number, sheet, extent, width)
         self.shown_sheets.append(number)
@@ -270,7 +270,7 @@ class _Reader:
         budget is cut where it fills it and `next` reads on inside it, else `next` goes on with the
         cells and rows after it (to sheet `last`)."""
         sheet = self.book.sheets[number - 1]
-        remaining = f"{number}-{last}" if last > number else str(number)
+        remaining = span(number, last)
         found: dict | None = None
         following = None  # the next row holding a value
         for parsed, (row_number, cells) in enumerate(self._rows(sheet, row), 1):
@@ -318,10 +318,12 @@ class _Reader:
         if self.next is None and following is not None:
             self.next = {"pages": remaining, "offset": following}
         elif self.next is None and last > number:
-            self.next = {"pages": f"{number + 1}-{last}" if last > number + 1 else str(last)}
+            self.next = {"pages": span(number + 1, last)}
         if self.next is not None:
-            self.closing = (f"[Shown: row {row:,} of sheet {number}, columns {_letters(shown[0])}-"
-                            f"{_letters(shown[-1])}. Call again with {call(self.next)} to continue.]")
+            columns = (f"column {_letters(shown[0])}" if len(shown) == 1 else
+                       f"columns {_letters(shown[0])}-{_letters(shown[-1])}")
+            self.closing = (f"[Shown: row {row:,} of sheet {number}, {columns}. Call again with {call(self.next)} "
+                            "to continue.]")
         self.shown_sheets, self.shown_rows = [number], [row, row]
         return self.result()
 
@@ -358,7 +360,7 @@ class _Reader:
         hidden = "" if sheet.state == "visible" else f", {sheet.state}"
         if self.lines:
             self._add("")
-        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {columns:,} columns{hidden}) ---')
+        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {amount(columns, "column")}{hidden}) ---')
         if columns > MAX_COLUMNS:
             self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
         merges = self._merges(sheet)

@@ -22,7 +22,7 @@ from typing import BinaryIO, Callable, Iterator
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
-from agentread.numbering import window
+from agentread.numbering import amount, counted, output_limit_reason, shown_lines, span, up_to, window
 from agentread.readers import Source
 from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.readers.pdf.figures import count_figures
@@ -301,9 +301,12 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
         raise InvalidParams(f"'pages' must look like \"3\" or \"10-20\", got {spec!r}")
     first = int(match.group(1))
     last = first if match.group(2) is None else (int(match.group(2)) if match.group(2) else total)
+    if total == 0:
+        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has no pages, so there is "
+                        "nothing to read.")
     if first > total:
-        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {total} page"
-                        f"{'s' if total != 1 else ''}. Call again with pages from 1 to {total}.")
+        raise ReadError("page_out_of_range", f"page {first} does not exist: the PDF has {amount(total, 'page')}. "
+                        f"Call again with {up_to(total, 'pages', quoted=True)}.")
     if first < 1 or last < first:
         raise InvalidParams(f"'pages' range {spec!r} is empty or starts below 1")
     return first, min(last, total)
@@ -454,6 +457,9 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     doc = DOCUMENTS.get(cache_key, stream, path, whole)
     with doc.lock:
         first, last = parse_pages(request.pages, doc.total)
+        if doc.total == 0:
+            return ReadResult(kind="pdf", path=path, total_pages=0,
+                              content=[TextPart("[The PDF has no pages: there is nothing to read.]")])
         stop = min(last, first + MAX_PDF_PAGES - 1)
         # offset/limit number the lines of all the pages asked for (at most MAX_PDF_PAGES), and the
         # line window bounds the output; otherwise whole pages are shown within the output budget.
@@ -463,7 +469,7 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         pictures: dict[int, ImagePart] = {}  # pages rendered (index in parts → image)
         scans: set[int] = set()  # of those, the pages without text of their own (index in parts)
         image_bytes = 0
-        why = ""  # why the pages stop before the range does, where not for the text budget
+        why = ""  # why the pages stop before the range does, where not for the text budget or the page cap
         cut_at = None  # the line where the first page's text was cut to fit beside its picture
         used = 0
         shown = first - 1
@@ -511,18 +517,25 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
         if result.truncated:
             return result
         parts = [result.content[0].text]
+    # What the read covers: the pages asked for, or the whole document when none were; `next`
+    # names all of the rest, so that following it shows every page, and a read that showed all it
+    # covers is not cut, whatever follows in the document.
+    end = last if request.pages is not None else doc.total
+    also = ' and view="image"' if as_pictures else ""
     if cut_at is not None:
         result.truncated = True
-        result.next = {"pages": f"{first}-{last}", "offset": cut_at}
-    elif shown < doc.total:
-        # More pages follow: the rest of the range asked for, else the next pages of the document.
-        end = last if shown < last else doc.total
-        following = f"{shown + 1}-{min(end, shown + MAX_PDF_PAGES)}"
+        result.next = {"pages": span(first, last), "offset": cut_at}
+    elif shown < end:
         result.truncated = True
-        result.next = {"pages": following, **({"view": "image"} if as_pictures else {})}
-        also = ' and view="image"' if as_pictures else ""
-        parts.append(f"[Showing pages {first}-{shown} of {doc.total}{why if shown < stop else ''}. Call again with "
-                     f'pages="{following}"{also} to continue.]')
+        result.next = {"pages": span(shown + 1, end), **({"view": "image"} if as_pictures else {})}
+        reason = ((why or f" ({output_limit_reason(request.output_bytes)})") if shown < stop
+                  else f" (at most {MAX_PDF_PAGES} pages a call)")
+        parts.append(f"[Showing {counted('page', first, shown)} of {doc.total}{reason}. Call again with "
+                     f'pages="{result.next["pages"]}"{also} to continue.]')
+    elif shown < doc.total:
+        parts.append(f"[Showing {counted('page', first, shown)} of {doc.total}, all that was asked for. "
+                     f'{counted("Page", shown + 1, doc.total)} follow{"s" if shown + 1 == doc.total else ""}: '
+                     f'pages="{span(shown + 1, min(doc.total, shown + MAX_PDF_PAGES))}"{also} reads on.]')
     result.content = _with_pictures(parts, pictures, scans, first)
     if not by_lines:
         result.shown = {"pages": list(range(first, shown + 1))}
@@ -556,7 +569,7 @@ def _cut_text(block: str, budget: int, number: int, last: int) -> tuple[str, int
     kept = kept[:kept.rfind("\n")] if "\n" in kept else kept
     after = kept.count("\n") + 2
     return (kept + f"\n[The text of page {number} is cut here to fit the reply. Call again with "
-            f'pages="{number}-{last}" and offset={after}, without view, to read on as text.]'), after
+            f'pages="{span(number, last)}" and offset={after}, without view, to read on as text.]'), after
 
 
 def search(source: Source, request: ReadRequest,
@@ -573,6 +586,8 @@ def search(source: Source, request: ReadRequest,
 def _search(doc: _Document, request: ReadRequest, matcher: Matcher,
             scans: dict[int, bool]) -> Iterator[Hit | Reached]:
     with doc.lock:
+        if doc.total == 0 and request.pages is None:
+            return  # no pages, no hits
         first, last = parse_pages(request.pages or "1-", doc.total)  # every page by default
         yield from hits_in(_page_units(doc, first, last, request.offset or 1, scans), matcher, request.column or 1)
 
@@ -593,7 +608,7 @@ def _page_units(doc: _Document, first: int, last: int, offset: int, scans: dict[
         for line, text in enumerate(lines, 2):
             if number + line >= offset:
                 yield Unit(text, {**where, "line": line}, {"pages": str(page), "offset": line, "limit": 1},
-                           {"pages": f"{page}-{last}", "offset": line})
+                           {"pages": span(page, last), "offset": line})
         number += len(lines) + 2
 
 
@@ -619,7 +634,7 @@ def _unsearched(scans: dict[int, bool], pictures: bool) -> list[str]:
                 runs.append([page, page])
         if not runs:
             continue
-        names = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+        names = [span(a, b) for a, b in runs]
         more = runs[MAX_UNSEARCHED_RUNS:]
         listed = ", ".join(names[:MAX_UNSEARCHED_RUNS]) + (
             f" and {len(more):,} more runs of pages from {more[0][0]} to {more[-1][1]}" if more else "")
@@ -673,16 +688,18 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
     lines = "\n\n".join(pages).split("\n")
     offset = request.line_from(len(lines))
     if offset > len(lines):
-        raise ReadError("offset_past_end", f"offset {offset:,} is past the end of pages {first}-{shown}, "
-                        f"which have {len(lines):,} lines. Call again with an offset from 1 to {len(lines):,}.")
+        raise ReadError("offset_past_end", f"offset {offset:,} is past the end of {counted('page', first, shown)}, "
+                        f"which {'has' if first == shown else 'have'} {amount(len(lines), 'line')}. Call again with "
+                        f"{up_to(len(lines), 'offset', 'an ')}.")
     out, last, following = window(lines, offset, request.line_limit, request.output_bytes,
-                                  also=f'pages="{first}-{shown}" and ', column=request.column or 1)
+                                  also=f'pages="{span(first, shown)}" and ', column=request.column or 1)
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
-    result.shown = {"pages": _pages_of_lines(pages, first, offset, last), "lines": [offset, last]}
+    result.shown = {"pages": _pages_of_lines(pages, first, offset, last),
+                    **shown_lines(offset, last, request.column or 1)}
     if following is not None:
         result.truncated = True
-        result.next = {"pages": f"{first}-{shown}", **following}
+        result.next = {"pages": span(first, shown), **following}
     return result
 
 

@@ -14,6 +14,7 @@ import logging
 from typing import BinaryIO, Callable, Iterator
 
 from agentread.limits import MAX_PDF_PAGES
+from agentread.numbering import amount, counted, label_span, span
 from agentread.outline import Entry, outline_result, section_ends
 from agentread.readers import Source
 from agentread.readers.pdf import DOCUMENTS, MAX_PAGES_WALKED, _Document, _Pdfium
@@ -51,15 +52,17 @@ def pdf_outline(stream: BinaryIO, request: ReadRequest, path: str, name: str, ca
             doc.outline = [_entries(list(_bookmarks(doc)), labels, doc.total), _label_runs(labels)]
         entries, runs = doc.outline
     total = doc.total
-    pages = f"{total:,} page{'' if total == 1 else 's'}"
+    pages = amount(total, "page")
     labelled = f" Page labels (the numbers the document prints): {runs}." if runs else ""
-    if not entries:
-        first = "1" if total == 1 else f"1-{min(total, MAX_PDF_PAGES)}"
+    if total == 0:
+        header = f"[{name} has no pages: there is nothing to outline or read.]"
+    elif not entries:
+        first = span(1, min(total, MAX_PDF_PAGES))
         header = (f"[{name} has no bookmarks (no table of contents of its own); it has {pages}.{labelled} "
                   f"Read it with pages=\"{first}\", or look for a contents page among the first.]")
     else:
-        header = (f"[Outline of {name}: {len(entries):,} bookmarks in {pages}.{labelled} Each entry runs to the "
-                  "page where the next at its level begins; read one with the arguments after \"→\".]")
+        header = (f"[Outline of {name}: {amount(len(entries), 'bookmark')} in {pages}.{labelled} Each entry runs "
+                  "to the page where the next at its level begins; read one with the arguments after \"→\".]")
     return outline_result(entries, request, path, "pdf", header, total_pages=total)
 
 
@@ -104,10 +107,9 @@ def _entries(marks: list[Bookmark], labels: list[str], total: int) -> list[Entry
         if page is None:
             entries.append(Entry(level, title, "no page: its destination is not in the document", {}))
             continue
-        span = f"page {page}" if last == page else f"pages {page}-{last}"
         label = labels[page - 1] if labels and labels[page - 1] and labels[page - 1] != str(page) else ""
-        where = f"{span}, labelled {label}" if label else span
-        entries.append(Entry(level, title, where, {"pages": str(page) if last == page else f"{page}-{last}"}))
+        where = counted("page", page, last) + (f", labelled {label}" if label else "")
+        entries.append(Entry(level, title, where, {"pages": span(page, last)}))
     return entries
 
 
@@ -121,9 +123,10 @@ def _label_runs(labels: list[str]) -> str:
             runs[-1] = (runs[-1][0], number)
         else:
             runs.append((number, number))
-    words = [f"page {a} labelled {labels[a - 1] or '(none)'}" if a == b else
-             f"pages {a}-{b} labelled {labels[a - 1] or '(none)'}-{labels[b - 1] or '(none)'}"
-             for a, b in runs[:MAX_LABEL_RUNS]]
+    words = []
+    for a, b in runs[:MAX_LABEL_RUNS]:
+        first, last = labels[a - 1] or "(none)", labels[b - 1] or "(none)"
+        words.append(f"{counted('page', a, b)} labelled {first if a == b else label_span(first, last)}")
     if len(runs) > MAX_LABEL_RUNS:
         words.append(f"and {len(runs) - MAX_LABEL_RUNS:,} more runs")
     return "; ".join(words)

@@ -17,6 +17,7 @@ import subprocess
 import pybase64
 
 from agentread.limits import MAX_IMAGE_BYTES, MAX_IMAGE_SIDE
+from agentread.numbering import up_to
 from agentread.readers.image import encode_png, image_part
 from agentread.result import ImagePart, Part, ReadError, TextPart
 
@@ -54,7 +55,8 @@ def render_page(data: bytes, number: int) -> ImagePart:
         try:
             if not 1 <= number <= pdf.page_count:
                 raise ReadError("page_out_of_range", f"page {number} does not exist: the PDF has {pdf.page_count} "
-                                f"pages. Call again with pages from 1 to {pdf.page_count}.")
+                                f"page{'' if pdf.page_count == 1 else 's'}. Call again with "
+                                f"{up_to(pdf.page_count, 'pages', quoted=True)}.")
             return render_pdfium_page(pdf, number)
         finally:
             pdf.close()
