@@ -159,11 +159,14 @@ def text_of(result: dict) -> str:
 
 
 def body_of(result: dict) -> str:
-    """The text the model reads but the version line a file's result ends with (versions.py)."""
+    """The text the model reads but the version a file's result names (versions.py): a line of its
+    own at the end, or, in a truncated read, the start of its closing line."""
     text = text_of(result)
     if result.get("version") and not result.get("unchanged"):
-        text, line = text.rsplit("\n", 1)
-        assert line.startswith(f"[version {result['version']} · "), line
+        tag = f"[version {result['version']}]"
+        head, end, line = text.rpartition("\n")
+        assert line.startswith(tag), line
+        text = head if line == tag else head + end + line[len(tag) + 1:]
     return text
 
 

@@ -24,7 +24,7 @@ from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
 from agentread.versions import file_version as file_version_of
-from agentread.versions import mtime_text, since, text_version, version_line_bytes
+from agentread.versions import mtime_text, path_of, since, text_version, version_tag_bytes
 from agentread.workspace import Resolved, Workspace, file_version, open_verified
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,11 @@ class Engine:
     def read(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
         """The read, here (without a session: `since` tells unchanged from changed only). Never
         raises for a problem with the file; InvalidParams propagates."""
-        return since(answer(request, lambda: run(self.plan(request, live))), request.since)
+        def read() -> ReadResult:
+            plan = self.plan(request, live)
+            return since(run(plan), request.since, path_of(plan.resolved))
+
+        return answer(request, read)
 
     def plan(self, request: ReadRequest, live: LiveLookup | None = None) -> Plan:
         """Resolve and sniff: where the read leads, what reads it, and whether in a worker.
@@ -147,27 +151,30 @@ def run(plan: Plan) -> ReadResult:
 
 
 def _reply_bytes(result: ReadResult) -> int:
-    """The bytes of text a result's reply holds, its version line included."""
-    return result.text_bytes() + version_line_bytes(result)
+    """The bytes of text a result's reply holds, its version included."""
+    return result.text_bytes() + version_tag_bytes(result)
 
 
 def plan_version(plan: Plan) -> tuple | None:
-    """(version, size, mtime) of what the plan reads (versions.py); None for a directory."""
-    st = plan.resolved.st
+    """(version, size, mtime) of what the plan reads (versions.py); None for a directory. Of a
+    path inside an archive, the archive's: a member's read gives its own (readers/archive.py)."""
+    st, path = plan.resolved.st, path_of(plan.resolved)
     if plan.kind == "directory":
         return None
     if isinstance(plan.buffer, LiveNotebook):
         with open_verified(plan.resolved) as f:
             data = live_notebook_bytes(f.read(), plan.buffer)
-        return file_version_of(io.BytesIO(data), len(data), st), len(data), st.st_mtime
+        return file_version_of(io.BytesIO(data), len(data), st, path), len(data), st.st_mtime
     if isinstance(plan.buffer, str):
-        return text_version(plan.buffer), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
+        return text_version(plan.buffer, path), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
     with open_verified(plan.resolved) as f:
-        return file_version_of(f, st.st_size, st), st.st_size, st.st_mtime
+        return file_version_of(f, st.st_size, st, path), st.st_size, st.st_mtime
 
 
 def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:
-    if version is not None and not result.is_error:
+    """`result` with the version of what the plan read, unless its reader gave its own (an archive's
+    member)."""
+    if version is not None and not result.is_error and result.version is None:
         result.version, result.size, result.mtime = version[0], version[1], mtime_text(version[2])
     return result
 

@@ -5,15 +5,19 @@ Every file result carries `version` (a short hash), `size` and `mtime`. A file u
 VERSION_HASH_BYTES is hashed whole, so that a version names its bytes alone (a touch or a formatter
 that changes nothing keeps it); a larger one by its size, mtime, inode, change time and three
 samples of its bytes, so that a windowed read of a huge log stays as quick as it was. An editor
-buffer is hashed by its text.
+buffer is hashed by its text, an archive's member by its own bytes. A version ends with check digits
+of the file's path and its hash, so that a version no read of that file gave is told from one it
+did, without a record of either.
 
 A read with `since` (a version an earlier read gave) answers one line when the file is still at that
-version; when it is not, a unified diff of the window against that version, if the session still
-holds the earlier text, else the fresh read under a first line saying it changed. A session also
-says, in a read's first line, that a file changed since it last read it, and how many lines differ.
-A server's session is held in memory (MemoryStore); the command line's, whose every call is a new
-process, in a folder its calls share (FolderStore): one logic, two stores. Every file result ends
-with its version line, added here, so that every front end shows the same text.
+version; when it is not, and the session still holds the earlier text, one line when the window's
+lines are still those lines at those numbers, else a unified diff of the window against that version
+(or, when the window's lines only moved, how far, and the window as it is now); else the fresh read
+under a first line saying it changed. A session also says, in a read's first line, that a file
+changed since it last read it, and how many lines differ. A server's session is held in memory
+(MemoryStore); the command line's, whose every call is a new process, in a folder its calls share
+(FolderStore): one logic, two stores. Every file result names its version in its text, added here
+(`with_version`), so that every front end shows the same text.
 """
 
 from __future__ import annotations
@@ -47,8 +51,13 @@ VERSION_HASH_BYTES = 8 << 20
 # Of a larger file, the bytes hashed at its start, its middle and its end: an append, the usual
 # change of a big log, changes the last sample as well as the size.
 VERSION_SAMPLE_BYTES = 64 << 10
-# Hex digits of a version: 64 bits, so that two contents of one file never share one in practice.
-VERSION_DIGITS = 16
+# Hex digits of a version: 48 bits of the file's hash, so that two contents of one file never share
+# one in practice, then 16 bits of the check, so that a version made up (or another file's) is taken
+# for one of this file's once in 65,536 tries.
+HASH_DIGITS = 12
+CHECK_DIGITS = 4
+VERSION_DIGITS = HASH_DIGITS + CHECK_DIGITS
+_VERSION = re.compile(f"[0-9a-f]{{{VERSION_DIGITS}}}")
 
 # Text files whose whole text a session holds to diff a later read against: up to this size each,
 # and this much in all, the least recently read dropped first. A diff is of the lines a model reads;
@@ -66,36 +75,66 @@ SESSION_DIR_VARIABLE = "AGENTREAD_SESSION_DIR"
 ORPHAN_SECONDS = 600
 
 TEXT_KINDS = ("text", "delimited")  # the kinds whose text a session holds: their lines are the file's lines
-_LINE_END = re.compile(r"\r\n|\r|\n")  # as the editor ends lines (not form feed, U+2028, NEL)
+# A line with its end, as the editor ends lines (not form feed, U+2028, NEL); the last may lack one.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_LINE_ENDS = {"\r\n": "CRLF", "\n": "LF", "\r": "CR"}
 _HASH_CHUNK = 1 << 20
 
 
-def file_version(f, size: int, st: os.stat_result) -> str:
-    """The version of the open file `f` of `size` bytes (whose file system entry `st` is): its
-    bytes' hash when small, else of its size, identity (workspace.file_version) and samples. Leaves
-    `f` at its start."""
+def file_version(f, size: int, st: os.stat_result, path: str) -> str:
+    """The version of the open file `f` at `path`, of `size` bytes (whose file system entry `st`
+    is): its bytes' hash when small, else of its size, identity (workspace.file_version) and
+    samples. Leaves `f` at its start."""
+    identity = repr((size, *workspace.file_version(st))).encode()
+    return content_version(f, size, identity, path)
+
+
+def content_version(f, size: int, identity: bytes, path: str) -> str:
+    """The version of the `size` bytes of the seekable `f`, read at `path`: their hash when small,
+    else of `identity` (what tells a large content from another without reading it) and samples."""
     digest = _digest()
     f.seek(0)
     if size <= VERSION_HASH_BYTES:
         while chunk := f.read(_HASH_CHUNK):
             digest.update(chunk)
     else:
-        digest.update(repr((size, *workspace.file_version(st))).encode())
+        digest.update(identity)
         for at in (0, size // 2, max(size - VERSION_SAMPLE_BYTES, 0)):
             f.seek(at)
             digest.update(f.read(VERSION_SAMPLE_BYTES))
     f.seek(0)
-    return digest.hexdigest()
+    return _stamped(digest, path)
 
 
-def text_version(text: str) -> str:
+def text_version(text: str, path: str) -> str:
     """An editor buffer's version: of its text, as UTF-8."""
-    return _digest(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _stamped(_digest(text.encode("utf-8", "surrogatepass")), path)
 
 
 def _digest(data: bytes = b""):
     """The hash every version is made with."""
-    return hashlib.blake2b(data, digest_size=VERSION_DIGITS // 2)
+    return hashlib.blake2b(data, digest_size=HASH_DIGITS // 2)
+
+
+def _stamped(digest, path: str) -> str:
+    """A version: the hash's digits, then the check digits of the path and them."""
+    digits = digest.hexdigest()
+    return digits + _check(digits, path)
+
+
+def _check(digits: str, path: str) -> str:
+    return hashlib.blake2b(f"{path}\0{digits}".encode("utf-8", "surrogatepass"),
+                           digest_size=CHECK_DIGITS // 2).hexdigest()
+
+
+def issued(version: str, path: str) -> bool:
+    """Whether `version` is one a read of `path` can have given: its check digits are the path's."""
+    return bool(_VERSION.fullmatch(version)) and _check(version[:HASH_DIGITS], path) == version[HASH_DIGITS:]
+
+
+def path_of(resolved) -> str:
+    """The path a file's versions and session records are of: an archive member's own."""
+    return resolved.path if resolved.member is None else f"{resolved.path}/{resolved.member}"
 
 
 def mtime_text(mtime: float) -> str:
@@ -104,28 +143,36 @@ def mtime_text(mtime: float) -> str:
 
 
 def lines_of(text: str) -> list[str]:
-    """The lines of `text` as the editor numbers them: a final line end starts no other line."""
-    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+    """The lines of `text` as the editor numbers them, each with its line end: a final line end
+    starts no other line."""
+    return _LINE.findall(text)
 
 
-def since(result: ReadResult, request_since: str | None, earlier: list[str] | None = None,
-          now: list[str] | None = None) -> ReadResult:
-    """The answer to a read with `since`: unchanged (one line), a diff of the window (given the
-    earlier and current lines), or the fresh read under a line saying it changed. Other results as
-    they are."""
+def _bare(line: str) -> str:
+    """A line of `lines_of` without its line end."""
+    return line.rstrip("\r\n")
+
+
+def since(result: ReadResult, request_since: str | None, path: str, earlier: str | None = None,
+          now: str | None = None) -> ReadResult:
+    """The answer to a read with `since` of the file at `path`: unchanged (one line), unknown (a
+    version no read of it gave: the fresh read under a line saying so), or, given the earlier and
+    current texts, what `_window_answer` says of the window; else the fresh read under a line saying
+    it changed. Other results as they are."""
     if request_since is None or result.is_error or result.version is None:
         return result
     if request_since == result.version:
         return dataclasses.replace(result, content=[TextPart(
             f"[Unchanged: {result.path} is still at version {result.version}; what that read showed still "
             "holds.]")], unchanged=True, truncated=False, next=None)
+    if not issued(request_since, path):
+        return noted(result, f"[Unknown version: no read of {result.path} gave version {request_since}, so what "
+                             f"changed since cannot be told; it is read below, at version {result.version}. Pass "
+                             "`since` the version a read of this file gave: this one's, to ask later.]")
     if earlier is not None and now is not None:
-        diffed = _diff_answer(result, request_since, earlier, now)
-        if diffed is not None:
-            return diffed
+        answered = _window_answer(result, request_since, lines_of(earlier), lines_of(now))
+        if answered is not None:
+            return answered
     return noted(result, f"[Changed: {result.path} is no longer at version {request_since} (now "
                          f"{result.version}); it is read again below.]", changed=True)
 
@@ -137,36 +184,71 @@ def noted(result: ReadResult, line: str, changed: bool = False) -> ReadResult:
 
 def differing(earlier: list[str], now: list[str]) -> int:
     """How many lines differ: of each changed block, the longer side."""
-    return _differing(difflib.SequenceMatcher(None, earlier, now, autojunk=False).get_opcodes())
+    return _differing(_matcher(earlier, now).get_opcodes())
+
+
+def _matcher(earlier: list[str], now: list[str]) -> difflib.SequenceMatcher:
+    """The lines matched with their ends: a line whose end changed (CRLF to LF) has changed."""
+    return difflib.SequenceMatcher(None, earlier, now, autojunk=False)
 
 
 def _differing(opcodes) -> int:
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
 
 
-def _lines_differ(count: int) -> str:
-    return f"{count} line{'' if count == 1 else 's'} differ"
+def _lines(count: int) -> str:
+    return f"{count:,} line{'' if count == 1 else 's'}"
 
 
-def _diff_answer(result: ReadResult, before: str, earlier: list[str], now: list[str]) -> ReadResult | None:
-    """The diff of the window the read shows (its lines, or the whole file) against the earlier
-    text; None if it is longer than the read it would replace."""
-    matcher = difflib.SequenceMatcher(None, earlier, now, autojunk=False)
-    groups = list(matcher.get_grouped_opcodes(DIFF_CONTEXT))
+def _differ(count: int) -> str:
+    return f"{_lines(count)} differ{'s' if count == 1 else ''}"
+
+
+def _window_answer(result: ReadResult, before: str, earlier: list[str], now: list[str]) -> ReadResult | None:
+    """What changed in the window the read shows (its lines, or the whole file) since the earlier
+    text. Unchanged only when the window holds the same lines at the same numbers, line ends
+    included: one line. Lines that only moved: how far, and the window as it is now. Else the diff
+    of the hunks that touch the window as it was or as it is, numbered as the file is now (None
+    when it is longer than the read it would replace)."""
     first, last = (result.start_line, result.end_line) if result.start_line and result.end_line and \
         result.start_line > 0 else (1, len(now))
-    shown = [g for g in groups if g[0][3] + 1 <= last and g[-1][4] >= first - 1]
-    count = _differing(opcode for group in groups for opcode in group)
-    where = f"lines {first}-{last}" if (first, last) != (1, len(now)) else "the whole file"
-    head = f"[Changed: {result.path} is no longer at version {before} (now {result.version}; {_lines_differ(count)})."
-    if not shown:
-        text = head + f" Nothing changed in {where}: what that read showed of them still holds.]"
-    else:
-        text = "\n".join([head + f" The diff of {where} against that version follows, numbered as the file is "
-                          "now.]", f"--- {result.path}@{before}", f"+++ {result.path}@{result.version}",
-                          *(_hunk(g, earlier, now) for g in shown)])
+    # A window that reaches the file's end now showed, then, every line the file had from `first`.
+    shown = earlier[first - 1:] if last >= len(now) else earlier[first - 1:last]
+    matcher = _matcher(earlier, now)
+    opcodes = matcher.get_opcodes()
+    where = f"lines {first:,}-{last:,}" if (first, last) != (1, len(now)) else "the whole file"
+    head = (f"[Changed: {result.path} is no longer at version {before} (now {result.version}; "
+            f"{_differ(_differing(opcodes))}).")
+    if shown == now[first - 1:last]:
+        return _answered(result, head + f" Nothing changed in {where}: what that read showed of them still holds, "
+                         "at the same numbers.]")
+    start, end = first - 1, first - 1 + len(shown)  # the window as it was, from 0
+    moves = {j1 - i1 for tag, i1, i2, j1, _ in opcodes if tag == "equal" and i1 < end and i2 > start}
+    moved = next(iter(moves)) if len(moves) == 1 and shown else 0
+    if moved and any(tag == "equal" and i1 <= start and end <= i2 for tag, i1, i2, _, _ in opcodes):
+        then, now_at = f"{first:,}-{first + len(shown) - 1:,}", f"{first + moved:,}-{first + moved + len(shown) - 1:,}"
+        return noted(result, head + f" What that read showed as lines {then} is unchanged, but {_moved(moved)}: "
+                     f"they are lines {now_at} now. {where.capitalize()} as they are now follow.]", changed=True)
+    groups = [g for g in matcher.get_grouped_opcodes(DIFF_CONTEXT)
+              if (g[0][3] < last and g[-1][4] >= first - 1) or (g[0][1] < end and g[-1][2] >= start)]
+    if not groups:
+        return None
+    also = f"; its unchanged lines {_moved(moved)}" if moved else ""
+    text = "\n".join([head + f" The diff of {where} against that version follows, numbered as the file is now"
+                      f"{also}.]", f"--- {result.path}@{before}", f"+++ {result.path}@{result.version}",
+                      *(_hunk(g, earlier, now) for g in groups)])
     if len(text.encode("utf-8")) > max(result.text_bytes(), MIN_REPLY_BYTES - REPLY_FRAME_BYTES):
         return None
+    return _answered(result, text)
+
+
+def _moved(by: int) -> str:
+    return f"moved {_lines(abs(by))} {'down' if by > 0 else 'up'} (lines {'added' if by > 0 else 'removed'} above)"
+
+
+def _answered(result: ReadResult, text: str) -> ReadResult:
+    """`result` answered by `text` alone (a diff, or the line saying the window has none): changed,
+    nothing to continue."""
     return dataclasses.replace(result, content=[TextPart(text)], changed=True, diff=True, truncated=False,
                                next=None)
 
@@ -176,11 +258,19 @@ def _hunk(group: list, earlier: list[str], now: list[str]) -> str:
     lines = [f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@"]
     for tag, a1, a2, b1, b2 in group:
         if tag == "equal":
-            lines += [" " + line for line in now[b1:b2]]
+            lines += [" " + _bare(line) for line in now[b1:b2]]
             continue
-        lines += ["-" + line for line in earlier[a1:a2]]
-        lines += ["+" + line for line in now[b1:b2]]
+        before, after = earlier[a1:a2], now[b1:b2]
+        ends = [_bare(line) for line in before] == [_bare(line) for line in after]  # only their ends changed
+        lines += ["-" + _bare(line) + (_end(line) if ends else "") for line in before]
+        lines += ["+" + _bare(line) + (_end(line) if ends else "") for line in after]
     return "\n".join(lines)
+
+
+def _end(line: str) -> str:
+    """A marker naming the line's end, for lines that differ only there (they look the same)."""
+    end = line[len(_bare(line)):]
+    return f"  [line end: {_LINE_ENDS.get(end, 'none')}]"
 
 
 class ManyCall:
@@ -209,18 +299,21 @@ class Versions:
 
     def answer(self, plan: Plan, result: ReadResult, call: ManyCall | None = None) -> ReadResult:
         """After a read: `since` answered, a change since this session's last read noted, the
-        version line added (the one place every front end's reply, and each file of many, gets
-        it), and this version remembered (with its text, for a small text file). Reads a small
-        text file again: on a read thread. Of a read of many files, `call` keeps the version each
-        file had before it: a file read again there (cut to fit) is compared with that one too."""
+        version named in its text (the one place every front end's reply gets it; a file of many
+        gets it on its header, `version_tag`), and this version remembered (with its text, for a
+        small text file). Reads a small text file again: on a read thread. Of a read of many files,
+        `call` keeps the version each file had before it: a file read again there (cut to fit) is
+        compared with that one too."""
         if result.is_error or result.version is None:
             return result
-        path, version, before = plan.resolved.path, result.version, plan.request.since
+        path, version, before = path_of(plan.resolved), result.version, plan.request.since
         last = self.store.swap_last(path, version)
         if call is not None:
             last = call.before.setdefault(path, last)
-        result = with_version_line(self._answer(plan, result, path, version, before, last))
-        if call is not None:
+        result = self._answer(plan, result, path, version, before, last)
+        if call is None:
+            result = with_version(result)
+        else:
             call.answered[id(result)] = (result, path)
         return result
 
@@ -245,14 +338,12 @@ class Versions:
         if now is not None:
             self.store.hold(path, version, now)
         if compared in (None, version):  # unchanged, or nothing to compare with
-            return since(result, before)
-        if earlier is not None and now is not None:
-            earlier, now = lines_of(earlier), lines_of(now)
+            return since(result, before, path)
         if before is not None:
-            return since(result, before, earlier, now)
+            return since(result, before, path, earlier, now)
         line = f"[Changed since this session last read {result.path} (version {last}, now {version})"
         if earlier is not None and now is not None:
-            line += f": {_lines_differ(differing(earlier, now))}; since={last} shows the diff"
+            line += f": {_differ(differing(lines_of(earlier), lines_of(now)))}; since={last} shows the diff"
         return noted(result, line + ".]", changed=True)
 
     def _text_now(self, plan: Plan, version: str) -> str | None:
@@ -264,14 +355,15 @@ class Versions:
 
         if self.store.on_disk and SENSITIVE in plan.request.consent:  # a secret is never written out
             return None
+        path = path_of(plan.resolved)
         if isinstance(plan.buffer, str):
-            return plan.buffer if text_version(plan.buffer) == version else None
+            return plan.buffer if text_version(plan.buffer, path) == version else None
         try:
             with open_verified(plan.resolved) as f:
                 data = f.read(HELD_TEXT_BYTES + 1)
         except (OSError, ReadError):  # gone or replaced since: nothing to hold
             return None
-        if len(data) > HELD_TEXT_BYTES or _digest(data).hexdigest() != version:
+        if len(data) > HELD_TEXT_BYTES or _stamped(_digest(data), path) != version:
             return None
         info = plan.info
         return data[info.bom:].decode(info.encoding or "utf-8", errors="replace")
@@ -495,22 +587,33 @@ def command_line_versions(env=os.environ) -> Versions:
     return Versions(FolderStore(folder) if folder else None)
 
 
-def version_line_bytes(result: ReadResult) -> int:
-    """Bytes the version line adds to the result's text: a reply held to `maxBytes` leaves room
-    for it."""
-    line = version_line(result)
-    return len(line.encode("utf-8")) + 1 if line else 0
-
-
-def with_version_line(result: ReadResult) -> ReadResult:
-    """`result` ending with its version line (if it has one): what every front end shows."""
-    line = version_line(result)
-    return dataclasses.replace(result, content=[*result.content, TextPart(line)]) if line else result
-
-
-def version_line(result: ReadResult) -> str | None:
-    """The line that tells a model, which sees only a reply's text, the version to pass as `since`
-    (and an edit tool's check); None for a result without one, or one already saying it."""
+def version_tag(result: ReadResult) -> str | None:
+    """What tells a model, which sees only a reply's text, the version to pass as `since` (and an
+    edit tool's check); None for a result without one, or one already saying it (unchanged)."""
     if result.version is None or result.unchanged:
         return None
-    return f"[version {result.version} · {result.size:,} bytes · modified {result.mtime}]"
+    return f"[version {result.version}]"
+
+
+def version_tag_bytes(result: ReadResult) -> int:
+    """Bytes the tag adds to the result's text (with the space or line break beside it): a reply
+    held to `maxBytes` leaves room for it."""
+    tag = version_tag(result)
+    return len(tag) + 1 if tag else 0
+
+
+def with_version(result: ReadResult) -> ReadResult:
+    """`result` naming its version, where every front end shows it: first on the closing line of a
+    truncated read (which stays last, ending with how to continue), else on a line of its own at the
+    end."""
+    tag = version_tag(result)
+    if tag is None:
+        return result
+    content = list(result.content)
+    last = content[-1] if content else None
+    if result.truncated and isinstance(last, TextPart):
+        head, end, closing = last.text.rpartition("\n")
+        if closing.startswith("[") and closing.endswith("]"):
+            content[-1] = TextPart(f"{head}{end}{tag} {closing}")
+            return dataclasses.replace(result, content=content)
+    return dataclasses.replace(result, content=[*content, TextPart(tag)])

@@ -485,3 +485,36 @@ def test_the_records_kept_are_bounded_by_their_bytes(tmp_path: Path, monkeypatch
         assert not listing.is_error and listing.content[0].text.count(".txt  (") in (1, 4, 11)
         assert len(archive.CACHE._indexes) <= 2 and archive.CACHE.held_records <= bound
     assert [key[0] for key in archive.CACHE._indexes] == [str(tmp_path / "b.zip"), str(tmp_path / "c.zip")]
+
+
+@pytest.mark.parametrize("name", ["members.zip", "members.tar.gz"])
+def test_a_members_version_size_and_date_are_its_own(tmp_path: Path, name: str):
+    """Another member's change leaves a member's version as it was: a read `since` it answers
+    unchanged, through the server and through the command line."""
+    path, readme = tmp_path / name, b"# Read me\n\nA line.\n"
+    _write(path, {"README.md": readme, "a.txt": b"a\n", "c.txt": b"c\n"})
+    date = "2024-05-01T12:30:00" + ("Z" if name.endswith(".tar.gz") else "")  # a zip stores a local time
+
+    def cli(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "agentread", "read", "--json", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        return json.loads(done.stdout)
+
+    proc = ServerProcess(workspace=tmp_path)
+    try:
+        whole = proc.read(path=name)
+        first, other = proc.read(path=f"{name}/README.md"), proc.read(path=f"{name}/a.txt")
+        assert (first["size"], first["mtime"], other["size"]) == (len(readme), date, 2)
+        assert len({whole["version"], first["version"], other["version"]}) == 3
+        from_cli = cli(f"{name}/README.md")
+        assert from_cli["version"] == first["version"] and from_cli["size"] == len(readme)
+        _write(path, {"README.md": readme, "a.txt": b"another a\n", "c.txt": b"c\n"})
+        again = proc.read(path=f"{name}/README.md", since=first["version"])
+        assert again["unchanged"] and body_of(again) == f"[Unchanged: {tmp_path / name}/README.md is still at " \
+            f"version {first['version']}; what that read showed still holds.]"
+        changed = proc.read(path=f"{name}/a.txt", since=other["version"])
+        assert changed["changed"] and changed["size"] == 10 and "another a" in body_of(changed)
+        assert proc.read(path=name)["version"] != whole["version"]
+    finally:
+        proc.close()
+    assert cli(f"{name}/README.md", "--since", first["version"])["unchanged"]

@@ -70,7 +70,7 @@ def test_an_entrys_own_outline_beside_a_plain_read_and_a_kind_with_none(ws: Path
                                                                 {"path": "duck.png", "outline": True}]})["result"]
         text = text_of(reply)
         assert "==> guide.rst (outline=True) <==" in text and "[Outline of guide.rst: " in text
-        assert "==> notes.txt <==\n     1\ta note" in text
+        assert f"==> notes.txt <== [version {reply['files'][1]['version']}]\n     1\ta note" in text
         states = {f["path"]: (f["state"], f.get("error", {}).get("code")) for f in reply["files"]}
         assert states == {"guide.rst": ("whole", None), "notes.txt": ("whole", None),
                           "duck.png": ("error", "no_outline")}

@@ -71,7 +71,8 @@ def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedPr
 
 
 def last_version(text: str) -> str:
-    return re.fullmatch(r"\[version (\w+) · .* bytes · modified \S+\]", text.splitlines()[-1]).group(1)
+    """The version a read's text names: at the start of its last line (versions.with_version)."""
+    return re.match(r"\[version ([0-9a-f]{16})\]", text.splitlines()[-1]).group(1)
 
 
 def test_the_command_lines_session_in_a_folder_answers_unchanged_and_diffs_a_change(ws: Path, session_dir: Path):
@@ -121,7 +122,9 @@ def test_over_json_rpc_a_changed_file_is_answered_with_its_diff_numbered_as_now(
         assert "@@ -47,7 +48,7 @@" in text and "-line 50\n+LINE FIFTY" in text
         assert "inserted" not in text  # that change is outside the window
         elsewhere = server.read(path="a.txt", offset=80, limit=5, since=version)
-        assert "Nothing changed in lines 80-84" in text_of(elsewhere)
+        head, *window = text_of(elsewhere).splitlines()
+        assert "lines 80-84 is unchanged, but moved 1 line down" in head and "lines 81-85 now" in head, head
+        assert window[0] == "    80\tline 79" and not elsewhere.get("diff")
         # Without `since`: the session read this file at another version, and says so first.
         edit2 = (ws / "a.txt").read_text().replace("line 90\n", "")
         (ws / "a.txt").write_text(edit2)
@@ -134,16 +137,83 @@ def test_over_json_rpc_a_changed_file_is_answered_with_its_diff_numbered_as_now(
         server.close()
 
 
-def test_a_version_the_session_no_longer_holds_reads_the_file_again(ws: Path):
+def window_reads(ws: Path, front: str):
+    """read(**params) → the result as JSON, through the command line (one process a call, sharing
+    the test's session folder) or one JSON-RPC server; and what closes it."""
+    if front == "cli":
+        def read(**params):
+            args = [f"--{key}={value}" for key, value in params.items() if key != "path"]
+            return json.loads(cli(ws, "--json", *args).stdout)
+        return read, lambda: None
     server = ServerProcess(workspace=ws)
+    return (lambda **params: server.read(path="a.txt", **params)), server.close
+
+
+@pytest.mark.parametrize("front", ["cli", "jsonrpc"])
+def test_since_calls_a_window_unchanged_only_when_its_lines_are_still_at_their_numbers(ws: Path, front: str,
+                                                                                     session_dir: Path):
+    read, close = window_reads(ws, front)
     try:
-        version = server.read(path="a.txt")["version"]
-        edit(ws)
-        unknown = server.read(path="a.txt", offset=50, limit=2, since="0123456789abcdef")
-        assert text_of(unknown).splitlines()[0].startswith("[Changed") and "LINE FIFTY" in text_of(unknown)
-        assert not unknown.get("diff") and version != unknown["version"]
+        version = read(offset=60, limit=20)["version"]
+        (ws / "a.txt").write_text(LINES.replace("line 50\n", ""))  # sed -i 50d: every line of 60-79 moves up
+        moved = read(offset=60, limit=20, since=version)
+        head, *window = text_of(moved).splitlines()
+        assert head.startswith(f"[Changed: {ws / 'a.txt'} is no longer at version {version} (now "), head
+        assert "1 line differs). What that read showed as lines 60-79 is unchanged, but moved 1 line up (lines " \
+            "removed above): they are lines 59-78 now. Lines 60-79 as they are now follow.]" in head, head
+        assert window[0] == "    60\tline 61" and window[19] == "    79\tline 80" and len(window) == 21
+        assert window[-1] == f"[version {moved['version']}] [Showing lines 60-79 of 99 (limit of 20 lines). Call " \
+            "again with offset=80 to continue.]"
+        assert moved["changed"] and not moved.get("diff") and moved["next"] == {"offset": 80}
+        (ws / "a.txt").write_text(LINES)
+        version = read(offset=60, limit=20)["version"]
+        (ws / "a.txt").write_text(LINES.replace("line 50\n", "line fifty\n").replace("line 61\n", "line 61\r\n"))
+        ends = read(offset=60, limit=20, since=version)  # a line end is a change, and the diff names it
+        assert ends["diff"] and "@@ -58,7 +58,7 @@" in text_of(ends), text_of(ends)
+        assert "-line 61  [line end: LF]\n+line 61  [line end: CRLF]\n" in text_of(ends)
+        # A line changed above the window, none added or removed: its lines are where they were.
+        version = ends["version"]
+        (ws / "a.txt").write_text(LINES.replace("line 50\n", "line 5O\n").replace("line 61\n", "line 61\r\n"))
+        same = read(offset=60, limit=20, since=version)
+        assert text_of(same) == f"[Changed: {ws / 'a.txt'} is no longer at version {version} (now " \
+            f"{same['version']}; 1 line differs). Nothing changed in lines 60-79: what that read showed of them " \
+            f"still holds, at the same numbers.]\n[version {same['version']}]"
+    finally:
+        close()
+
+
+def test_a_version_the_session_no_longer_holds_reads_the_file_again(ws: Path):
+    earlier = ServerProcess(workspace=ws)
+    try:
+        version = earlier.read(path="a.txt")["version"]
+    finally:
+        earlier.close()
+    edit(ws)
+    server = ServerProcess(workspace=ws)  # another session: it never held the text at that version
+    try:
+        again = server.read(path="a.txt", offset=50, limit=2, since=version)
+        assert text_of(again).splitlines()[0].startswith(f"[Changed: {ws / 'a.txt'} is no longer at version {version}")
+        assert again["changed"] and not again.get("diff") and "LINE FIFTY" in text_of(again)
     finally:
         server.close()
+
+
+def test_a_version_no_read_of_the_file_gave_is_unknown_not_changed(ws: Path):
+    (ws / "b.txt").write_text("b\n")
+    server = ServerProcess(workspace=ws)
+    try:
+        other = server.read(path="b.txt")["version"]  # a real version, of another file
+        for made_up in ("deadbeefdeadbeef", other, "not a version"):
+            answer = server.read(path="a.txt", offset=50, limit=2, since=made_up)
+            head, *window = text_of(answer).splitlines()
+            assert head.startswith(f"[Unknown version: no read of {ws / 'a.txt'} gave version {made_up},"), head
+            assert f"at version {answer['version']}" in head and "Pass `since` the version a read" in head
+            assert not answer.get("changed") and not answer.get("unchanged")
+            assert window[:2] == ["    50\tline 50", "    51\tline 51"]
+    finally:
+        server.close()
+    done = cli(ws, "--since", "deadbeefdeadbeef", "--limit", "1")
+    assert done.returncode == 0 and done.stdout.startswith("[Unknown version: no read of ")
 
 
 def test_over_mcp_the_model_sees_the_version_and_the_diff(ws: Path):
@@ -152,7 +222,7 @@ def test_over_mcp_the_model_sees_the_version_and_the_diff(ws: Path):
 
     async def calls(client):
         first = texts(await client.call_tool("read", {"path": "a.txt", "limit": 5}))
-        version = first.splitlines()[-1].split()[1]
+        version = last_version(first)
         same = texts(await client.call_tool("read", {"path": "a.txt", "since": version}))
         edit(ws)
         changed = texts(await client.call_tool("read", {"path": "a.txt", "offset": 45, "limit": 10,
@@ -160,7 +230,8 @@ def test_over_mcp_the_model_sees_the_version_and_the_diff(ws: Path):
         return first, version, same, changed
 
     first, version, same, changed = run({}, "--root", str(ws), calls=calls)
-    assert first.splitlines()[-1].startswith(f"[version {version} · {len(LINES)} bytes · modified ")
+    assert first.splitlines()[-1] == f"[version {version}] [Showing lines 1-5 of 100 (limit of 5 lines). Call " \
+        "again with offset=6 to continue.]"
     assert same.startswith("[Unchanged") and same.count("\n") == 0
     assert "-line 50\n+LINE FIFTY" in changed and "@@ -47,7 +48,7 @@" in changed
 
@@ -209,8 +280,13 @@ def test_an_editor_buffers_version_is_of_its_text_and_its_edits_are_diffed(ws: P
 
 def sections(text: str) -> dict[str, list[str]]:
     """A read of many files' text: each file's lines under its header, by path."""
-    found = re.findall(r"^==> (\S+) <==\n(.*?)\n(?=^==> |^\[\d+ files:)", text, re.M | re.S)
+    found = re.findall(r"^==> (\S+) <==.*?\n(.*?)\n(?=^==> |^\[\d+ files:)", text, re.M | re.S)
     return {path: body.splitlines() for path, body in found}
+
+
+def headers(text: str) -> dict[str, str]:
+    """A read of many files' text: the version each file's header names, by path."""
+    return dict(re.findall(r"^==> (\S+) <==(?: \[version ([0-9a-f]{16})\])?$", text, re.M))
 
 
 def test_over_json_rpc_each_file_of_many_has_its_version_since_and_change_note(ws: Path):
@@ -221,8 +297,8 @@ def test_over_json_rpc_each_file_of_many_has_its_version_since_and_change_note(w
         va, vb = (f["version"] for f in first["files"])
         assert first["files"][1]["size"] == 2 and first["files"][1]["mtime"].endswith("Z")
         shown = sections(text_of(first))
-        assert shown["a.txt"][-1].startswith(f"[version {va} · {len(LINES)} bytes")
-        assert shown["b.txt"] == ["     1\tb", f"{version_line_of(vb, 2, first['files'][1]['mtime'])}"]
+        assert headers(text_of(first)) == {"a.txt": va, "b.txt": vb}  # on the header: no line of its own
+        assert shown["a.txt"][-1] == "   100\tline 100" and shown["b.txt"] == ["     1\tb"]
         edit(ws)
         again = server.request("agentread/readMany", {"paths": [{"path": "a.txt", "since": va},
                                                                 {"path": "b.txt", "since": vb}]})["result"]
@@ -233,7 +309,7 @@ def test_over_json_rpc_each_file_of_many_has_its_version_since_and_change_note(w
         assert len(shown["b.txt"]) == 1 and f"b.txt is still at version {vb};" in shown["b.txt"][0]
         diff = "\n".join(shown["a.txt"])
         assert "@@ -47,7 +48,7 @@" in diff and "-line 50\n+LINE FIFTY" in diff and "+inserted" in diff
-        assert shown["a.txt"][-1].startswith(f"[version {a['version']} ·")
+        assert headers(text_of(again)) == {"a.txt": a["version"], "b.txt": ""}  # unchanged: its line says it
         # Without `since`: a file changed since this session last read it says so first.
         (ws / "a.txt").write_text((ws / "a.txt").read_text().replace("line 90\n", ""))
         plain = server.request("agentread/readMany", {"paths": ["a.txt", "b.txt"]})["result"]
@@ -244,10 +320,6 @@ def test_over_json_rpc_each_file_of_many_has_its_version_since_and_change_note(w
         assert shown["b.txt"][0] == "     1\tb"
     finally:
         server.close()
-
-
-def version_line_of(version: str, size: int, mtime: str) -> str:
-    return f"[version {version} · {size:,} bytes · modified {mtime}]"
 
 
 def test_a_file_many_read_but_did_not_show_is_still_noted_as_changed(ws: Path):
@@ -279,7 +351,7 @@ def test_over_mcp_each_file_of_many_has_its_version_since_and_change_note(ws: Pa
 
     async def calls(client):
         first = texts(await client.call_tool("read_many", {"paths": ["a.txt", "b.txt"]}))
-        va, vb = re.findall(r"^\[version (\w+) ·", first, re.M)
+        va, vb = headers(first).values()
         edit(ws)
         since = texts(await client.call_tool("read_many", {"paths": [{"path": "a.txt", "since": va},
                                                                     {"path": "b.txt", "since": vb}]}))
@@ -293,7 +365,7 @@ def test_over_mcp_each_file_of_many_has_its_version_since_and_change_note(ws: Pa
     assert "-line 50\n+LINE FIFTY" in diff and "@@ -47,7 +48,7 @@" in diff
     assert plain["b.txt"][0].startswith("[Changed since this session last read ") and f"b.txt (version {vb}" in \
         plain["b.txt"][0]
-    assert plain["b.txt"][1] == "     1\tb again" and plain["b.txt"][-1].startswith("[version ")
+    assert plain["b.txt"][1:] == ["     1\tb again"]
     assert plain["a.txt"][0] == "     1\tline 1"  # read at this version by the call before
 
 
@@ -334,8 +406,8 @@ def test_the_cli_json_rpc_and_mcp_show_the_same_text_and_version_line(ws: Path):
 
     from_mcp = run({}, "--root", str(ws), calls=calls)
     assert from_cli == from_jsonrpc == from_mcp
-    assert from_cli.splitlines()[-1] == f"[version {last_version(from_cli)} · {len(LINES)} bytes · modified " \
-        f"{json.loads(cli(ws, '--json').stdout)['mtime']}]"
+    assert from_cli.splitlines()[-1] == f"[version {json.loads(cli(ws, '--json').stdout)['version']}] [Showing " \
+        "lines 3-6 of 100 (limit of 4 lines). Call again with offset=7 to continue.]"
 
 
 def held_on_disk(folder: Path) -> int:
@@ -386,7 +458,7 @@ def test_command_lines_run_at_once_share_a_session_folder_unharmed(ws: Path, ses
              for n in range(8)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0 and err == b"" and out.count(b"[version ") == 8
+        assert proc.returncode == 0 and err == b"" and out.count(b"<== [version ") == 8
     index = json.loads((session_dir / "index.json").read_text())  # whole: one writer's, never a mix
     assert versions._rows(index["last"], (str, str)) and versions._rows(index["texts"], (str, str, int))
     assert {os.path.basename(path) for path, _ in index["last"]} <= set(names) and index["last"]

@@ -26,7 +26,17 @@ function numbered(n, line) {
   return `${String(n).padStart(6)}\t${line}`;
 }
 
-const VERSION_LINE = /\n\[version [0-9a-f]{16} · [^\n]*\]$/;
+/** The version every read of a file names at the start of its last line (a line of its own when it is whole). */
+const VERSION_TAG = /(^|\n)\[version ([0-9a-f]{16})\](?: ([^\n]*))?$/;
+
+/** A read's text without its version, and the version. */
+function apartFromVersion(text) {
+  const match = VERSION_TAG.exec(text);
+  if (!match) {
+    return { text, version: undefined };
+  }
+  return { text: text.slice(0, match.index) + (match[3] === undefined ? '' : match[1] + match[3]), version: match[2] };
+}
 
 /** The tool result of the scenario's call in the recorded messages: its parts, text and images. */
 export function toolResult(recording) {
@@ -37,9 +47,8 @@ export function toolResult(recording) {
         const text = parts.filter((each) => each.type === 'text').map((each) => each.text).join('');
         return {
           parts,
-          // The version line every read of a file ends with is apart, so that checks see the read's own text.
-          text: text.replace(VERSION_LINE, ''),
-          version: VERSION_LINE.exec(text)?.[0].trim(),
+          // The version every read of a file names is apart, so that checks see the read's own text.
+          ...apartFromVersion(text),
           images: parts.filter((each) => each.type === 'data' && each.mimeType.startsWith('image/')),
         };
       }
@@ -93,8 +102,9 @@ function checkLargeText(result, ctx) {
 }
 
 /**
- * The parts of a reply joined as the model reads them: each `==> path <==` header of `paths` a line of its own,
- * followed by the file's first numbered line (a text file) or its first line (a notebook); each note the chat
+ * The parts of a reply joined as the model reads them: each `==> path <==` header of `paths` (with the file's
+ * version) a line of its own, followed by the file's first numbered line (a text file) or its first line (a
+ * notebook); each note the chat
  * puts in an image's place (or after it) a line of its own; nothing glued to a header.
  */
 function checkJoined(paths) {
@@ -102,15 +112,17 @@ function checkJoined(paths) {
     const problems = [];
     noHostReplacement(result.text, problems);
     const lines = result.text.split('\n');
+    // A header names the file's version after it (versions.py).
+    const header = /^==> (.*) <==(?: \[version [0-9a-f]{16}\])?$/;
     for (const file of paths) {
-      const at = lines.indexOf(`==> ${file} <==`);
+      const at = lines.findIndex((line) => header.exec(line)?.[1] === file);
       if (at < 0) {
         problems.push(`"==> ${file} <==" is not a line of its own: ${excerpt(result.text)}`);
       } else if (!/^( {5}1\t|Notebook: )/.test(lines[at + 1] ?? '')) {
         problems.push(`the line after "==> ${file} <==" is not the file's first: ${excerpt(lines[at + 1] ?? '')}`);
       }
     }
-    for (const line of lines.filter((each) => each.includes('==>') && !/^==> .* <==$/.test(each))) {
+    for (const line of lines.filter((each) => each.includes('==>') && !header.test(each))) {
       problems.push(`a header shares its line: ${excerpt(line)}`);
     }
     for (const line of lines.filter((each) => each.includes('[Image ') && !/^\[Image [^\n]*\]$/.test(each))) {
@@ -474,7 +486,10 @@ export const PHASES = [
           for (const [file, content] of Object.entries(MANY_FILES)) {
             const lines = content.replace(/\n$/, '').split('\n');
             const body = lines.map((line, i) => numbered(i + 1, line)).join('\n');
-            if (!result.text.includes(`==> ${file} <==\n${body}\n`)) {
+            // Under its header, which names its version.
+            const all = result.text.split('\n');
+            const at = all.findIndex((line) => /^==> (.*) <== \[version [0-9a-f]{16}\]$/.exec(line)?.[1] === file);
+            if (at < 0 || all.slice(at + 1, at + 1 + lines.length).join('\n') !== body) {
               problems.push(`${file} did not arrive whole: ${excerpt(result.text)}`);
             }
           }
@@ -509,7 +524,7 @@ export const PHASES = [
           const body = Array.from({ length: 20 }, (_, i) => numbered(10 + i, ctx.textLine(10 + i))).join('\n');
           const closing = result.text.startsWith(body) ? result.text.slice(body.length) : undefined;
           if (!result.version) {
-            problems.push('the text does not end with the file\'s version line');
+            problems.push('the text\'s last line does not name the file\'s version');
           }
           if (closing === undefined) {
             problems.push(`the text is not lines 10-29, numbered: ${excerpt(result.text)}`);

@@ -68,8 +68,8 @@ describe('the reply limit, forwarded to the real server', () => {
     assert.equal(result.startLine, 1);
     assert.deepEqual(result.next, { offset: (result.endLine ?? 0) + 1 });
     const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-    // The last line but the version line.
-    assert.match(text.split('\n').at(-2) ?? '', new RegExp(`offset=${(result.endLine ?? 0) + 1} to continue`));
+    // The last line, which names the version first.
+    assert.match(text.split('\n').at(-1) ?? '', new RegExp(`^\\[version ${result.version}\\] .*offset=${(result.endLine ?? 0) + 1} to continue\\.\\]$`));
   });
 
   it('cuts a read of many files to it', async () => {

@@ -26,7 +26,7 @@ from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES,
 from agentread.many.glob import expand_glob, is_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
-from agentread.versions import version_line
+from agentread.versions import version_tag
 
 # Entries of `paths`, and files a call shows. With more, a file's share of the reply falls under 20
 # lines, too little to be worth a header.
@@ -142,7 +142,7 @@ class FileRead:
         if (result is None or result.is_error or self.request.find is None or result.next is not None
                 or result.changed or result.diff or result.unchanged or (result.shown or {}).get("hits")):
             return False
-        return len([line for line in result.text().splitlines() if line != version_line(result)]) == 1
+        return len([line for line in result.text().splitlines() if line != version_tag(result)]) == 1
 
     @property
     def rest(self) -> str | dict[str, Any] | None:
@@ -477,8 +477,10 @@ def _given(value: Any) -> bool:
 
 
 def _header(f: FileRead) -> str:
+    """The file's header line, which names its version (versions.py) when it is shown."""
     window = ", ".join(f"{k}={getattr(f.request, k)}" for k in _WINDOW if _given(getattr(f.request, k)))
-    return f"==> {f.request.path}{f' ({window})' if window else ''} <=="
+    tag = version_tag(f.result) if f.result is not None else None
+    return f"==> {f.request.path}{f' ({window})' if window else ''} <=={f' {tag}' if tag else ''}"
 
 
 def _entry(request: ReadRequest, window: dict[str, Any] | None = None) -> str | dict[str, Any]:

@@ -33,6 +33,7 @@ from agentread.readers.directory import MAX_DIR_SCAN, human_size, page_listing
 from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
+from agentread.versions import content_version, mtime_text
 
 # A member is unpacked into memory to be read: past this size it is refused, whatever its header
 # declares and whatever its data turns out to unpack to (a zip bomb's header lies small).
@@ -106,6 +107,17 @@ class Member:
             return datetime.fromtimestamp(self.stamp, timezone.utc).strftime("%Y-%m-%d %H:%M")
         except (OverflowError, OSError, ValueError):
             return "date unknown"
+
+    @cached_property
+    def iso_date(self) -> str | None:
+        """The date as a result's `mtime` gives it: ISO 8601, UTC for a tar's; a zip's as stored, in
+        the local time of whoever made the archive (a zip records no zone); None when unknown."""
+        if isinstance(self.stamp, tuple):
+            return "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}".format(*self.stamp[:6])
+        try:
+            return mtime_text(self.stamp)
+        except (OverflowError, OSError, ValueError):
+            return None
 
     def line(self) -> str:
         shown = self.path if self.path is not None else _escaped(self.name)
@@ -212,8 +224,20 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
     from agentread.engine import read_member  # the engine imports the readers' table: imported when used
 
     path = f"{source.path}/{member.path}"
-    return read_member(replace(source, path=path, stream=io.BytesIO(data), size=len(data), member=None,
-                               cache_key=(path, *source.cache_key[1:]), limit=MAX_MEMBER_BYTES), request)
+    result = read_member(replace(source, path=path, stream=io.BytesIO(data), size=len(data), member=None,
+                                 cache_key=(path, *source.cache_key[1:]), limit=MAX_MEMBER_BYTES), request)
+    if not result.is_error:  # the member's own version, size and date, not the archive's
+        result.version, result.size, result.mtime = _member_version(member, data, path), len(data), member.iso_date
+    return result
+
+
+def _member_version(member: Member, data: bytes, path: str) -> str:
+    """The member's version, as a file's is made (versions.py): of its bytes, or when large of what
+    its record says of it (size, date, a zip's CRC-32, a tar's place) and samples of them."""
+    entry = member.entry
+    where = entry.CRC if isinstance(entry, zipfile.ZipInfo) else entry.offset_data
+    identity = f"{member.size}:{member.stamp}:{where}".encode()
+    return content_version(io.BytesIO(data), len(data), identity, path)
 
 
 def search(source: Source, request: ReadRequest, matcher: object) -> None:

@@ -64,7 +64,10 @@ class ReadSession:
         if mark is None:
             return
         key, before = mark.key, mark.version[0]
-        if result.is_error or result.version != before:  # changed since looked up: what was shown is unknown
+        # A member's result names its own version, not its archive's, which its stub is kept by: an
+        # archive changed since it was looked up is not at that version at the next lookup.
+        shown = before if plan.resolved.member is not None else result.version
+        if result.is_error or shown != before:  # changed since looked up: what was shown is unknown
             with self._lock:
                 self._seen.pop(key, None)
             return

@@ -76,8 +76,8 @@ describe('agentread in VS Code', () => {
     fs.writeFileSync(file, lines.join('\n') + '\n');
     try {
       const first = textOf(await invoke({ path: 'versioned.txt', limit: 5 }));
-      const version = /\[version (\w+) · /.exec(first.split('\n').at(-1) ?? '')?.[1];
-      assert.ok(version, `the last line gives the version: ${first}`);
+      const version = /^\[version (\w+)\] \[Showing .* to continue\.\]$/.exec(first.split('\n').at(-1) ?? '')?.[1];
+      assert.ok(version, `the last line gives the version, then how to continue: ${first}`);
       const same = textOf(await invoke({ path: 'versioned.txt', since: version }));
       assert.match(same, /^\[Unchanged: /);
       assert.equal(same.split('\n').length, 1);
