@@ -16,7 +16,7 @@ GLOB = "pkg/**/*.py"
 
 # A hit as the reply's text names it: `line 1,643, column 5: ...` (find.py's cite).
 HIT_LINE = re.compile(r"^line ([\d,]+)(?:, column [\d,]+)?: ")
-HEADER = re.compile(r"^==> (.+?)(?: \(.*\))? <==$")
+HEADER = re.compile(r"^==> (.+?)(?: \(.*\))? <==(?: \[version [0-9a-f]{16}\])?$")
 # A line break as the reader counts lines: CRLF, LF, a lone CR.
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
