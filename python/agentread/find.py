@@ -32,6 +32,19 @@ MAX_FIND_HITS = 100
 # more than any sane pattern needs on one line, and it stops catastrophic backtracking.
 REGEX_TIMEOUT_SECONDS = 1.0
 
+# A regular expression is measured before it is compiled, since the `regex` package writes a counted
+# repeat out as many times as its count and recurses on each group as it compiles: a short pattern
+# could otherwise take gigabytes of memory, or overflow the stack and end the process. The most one
+# count may say (`{5000}`): a match of five cuts of a line (MAX_LINE_CHARS); past it, `+` or `*`.
+MAX_REPEAT = 5 * MAX_LINE_CHARS
+# The most groups within groups: far past what a search needs, far under the nesting at which the
+# package's parser, which recurses on each group, runs out of stack.
+MAX_NESTING = 100
+# The most characters a pattern makes with its counted repeats written out (a repeat within a
+# repeat written out the product of their counts times): compiles in milliseconds and a few tens of
+# MB, a tenth of what takes the package's compiler past the stack of a thread.
+MAX_WRITTEN_OUT = 100_000
+
 # A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
 # and answers the hits it found with a `next` from where it got to: at the deadline the read would
 # be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
@@ -94,6 +107,8 @@ class Matcher:
         # match in a line alone and not where the lines around it show: a pattern with any of them
         # (any group but `(?:`) is not screened by the whole text.
         self.screens = not request.regex or regex.search(r"\\[AZzG]|\(\?(?!:)", request.find) is None
+        if request.regex:
+            bound_pattern(request.find)
         try:
             self.pattern = regex.compile(source, flags)
         except (regex.error, ValueError, OverflowError) as exc:
@@ -155,6 +170,100 @@ class Matcher:
             return self.pattern.search(text, 0, end, timeout=REGEX_TIMEOUT_SECONDS) is not None
         except TimeoutError:
             raise self._timeout() from None
+
+
+def bound_pattern(pattern: str) -> None:
+    """Refuses (ReadError `regex_too_large`) a regular expression past a bound on what compiling it
+    takes: MAX_REPEAT, MAX_NESTING, MAX_WRITTEN_OUT."""
+    shown = pattern if len(pattern) <= 2 * FIND_CONTEXT_CHARS else f"{pattern[:FIND_CONTEXT_CHARS]}…"
+    if _VERBOSE.search(pattern):
+        raise ReadError("regex_too_large", f"find={shown!r} sets verbose mode ((?x)), which find does not take: "
+                        "its comments hide what the pattern asks. Write it without (?x), its spaces and comments.")
+    # The package reads a set as nested ([[a-z]--[aeiou]], V1) or not (V0) by a flag a set itself
+    # may seem to hold: measured both ways, the larger.
+    written, depth, count = (max(both) for both in zip(_measure(pattern, False), _measure(pattern, True)))
+    if count > MAX_REPEAT:
+        raise ReadError("regex_too_large", f"find={shown!r} repeats {count:,} times in one count; a count of at "
+                        f"most {MAX_REPEAT:,} is taken. Write a smaller count, or + or * for any number of times.")
+    if depth > MAX_NESTING:
+        raise ReadError("regex_too_large", f"find={shown!r} nests groups {depth:,} deep; at most {MAX_NESTING} are "
+                        "taken. Search for a simpler pattern, or for a plain string without regex=true.")
+    if written > MAX_WRITTEN_OUT:
+        raise ReadError("regex_too_large", f"find={shown!r} is {written:,} characters long with its counted "
+                        f"repeats written out; at most {MAX_WRITTEN_OUT:,} are taken. Use smaller counts, fewer "
+                        "counted repeats within counted repeats, or + and * for any number of times.")
+
+
+# A flags group turning verbose mode on or off, as (?x), (?ix) or (?-x:...).
+_VERBOSE = re.compile(r"\(\?[-^a-zA-Z0-9]*x[-a-zA-Z0-9]*[:)]")
+# A counted repeat: {3}, {2,5}, {,5}, {2,} (spaces allowed, which only a verbose pattern has).
+_COUNT = re.compile(r"\{\s*(\d*)\s*(?:,\s*(\d*)\s*)?\}")
+# A POSIX class inside a set, [:alpha:], whose "]" does not end the set.
+_POSIX = re.compile(r"\[:\^?\w+:\]")
+
+
+def _measure(pattern: str, nested_sets: bool) -> tuple[int, int, int]:
+    """(characters written out, deepest nesting of groups, largest count) of a regular expression,
+    its sets read as nested or not. Only what sizes the compiled pattern is told apart: groups,
+    counted repeats, and the escapes, sets and comments that may hold their characters."""
+    frames = [0]  # the characters written out of each group open, the outermost first
+    deepest = largest = 0
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        if char == ")" and len(frames) > 1:
+            size, at = frames.pop() + 2, at + 1
+        elif char == "(" and pattern.startswith("(?#", at):  # a comment, to its first ")"
+            end = pattern.find(")", at)
+            at = len(pattern) if end < 0 else end + 1
+            continue
+        elif char == "(":
+            frames.append(0)
+            deepest = max(deepest, len(frames) - 1)
+            at += 1
+            continue
+        elif char == "\\":
+            size, at = 2, at + 2
+        elif char == "[":
+            end = _set_end(pattern, at, nested_sets)
+            size, at = end - at, end
+        else:
+            size, at = 1, at + 1
+        while at < len(pattern) and (count := _COUNT.match(pattern, at)) and (count[1] or count[2]):
+            times = max(int(count[1] or 0), int(count[2] or 0))
+            largest = max(largest, times)
+            size *= max(times, 1)
+            at = count.end() + (pattern[count.end():count.end() + 1] in ("?", "+"))
+        frames[-1] += size
+    return sum(frames), deepest, largest
+
+
+def _set_end(pattern: str, start: int, nested: bool) -> int:
+    """Where the set that opens at `start` ends (one past its "]"); a "[" that no "]" closes is
+    one character."""
+    depth, at = 1, _set_body(pattern, start)
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 2
+        elif (posix := _POSIX.match(pattern, at)) is not None:
+            at = posix.end()
+        elif char == "[" and nested:
+            depth, at = depth + 1, _set_body(pattern, at)
+        elif char == "]":
+            depth, at = depth - 1, at + 1
+            if not depth:
+                return at
+        else:
+            at += 1
+    return start + 1
+
+
+def _set_body(pattern: str, start: int) -> int:
+    """Where the characters of the set opening at `start` begin: past its "^", as a "]" first is
+    one of them."""
+    at = start + 1 + pattern.startswith("^", start + 1)
+    return at + pattern.startswith("]", at)
 
 
 # A line of a text: its characters before its end (LF, CRLF or CR), or a last line with no end;

@@ -1,0 +1,75 @@
+"""Hostile `find` arguments cost one answer, never the server: a regular expression whose compiling
+would take gigabytes or overflow the stack is refused before it is compiled, through every front end
+(the JSON-RPC server, the MCP server, the command line); and a regular expression slow on every line
+of a small file runs on a read thread, not the event loop, and stops itself at half the deadline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentread.find import MAX_NESTING, MAX_REPEAT, MAX_WRITTEN_OUT
+from agentread.request import MAX_ARGUMENT_CHARS, MAX_FIND_CHARS
+from rpc import text_of
+
+# Patterns the `regex` package cannot compile in the memory or stack of a process: the first
+# overflows the stack (SIGSEGV), the next two ask for gigabytes, the last two nest past its parser.
+HOSTILE = {
+    "(?:ab|cd){500000}": f"at most {MAX_REPEAT:,}",
+    "a{20000000}": f"at most {MAX_REPEAT:,}",
+    "a{1000000000}": f"at most {MAX_REPEAT:,}",
+    "((a{100}){100}){100}": f"at most {MAX_WRITTEN_OUT:,}",
+    "(" * 2 * MAX_NESTING + "a" + ")" * 2 * MAX_NESTING: f"at most {MAX_NESTING}",
+}
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text("abcd\n" * 10)
+    return tmp_path
+
+
+@pytest.mark.parametrize("pattern", HOSTILE, ids=["stack", "memory", "more-memory", "written-out", "nesting"])
+def test_a_pattern_past_a_bound_is_refused_and_the_server_reads_on(ws: Path, server, pattern: str):
+    result = server.read(path="a.txt", find=pattern, regex=True)
+    assert result["isError"] and result["error"]["code"] == "regex_too_large", text_of(result)
+    assert HOSTILE[pattern] in text_of(result)
+    assert not server.read(path="a.txt", limit=1)["isError"]  # the server still answers
+
+
+def test_a_pattern_within_the_bounds_is_searched(ws: Path, server):
+    result = server.read(path="a.txt", find=r"(?:ab|cd){2}", regex=True, limit=3)
+    assert [hit["line"] for hit in result["shown"]["hits"]] == [1, 2, 3]
+
+
+def test_the_mcp_server_refuses_the_pattern_and_reads_on(ws: Path):
+    from mcp_client import run, texts
+
+    async def calls(client):
+        refused = await client.call_tool("read", {"path": "a.txt", "find": "(?:ab|cd){500000}", "regex": True})
+        after = await client.call_tool("read", {"path": "a.txt", "limit": 1})
+        return refused, after
+
+    refused, after = run({}, "--root", str(ws), calls=calls)
+    assert refused.is_error and f"at most {MAX_REPEAT:,}" in texts(refused)
+    assert not after.is_error and "abcd" in texts(after)
+
+
+def test_the_command_line_refuses_the_pattern_with_an_error_not_a_crash(ws: Path):
+    done = subprocess.run([sys.executable, "-m", "agentread", "read", "a.txt", "--find", "(?:ab|cd){500000}",
+                           "--regex"], cwd=ws, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert f"at most {MAX_REPEAT:,}" in done.stdout
+
+
+@pytest.mark.parametrize(("params", "bound"), [
+    ({"find": "x" * (MAX_FIND_CHARS + 1)}, f"at most {MAX_FIND_CHARS:,}"),
+    ({"pages": "1," * MAX_ARGUMENT_CHARS}, f"at most {MAX_ARGUMENT_CHARS:,}"),
+    ({"since": "v" * (MAX_ARGUMENT_CHARS + 1)}, f"at most {MAX_ARGUMENT_CHARS:,}"),
+])
+def test_an_argument_too_long_is_refused_without_quoting_it_whole(ws: Path, server, params: dict, bound: str):
+    answer = server.request("agentread/read", {"path": "a.txt", **params})
+    message = answer["error"]["message"]
+    assert answer["error"]["code"] == -32602 and bound in message and len(message) < 400
