@@ -13,7 +13,7 @@ import pytest
 
 from agentread.find import MAX_NESTING, MAX_REPEAT, MAX_WRITTEN_OUT
 from agentread.request import MAX_ARGUMENT_CHARS, MAX_FIND_CHARS
-from rpc import text_of
+from rpc import STOPPED_AFTER, ServerProcess, text_of
 
 # Patterns the `regex` package cannot compile in the memory or stack of a process: the first
 # overflows the stack (SIGSEGV), the next two ask for gigabytes, the last two nest past its parser.
@@ -24,6 +24,13 @@ HOSTILE = {
     "((a{100}){100}){100}": f"at most {MAX_WRITTEN_OUT:,}",
     "(" * 2 * MAX_NESTING + "a" + ")" * 2 * MAX_NESTING: f"at most {MAX_NESTING}",
 }
+
+# A pattern that takes a moment on each short line (its nested optional repeats backtrack through
+# every way to split the line before \Z\b\B fails): far within the time a match may take, and
+# thousands of lines take far longer than half of any deadline.
+SLOW = r"(?i)(.?){40}(.?){40}\Z\b\B"
+SLOW_LINES = 20_000
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
@@ -73,3 +80,21 @@ def test_an_argument_too_long_is_refused_without_quoting_it_whole(ws: Path, serv
     answer = server.request("agentread/read", {"path": "a.txt", **params})
     message = answer["error"]["message"]
     assert answer["error"]["code"] == -32602 and bound in message and len(message) < 400
+
+
+def test_a_slow_search_of_a_small_file_holds_up_no_other_read_and_stops_at_half_the_deadline(tmp_path: Path):
+    (tmp_path / "short.txt").write_text("xxxxxx\n" * SLOW_LINES)
+    (tmp_path / "other.txt").write_text("other\n")
+    server = ServerProcess(tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)})
+    try:
+        assert not server.read(path="short.txt", limit=10)["isError"]  # read quickly once: a quick file
+        find = server.send("agentread/read", {"path": "short.txt", "find": SLOW, "regex": True})
+        other = server.send("agentread/read", {"path": "other.txt"})
+        assert "other" in text_of(server.wait(other)["result"])
+        found = server.wait(find)["result"]
+        assert server.answered.index(other) < server.answered.index(find)
+        assert found["truncated"] and not found["isError"], text_of(found)
+        assert found["next"]["find"] == SLOW and 1 < found["next"]["offset"] <= SLOW_LINES
+        assert "the search stopped there for time" in text_of(found)
+    finally:
+        server.close()

@@ -93,6 +93,14 @@ class Budget:
         return begun and time.monotonic() >= self.ends
 
 
+class OutOfTime(Exception):
+    """A search's time (Budget) ran out before the line that starts at `at` of the text searched."""
+
+    def __init__(self, at: int):
+        super().__init__(at)
+        self.at = at
+
+
 class Matcher:
     """The request's `find`, `regex` and `ignoreCase`, ready to search text."""
 
@@ -147,15 +155,19 @@ class Matcher:
                          "nested repeats like (a|aa)+ do). Search for a plain string, or a simpler pattern.")
 
 
-    def line_spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def line_spans(self, text: str, budget: Budget | None = None) -> Iterator[tuple[int, int]]:
         """`spans`, a regular expression matched in each line of `text` alone: its ^ and $ are the
-        line's ends (LF, CRLF or CR), and no match runs on into the next line, as in grep."""
+        line's ends (LF, CRLF or CR), and no match runs on into the next line, as in grep. With a
+        `budget`, OutOfTime before a line but the first once it is spent: a pattern may take up to
+        REGEX_TIMEOUT_SECONDS on each line of a text a plain string passes through in an instant."""
         if self.plain:
             yield from self.spans(text)
             return
         if self.screens and not self._anywhere(text):
             return
-        for line in _LINE.finditer(text):
+        for number, line in enumerate(_LINE.finditer(text)):
+            if number and budget is not None and budget.spent():
+                raise OutOfTime(line.start())
             for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
 
