@@ -35,14 +35,15 @@ REGEX_TIMEOUT_SECONDS = 1.0
 # A regular expression is measured before it is compiled, since the `regex` package writes a counted
 # repeat out as many times as its count and recurses on each group as it compiles: a short pattern
 # could otherwise take gigabytes of memory, or overflow the stack and end the process. The most one
-# count may say (`{5000}`): a match of five cuts of a line (MAX_LINE_CHARS); past it, `+` or `*`.
-MAX_REPEAT = 5 * MAX_LINE_CHARS
+# count may say, as RE2 allows (the package compiles an empty group repeated in time that grows
+# faster than its count: seconds at ten times this); past it, `+` or `*` say "many".
+MAX_REPEAT = 1000
 # The most groups within groups: far past what a search needs, far under the nesting at which the
 # package's parser, which recurses on each group, runs out of stack.
 MAX_NESTING = 100
 # The most characters a pattern makes with its counted repeats written out (a repeat within a
-# repeat written out the product of their counts times): compiles in milliseconds and a few tens of
-# MB, a tenth of what takes the package's compiler past the stack of a thread.
+# repeat written out the product of their counts times; see _measure): compiles within a second and
+# a few tens of MB, a tenth of what takes the package's compiler past the stack of a thread.
 MAX_WRITTEN_OUT = 100_000
 
 # A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
@@ -210,6 +211,10 @@ def bound_pattern(pattern: str) -> None:
 _VERBOSE = re.compile(r"\(\?[-^a-zA-Z0-9]*x[-a-zA-Z0-9]*[:)]")
 # A counted repeat: {3}, {2,5}, {,5}, {2,} (spaces allowed, which only a verbose pattern has).
 _COUNT = re.compile(r"\{\s*(\d*)\s*(?:,\s*(\d*)\s*)?\}")
+# What the package reads as no item at all, so that a count after it repeats the item before: a
+# comment, (?#...), to its first ")"; flags set from there on, (?i) or (?-m); a lazy or possessive
+# count's mark.
+_BETWEEN = re.compile(r"\(\?#[^)]*\)?|\(\?(?:[-abefiLmprsuwx]|V[01])*\)|(?<=\})[?+]")
 # A POSIX class inside a set, [:alpha:], whose "]" does not end the set.
 _POSIX = re.compile(r"\[:\^?\w+:\]")
 
@@ -217,23 +222,34 @@ _POSIX = re.compile(r"\[:\^?\w+:\]")
 def _measure(pattern: str, nested_sets: bool) -> tuple[int, int, int]:
     """(characters written out, deepest nesting of groups, largest count) of a regular expression,
     its sets read as nested or not. Only what sizes the compiled pattern is told apart: groups,
-    counted repeats, and the escapes, sets and comments that may hold their characters."""
-    frames = [0]  # the characters written out of each group open, the outermost first
+    counted repeats, and the escapes, sets and comments that may hold their characters. A group
+    counts twice each group within it too: the package compiles an empty group repeated in time that
+    grows with the square of how deep groups nest in it."""
+    # For each group open, the outermost first: its characters and groups written out, and those of
+    # its last item.
+    frames = [_Frame()]
     deepest = largest = 0
     at = 0
     while at < len(pattern):
-        char = pattern[at]
-        if char == ")" and len(frames) > 1:
-            size, at = frames.pop() + 2, at + 1
-        elif char == "(" and pattern.startswith("(?#", at):  # a comment, to its first ")"
-            end = pattern.find(")", at)
-            at = len(pattern) if end < 0 else end + 1
+        count = _COUNT.match(pattern, at)
+        if count and (count[1] or count[2]):  # repeats the last item, whatever comes between
+            times = max(int(count[1] or 0), int(count[2] or 0), 1)
+            largest = max(largest, times)
+            frames[-1].repeat(times)
+            at = count.end()
             continue
-        elif char == "(":
-            frames.append(0)
+        if (between := _BETWEEN.match(pattern, at)) is not None:  # no item: a count after it repeats the one before
+            at = between.end()
+            continue
+        char, groups = pattern[at], 0
+        if char == "(":
+            frames.append(_Frame())
             deepest = max(deepest, len(frames) - 1)
             at += 1
             continue
+        if char == ")" and len(frames) > 1:
+            group = frames.pop()
+            size, groups, at = group.chars + 2 + 2 * group.groups, group.groups + 1, at + 1
         elif char == "\\":
             size, at = 2, at + 2
         elif char == "[":
@@ -241,13 +257,25 @@ def _measure(pattern: str, nested_sets: bool) -> tuple[int, int, int]:
             size, at = end - at, end
         else:
             size, at = 1, at + 1
-        while at < len(pattern) and (count := _COUNT.match(pattern, at)) and (count[1] or count[2]):
-            times = max(int(count[1] or 0), int(count[2] or 0))
-            largest = max(largest, times)
-            size *= max(times, 1)
-            at = count.end() + (pattern[count.end():count.end() + 1] in ("?", "+"))
-        frames[-1] += size
-    return sum(frames), deepest, largest
+        frames[-1].add(size, groups)
+    return sum(frame.chars for frame in frames), deepest, largest
+
+
+class _Frame:
+    """A group being measured (_measure): its characters and groups written out so far, and those
+    of its last item, which a count repeats."""
+
+    def __init__(self) -> None:
+        self.chars = self.groups = self.last_chars = self.last_groups = 0
+
+    def add(self, chars: int, groups: int) -> None:
+        self.chars, self.groups = self.chars + chars, self.groups + groups
+        self.last_chars, self.last_groups = chars, groups
+
+    def repeat(self, times: int) -> None:
+        self.chars += self.last_chars * (times - 1)
+        self.groups += self.last_groups * (times - 1)
+        self.last_chars, self.last_groups = self.last_chars * times, self.last_groups * times
 
 
 def _set_end(pattern: str, start: int, nested: bool) -> int:
