@@ -36,14 +36,14 @@ REGEX_TIMEOUT_SECONDS = 1.0
 # repeat out as many times as its count and recurses on each group as it compiles: a short pattern
 # could otherwise take gigabytes of memory, or overflow the stack and end the process. The most one
 # count may say, as RE2 allows (the package compiles an empty group repeated in time that grows
-# faster than its count: seconds at ten times this); past it, `+` or `*` say "many".
+# faster than its count); past it, `+` or `*` say "many". Figures: bench/README.md.
 MAX_REPEAT = 1000
 # The most groups within groups: far past what a search needs, far under the nesting at which the
 # package's parser, which recurses on each group, runs out of stack.
 MAX_NESTING = 100
 # The most characters a pattern makes with its counted repeats written out (a repeat within a
-# repeat written out the product of their counts times; see _measure): compiles within a second and
-# a few tens of MB, a tenth of what takes the package's compiler past the stack of a thread.
+# repeat written out the product of their counts times; see _measure): compiles within about a
+# second and a small share of a worker's memory, well under what overflows the stack of a thread.
 MAX_WRITTEN_OUT = 100_000
 
 # A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
