@@ -120,7 +120,7 @@ class Matcher:
             bound_pattern(request.find)
         try:
             self.pattern = regex.compile(source, flags)
-        except (regex.error, ValueError, OverflowError) as exc:
+        except (regex.error, ValueError, OverflowError, RecursionError) as exc:
             raise ReadError("invalid_regex", f"find={request.find!r} is not a valid regular expression ({exc}). "
                             "Correct it, or call without regex=true to search for the text as it is.") from None
 
