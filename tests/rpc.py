@@ -88,6 +88,7 @@ class ServerProcess:
         self._answers: dict[Any, queue.Queue] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict] = []
+        self.answered: list = []  # the ids of the answers, in the order they arrived
         self.stderr: list[bytes] = []
         threading.Thread(target=self._pump, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
@@ -104,6 +105,7 @@ class ServerProcess:
     def _pump(self) -> None:
         while (message := read_message(self.proc.stdout)) is not None:
             if "id" in message and "method" not in message:
+                self.answered.append(message["id"])
                 self._queue(message["id"]).put(message)
             else:
                 self.notifications.append(message)

@@ -58,6 +58,25 @@ def test_a_text_search_stops_at_a_line_start_and_next_searches_on(monkeypatch):
     assert calls > len(data) // (2 * 128)  # about a piece a call
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_a_regular_expression_stops_at_a_line_within_a_piece_and_next_searches_on(encoding):
+    """A pattern may take a moment on every line of a small file: the search stops at a line, not
+    only where a piece of the file starts; in text searched a part at a time (UTF-8) and decoded
+    whole (another encoding) alike."""
+    lines = [f"row {i} {'FAILED' if i % 3 == 0 else 'ok'} é" for i in range(40)]
+    data = "\n".join(lines).encode(encoding) + b"\n"
+    want = [(line, column) for line, column, _ in reference(data, encoding, r"F\w+D", True, False)]
+
+    def search(request, matcher):
+        source = Source(path="f.txt", name="f.txt", stream=io.BytesIO(data), kind="text", description="text/plain",
+                        encoding=encoding, bom=0, size=len(data), cache_key=None, from_editor=True, limit=0)
+        return text_reader.search(source, request, matcher)
+
+    found, calls = followed(search, {"path": "f.txt", "find": r"F\w+D", "regex": True})
+    assert [(hit["line"], hit["column"]) for hit in found] == want
+    assert calls >= len(lines) // 2  # the file is one piece: a line or so a call
+
+
 def test_a_notebook_search_stops_at_a_line_and_next_searches_on():
     data = notebook(code("a = 'ok'\nb = 'NEEDLE'", stream("NEEDLE\nok\nNEEDLE twice NEEDLE\n")), code("NEEDLE = 1"))
     found, calls = followed(lambda request, matcher: search_notebook(data, request, matcher),

@@ -33,6 +33,20 @@ MAX_FIND_HITS = 100
 # more than any sane pattern needs on one line, and it stops catastrophic backtracking.
 REGEX_TIMEOUT_SECONDS = 1.0
 
+# A regular expression is measured before it is compiled, since the `regex` package writes a counted
+# repeat out as many times as its count and recurses on each group as it compiles: a short pattern
+# could otherwise take gigabytes of memory, or overflow the stack and end the process. The most one
+# count may say, as RE2 allows (the package compiles an empty group repeated in time that grows
+# faster than its count); past it, `+` or `*` say "many". Figures: bench/README.md.
+MAX_REPEAT = 1000
+# The most groups within groups: far past what a search needs, far under the nesting at which the
+# package's parser, which recurses on each group, runs out of stack.
+MAX_NESTING = 100
+# The most characters a pattern makes with its counted repeats written out (a repeat within a
+# repeat written out the product of their counts times; see _measure): compiles within about a
+# second and a small share of a worker's memory, well under what overflows the stack of a thread.
+MAX_WRITTEN_OUT = 100_000
+
 # A search stops itself once this share of the read's deadline (cancel.read_deadline) has passed,
 # and answers the hits it found with a `next` from where it got to: at the deadline the read would
 # be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
@@ -81,6 +95,14 @@ class Budget:
         return begun and time.monotonic() >= self.ends
 
 
+class OutOfTime(Exception):
+    """A search's time (Budget) ran out before the line that starts at `at` of the text searched."""
+
+    def __init__(self, at: int):
+        super().__init__(at)
+        self.at = at
+
+
 class Matcher:
     """The request's `find`, `regex` and `ignoreCase`, ready to search text."""
 
@@ -95,9 +117,11 @@ class Matcher:
         # match in a line alone and not where the lines around it show: a pattern with any of them
         # (any group but `(?:`) is not screened by the whole text.
         self.screens = not request.regex or regex.search(r"\\[AZzG]|\(\?(?!:)", request.find) is None
+        if request.regex:
+            bound_pattern(request.find)
         try:
             self.pattern = regex.compile(source, flags)
-        except (regex.error, ValueError, OverflowError) as exc:
+        except (regex.error, ValueError, OverflowError, RecursionError) as exc:
             raise ReadError("invalid_regex", f"find={request.find!r} is not a valid regular expression ({exc}). "
                             "Correct it, or call without regex=true to search for the text as it is.") from None
 
@@ -133,15 +157,19 @@ class Matcher:
                          "nested repeats like (a|aa)+ do). Search for a plain string, or a simpler pattern.")
 
 
-    def line_spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def line_spans(self, text: str, budget: Budget | None = None) -> Iterator[tuple[int, int]]:
         """`spans`, a regular expression matched in each line of `text` alone: its ^ and $ are the
-        line's ends (LF, CRLF or CR), and no match runs on into the next line, as in grep."""
+        line's ends (LF, CRLF or CR), and no match runs on into the next line, as in grep. With a
+        `budget`, OutOfTime before a line but the first once it is spent: a pattern may take up to
+        REGEX_TIMEOUT_SECONDS on each line of a text a plain string passes through in an instant."""
         if self.plain:
             yield from self.spans(text)
             return
         if self.screens and not self._anywhere(text):
             return
-        for line in _LINE.finditer(text):
+        for number, line in enumerate(_LINE.finditer(text)):
+            if number and budget is not None and budget.spent():
+                raise OutOfTime(line.start())
             for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
 
@@ -156,6 +184,127 @@ class Matcher:
             return self.pattern.search(text, 0, end, timeout=REGEX_TIMEOUT_SECONDS) is not None
         except TimeoutError:
             raise self._timeout() from None
+
+
+def bound_pattern(pattern: str) -> None:
+    """Refuses (ReadError `regex_too_large`) a regular expression past a bound on what compiling it
+    takes: MAX_REPEAT, MAX_NESTING, MAX_WRITTEN_OUT."""
+    shown = pattern if len(pattern) <= 2 * FIND_CONTEXT_CHARS else f"{pattern[:FIND_CONTEXT_CHARS]}…"
+    if _VERBOSE.search(pattern):
+        raise ReadError("regex_too_large", f"find={shown!r} sets verbose mode ((?x)), which find does not take: "
+                        "its comments hide what the pattern asks. Write it without (?x), its spaces and comments.")
+    # The package reads a set as nested ([[a-z]--[aeiou]], V1) or not (V0) by a flag a set itself
+    # may seem to hold: measured both ways, the larger.
+    written, depth, count = (max(both) for both in zip(_measure(pattern, False), _measure(pattern, True)))
+    if count > MAX_REPEAT:
+        raise ReadError("regex_too_large", f"find={shown!r} repeats {count:,} times in one count; a count of at "
+                        f"most {MAX_REPEAT:,} is taken. Write a smaller count, or + or * for any number of times.")
+    if depth > MAX_NESTING:
+        raise ReadError("regex_too_large", f"find={shown!r} nests groups {depth:,} deep; at most {MAX_NESTING} are "
+                        "taken. Search for a simpler pattern, or for a plain string without regex=true.")
+    if written > MAX_WRITTEN_OUT:
+        raise ReadError("regex_too_large", f"find={shown!r} is {written:,} characters long with its counted "
+                        f"repeats written out; at most {MAX_WRITTEN_OUT:,} are taken. Use smaller counts, fewer "
+                        "counted repeats within counted repeats, or + and * for any number of times.")
+
+
+# A flags group turning verbose mode on or off, as (?x), (?ix) or (?-x:...).
+_VERBOSE = re.compile(r"\(\?[-^a-zA-Z0-9]*x[-a-zA-Z0-9]*[:)]")
+# A counted repeat: {3}, {2,5}, {,5}, {2,} (spaces allowed, which only a verbose pattern has).
+_COUNT = re.compile(r"\{\s*(\d*)\s*(?:,\s*(\d*)\s*)?\}")
+# What the package reads as no item at all, so that a count after it repeats the item before: a
+# comment, (?#...), to its first ")"; flags set from there on, (?i) or (?-m); a lazy or possessive
+# count's mark.
+_BETWEEN = re.compile(r"\(\?#[^)]*\)?|\(\?(?:[-abefiLmprsuwx]|V[01])*\)|(?<=\})[?+]")
+# A POSIX class inside a set, [:alpha:], whose "]" does not end the set.
+_POSIX = re.compile(r"\[:\^?\w+:\]")
+
+
+def _measure(pattern: str, nested_sets: bool) -> tuple[int, int, int]:
+    """(characters written out, deepest nesting of groups, largest count) of a regular expression,
+    its sets read as nested or not. Only what sizes the compiled pattern is told apart: groups,
+    counted repeats, and the escapes, sets and comments that may hold their characters. A group
+    counts twice each group within it too: the package compiles an empty group repeated in time that
+    grows with the square of how deep groups nest in it."""
+    # For each group open, the outermost first: its characters and groups written out, and those of
+    # its last item.
+    frames = [_Frame()]
+    deepest = largest = 0
+    at = 0
+    while at < len(pattern):
+        count = _COUNT.match(pattern, at)
+        if count and (count[1] or count[2]):  # repeats the last item, whatever comes between
+            times = max(int(count[1] or 0), int(count[2] or 0), 1)
+            largest = max(largest, times)
+            frames[-1].repeat(times)
+            at = count.end()
+            continue
+        if (between := _BETWEEN.match(pattern, at)) is not None:  # no item: a count after it repeats the one before
+            at = between.end()
+            continue
+        char, groups = pattern[at], 0
+        if char == "(":
+            frames.append(_Frame())
+            deepest = max(deepest, len(frames) - 1)
+            at += 1
+            continue
+        if char == ")" and len(frames) > 1:
+            group = frames.pop()
+            size, groups, at = group.chars + 2 + 2 * group.groups, group.groups + 1, at + 1
+        elif char == "\\":
+            size, at = 2, at + 2
+        elif char == "[":
+            end = _set_end(pattern, at, nested_sets)
+            size, at = end - at, end
+        else:
+            size, at = 1, at + 1
+        frames[-1].add(size, groups)
+    return sum(frame.chars for frame in frames), deepest, largest
+
+
+class _Frame:
+    """A group being measured (_measure): its characters and groups written out so far, and those
+    of its last item, which a count repeats."""
+
+    def __init__(self) -> None:
+        self.chars = self.groups = self.last_chars = self.last_groups = 0
+
+    def add(self, chars: int, groups: int) -> None:
+        self.chars, self.groups = self.chars + chars, self.groups + groups
+        self.last_chars, self.last_groups = chars, groups
+
+    def repeat(self, times: int) -> None:
+        self.chars += self.last_chars * (times - 1)
+        self.groups += self.last_groups * (times - 1)
+        self.last_chars, self.last_groups = self.last_chars * times, self.last_groups * times
+
+
+def _set_end(pattern: str, start: int, nested: bool) -> int:
+    """Where the set that opens at `start` ends (one past its "]"); a "[" that no "]" closes is
+    one character."""
+    depth, at = 1, _set_body(pattern, start)
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 2
+        elif (posix := _POSIX.match(pattern, at)) is not None:
+            at = posix.end()
+        elif char == "[" and nested:
+            depth, at = depth + 1, _set_body(pattern, at)
+        elif char == "]":
+            depth, at = depth - 1, at + 1
+            if not depth:
+                return at
+        else:
+            at += 1
+    return start + 1
+
+
+def _set_body(pattern: str, start: int) -> int:
+    """Where the characters of the set opening at `start` begin: past its "^", as a "]" first is
+    one of them."""
+    at = start + 1 + pattern.startswith("^", start + 1)
+    return at + pattern.startswith("]", at)
 
 
 # A line of a text: its characters before its end (LF, CRLF or CR), or a last line with no end;

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MIN_REPLY_BYTES, REPLY_FRAME_BYTES
+from agentread.limits import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, MIN_REPLY_BYTES, REPLY_FRAME_BYTES
 from agentread.workspace import CONSENT_REASONS
 
 
@@ -61,6 +61,18 @@ class ReadRequest:
         return max(1, total + 1 + self.offset) if self.from_end else self.first_line
 
 
+# The longest `find`: a hit is within one line, of which a read shows at most this much at once; a
+# longer text is more than any search needs, and what a search compiles grows with it.
+MAX_FIND_CHARS = MAX_LINE_CHARS
+
+# The longest `pages`, `cells`, `since` or `view`: a list of ranges, a sheet name (at most 31
+# characters), a cell id (at most 64) or a version (16) fits many times over; each is quoted back in
+# the errors that refuse it, and a sheet name is looked for in every sheet's.
+MAX_ARGUMENT_CHARS = 1000
+
+# Of a value refused, what its error quotes: enough to see what was sent.
+MAX_QUOTED_CHARS = 80
+
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
            "regex", "ignoreCase", "since", "view", "char"}
 VIEWS = ("text", "image")
@@ -73,8 +85,14 @@ def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise InvalidParams(f"'{name}' must be {what}, got {value!r}")
+        raise InvalidParams(f"'{name}' must be {what}, got {_quoted(value)}")
     return value
+
+
+def _quoted(value: Any) -> str:
+    """A value as an error quotes it: its repr, cut to MAX_QUOTED_CHARS."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED_CHARS else f"{text[:MAX_QUOTED_CHARS]}…"
 
 
 def _offset(params: dict[str, Any]) -> int | None:
@@ -99,8 +117,12 @@ def _optional_str(params: dict[str, Any], name: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # models often send pages: 3
     if not isinstance(value, str):
-        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {value!r}")
+        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {_quoted(value)}")
     value = value.strip()
+    if len(value) > MAX_ARGUMENT_CHARS:
+        raise InvalidParams(f"'{name}' is {len(value):,} characters long; at most {MAX_ARGUMENT_CHARS:,} are "
+                            "taken. Send a shorter value: ranges such as \"2-7\" for pages or cells, the version a "
+                            "read gave for since.")
     return value or None
 
 
@@ -129,18 +151,21 @@ def _find(params: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise InvalidParams(f"'find' must be a non-empty string to search for, got {value!r}")
+        raise InvalidParams(f"'find' must be a non-empty string to search for, got {_quoted(value)}")
+    if len(value) > MAX_FIND_CHARS:
+        raise InvalidParams(f"'find' is {len(value):,} characters long; at most {MAX_FIND_CHARS:,} are taken. Search "
+                            f"for a distinctive part of it, such as find={value[:MAX_QUOTED_CHARS]!r}.")
     if not params.get("regex") and ("\n" in value or "\r" in value):  # a hit is within one line
         longest = max(value.splitlines(), key=len)
-        raise InvalidParams(f"find matches within one line, and {value!r} holds a line break. Search for one line "
-                            f"of it, such as find={longest!r}.")
+        raise InvalidParams(f"find matches within one line, and {_quoted(value)} holds a line break. Search for "
+                            f"one line of it, such as find={longest!r}.")
     return value
 
 
 def _view(params: dict[str, Any]) -> str | None:
     value = _optional_str(params, "view")
     if value is not None and value not in VIEWS:
-        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {value!r}")
+        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {_quoted(value)}")
     return value
 
 
@@ -155,5 +180,5 @@ def _flag(params: dict[str, Any], name: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise InvalidParams(f"'{name}' must be true or false, got {value!r}")
+        raise InvalidParams(f"'{name}' must be true or false, got {_quoted(value)}")
     return value

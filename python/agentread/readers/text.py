@@ -22,7 +22,7 @@ from operator import add
 from typing import BinaryIO, Iterator, Union
 
 from agentread.cancel import checkpoint
-from agentread.find import FIND_CONTEXT_CHARS, Budget, Hit, Matcher, Reached, around, line_read
+from agentread.find import FIND_CONTEXT_CHARS, Budget, Hit, Matcher, OutOfTime, Reached, around, line_read
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
@@ -605,7 +605,7 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         # Out of time at a line's start (a `next` searches a line from its start): the file goes on
         # from `line`, and the reply says so.
         if not carried and budget.spent():
-            yield Reached({"line": line}, {"offset": line})
+            yield _reached(line)
             return
         if needle is not None:
             hits = _Hits(buffer, size, decode_as, line, carried)
@@ -615,17 +615,31 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             hits = _Hits(buffer, size, decode_as, line, carried)
             for at, text in _texts(buffer, size, decode_as):
                 part = None
-                for begin, end in matcher.line_spans(text):
-                    if part is None:  # the lines before the part are counted once it has a hit
-                        part = _Hits(text, len(text), decode_as, hits.line_at(at), 0 if at else carried)
-                    hit = part.at(begin, end)
-                    if shown(hit):
-                        yield hit
+                try:
+                    for begin, end in matcher.line_spans(text, budget):
+                        if part is None:  # the lines before the part are counted once it has a hit
+                            part = _Hits(text, len(text), decode_as, hits.line_at(at), 0 if at else carried)
+                        hit = part.at(begin, end)
+                        if shown(hit):
+                            yield hit
+                except OutOfTime as stop:
+                    part = part or _Hits(text, len(text), decode_as, hits.line_at(at), 0 if at else carried)
+                    yield _reached(part.line_at(stop.at))
+                    return
         else:
             data = buffer[:size].decode(decode_as, errors="replace")
             hits = _Hits(data, len(data), decode_as, line, carried)
-            yield from filter(shown, (hits.at(begin, end) for begin, end in matcher.line_spans(data)))
+            try:
+                yield from filter(shown, (hits.at(begin, end) for begin, end in matcher.line_spans(data, budget)))
+            except OutOfTime as stop:
+                yield _reached(hits.line_at(stop.at))
+                return
         line, carried = hits.after(whole)
+
+
+def _reached(line: int) -> Reached:
+    """Where a search out of time got to: the start of `line`, which it has yet to search."""
+    return Reached({"line": line}, {"offset": line})
 
 
 def _texts(buffer: bytearray, size: int, encoding: str) -> Iterator[tuple[int, str]]:

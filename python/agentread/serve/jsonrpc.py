@@ -10,6 +10,7 @@ methods are `agentread/read`, `agentread/readMany` and `agentread/check` (docs/C
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -18,7 +19,7 @@ from typing import Any, BinaryIO
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter
 from pygls.uris import to_fs_path
@@ -40,6 +41,16 @@ OUTPUTS_METHOD = "agentread/notebookOutputs"
 
 # A header line longer than this ends the connection: LSP headers are a few dozen bytes.
 MAX_HEADER_LINE_BYTES = 64 << 10
+
+# The largest message the server takes. The biggest an editor sends is a document synced whole, and
+# VS Code syncs to extensions documents of up to 50 MB, which JSON may grow by escaping; a frame
+# declaring more is skipped as it arrives, never held, and answered with an error (its id unknown).
+MAX_FRAME_BYTES = 256 << 20
+# What the server reads in place of a frame too large: a notification of this method, whose handler
+# answers the frame with an error.
+TOO_LARGE_METHOD = "agentread/messageTooLarge"
+# A frame too large is skipped this many bytes at a time.
+SKIP_BYTES = 1 << 20
 
 # Paths one `agentread/check` looks at: what one call of a tool names at most (many.MAX_MANY_FILES).
 MAX_CHECK_PATHS = 100
@@ -264,12 +275,18 @@ class _ClientLogHandler(logging.Handler):
 
 class _Input:
     """stdin as pygls reads it, with header lines held to MAX_HEADER_LINE_BYTES: a client that is
-    not speaking LSP ends the connection instead of filling memory with one line."""
+    not speaking LSP ends the connection instead of filling memory with one line; and messages to
+    MAX_FRAME_BYTES: one declaring more is read as a TOO_LARGE_METHOD notification, and its bytes
+    are skipped before the next header."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
+        self.skipping = 0  # bytes of a frame too large still to skip
 
     def readline(self) -> bytes:
+        while self.skipping:
+            skipped = len(self.stream.read(min(self.skipping, SKIP_BYTES)))
+            self.skipping = skipped and self.skipping - skipped  # none at the end of the stream
         line = self.stream.readline(MAX_HEADER_LINE_BYTES + 1)
         if len(line) > MAX_HEADER_LINE_BYTES:
             log.error("a header line over %d bytes; closing", MAX_HEADER_LINE_BYTES)
@@ -277,7 +294,24 @@ class _Input:
         return line
 
     def read(self, size: int) -> bytes:
-        return self.stream.read(size)
+        if size <= MAX_FRAME_BYTES:
+            return self.stream.read(size)
+        self.skipping = size
+        return json.dumps({"jsonrpc": "2.0", "method": TOO_LARGE_METHOD, "params": {"bytes": size}}).encode("utf-8")
+
+
+@server.feature(TOO_LARGE_METHOD)
+def on_too_large(ls: AgentReadServer, params: Any) -> None:
+    """In place of a frame over MAX_FRAME_BYTES (_Input): answers it with an Invalid Request error
+    whose id is null, as JSON-RPC answers a message whose id it cannot read (pygls leaves a null id
+    out of what it sends, so the frame is written here, on the event loop as pygls writes)."""
+    size = params.get("bytes") if isinstance(params, dict) else None
+    size = size if isinstance(size, int) else 0
+    log.error("a message of %d bytes skipped: over %d", size, MAX_FRAME_BYTES)
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": JsonRpcInvalidRequest.CODE, "message": (
+        f"a message of {size:,} bytes is over the {MAX_FRAME_BYTES:,} bytes this server takes, and was skipped. "
+        "Send less in one message: a document that large is read from its file (agentread/read), not synced.")}})
+    ls.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode("utf-8")))
 
 
 def serve() -> None:

@@ -17,12 +17,14 @@ import logging
 import os
 import warnings
 from importlib import resources
-from typing import Any
+from typing import Any, Awaitable, BinaryIO, Callable
 
 import anyio
+import pydantic_core
 from mcp import MCPDeprecationWarning, types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from agentread import __version__
 from agentread.many import ManyRequest, ManyResult, parse_many_request
@@ -45,6 +47,13 @@ CONSENT_WORDS = {OUTSIDE: "outside the workspace folders",
 # Paths one approval covers: a user can weigh a list this long; a read_many asking for more is asked
 # about the first ones only, and the rest are refused.
 MAX_APPROVAL_PATHS = 20
+
+# The longest message line the server takes: its tools take a path and a few short values, and a
+# client's answers (its roots, an approval) are as short; a read_many of 100 long paths is under
+# 1 MB. A longer line is skipped as it arrives, never held whole, and a request answered an error.
+MAX_MESSAGE_BYTES = 16 << 20
+# A line too long is skipped this many bytes at a time.
+SKIP_BYTES = 1 << 20
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
@@ -206,6 +215,59 @@ def _many_content(reply: ManyResult | ReadResult) -> types.CallToolResult:
     return types.CallToolResult(content=_parts(reply.content), is_error=False)
 
 
+class _Lines:
+    """The client's messages, a line each, as the SDK's stdio transport reads them (readline); a
+    line over MAX_MESSAGE_BYTES is skipped, answered through `send` once it is set (the transport's
+    write stream), and the next line read."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.send: Callable[[SessionMessage], Awaitable[None]] | None = None
+
+    def readline(self) -> str:
+        while True:
+            line = self.stream.readline(MAX_MESSAGE_BYTES + 1)
+            if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+                return line.decode("utf-8", errors="replace")
+            size = len(line)
+            while more := self.stream.readline(SKIP_BYTES):
+                size += len(more)
+                if more.endswith(b"\n"):
+                    break
+            log.error("a message of %d bytes skipped: over %d", size, MAX_MESSAGE_BYTES)
+            answer = _too_large(line, size)
+            if answer is not None and self.send is not None:
+                anyio.from_thread.run(self.send, SessionMessage(answer))
+
+
+def _too_large(start: bytes, size: int) -> types.JSONRPCError | None:
+    """The error answering a message of `size` bytes too long to take, from what its `start` says
+    it is: a request's id (when its method comes first, as clients write it), or null when that
+    does not show; None for a notification, which is not answered."""
+    try:
+        begun = pydantic_core.from_json(start, allow_partial=True)
+    except ValueError:
+        begun = None
+    if isinstance(begun, dict) and "method" in begun and "id" not in begun:
+        return None
+    asked = isinstance(begun, dict) and "method" in begun and isinstance(begun.get("id"), (int, str))
+    return types.JSONRPCError(jsonrpc="2.0", id=begun["id"] if asked else None, error=types.ErrorData(
+        code=types.INVALID_REQUEST, message=f"a message of {size:,} bytes is over the {MAX_MESSAGE_BYTES:,} bytes "
+        "this server takes, and was skipped. Send a smaller one: a tool's arguments are a path and a few short "
+        "values."))
+
+
+def _wire() -> BinaryIO:
+    """The client's end of stdin on a descriptor of its own, descriptor 0 then reading the null
+    device, as the SDK's transport does with the stdin it opens: no program the server starts reads
+    the client's messages."""
+    wire = os.fdopen(os.dup(0), "rb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return wire
+
+
 def build_server(reads: McpReads) -> Server:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -221,8 +283,10 @@ def serve(args: argparse.Namespace) -> None:
 
     async def run() -> None:
         reads.service.start()
+        lines = _Lines(_wire())
         try:
-            async with stdio_server() as (read_stream, write_stream):
+            async with stdio_server(stdin=anyio.wrap_file(lines)) as (read_stream, write_stream):
+                lines.send = write_stream.send
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         finally:
             reads.service.close()

@@ -41,10 +41,10 @@ log = logging.getLogger("agentread")
 # quick reads queued behind it.
 READ_THREADS = 4
 
-# A repeat read of a small text file that read in under QUICK_READ_SECONDS before, unchanged since,
-# is read on the event loop: it is answered even while every read thread is busy. Any window of such
-# a file reads well within that time; the time only keeps out files on storage slow enough to hold
-# up the loop.
+# A repeat read of a window of a small text file (no search, no outline) that read in under
+# QUICK_READ_SECONDS before, unchanged since, is read on the event loop: it is answered even while
+# every read thread is busy. Any window of such a file reads well within that time; the time only
+# keeps out files on storage slow enough to hold up the loop.
 QUICK_READ_BYTES = 1 << 20
 QUICK_READ_SECONDS = 0.01
 # A read on the event loop slower than this sends the file back to the threads: ten times what made
@@ -157,6 +157,10 @@ def _small_text(plan: Plan) -> bool:
 
 
 def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:
+    """What a quick file is known by; None for a read that is no window of lines (a search, an
+    outline), whose time a window's does not foretell: it is never read on the event loop."""
+    if request.find is not None or request.outline:
+        return None
     try:
         return workspace.absolute(request.path), request.raw
     except ReadError:
