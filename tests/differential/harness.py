@@ -88,6 +88,20 @@ def follow(read, params: dict) -> list[dict]:
         params = {**keep, **result["next"]}
 
 
+def chain(read, params: dict) -> list[dict]:
+    """The requests that following `next` makes, the first one included."""
+    keep = {k: params[k] for k in ("path", "maxBytes") if params.get(k) is not None}
+    return [params] + [{**keep, **r["next"]} for r in follow(read, params)[:-1]]
+
+
+def same_in_every_front_end(read, requests: list[dict], cli_reads: int = 3) -> None:
+    """Each request gives the same text over JSON-RPC and MCP (MCP's version line left out: its own
+    session's), and the first `cli_reads` of them in the CLI (a process each)."""
+    expected = [body(read(p)) for p in requests]
+    assert [t.rsplit("\n", 1)[0] for t in mcp_reads(requests)] == expected
+    assert [body(cli(p)) for p in requests[:cli_reads]] == expected[:cli_reads]
+
+
 def numbered(result: dict) -> list[tuple[int, str]]:
     """The numbered lines a reply shows, in order, each as (number, text as shown); the lines of
     `shown.lines`, one after another, and nothing else."""
@@ -108,10 +122,11 @@ def numbered(result: dict) -> list[tuple[int, str]]:
     return out
 
 
-def lines_of(replies: list[dict]) -> list[str]:
-    """The file's lines as the replies of one read show them, put back together: a line cut at its
-    marker is joined to the read that goes on at its column. A line shown again must be shown the
-    same, and a piece must start where the line stopped: nothing lost, nothing twice."""
+def numbered_run(replies: list[dict]) -> dict[int, str]:
+    """The lines numbered replies of one run (one numbering) show, put back together, by number: a
+    line cut at its marker is joined to the read that goes on at its column. A line shown again
+    must be shown the same, and a piece must start where the line stopped: nothing lost, nothing
+    twice."""
     lines: dict[int, str] = {}
     open_at: dict[int, int] = {}  # a cut line -> the column its rest starts at
     for result in replies:
@@ -124,11 +139,8 @@ def lines_of(replies: list[dict]) -> list[str]:
                 assert len(lines[number]) == column - 1
                 lines[number] += piece
                 del open_at[number]
-            elif number in lines and number not in open_at:
+            elif number in lines:  # shown again (after a line read on): shown the same
                 assert lines[number] == piece, f"line {number} shown twice, differently"
-                continue
-            elif number in lines:  # a cut line shown again from its start: the same cut
-                assert lines[number] == piece, f"cut line {number} shown again, differently"
                 continue
             else:
                 lines[number] = piece
@@ -137,8 +149,58 @@ def lines_of(replies: list[dict]) -> list[str]:
                 open_at[number] = goes_on
     assert not open_at, f"lines never read on: {open_at}"
     numbers = sorted(lines)
-    assert numbers == list(range(1, len(numbers) + 1)), "lines lost"
-    return [lines[n] for n in numbers]
+    assert numbers == list(range(numbers[0], numbers[-1] + 1)), "lines lost"
+    return lines
+
+
+def lines_of(replies: list[dict]) -> list[str]:
+    """The file's lines as the numbered replies of one read show them, from line 1."""
+    lines = numbered_run(replies)
+    assert min(lines) == 1, "the first lines lost"
+    return [lines[n] for n in sorted(lines)]
+
+
+PAGE = re.compile(r"--- Page (\d+) ---")
+# What a PDF reply adds to a page's text (docs/CONTRACT.md, Rendering): the note of its figures, and
+# the line standing for a page without text.
+PDF_NOTES = re.compile(r"\[Page \d+ has \d+ figures? .*view=\"image\"\.\]|\[Page \d+ has no extractable text: .*\]")
+
+
+def pdf_pages(replies: list[dict]) -> dict[int, str]:
+    """The text of each page as the replies of one PDF read show them: whole pages under their
+    `--- Page N ---` lines, and runs of numbered lines (a page over the reply), put back together;
+    the notes a reply adds to a page taken off. A page shown twice fails."""
+    stream: list[str] = []
+    run: list[dict] = []
+
+    def end_run():
+        if run:
+            stream.extend(line for _, line in sorted(numbered_run(run).items()))
+            run.clear()
+    for result in replies:
+        request = result["_request"]
+        if "lines" in result["shown"]:
+            if run and run[-1]["_request"].get("pages") != request.get("pages"):
+                end_run()
+            run.append(result)
+            continue
+        end_run()
+        lines = body(result).split("\n")
+        if result["truncated"]:
+            assert lines.pop().startswith("["), lines[-1]
+        stream.extend(lines)
+    end_run()
+    pages: dict[int, list[str]] = {}
+    current = None
+    for line in stream:
+        if match := PAGE.fullmatch(line):
+            current = int(match[1])
+            assert current not in pages, f"page {current} shown twice"
+            pages[current] = []
+        elif not PDF_NOTES.fullmatch(line):
+            assert current is not None, f"text before any page: {line!r}"
+            pages[current].append(line)
+    return {n: "\n".join(lines).strip("\n") for n, lines in pages.items()}
 
 
 def follow_lines(read, params: dict) -> list[str]:

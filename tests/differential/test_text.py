@@ -5,7 +5,7 @@ lines run to 50,000 characters."""
 from __future__ import annotations
 
 import pytest
-from harness import SIZES, body, cli, editor_lines, follow, follow_lines, mcp_reads, need
+from harness import SIZES, chain, cli, editor_lines, follow_lines, need, same_in_every_front_end
 
 DOCUTILS = ("docutils-0.22.4", "docutils-0.22.4", "docutils")
 JUPYTEXT_NB = ("jupytext-1.19.6", "jupytext-1.19.6", "tests", "data", "notebooks", "inputs")
@@ -47,7 +47,4 @@ def test_mcp_and_cli_show_the_rpc_replies_word_for_word(rpc, parts):
     path = need(*parts)
     params = {"path": str(path), "raw": True if parts in RAW else None}
     params = {k: v for k, v in params.items() if v is not None}
-    requests = [params] + [{"path": str(path), **r["next"]} for r in follow(rpc, params)[:-1]]
-    expected = [body(rpc(p)) for p in requests]
-    assert [t.rsplit("\n", 1)[0] for t in mcp_reads(requests)] == expected
-    assert [body(cli(p)) for p in requests[:3]] == expected[:3]
+    same_in_every_front_end(rpc, chain(rpc, params))

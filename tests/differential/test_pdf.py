@@ -1,0 +1,100 @@
+"""PDF manuals read to their end by following `next`, page by page against PDFium's own text
+(pypdfium2), and their outlines against their bookmarks as pypdf reads them."""
+
+from __future__ import annotations
+
+import re
+
+import pypdf
+import pypdfium2
+import pytest
+from harness import SIZES, body, chain, cli, follow, need, pdf_pages, same_in_every_front_end
+
+R_MANUALS = ("r-doc-pdf", "usr", "share", "R", "doc", "manual")
+TASN1 = ("libtasn1-doc", "usr", "share", "doc", "libtasn1-doc", "libtasn1.pdf")
+READ_WHOLE = [(*R_MANUALS, "R-intro.pdf"), (*R_MANUALS, "R-data.pdf"), TASN1]
+OUTLINED = READ_WHOLE + [(*R_MANUALS, "R-exts.pdf"), (*R_MANUALS, "R-admin.pdf")]
+
+
+def page_texts(path) -> dict[int, str]:
+    """Each page's text as PDFium lays it out; lines end with LF where PDFium writes CRLF, and a
+    word hyphenated across a line is whole (PDFium's U+FFFE in the hyphen's place dropped)."""
+    pdf = pypdfium2.PdfDocument(str(path))
+    try:
+        texts = {}
+        for number in range(1, len(pdf) + 1):
+            text = pdf[number - 1].get_textpage().get_text_range()
+            texts[number] = text.replace("\r\n", "\n").replace("\ufffe", "").strip("\n")
+        return texts
+    finally:
+        pdf.close()
+
+
+def pages_read(read, params: dict) -> dict[int, str]:
+    def asked(p):
+        result = read(p)
+        result["_request"] = p
+        return result
+    return pdf_pages(follow(asked, params))
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("parts", READ_WHOLE, ids=lambda p: p[-1])
+def test_following_next_gives_every_page_as_pdfium_lays_it_out(rpc, parts, size):
+    path = need(*parts)
+    params = {"path": str(path)} | ({"maxBytes": size} if size else {})
+    assert pages_read(rpc, params) == page_texts(path)
+
+
+def test_the_cli_follows_next_to_the_same_pages():
+    path = need(*TASN1)
+    assert pages_read(cli, {"path": str(path)}) == page_texts(path)
+
+
+def test_mcp_and_cli_show_the_rpc_replies_word_for_word(rpc):
+    path = need(*R_MANUALS, "R-intro.pdf")
+    same_in_every_front_end(rpc, chain(rpc, {"path": str(path)})[:6])
+
+
+def bookmarks(path) -> list[tuple[int, str, int]]:
+    """(depth, title, page) of each bookmark, in order, as pypdf reads them."""
+    reader = pypdf.PdfReader(str(path))
+    out = []
+
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                page = reader.get_destination_page_number(item)
+                out.append((depth, item.title, page + 1 if page is not None else None))
+    walk(reader.outline, 0)
+    return out
+
+
+ENTRY = re.compile(r"( *)(.*?)  \((?:page|pages) (\d+)[^)]*\)(?:  → pages=\"(\d+)(?:-(\d+))?\")?")
+
+
+def outline_entries(read, path, size) -> list[tuple[int, str, int]]:
+    params = {"path": str(path), "outline": True} | ({"maxBytes": size} if size else {})
+    entries = []
+    for result in follow(read, params):
+        for line in body(result).split("\n"):
+            if line.startswith("[") or not line.strip():
+                continue
+            match = ENTRY.fullmatch(line)
+            assert match, line
+            assert not match[4] or int(match[4]) == int(match[3]), line
+            entries.append((len(match[1]) // 2, match[2], int(match[3])))
+    return entries
+
+
+TITLE_CUT = 200  # the contract's cut of an outline title
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("parts", OUTLINED, ids=lambda p: p[-1])
+def test_every_bookmark_lands_on_its_page(rpc, parts, size):
+    path = need(*parts)
+    expected = [(min(d, 12), " ".join(t.split())[:TITLE_CUT], p) for d, t, p in bookmarks(path)]
+    assert outline_entries(rpc, path, size) == expected
