@@ -44,9 +44,16 @@ def need(*parts: str) -> Path:
     return path
 
 
+# The line an image stands on in a reply's text, as the CLI prints one line per image: the text
+# before an image ends a line and the text after it starts one (docs/CONTRACT.md, "Text parts as
+# sent").
+IMAGE_LINE = "\x00image"
+
+
 def body(result: dict) -> str:
-    """The reply's text but the version line a file's result ends with."""
-    text = text_of(result)
+    """The reply's text but the version line a file's result ends with; each image on a line of
+    its own (IMAGE_LINE)."""
+    text = "".join(p["text"] if p["type"] == "text" else IMAGE_LINE for p in result["content"])
     if result.get("version") and not result.get("unchanged"):
         text, line = text.rsplit("\n", 1)
         assert line.startswith(f"[version {result['version']} · "), line
@@ -105,8 +112,11 @@ def same_in_every_front_end(read, requests: list[dict], cli_reads: int = 3) -> N
 def numbered(result: dict) -> list[tuple[int, str]]:
     """The numbered lines a reply shows, in order, each as (number, text as shown); the lines of
     `shown.lines`, one after another, and nothing else."""
+    if "lines" not in result.get("shown", {}):
+        assert result.get("totalLines") == 0, result
+        return []
     first, last = result["shown"]["lines"]
-    lines = body(result).split("\n")
+    lines = [line for line in body(result).split("\n") if line != IMAGE_LINE]
     for start, line in enumerate(lines):
         match = GUTTER.fullmatch(line)
         if match and int(match[1]) == first:
@@ -149,14 +159,14 @@ def numbered_run(replies: list[dict]) -> dict[int, str]:
                 open_at[number] = goes_on
     assert not open_at, f"lines never read on: {open_at}"
     numbers = sorted(lines)
-    assert numbers == list(range(numbers[0], numbers[-1] + 1)), "lines lost"
+    assert numbers == list(range(numbers[0], numbers[-1] + 1)) if numbers else True, "lines lost"
     return lines
 
 
 def lines_of(replies: list[dict]) -> list[str]:
     """The file's lines as the numbered replies of one read show them, from line 1."""
     lines = numbered_run(replies)
-    assert min(lines) == 1, "the first lines lost"
+    assert min(lines, default=1) == 1, "the first lines lost"
     return [lines[n] for n in sorted(lines)]
 
 
@@ -230,6 +240,6 @@ def mcp_reads(requests: list[dict]) -> list[str]:
         answers = []
         for params in requests:
             answer = await client.call_tool("read", params)
-            answers.append("".join(c.text for c in answer.content if c.type == "text"))
+            answers.append("".join(c.text if c.type == "text" else IMAGE_LINE for c in answer.content))
         return answers
     return run({}, "--root", str(THIRDPARTY), calls=calls)
