@@ -98,3 +98,11 @@ def test_every_bookmark_lands_on_its_page(rpc, parts, size):
     path = need(*parts)
     expected = [(min(d, 12), " ".join(t.split())[:TITLE_CUT], p) for d, t, p in bookmarks(path)]
     assert outline_entries(rpc, path, size) == expected
+
+
+@pytest.mark.xfail(strict=True, reason='defect being mended: a read of pages="7" that shows page 7 says truncated')
+def test_a_read_of_one_page_shown_whole_is_not_truncated(rpc):
+    path = need(*R_MANUALS, "R-intro.pdf")
+    result = rpc({"path": str(path), "pages": "7"})
+    assert result["shown"]["pages"] == [7]
+    assert not result["truncated"]
