@@ -50,13 +50,25 @@ def need(*parts: str) -> Path:
 IMAGE_LINE = "\x00image"
 
 
+VERSION_LINE = re.compile(r"\[version [0-9a-f]{16} · [^\]\n]*\]")
+
+
+def without_version(text: str, version: str | None = None) -> str:
+    """`text` without its version line (`version`'s, when given), the last such line wherever the
+    closing lines put it."""
+    lines = text.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if VERSION_LINE.fullmatch(lines[i]) and (version is None or lines[i].startswith(f"[version {version} ")):
+            return "\n".join(lines[:i] + lines[i + 1:])
+    raise AssertionError(f"no version line in {text[-300:]!r}")
+
+
 def body(result: dict) -> str:
-    """The reply's text but the version line a file's result ends with; each image on a line of
-    its own (IMAGE_LINE)."""
+    """The reply's text but the version line a file's result holds; each image on a line of its
+    own (IMAGE_LINE)."""
     text = "".join(p["text"] if p["type"] == "text" else IMAGE_LINE for p in result["content"])
     if result.get("version") and not result.get("unchanged"):
-        text, line = text.rsplit("\n", 1)
-        assert line.startswith(f"[version {result['version']} · "), line
+        text = without_version(text, result["version"])
     return text
 
 
@@ -105,7 +117,7 @@ def same_in_every_front_end(read, requests: list[dict], cli_reads: int = 3) -> N
     """Each request gives the same text over JSON-RPC and MCP (MCP's version line left out: its own
     session's), and the first `cli_reads` of them in the CLI (a process each)."""
     expected = [body(read(p)) for p in requests]
-    assert [t.rsplit("\n", 1)[0] for t in mcp_reads(requests)] == expected
+    assert [without_version(t) for t in mcp_reads(requests)] == expected
     assert [body(cli(p)) for p in requests[:cli_reads]] == expected[:cli_reads]
 
 
