@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pypdf
 import pytest
 from harness import SIZES, THIRDPARTY, chain, editor_lines, follow, need, same_in_every_front_end
 from test_pdf import R_MANUALS, page_texts
@@ -52,6 +53,16 @@ def test_every_hit_in_a_manual_on_its_page_and_line(rpc, size):
     expected = [(page, line + 1, column) for page, text in page_texts(path).items()
                 for line, column in hits_in_lines(text.split("\n"), "data", False)]
     assert found(rpc, {"path": str(path), "find": "data"} | ({"maxBytes": size} if size else {})) == expected
+
+
+def test_a_hit_names_its_page_label_where_the_document_prints_another(rpc):
+    path = need(*R_MANUALS, "R-data.pdf")
+    labels = pypdf.PdfReader(str(path)).page_labels
+    hits = [h for r in follow(rpc, {"path": str(path), "find": "data"}) for h in r["shown"]["hits"]]
+    assert hits and any("label" in h for h in hits)
+    for hit in hits:
+        printed = labels[hit["page"] - 1]
+        assert hit.get("label") == (printed if printed != str(hit["page"]) else None), hit
 
 
 def test_a_search_is_the_same_in_every_front_end(rpc):
