@@ -129,6 +129,9 @@ def test_every_heading_is_outlined_at_its_line(rpc, name):
                 outline.append((match[2], int(match[3])))
     headings = [(line, n) for n, line in enumerate(lines, 1) if re.match(r"#+ ", line)]
     assert outline == headings
+    # and they are the paragraphs of python-docx's Heading N and Title styles
+    styled = [want for want in expected_lines(path) if isinstance(want, str) and want.startswith("#")]
+    assert [plain(title) for title, _ in outline] == styled
 
 
 def test_a_document_is_the_same_in_every_front_end(rpc):
