@@ -174,7 +174,9 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         out.add_image(label, lambda part=part: part.blob)
     elif shape.has_text_frame:
         for paragraph in shape.text_frame.paragraphs:
-            text = "".join(run.text for run in paragraph.runs).strip() or paragraph.text.strip()
+            # The paragraph's text, not its runs': it holds line breaks (as vertical tabs) and
+            # fields (a slide number, a date), which are not runs.
+            text = paragraph.text.strip()
             if text:
                 bullet = "  " * paragraph.level + "- " if paragraph.level else ""
                 out.add(bullet + text.replace("\v", "\n"))

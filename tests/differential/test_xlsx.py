@@ -1,0 +1,114 @@
+"""Workbooks (readxl's examples, made in Excel) read to their end by following `next`: every sheet
+and row, each cell as openpyxl reads it (a formula with the value Excel last computed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import openpyxl
+import pytest
+from harness import SIZES, THIRDPARTY, body, chain, follow, same_in_every_front_end
+
+EXTDATA = ("r-cran-readxl", "usr", "lib", "R", "site-library", "readxl", "extdata")
+WORKBOOKS = sorted(p.name for p in THIRDPARTY.joinpath(*EXTDATA).glob("*.xlsx")) or ["(absent)"]
+
+
+def shown(value) -> str:
+    """A cell's value as a sheet's table writes it: the contract's presentation of numbers, dates
+    and truth values (`TRUE`), nothing else."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dt.datetime) and value.time() == dt.time():
+        return value.date().isoformat()
+    return str(value)
+
+
+def oracle(path) -> dict[tuple[int, int], list[str]]:
+    """(sheet, row) -> its cells, for every row holding a value."""
+    # Read-only, as a workbook whose drawing part is missing opens only so; each sheet's size is
+    # found from its cells, not from the dimension the file states.
+    formulas = openpyxl.load_workbook(path, read_only=True)
+    values = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    rows = {}
+    for number, (sheet, computed) in enumerate(zip(formulas.worksheets, values.worksheets), 1):
+        sheet.reset_dimensions()
+        computed.reset_dimensions()
+        for row, cached in zip(list(sheet.iter_rows()), list(computed.iter_rows())):
+            cells = []
+            for cell, value in zip(row, cached):
+                if getattr(cell, "data_type", None) == "f":
+                    cells.append(f"{cell.value} → {shown(value.value)}")
+                else:
+                    cells.append(shown(cell.value))
+            if any(cells):
+                rows[(number, next(c.row for c in row if hasattr(c, "row")))] = cells
+    return rows
+
+
+CELL = re.compile(r"([A-Z]+)(\d+): (.*)", re.S)  # a read by column: one cell a line
+ROW_CUT = re.compile(r"\[… row cut at column [A-Z]+; [^\]]* reads on\]")
+
+
+def column_number(letters: str) -> int:
+    number = 0
+    for letter in letters:
+        number = number * 26 + ord(letter) - ord("A") + 1
+    return number
+
+
+def rows_read(replies) -> dict[tuple[int, int], list[str]]:
+    """Each row's cells as the replies show them: table rows (a row cut where the reply was full
+    ends in its marker), and the cells of a row read by column (`A1: …`) put in their places. A
+    cell shown twice fails."""
+    rows: dict[tuple[int, int], dict[int, str]] = {}
+
+    def put(sheet, row, column, value):
+        cells = rows.setdefault((sheet, row), {})
+        assert column not in cells, f"sheet {sheet} {row}:{column} shown twice"
+        cells[column] = value
+    for result in replies:
+        sheet = result["shown"]["pages"][0]
+        for line in body(result).split("\n"):
+            if line.startswith("--- Sheet "):
+                sheet = int(line.split()[2])
+            elif line.startswith("| ") and line.endswith(" |") and line[2:].split(" | ")[0].isdigit():
+                number, *cells = line[2:-2].split(" | ")
+                if cells and ROW_CUT.fullmatch(cells[-1]):
+                    cells.pop()
+                for column, value in enumerate(cells, 1):
+                    put(sheet, int(number), column, value)
+            elif match := CELL.fullmatch(line):
+                put(sheet, int(match[2]), column_number(match[1]), match[3])
+    return {key: [cells.get(c, "") for c in range(1, max(cells, default=0) + 1)] for key, cells in rows.items()}
+
+
+def trimmed(rows):
+    """Cells left of the last one holding a value: a table is as wide as its sheet's used range."""
+    out = {}
+    for key, cells in rows.items():
+        while cells and cells[-1] == "":
+            cells = cells[:-1]
+        out[key] = cells
+    return out
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", WORKBOOKS)
+def test_following_next_gives_every_row_as_openpyxl_reads_it(rpc, name, size):
+    path = THIRDPARTY.joinpath(*EXTDATA, name)
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    params = {"path": str(path)} | ({"maxBytes": size} if size else {})
+    assert trimmed(rows_read(follow(rpc, params))) == trimmed(oracle(path))
+
+
+def test_a_workbook_is_the_same_in_every_front_end(rpc):
+    path = THIRDPARTY.joinpath(*EXTDATA, "datasets.xlsx")
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    same_in_every_front_end(rpc, chain(rpc, {"path": str(path)})[:4], cli_reads=2)
