@@ -50,17 +50,22 @@ def need(*parts: str) -> Path:
 IMAGE_LINE = "\x00image"
 
 
-VERSION_LINE = re.compile(r"\[version [0-9a-f]{16} · [^\]\n]*\]")
+VERSION_TAG = re.compile(r"\[version ([0-9a-f]{16})\]")
 
 
 def without_version(text: str, version: str | None = None) -> str:
-    """`text` without its version line (`version`'s, when given), the last such line wherever the
-    closing lines put it."""
+    """`text` without its version tag (`version`'s, when given): the last line that is the tag alone,
+    or starts with it (the closing line of a truncated read)."""
     lines = text.split("\n")
     for i in range(len(lines) - 1, -1, -1):
-        if VERSION_LINE.fullmatch(lines[i]) and (version is None or lines[i].startswith(f"[version {version} ")):
-            return "\n".join(lines[:i] + lines[i + 1:])
-    raise AssertionError(f"no version line in {text[-300:]!r}")
+        tag = VERSION_TAG.match(lines[i])
+        if tag and (version is None or tag[1] == version):
+            rest = lines[i][tag.end():]
+            if not rest:
+                return "\n".join(lines[:i] + lines[i + 1:])
+            if rest.startswith(" ["):
+                return "\n".join([*lines[:i], rest[1:], *lines[i + 1:]])
+    raise AssertionError(f"no version tag in {text[-300:]!r}")
 
 
 def body(result: dict) -> str:

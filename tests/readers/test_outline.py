@@ -314,7 +314,7 @@ def test_forty_thousand_symbols_page_with_next(tmp_path: Path):
     assert seen == [f"def f{n}" for n in range(40_000)]
 
 
-def test_first_read_of_a_long_file_ends_with_the_outline_of_the_rest(tmp_path: Path):
+def test_first_read_of_a_long_file_shows_the_outline_of_the_rest_above_how_to_continue(tmp_path: Path):
     (tmp_path / "long.py").write_text("".join(f"def f{n}():\n    return {n}\n\n" for n in range(3000)))
     engine = Engine(Workspace([str(tmp_path)]))
     result = engine.read(parse_request({"path": "long.py", "maxBytes": 8000}))
@@ -324,7 +324,9 @@ def test_first_read_of_a_long_file_ends_with_the_outline_of_the_rest(tmp_path: P
     rest = [e for e in entries({"content": [{"text": result.content[-1].text}]})]
     assert rest and rest[0]["read"]["offset"] > result.end_line
     assert f"def f{(rest[0]['read']['offset'] - 1) // 3}" == rest[0]["title"]
-    assert "outline=true offset=" in text.splitlines()[-1]
+    *_, more, closing = text.splitlines()
+    assert "outline=true offset=" in more
+    assert closing.startswith("[Showing lines ") and closing.endswith(f"offset={result.end_line + 1} to continue.]")
     # a read with a window is the window alone
     assert "Outline of the rest" not in engine.read(parse_request({"path": "long.py", "limit": 50})).text()
 

@@ -231,7 +231,9 @@ def with_outline_of_rest(source: Source, request: ReadRequest, result: ReadResul
     lines, shown = entry_lines(rest, room - len(header.encode("utf-8")) - MORE_LINE_BYTES)
     if shown < len(rest):
         lines.append(f"[… and {len(rest) - shown:,} more: outline=true offset={first + shown + 1} lists them.]")
-    shorter.content.append(TextPart("\n".join([header, *lines])))
+    # The closing line that says how to continue stays last, below the outline.
+    head, _, closing = shorter.content[-1].text.rpartition("\n")
+    shorter.content[-1:] = [TextPart(head), TextPart("\n".join([header, *lines, closing]))]
     return shorter
 
 

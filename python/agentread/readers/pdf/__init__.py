@@ -511,16 +511,16 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
             parts.append(block)
             used += size
             shown = number
-    result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
-    if by_lines:
-        result = _line_window(result, parts, request, first, shown)
-        if result.truncated:
-            return result
-        parts = [result.content[0].text]
     # What the read covers: the pages asked for, or the whole document when none were; `next`
     # names all of the rest, so that following it shows every page, and a read that showed all it
     # covers is not cut, whatever follows in the document.
     end = last if request.pages is not None else doc.total
+    result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
+    if by_lines:
+        result = _line_window(result, parts, request, first, shown, end)
+        if result.truncated:
+            return result
+        parts = [result.content[0].text]
     also = ' and view="image"' if as_pictures else ""
     if cut_at is not None:
         result.truncated = True
@@ -682,9 +682,11 @@ def _with_pictures(blocks: list[str], pictures: dict[int, ImagePart], scans: set
     return content
 
 
-def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int) -> ReadResult:
-    """offset/limit over the numbered lines of the pages read: for citing and paging
-    within long pages."""
+def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, first: int, shown: int,
+                 end: int) -> ReadResult:
+    """offset/limit over the numbered lines of the pages read (first..shown, of the range first..end
+    the read covers): for citing and paging within long pages. `next` keeps the whole range, so
+    that once these lines are read the pages after them follow."""
     lines = "\n\n".join(pages).split("\n")
     offset = request.line_from(len(lines))
     if offset > len(lines):
@@ -692,14 +694,14 @@ def _line_window(result: ReadResult, pages: list[str], request: ReadRequest, fir
                         f"which {'has' if first == shown else 'have'} {amount(len(lines), 'line')}. Call again with "
                         f"{up_to(len(lines), 'offset', 'an ')}.")
     out, last, following = window(lines, offset, request.line_limit, request.output_bytes,
-                                  also=f'pages="{span(first, shown)}" and ', column=request.column or 1)
+                                  also=f'pages="{span(first, end)}" and ', column=request.column or 1)
     result.content = [TextPart("\n".join(out))]
     result.start_line, result.end_line, result.total_lines = offset, last, len(lines)
     result.shown = {"pages": _pages_of_lines(pages, first, offset, last),
                     **shown_lines(offset, last, request.column or 1)}
     if following is not None:
         result.truncated = True
-        result.next = {"pages": span(first, shown), **following}
+        result.next = {"pages": span(first, end), **following}
     return result
 
 

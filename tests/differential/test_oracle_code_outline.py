@@ -81,7 +81,6 @@ def test_a_paged_outline_lists_every_symbol_once(rpc, size):
     assert outline(rpc, path, size) == symbols(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.xfail(strict=True, reason="defect being mended: a Python `async def` is outlined as `def`")
 def test_async_functions_are_named_as_written(rpc):
     path = need(*NBCLIENT)
     assert outline(rpc, path) == symbols(path.read_text(encoding="utf-8"))

@@ -119,7 +119,6 @@ def test_every_bookmark_lands_on_its_page(rpc, parts, size):
     assert outline_entries(rpc, path, size) == expected_outline(path)
 
 
-@pytest.mark.xfail(strict=True, reason='defect being mended: a read of pages="7" that shows page 7 says truncated')
 def test_a_read_of_one_page_shown_whole_is_not_truncated(rpc):
     path = need(*R_MANUALS, "R-intro.pdf")
     result = rpc({"path": str(path), "pages": "7"})

@@ -52,11 +52,9 @@ def test_mcp_and_cli_show_the_rpc_replies_word_for_word(rpc, parts):
     same_in_every_front_end(rpc, chain(rpc, params))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "defect being mended: a truncated read's last line is the version line, not the line saying how "
-    "to continue"))
 def test_a_truncated_read_ends_with_how_to_continue(rpc):
     path = need(*TEXTS[0])
     result = rpc({"path": str(path), "maxBytes": 8192})
     assert result["truncated"]
-    assert text_of(result).rstrip("\n").rsplit("\n", 1)[-1].startswith("[Showing lines ")
+    last = text_of(result).rstrip("\n").rsplit("\n", 1)[-1]
+    assert last.startswith(f"[version {result['version']}] [Showing lines ") and last.endswith("to continue.]"), last
