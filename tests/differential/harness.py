@@ -54,8 +54,8 @@ VERSION_TAG = re.compile(r"\[version ([0-9a-f]{16})\]")
 
 
 def without_version(text: str, version: str | None = None) -> str:
-    """`text` without its version tag (`version`'s, when given): the last line that is the tag alone,
-    or starts with it (the closing line of a truncated read)."""
+    """`text` without its version tag (`version`'s, when given): the last line that is the tag
+    alone, or starts with it (the closing line of a truncated read)."""
     lines = text.split("\n")
     for i in range(len(lines) - 1, -1, -1):
         tag = VERSION_TAG.match(lines[i])
