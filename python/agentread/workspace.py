@@ -1,12 +1,16 @@
 """Where a path really leads, and whether the agent may read it without asking the user.
 
-Paths are resolved once, by realpath, against the workspace roots (themselves realpath'd, so a
-workspace that is a symlink is not mistaken for outside). Special files are refused from `stat`
-alone, never opened.
+Where a path leads is decided by realpath, against the workspace roots (themselves realpath'd, so a
+workspace that is a symlink is not mistaken for outside). What is then looked at and opened is found
+by walking that real path from `/` one component at a time, each opened from its folder's descriptor
+without following a link (`_walk`): a folder swapped for a link since realpath looked is refused,
+never followed, and every later open of the file is checked to be the very file vetted. Special
+files are refused from `stat` alone, never opened.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import os
@@ -83,42 +87,38 @@ class Workspace:
     def refusal(self, raw: str) -> Refusal:
         """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a
         path that names no file (it is refused for that, whatever the user says)."""
+        return self._vetted(raw)[0]
+
+    def _vetted(self, raw: str) -> tuple[Refusal, _Found]:
+        """The refusal of `raw`, and what the walk of its real path found (what the refusal
+        judged)."""
         path = self.absolute(raw)
-        real = os.path.realpath(path)
-        reasons = set() if self.contains(real) else {OUTSIDE}
         try:
-            st = os.stat(real)
-        except OSError:
-            st = None
+            real = os.path.realpath(path)
+        except OSError:  # a link it met was gone when it read it: swapped meanwhile
+            raise _changed(raw) from None
+        found = _find(real)
+        reasons = set() if self.contains(real) else {OUTSIDE}
+        st = found.st if found.member is None else None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
-        container = container_of(real) if st is None and pattern is None else None
-        if container:  # a member of an archive: the archive's own name counts too
-            pattern = self.sensitive_pattern(container, container)
+        if found.member is not None and pattern is None:  # a member of an archive: the archive's own name counts too
+            pattern = self.sensitive_pattern(found.path, found.path)
         if pattern is not None:
             reasons.add(SENSITIVE)
-        return Refusal(raw, real, frozenset(reasons), pattern)
+        return Refusal(raw, real, frozenset(reasons), pattern), found
 
     def resolve(self, raw: str, consent: frozenset = frozenset()) -> Resolved:
         """The real path behind `raw`, or a ReadError saying why it may not or cannot be read.
         `consent`: the reasons the user approved the read despite (CONSENT_REASONS)."""
-        refusal = self.refusal(raw)
+        refusal, found = self._vetted(raw)
         real, refused = refusal.real, refusal.reasons - consent
         if OUTSIDE in refused:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
             raise ReadError(OUTSIDE, f"{raw} resolves to {real}, which is outside {where}. "
                             "The user must approve reading it: ask them, or read a file inside the workspace.")
-        member = None
-        try:
-            st = os.stat(real)
-        except OSError as exc:
-            container = container_of(real) if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
-            if container is None:
-                raise _stat_error(raw, exc) from None
-            real, member = container, real[len(container) + 1:]
-            try:
-                st = os.stat(real)
-            except OSError as exc:
-                raise _stat_error(raw, exc) from None
+        if found.error is not None:
+            raise _stat_error(raw, found.error)
+        st = found.st
         if SENSITIVE in refused and not stat.S_ISDIR(st.st_mode):
             raise ReadError(SENSITIVE, f"{raw} looks like a file holding secrets (credentials, keys or "
                             "environment settings), so it is not read without the user's approval. Ask the "
@@ -126,7 +126,7 @@ class Workspace:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
                             "it could block or never end, so it is refused. Read a regular file instead.")
-        return Resolved(real, st, OUTSIDE not in refusal.reasons, member)
+        return Resolved(found.path, st, OUTSIDE not in refusal.reasons, found.member)
 
     def contains(self, real: str) -> bool:
         """Whether the real path `real` is a root or lies under one."""
@@ -166,20 +166,84 @@ class Workspace:
         return next(p for p in self._sensitive_patterns if any(fnmatch.fnmatchcase(n, p) for n in names))
 
 
-def container_of(real: str) -> str | None:
-    """The regular file a path that names no file leads on past (`/w/a.zip` of `/w/a.zip/docs/x`),
-    if one does: its nearest existing ancestor, when that is a regular file."""
-    child, parent = real, os.path.dirname(real)
-    while parent != child:
-        try:
-            st = os.stat(parent)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                return None
-            child, parent = parent, os.path.dirname(parent)
-            continue
-        return parent if stat.S_ISREG(st.st_mode) else None
-    return None
+class Swapped(OSError):
+    """A component of a real path is a link where realpath found none: it was swapped since."""
+
+
+# How the walk opens each folder on a real path: without following a link, and where the system has
+# O_PATH without reading it (search permission is all a path needs, as the kernel's own lookup).
+_FOLDER_FLAGS = (getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+# How a file or folder the walk found is opened to be read: a link in its place is refused, and
+# O_NONBLOCK keeps a FIFO put there from blocking the open (fstat then refuses it).
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the walk of a real path found there."""
+    path: str  # the real path, or the regular file it leads on past
+    st: os.stat_result | None  # its lstat; None: nothing (see `error`)
+    member: str | None = None  # the rest of the path, past that regular file
+    error: OSError | None = None  # why nothing was found
+
+
+@contextlib.contextmanager
+def _walk(real: str):
+    """Yields (descriptor of the folder holding what the real path `real` names, its name there, its
+    lstat, the rest past a regular file on the way or None), the folders opened one by one from `/`
+    with no link followed. OSError as stat would raise; Swapped for a link on the way."""
+    parts = [p for p in real.split(os.sep) if p] or [os.curdir]
+    fd = os.open(os.sep, _FOLDER_FLAGS)
+    try:
+        for at, name in enumerate(parts[:-1]):
+            try:
+                inner = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                st = _not_link(name, fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise
+                yield fd, name, st, "/".join(parts[at + 1:])
+                return
+            os.close(fd)
+            fd = inner
+        yield fd, parts[-1], _not_link(parts[-1], fd), None
+    finally:
+        os.close(fd)
+
+
+def _not_link(name: str, folder: int) -> os.stat_result:
+    """The lstat of `name` in the folder descriptor `folder`: Swapped if it is a link (but a loop of
+    links, as realpath leaves one, is the ELOOP a stat gives)."""
+    st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if stat.S_ISLNK(st.st_mode):
+        os.stat(name, dir_fd=folder)  # ELOOP for a loop
+        raise Swapped(errno.ELOOP, "a link where the real path has none", name)
+    return st
+
+
+def _find(real: str) -> _Found:
+    """What the real path `real` names, by the walk: itself, or the regular file it leads on past
+    (`/w/a.zip` of `/w/a.zip/docs/x`, the member `docs/x`), or the error saying there is nothing."""
+    try:
+        with _walk(real) as (_, name, st, member):
+            if member is None:
+                return _Found(real, st)
+            return _Found(real[:-len(member) - 1], st, member)
+    except OSError as exc:
+        return _Found(real, None, error=exc)
+
+
+def open_real(real: str, flags: int = 0) -> int:
+    """A descriptor of what the real path `real` names, opened by the walk (no link followed on the
+    way or at the end) with `flags` added to the read flags. OSError as os.open would raise; Swapped
+    for a link on the way."""
+    with _walk(real) as (folder, name, _, member):
+        if member is not None:
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), real)
+        return os.open(name, _OPEN_FLAGS | flags, dir_fd=folder)
 
 
 def _as_path(raw: str) -> str:
@@ -210,6 +274,8 @@ def _as_path(raw: str) -> str:
 
 
 def _stat_error(raw: str, exc: OSError) -> ReadError:
+    if isinstance(exc, Swapped):
+        return _changed(raw)
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return ReadError("not_found", f"{raw} does not exist. Check the spelling, or read the parent "
                          "directory to see what is there.")
@@ -249,20 +315,41 @@ def path_version(path: str) -> tuple | None:
     return file_version(st) if stat.S_ISREG(st.st_mode) else None
 
 
-def open_verified(resolved: Resolved):
-    """Open the resolved file and check it is still the one we vetted (nothing swapped in
-    since the stat).
+def _changed(path: str) -> ReadError:
+    return ReadError("file_changed", f"{path} was replaced while it was being read. Call again.")
 
-    O_NONBLOCK keeps a FIFO put in its place from blocking the open; fstat then refuses it.
-    """
+
+def _open_checked(resolved: Resolved, flags: int = 0) -> int:
+    """A descriptor of the resolved file or folder, opened by the walk of its real path and checked
+    to be the very one resolve vetted (same device, inode and type): nothing swapped in since."""
     try:
-        fd = os.open(resolved.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
+        fd = open_real(resolved.path, flags)
     except OSError as exc:
-        raise _stat_error(resolved.path, exc) from None
+        # A folder on the way that is now a file, or a link at the end (O_NOFOLLOW): replaced.
+        raise (_changed(resolved.path) if exc.errno in (errno.ENOTDIR, errno.ELOOP)
+               else _stat_error(resolved.path, exc)) from None
     st = os.fstat(fd)
-    if (st.st_dev, st.st_ino) != (resolved.st.st_dev, resolved.st.st_ino) or not stat.S_ISREG(st.st_mode):
+    if (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)) != (resolved.st.st_dev, resolved.st.st_ino,
+                                                           stat.S_IFMT(resolved.st.st_mode)):
         os.close(fd)
-        raise ReadError("file_changed", f"{resolved.path} was replaced while it was being read. Call again.")
+        raise _changed(resolved.path)
+    return fd
+
+
+def open_verified(resolved: Resolved):
+    """The resolved regular file, open to read (see _open_checked)."""
+    if not stat.S_ISREG(resolved.st.st_mode):
+        raise _changed(resolved.path)
+    fd = _open_checked(resolved)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+@contextlib.contextmanager
+def open_folder(resolved: Resolved):
+    """A descriptor of the resolved folder, to list with os.scandir (see _open_checked)."""
+    fd = _open_checked(resolved, os.O_DIRECTORY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
