@@ -4,12 +4,16 @@ what lies outside (its text or its names), and the server still answers afterwar
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from agentread.engine import Engine, answer, run
+from agentread.request import parse_request
+from agentread.workspace import Workspace
 from rpc import ANSWER_TIMEOUT, ServerProcess, text_of
 
 SECRET = "the-outside-secret-77"
@@ -96,3 +100,40 @@ def test_a_folder_swapped_for_a_link_outside_lets_nothing_through(raced: Path):
         assert "result" in server.request("agentread/read", {"path": "."})  # still answering
     finally:
         server.close()
+
+
+# --- one swap, at a known moment: between the plan (the check) and the read (the open), as when a
+# read is planned on the server and run in a worker process
+
+
+@pytest.fixture
+def swapped(tmp_path: Path):
+    """ws/sub (a folder holding secret.md and a.md), and a function that swaps it for a link to
+    tmp/outside (holding secret.md and OUTSIDE_NAME) in its place; yields (workspace, swap)."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "sub" / "secret.md").write_text("# Inside\n")
+    (outside / "secret.md").write_text(f"# {SECRET}\n")
+    (outside / OUTSIDE_NAME).write_text(f"{SECRET}\n")
+
+    def swap() -> None:
+        os.rename(ws / "sub", tmp_path / "was-sub")
+        (ws / "sub").symlink_to(outside, target_is_directory=True)
+
+    return ws.resolve(), swap
+
+
+@pytest.mark.parametrize("params", [{"path": "sub"}, {"path": "sub/secret.md"}], ids=["listing", "read"])
+def test_a_folder_swapped_after_the_plan_is_not_read_through(swapped, params: dict):
+    ws, swap = swapped
+    engine = Engine(Workspace([str(ws)]))
+    request = parse_request(params)
+    plan = engine.plan(request)
+    swap()
+    result = answer(request, lambda: run(plan))
+    assert SECRET not in result.text() and OUTSIDE_NAME not in result.text(), result.text()
+    assert result.is_error and result.error.code == "file_changed", result.text()
+    assert "Call again" in result.text()
+    again = engine.read(request)  # called again: the link leads outside, and is refused for that
+    assert again.is_error and again.error.code == "outside_workspace", again.text()
