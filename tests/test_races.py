@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from agentread import linkfree
 from agentread.engine import Engine, answer, run
 from agentread.request import parse_request
 from agentread.workspace import Workspace
 from rpc import ANSWER_TIMEOUT, ServerProcess, text_of
+
+# A server whose paths are opened by the walk of one folder at a time, as on a system without
+# openat2 (linkfree.py), injected into it and its workers.
+WITHOUT_OPENAT2 = "import agentread.linkfree as linkfree\nlinkfree._syscall = None\n"
 
 SECRET = "the-outside-secret-77"
 OUTSIDE_NAME = "only-outside-name.md"  # a file only the outside folder holds: a listing must not name it
@@ -80,8 +85,9 @@ REQUESTS = {
 }
 
 
-def test_a_folder_swapped_for_a_link_outside_lets_nothing_through(raced: Path):
-    server = ServerProcess(raced)
+@pytest.mark.parametrize("inject", [None, WITHOUT_OPENAT2], ids=["openat2", "walk"])
+def test_a_folder_swapped_for_a_link_outside_lets_nothing_through(raced: Path, inject: str | None):
+    server = ServerProcess(raced, inject=inject)
     try:
         leaks: dict[str, list[str]] = {kind: [] for kind in REQUESTS}
         for _ in range(REQUESTS_EACH // ROUNDS_IN_FLIGHT):
@@ -125,8 +131,11 @@ def swapped(tmp_path: Path):
 
 
 @pytest.mark.parametrize("params", [{"path": "sub"}, {"path": "sub/secret.md"}], ids=["listing", "read"])
-def test_a_folder_swapped_after_the_plan_is_not_read_through(swapped, params: dict):
+@pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "walk"])
+def test_a_folder_swapped_after_the_plan_is_not_read_through(swapped, params: dict, openat2: bool, monkeypatch):
     ws, swap = swapped
+    if not openat2:
+        monkeypatch.setattr(linkfree, "_syscall", None)
     engine = Engine(Workspace([str(ws)]))
     request = parse_request(params)
     plan = engine.plan(request)

@@ -2,10 +2,9 @@
 
 Where a path leads is decided by realpath, against the workspace roots (themselves realpath'd, so a
 workspace that is a symlink is not mistaken for outside). What is then looked at and opened is found
-by walking that real path from `/` one component at a time, each opened from its folder's descriptor
-without following a link (`_walk`): a folder swapped for a link since realpath looked is refused,
-never followed, and every later open of the file is checked to be the very file vetted. Special
-files are refused from `stat` alone, never opened.
+along that real path with no link followed on it (linkfree.py): a folder swapped for a link since
+realpath looked is refused, never followed, and every later open of the file is checked to be the
+very file vetted. Special files are refused from `stat` alone, never opened.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import stat
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
+from agentread.linkfree import Found, Swapped, find, open_real
 from agentread.result import ReadError
 
 # Files that hold secrets: reading one needs the user's consent even inside the workspace. Matched
@@ -89,7 +89,7 @@ class Workspace:
         path that names no file (it is refused for that, whatever the user says)."""
         return self._vetted(raw)[0]
 
-    def _vetted(self, raw: str) -> tuple[Refusal, _Found]:
+    def _vetted(self, raw: str) -> tuple[Refusal, Found]:
         """The refusal of `raw`, and what the walk of its real path found (what the refusal
         judged)."""
         path = self.absolute(raw)
@@ -97,7 +97,7 @@ class Workspace:
             real = os.path.realpath(path)
         except OSError:  # a link it met was gone when it read it: swapped meanwhile
             raise _changed(raw) from None
-        found = _find(real)
+        found = find(real)
         reasons = set() if self.contains(real) else {OUTSIDE}
         st = found.st if found.member is None else None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
@@ -164,86 +164,6 @@ class Workspace:
         if not any(self._sensitive.match(name) for name in names):
             return None
         return next(p for p in self._sensitive_patterns if any(fnmatch.fnmatchcase(n, p) for n in names))
-
-
-class Swapped(OSError):
-    """A component of a real path is a link where realpath found none: it was swapped since."""
-
-
-# How the walk opens each folder on a real path: without following a link, and where the system has
-# O_PATH without reading it (search permission is all a path needs, as the kernel's own lookup).
-_FOLDER_FLAGS = (getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
-# How a file or folder the walk found is opened to be read: a link in its place is refused, and
-# O_NONBLOCK keeps a FIFO put there from blocking the open (fstat then refuses it).
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-@dataclass(frozen=True)
-class _Found:
-    """What the walk of a real path found there."""
-    path: str  # the real path, or the regular file it leads on past
-    st: os.stat_result | None  # its lstat; None: nothing (see `error`)
-    member: str | None = None  # the rest of the path, past that regular file
-    error: OSError | None = None  # why nothing was found
-
-
-@contextlib.contextmanager
-def _walk(real: str):
-    """Yields (descriptor of the folder holding what the real path `real` names, its name there, its
-    lstat, the rest past a regular file on the way or None), the folders opened one by one from `/`
-    with no link followed. OSError as stat would raise; Swapped for a link on the way."""
-    parts = [p for p in real.split(os.sep) if p] or [os.curdir]
-    fd = os.open(os.sep, _FOLDER_FLAGS)
-    try:
-        for at, name in enumerate(parts[:-1]):
-            try:
-                inner = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                    raise
-                st = _not_link(name, fd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise
-                yield fd, name, st, "/".join(parts[at + 1:])
-                return
-            os.close(fd)
-            fd = inner
-        yield fd, parts[-1], _not_link(parts[-1], fd), None
-    finally:
-        os.close(fd)
-
-
-def _not_link(name: str, folder: int) -> os.stat_result:
-    """The lstat of `name` in the folder descriptor `folder`: Swapped if it is a link (but a loop of
-    links, as realpath leaves one, is the ELOOP a stat gives)."""
-    st = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    if stat.S_ISLNK(st.st_mode):
-        os.stat(name, dir_fd=folder)  # ELOOP for a loop
-        raise Swapped(errno.ELOOP, "a link where the real path has none", name)
-    return st
-
-
-def _find(real: str) -> _Found:
-    """What the real path `real` names, by the walk: itself, or the regular file it leads on past
-    (`/w/a.zip` of `/w/a.zip/docs/x`, the member `docs/x`), or the error saying there is nothing."""
-    try:
-        with _walk(real) as (_, name, st, member):
-            if member is None:
-                return _Found(real, st)
-            return _Found(real[:-len(member) - 1], st, member)
-    except OSError as exc:
-        return _Found(real, None, error=exc)
-
-
-def open_real(real: str, flags: int = 0) -> int:
-    """A descriptor of what the real path `real` names, opened by the walk (no link followed on the
-    way or at the end) with `flags` added to the read flags. OSError as os.open would raise; Swapped
-    for a link on the way."""
-    with _walk(real) as (folder, name, _, member):
-        if member is not None:
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), real)
-        return os.open(name, _OPEN_FLAGS | flags, dir_fd=folder)
 
 
 def _as_path(raw: str) -> str:

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 from agentread.cancel import checkpoint
+from agentread.linkfree import open_real
 from agentread.result import ReadError
-from agentread.workspace import open_real
 
 # Matches of one glob looked at: a `**` over a huge tree (node_modules) must answer quickly; past
 # this the reply says the listing stopped.
