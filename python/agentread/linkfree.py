@@ -18,8 +18,11 @@ from dataclasses import dataclass
 
 # How the walk opens each folder on a real path: without following a link, and where the system has
 # O_PATH without reading it (search permission is all a path needs, as in the kernel's own lookup).
-_FOLDER_FLAGS = (getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+_FOLDER_FLAGS = (getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0))
+# Whether a file can be opened and looked at from a folder's descriptor (POSIX); where it cannot
+# (Windows), a real path is looked at and opened as it is.
+_BY_DESCRIPTOR = {os.open, os.stat} <= os.supports_dir_fd
 # How what a real path names is opened to be read: a link in its place is refused, and O_NONBLOCK
 # keeps a FIFO put there from blocking the open (the caller's fstat then refuses it).
 OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -94,6 +97,8 @@ def open_real(real: str, flags: int = 0) -> int:
     fd = _openat2(real, OPEN_FLAGS | flags)
     if fd is not None:
         return fd
+    if not _BY_DESCRIPTOR:
+        return os.open(real, OPEN_FLAGS | flags)
     with _walk(real) as (folder, name, _, member):
         if member is not None:
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), real)
@@ -117,12 +122,35 @@ def find(real: str) -> Found:
             if not stat.S_ISLNK(st.st_mode):  # a link at the end: a loop realpath left, or a swap
                 return Found(real, st)
     try:
+        if not _BY_DESCRIPTOR:
+            return _find_by_path(real)
         with _walk(real) as (_, _, st, member):
             if member is None:
                 return Found(real, st)
             return Found(real[:-len(member) - 1], st, member)
     except OSError as exc:
         return Found(real, None, error=exc)
+
+
+def _find_by_path(real: str) -> Found:
+    """find, where no folder can be opened as a descriptor: the real path and its parents looked
+    at as they are."""
+    try:
+        return Found(real, os.stat(real, follow_symlinks=False))
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            raise
+        child, parent = real, os.path.dirname(real)
+        while parent != child:
+            try:
+                st = os.stat(parent)
+            except OSError:
+                child, parent = parent, os.path.dirname(parent)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                return Found(parent, st, real[len(parent):].lstrip(os.sep).replace(os.sep, "/"))
+            break
+        raise
 
 
 @contextlib.contextmanager
