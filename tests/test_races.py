@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -114,14 +115,18 @@ def test_a_folder_swapped_for_a_link_outside_lets_nothing_through(raced: Path, i
 
 @pytest.fixture
 def swapped(tmp_path: Path):
-    """ws/sub (a folder holding secret.md and a.md), and a function that swaps it for a link to
-    tmp/outside (holding secret.md and OUTSIDE_NAME) in its place; yields (workspace, swap)."""
+    """ws/sub (a folder holding secret.md and bundle.zip), and a function that swaps it for a link
+    to tmp/outside (holding the same names, and OUTSIDE_NAME) in its place; yields (workspace,
+    swap)."""
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "sub").mkdir(parents=True)
     outside.mkdir()
     (ws / "sub" / "secret.md").write_text("# Inside\n")
     (outside / "secret.md").write_text(f"# {SECRET}\n")
     (outside / OUTSIDE_NAME).write_text(f"{SECRET}\n")
+    for folder, text in ((ws / "sub", "# Inside\n"), (outside, f"# {SECRET}\n")):
+        with zipfile.ZipFile(folder / "bundle.zip", "w") as bundle:
+            bundle.writestr("docs/x.md", text)
 
     def swap() -> None:
         os.rename(ws / "sub", tmp_path / "was-sub")
@@ -130,7 +135,8 @@ def swapped(tmp_path: Path):
     return ws.resolve(), swap
 
 
-@pytest.mark.parametrize("params", [{"path": "sub"}, {"path": "sub/secret.md"}], ids=["listing", "read"])
+@pytest.mark.parametrize("params", [{"path": "sub"}, {"path": "sub/secret.md"}, {"path": "sub/bundle.zip/docs/x.md"}],
+                         ids=["listing", "read", "member"])
 @pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "walk"])
 def test_a_folder_swapped_after_the_plan_is_not_read_through(swapped, params: dict, openat2: bool, monkeypatch):
     ws, swap = swapped
