@@ -34,13 +34,15 @@ REQUESTS_EACH = 2_000
 ROUNDS_IN_FLIGHT = 2
 
 # Flips `raced` (argv[1]) between the real folder parked at argv[2] and the link parked at
-# argv[3], by renames, until the file argv[4] appears; it stops by itself after FLIP_LIMIT flips.
-FLIP_LIMIT = 50_000_000
+# argv[3], by renames, until the file argv[4] appears; should the test be gone, it stops by itself
+# after FLIP_STOP_SECONDS, far past any run of the test.
+FLIP_STOP_SECONDS = 900
 FLIPPER = f"""
-import os, sys
+import os, sys, time
 raced, folder, link, stop = sys.argv[1:5]
-for n in range({FLIP_LIMIT}):
-    if n % 256 == 0 and os.path.exists(stop):
+end = time.monotonic() + {FLIP_STOP_SECONDS}
+for n in range(1 << 62):
+    if n % 256 == 0 and (os.path.exists(stop) or time.monotonic() > end):
         break
     os.rename(folder, raced)
     os.rename(raced, folder)
