@@ -25,7 +25,7 @@ from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
 from agentread.versions import file_version as file_version_of
 from agentread.versions import mtime_text, path_of, since, text_version, version_tag_bytes
-from agentread.workspace import Resolved, Workspace, file_version, open_verified
+from agentread.workspace import Resolved, Workspace, file_version, open_folder, open_verified
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,8 @@ def _read_kind(plan: Plan, request: ReadRequest) -> ReadResult:
     path = plan.resolved.path
     if plan.kind == "directory":
         check_fields("directory", request.path, request)
-        return read_directory(path, request)
+        with open_folder(plan.resolved) as folder:
+            return read_directory(path, folder, request)
     if plan.kind == "live_notebook":
         check_fields("notebook", request.path, request)
         return _read_live_notebook(plan, request)

@@ -1,12 +1,15 @@
 """Where a path really leads, and whether the agent may read it without asking the user.
 
-Paths are resolved once, by realpath, against the workspace roots (themselves realpath'd, so a
-workspace that is a symlink is not mistaken for outside). Special files are refused from `stat`
-alone, never opened.
+Where a path leads is decided by realpath, against the workspace roots (themselves realpath'd, so a
+workspace that is a symlink is not mistaken for outside). What is then looked at and opened is found
+along that real path with no link followed on it (linkfree.py): a folder swapped for a link since
+realpath looked is refused, never followed, and every later open of the file is checked to be the
+very file vetted. Special files are refused from `stat` alone, never opened.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import os
@@ -15,6 +18,7 @@ import stat
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
+from agentread.linkfree import Found, Swapped, find, open_real
 from agentread.result import ReadError
 
 # Files that hold secrets: reading one needs the user's consent even inside the workspace. A pattern
@@ -99,46 +103,42 @@ class Workspace:
     def refusal(self, raw: str) -> Refusal:
         """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a
         path that names no file (it is refused for that, whatever the user says)."""
+        return self._vetted(raw)[0]
+
+    def _vetted(self, raw: str) -> tuple[Refusal, Found]:
+        """The refusal of `raw`, and what the walk of its real path found (what the refusal
+        judged)."""
         path = self.absolute(raw)
-        real = os.path.realpath(path)
-        reasons = set() if self.contains(real) else {OUTSIDE}
         try:
-            st = os.stat(real)
-        except OSError:
-            st = None
+            real = os.path.realpath(path)
+        except OSError:  # a link it met was gone when it read it: swapped meanwhile
+            raise _changed(raw) from None
+        found = find(real)
+        reasons = set() if self.contains(real) else {OUTSIDE}
+        st = found.st if found.member is None else None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
-        container = container_of(real) if st is None and pattern is None else None
-        if container:  # a member of an archive: the archive's own name counts too, and its links
-            pattern = self.sensitive_pattern(container, container)
-            st = _stat(container)
+        if found.member is not None:  # a member of an archive: the archive's own name counts too, and its links
+            pattern = pattern or self.sensitive_pattern(found.path, found.path)
+            st = found.st
         if pattern is None and st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             pattern = HARD_LINK
         if pattern is not None:
             reasons.add(SENSITIVE)
-        return Refusal(raw, real, frozenset(reasons), pattern)
+        return Refusal(raw, real, frozenset(reasons), pattern), found
 
     def resolve(self, raw: str, consent: frozenset = frozenset()) -> Resolved:
         """The real path behind `raw`, or a ReadError saying why it may not or cannot be read.
         `consent`: the reasons the user approved the read despite (CONSENT_REASONS)."""
-        refusal = self.refusal(raw)
-        real, refused = refusal.real, refusal.reasons - consent
+        refusal, found = self._vetted(raw)
+        refused = refusal.reasons - consent
         if OUTSIDE in refused:
             where = f"the workspace ({', '.join(self.roots)})" if self.roots else "any open workspace folder"
             # Where it leads is not said: the model has no consent to learn names outside.
             raise ReadError(OUTSIDE, f"{raw} leads outside {where}. The user must approve reading it: ask "
                             "them, or read a file inside the workspace.")
-        member = None
-        try:
-            st = os.stat(real)
-        except OSError as exc:
-            container = container_of(real) if exc.errno in (errno.ENOENT, errno.ENOTDIR) else None
-            if container is None:
-                raise _stat_error(raw, exc) from None
-            real, member = container, real[len(container) + 1:]
-            try:
-                st = os.stat(real)
-            except OSError as exc:
-                raise _stat_error(raw, exc) from None
+        if found.error is not None:
+            raise _stat_error(raw, found.error)
+        st = found.st
         if SENSITIVE in refused and not stat.S_ISDIR(st.st_mode):
             why = ("is a hard link: the same file has other names, which may be outside the workspace or "
                    "hold secrets," if refusal.pattern == HARD_LINK else "looks like a file holding secrets "
@@ -148,7 +148,7 @@ class Workspace:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             raise ReadError("special_file", f"{raw} is a {_file_type(st.st_mode)}, not a regular file; reading "
                             "it could block or never end, so it is refused. Read a regular file instead.")
-        return Resolved(real, st, OUTSIDE not in refusal.reasons, member)
+        return Resolved(found.path, st, OUTSIDE not in refusal.reasons, found.member)
 
     def contains(self, real: str) -> bool:
         """Whether the real path `real` is a root or lies under one."""
@@ -211,29 +211,6 @@ def _unmarked(path: str) -> str:
     return _MARKS.sub("", _AUTOSAVE.sub(r"\1", path) if "#" in path else path)
 
 
-def container_of(real: str) -> str | None:
-    """The regular file a path that names no file leads on past (`/w/a.zip` of `/w/a.zip/docs/x`),
-    if one does: its nearest existing ancestor, when that is a regular file."""
-    child, parent = real, os.path.dirname(real)
-    while parent != child:
-        try:
-            st = os.stat(parent)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                return None
-            child, parent = parent, os.path.dirname(parent)
-            continue
-        return parent if stat.S_ISREG(st.st_mode) else None
-    return None
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
-
-
 def _as_path(raw: str) -> str:
     if "\x00" in raw:
         raise ReadError("invalid_path", "the path contains a NUL byte, which no file name can hold. "
@@ -262,6 +239,8 @@ def _as_path(raw: str) -> str:
 
 
 def _stat_error(raw: str, exc: OSError) -> ReadError:
+    if isinstance(exc, Swapped):
+        return _changed(raw)
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return ReadError("not_found", f"{raw} does not exist. Check the spelling, or read the parent "
                          "directory to see what is there.")
@@ -303,20 +282,41 @@ def path_version(path: str) -> tuple | None:
     return file_version(st) if stat.S_ISREG(st.st_mode) else None
 
 
-def open_verified(resolved: Resolved):
-    """Open the resolved file and check it is still the one we vetted (nothing swapped in
-    since the stat).
+def _changed(path: str) -> ReadError:
+    return ReadError("file_changed", f"{path} was replaced while it was being read. Call again.")
 
-    O_NONBLOCK keeps a FIFO put in its place from blocking the open; fstat then refuses it.
-    """
+
+def _open_checked(resolved: Resolved, flags: int = 0) -> int:
+    """A descriptor of the resolved file or folder, opened by the walk of its real path and checked
+    to be the very one resolve vetted (same device, inode and type): nothing swapped in since."""
     try:
-        fd = os.open(resolved.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
+        fd = open_real(resolved.path, flags)
     except OSError as exc:
-        raise _stat_error(resolved.path, exc) from None
+        # A folder on the way that is now a file, or a link at the end (O_NOFOLLOW): replaced.
+        raise (_changed(resolved.path) if exc.errno in (errno.ENOTDIR, errno.ELOOP)
+               else _stat_error(resolved.path, exc)) from None
     st = os.fstat(fd)
-    if (st.st_dev, st.st_ino) != (resolved.st.st_dev, resolved.st.st_ino) or not stat.S_ISREG(st.st_mode):
+    if (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)) != (resolved.st.st_dev, resolved.st.st_ino,
+                                                           stat.S_IFMT(resolved.st.st_mode)):
         os.close(fd)
-        raise ReadError("file_changed", f"{resolved.path} was replaced while it was being read. Call again.")
+        raise _changed(resolved.path)
+    return fd
+
+
+def open_verified(resolved: Resolved):
+    """The resolved regular file, open to read (see _open_checked)."""
+    if not stat.S_ISREG(resolved.st.st_mode):
+        raise _changed(resolved.path)
+    fd = _open_checked(resolved)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+@contextlib.contextmanager
+def open_folder(resolved: Resolved):
+    """A descriptor of the resolved folder, to list with os.scandir (see _open_checked)."""
+    fd = _open_checked(resolved, os.O_DIRECTORY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)

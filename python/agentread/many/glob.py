@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from agentread.cancel import checkpoint
+from agentread.linkfree import open_real
 from agentread.result import ReadError
 from agentread.workspace import Workspace
 
@@ -38,6 +39,17 @@ def is_glob(path: str, workspace) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One entry of a folder the walk listed, looked at while the folder was open."""
+    name: str
+    is_dir: bool  # a folder, or a link to one
+    is_link: bool
+    # Where it lies, from the real path of the folder listed: a match is judged by the folder it was
+    # listed from, not by where its name leads once that folder has changed.
+    real: str
+
+
 @dataclass
 class _Walk:
     """One glob's walk over the file system, by os.scandir: what it matched and what it passed by. A
@@ -47,10 +59,11 @@ class _Walk:
     workspace: Workspace  # whose roots the walk keeps inside
     matches: list[str] = field(default_factory=list)  # as the pattern spells them
     outside: set[str] = field(default_factory=set)  # steps (links, `..`, a folder named) leading out of the roots
+    reals: dict[str, str] = field(default_factory=dict)  # where the matches a listing gave lie (_Entry.real)
     dirs: int = 0  # folders opened
     links: int = 0  # links to folders a `**` passed by
     stopped: bool = False  # a cap was reached
-    last: tuple[str, list[os.DirEntry]] | None = None  # the folder scanned last: `**` looks at it twice
+    last: tuple[str, list[_Entry]] | None = None  # the folder scanned last: `**` looks at it twice
 
     def match(self, folder: str, parts: list[str]) -> None:
         """The paths under `folder` that `parts` (the pattern's components still to match) name."""
@@ -72,12 +85,12 @@ class _Walk:
                 self.match(folder, rest)
             else:
                 for entry in entries:
-                    if not entry.name.startswith(".") and self.within(folder, entry) and not _is_dir(entry):
-                        self.add(os.path.join(folder, entry.name))
+                    if not entry.name.startswith(".") and self.within(folder, entry) and not entry.is_dir:
+                        self.add(os.path.join(folder, entry.name), entry.real)
             for entry in entries:
-                if entry.name.startswith(".") or not self.within(folder, entry) or not _is_dir(entry):
+                if entry.name.startswith(".") or not self.within(folder, entry) or not entry.is_dir:
                     continue
-                if entry.is_symlink():
+                if entry.is_link:
                     self.links += 1
                 else:
                     self.match(os.path.join(folder, entry.name), parts)
@@ -87,10 +100,10 @@ class _Walk:
             if ((entry.name.startswith(".") and not part.startswith(".")) or not pattern.match(entry.name)
                     or not self.within(folder, entry)):
                 continue
-            if rest and _is_dir(entry):
+            if rest and entry.is_dir:
                 self.match(os.path.join(folder, entry.name), rest)
             elif not rest:
-                self.add(os.path.join(folder, entry.name))
+                self.add(os.path.join(folder, entry.name), entry.real)
 
     def leads_out(self, name: str) -> bool:
         """Whether `name` leads outside the roots (then it is counted, and nothing past it is
@@ -102,12 +115,12 @@ class _Walk:
         self.outside.add(name)
         return True
 
-    def within(self, folder: str, entry: os.DirEntry) -> bool:
+    def within(self, folder: str, entry: _Entry) -> bool:
         """Whether the walk may look at what `entry` of `folder` (a folder inside the roots) leads
         to: anything but a link leading outside them."""
-        return not entry.is_symlink() or not self.leads_out(os.path.join(folder, entry.name))
+        return not entry.is_link or not self.leads_out(os.path.join(folder, entry.name))
 
-    def scan(self, folder: str) -> list[os.DirEntry]:
+    def scan(self, folder: str) -> list[_Entry]:
         """The entries of `folder`, sorted (so that a walk cut short is the same each time)."""
         if self.last is not None and self.last[0] == folder:
             return self.last[1]
@@ -118,24 +131,42 @@ class _Walk:
         checkpoint()
         entries = []
         try:
-            with os.scandir(os.path.join(self.base, folder) or ".") as it:
-                for entry in it:
-                    entries.append(entry)
-                    if len(entries) % SCAN_CHECK_EVERY == 0:
-                        checkpoint()
-        except OSError:  # unreadable or gone: nothing matches in it
+            # Listed from the folder its real path names, opened with no link followed: a folder
+            # swapped for a link since realpath looked is not listed, nor what the link leads to.
+            real = os.path.realpath(os.path.join(self.base, folder) or ".")
+            fd = open_real(real, os.O_DIRECTORY)
+            try:
+                with os.scandir(fd) as it:
+                    for entry in it:
+                        entries.append(_entry(entry, real))
+                        if len(entries) % SCAN_CHECK_EVERY == 0:
+                            checkpoint()
+            finally:
+                os.close(fd)
+        except OSError:  # unreadable, gone or swapped: nothing matches in it
             entries = []
         self.last = (folder, sorted(entries, key=lambda e: e.name))
         return self.last[1]
 
-    def add(self, name: str) -> None:
+    def add(self, name: str, real: str | None = None) -> None:
+        """A match: `real` where a listing found it, None for a name the pattern spells."""
         self.matches.append(name)
+        if real is not None:
+            self.reals[name] = real
         if len(self.matches) >= MAX_GLOB_MATCHES:
             self.stopped = True
 
 
 def _magic(part: str) -> bool:
     return any(c in part for c in "*?[")
+
+
+def _entry(entry: os.DirEntry, folder: str) -> _Entry:
+    """What the walk needs of an entry of the real folder `folder`, looked at while it is open (an
+    entry of a listing by descriptor looks itself up in that folder)."""
+    is_link = entry.is_symlink()
+    real = os.path.join(folder, entry.name)
+    return _Entry(entry.name, _is_dir(entry), is_link, os.path.realpath(real) if is_link else real)
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -169,7 +200,7 @@ def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
                      "can lead back into its own folder). To glob through one, name it: `link/**/*.py`.")
     files = []
     for name in walk.matches:
-        real = real_path(workspace, name)
+        real = walk.reals.get(name) or real_path(workspace, name)
         if not workspace.contains(real):  # changed since the walk looked
             walk.outside.add(name)
         elif os.path.isfile(real):
@@ -184,5 +215,5 @@ def expand_glob(workspace, pattern: str, notes: list[str]) -> list[str]:
 def real_path(workspace, path: str) -> str:
     try:
         return os.path.realpath(workspace.absolute(path))
-    except (ReadError, ValueError):  # an invalid path: its read reports it
+    except (ReadError, ValueError, OSError):  # an invalid path, or one changing: its read reports it
         return path

@@ -15,10 +15,10 @@ from agentread.result import ReadError, ReadResult, TextPart
 MAX_DIR_SCAN = 100_000
 
 
-def _describe(entry: os.DirEntry) -> tuple[int, str]:
+def _describe(entry: os.DirEntry, folder: int) -> tuple[int, str]:
     try:
         if entry.is_symlink():
-            target = os.readlink(entry.path)
+            target = os.readlink(entry.name, dir_fd=folder)
             return 1, f"{entry.name} -> {target}"
         if entry.is_dir():
             return 0, entry.name + "/"
@@ -35,16 +35,17 @@ def human_size(n: int) -> str:
     return str(n)
 
 
-def read_directory(path: str, request: ReadRequest) -> ReadResult:
-    """The sorted listing, MAX_DIR_ENTRIES at a time: `offset`/`limit` count its entries as they
-    count lines."""
+def read_directory(path: str, folder: int, request: ReadRequest) -> ReadResult:
+    """The sorted listing of the folder at the real path `path`, open as the descriptor `folder`
+    (workspace.open_folder: the folder vetted, not what the path leads to now), MAX_DIR_ENTRIES at
+    a time: `offset`/`limit` count its entries as they count lines."""
     if request.find is not None:
         raise ReadError("find_in_directory", f"{request.path} is a directory; find searches files. To search "
                         f"the files in it, call read_many with a glob such as {request.path.rstrip('/')}/**/*.py "
                         "and the same find.")
     entries: list[os.DirEntry] = []
     complete = True
-    with os.scandir(path) as it:
+    with os.scandir(folder) as it:
         for entry in it:
             if len(entries) >= MAX_DIR_SCAN:
                 complete = False
@@ -52,7 +53,7 @@ def read_directory(path: str, request: ReadRequest) -> ReadResult:
             entries.append(entry)
             if len(entries) % 4096 == 0:
                 checkpoint()
-    listed = sorted((_describe(e) for e in entries), key=lambda d: (d[0], d[1].lower()))
+    listed = sorted((_describe(e, folder) for e in entries), key=lambda d: (d[0], d[1].lower()))
     stop = None if complete else (f"The listing stops at the first {MAX_DIR_SCAN:,} entries the directory gave. "
                                   "Read a subdirectory or a file by name.")
     count = "entry" if len(listed) == 1 and complete else "entries"
