@@ -4,12 +4,12 @@ process over stdio."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from rpc import serving
+from shared_corpus import CORPUS
 
 try:
     from hypothesis import HealthCheck, settings
@@ -21,8 +21,6 @@ else:
     settings.register_profile("any-speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("any-speed")
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("AGENTREAD_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
 @pytest.fixture(autouse=True)

@@ -19,9 +19,9 @@ from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.result import ImagePart
 from agentread.workspace import Workspace
-from conftest import CORPUS
 from lines import numbered_rows, take
 from rpc import ServerProcess, text_of
+from shared_corpus import CORPUS
 
 MAX_SIDE = 2000  # DESIGN.md: images are downscaled to fit the model's limits (2000 px on the long side)
 IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
