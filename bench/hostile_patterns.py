@@ -37,8 +37,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))  # load.py, big_notebook.py
 
+from agentread.cancel import DEFAULT_READ_DEADLINE_SECONDS  # noqa: E402
 from big_notebook import WorkerPeaks, quick_reads, status_kb  # noqa: E402
 from load import LOST_AFTER, make_workspace, p99  # noqa: E402
 from rpc import ServerProcess, text_of  # noqa: E402
@@ -83,8 +85,7 @@ PATTERNS_IN_FLIGHT = 2
 QUICK_READS = 1_000
 # How long past the server's read deadline an answer may take before it counts as lost: a search
 # stops itself at half the deadline, and a read waits for a thread at most three deadlines.
-DEADLINE = 60.0
-LOST_PAST_DEADLINE = 3 * DEADLINE + LOST_AFTER
+LOST_PAST_DEADLINE = 3 * DEFAULT_READ_DEADLINE_SECONDS + LOST_AFTER
 
 
 def make_files(folder: Path) -> None:
