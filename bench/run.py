@@ -1,8 +1,8 @@
 """agentread's benchmark suite: every read path against its peers and its floor, in one run on
 one machine.
 
-    python bench/run.py [--runs 3] [--only text,pdf,server,image,find,notebook,big-notebook]
-                        [--full-pdf] [--data DIR]
+    python bench/run.py [--runs 3] [--full-pdf] [--data DIR]
+        [--only text,pdf,server,image,find,notebook,big-notebook,hostile,races]
 
 Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is
 committed), runs each peer and agentread alternately, round after round, and prints a Markdown table
@@ -394,6 +394,10 @@ def main() -> None:
         subprocess.run([PY, str(HERE / "bench_notebook.py"), "--runs", str(args.runs)], check=False, env=ENV)
     if "big-notebook" in only:  # one run: its figures are memory, and the quick reads' p99 beside it
         subprocess.run([PY, str(HERE / "big_notebook.py")], check=False, env=ENV)
+    if "hostile" in only:  # one run: hostile patterns as `find`, the server's memory and quick reads beside them
+        subprocess.run([PY, str(HERE / "hostile_patterns.py")], check=False, env=ENV)
+    if "races" in only:  # one run: a folder flipped to a link outside while it is read
+        subprocess.run([PY, str(HERE / "races.py")], check=False, env=ENV)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,11 @@ class _Walk:
         looked at: not even whether it exists)."""
         if name in self.outside:
             return True
-        if self.workspace.contains(os.path.realpath(os.path.join(self.base, name) or os.curdir)):
+        try:
+            real = os.path.realpath(os.path.join(self.base, name) or os.curdir)
+        except OSError:  # a link on the way renamed or removed as it was resolved: nothing there to walk
+            return True
+        if self.workspace.contains(real):
             return False
         self.outside.add(name)
         return True
