@@ -26,6 +26,9 @@ HOSTILE = {
     "((a{100}){100})(?#x){1000}": f"at most {MAX_WRITTEN_OUT:,}",
     "(" * 10 + ")" * 10 + "{1000}": f"at most {MAX_WRITTEN_OUT:,}",
     "(" * 2 * MAX_NESTING + "a" + ")" * 2 * MAX_NESTING: f"at most {MAX_NESTING}",
+    "(?R)": "recursively",
+    "(a|(?1))": "recursively",
+    "(?P<x>a(?&x)?)": "recursively",
 }
 
 # A pattern that takes a moment on each short line (its nested optional repeats backtrack through
@@ -42,7 +45,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("pattern", HOSTILE, ids=["stack", "memory", "written-out", "after-a-comment", "empty-groups",
-                                               "nesting"])
+                                               "nesting", "recursion", "group-call", "named-call"])
 def test_a_pattern_past_a_bound_is_refused_and_the_server_reads_on(ws: Path, server, pattern: str):
     result = server.read(path="a.txt", find=pattern, regex=True)
     assert result["isError"] and result["error"]["code"] == "regex_too_large", text_of(result)

@@ -190,6 +190,10 @@ def bound_pattern(pattern: str) -> None:
     """Refuses (ReadError `regex_too_large`) a regular expression past a bound on what compiling it
     takes: MAX_REPEAT, MAX_NESTING, MAX_WRITTEN_OUT."""
     shown = pattern if len(pattern) <= 2 * FIND_CONTEXT_CHARS else f"{pattern[:FIND_CONTEXT_CHARS]}…"
+    if _RECURSION.search(pattern):
+        raise ReadError("regex_too_large", f"find={shown!r} calls a group or the whole pattern recursively, which "
+                        "find does not take: matching it can take memory no bound here measures. Write the "
+                        "group out, or search for each form in turn.")
     if _VERBOSE.search(pattern):
         raise ReadError("regex_too_large", f"find={shown!r} sets verbose mode ((?x)), which find does not take: "
                         "its comments hide what the pattern asks. Write it without (?x), its spaces and comments.")
@@ -208,6 +212,9 @@ def bound_pattern(pattern: str) -> None:
                         "counted repeats within counted repeats, or + and * for any number of times.")
 
 
+# A recursive call, (?R), (?1), (?-1), (?&name) or (?P>name), not escaped: what it costs to match
+# grows with the text, not with what the pattern writes out.
+_RECURSION = re.compile(r"(?<!\\)(?:\\\\)*\(\?(?:R|[-+]?\d+|&\w+|P>\w+)\)")
 # A flags group turning verbose mode on or off, as (?x), (?ix) or (?-x:...).
 _VERBOSE = re.compile(r"\(\?[-^a-zA-Z0-9]*x[-a-zA-Z0-9]*[:)]")
 # A counted repeat: {3}, {2,5}, {,5}, {2,} (spaces allowed, which only a verbose pattern has).
