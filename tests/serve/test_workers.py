@@ -344,3 +344,28 @@ def test_the_worker_for_small_reads_is_started_afresh_after_a_crash(tmp_path):
         assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
     finally:
         server.close()
+
+
+def test_the_worker_for_small_reads_is_killed_with_its_read_and_started_afresh(tmp_path):
+    """With every other worker on a read that never ends, a small PDF's read that never ends runs
+    in the worker held back for small reads; cancelled, that worker is killed (as at a deadline),
+    and the next small read runs in a fresh one while the other reads go on."""
+    from agentread.serve.workers import DEFAULT_WORKERS
+
+    names = big_stuck_pdfs(tmp_path, DEFAULT_WORKERS)
+    (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
+    (tmp_path / "small.pdf").write_bytes(build_pdf(["a small page"]))
+    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
+    try:
+        slow = [server.send("agentread/read", {"path": name}) for name in names]
+        for name in names:
+            wait_until(lambda name=name: workers_reading(server, tmp_path / name), f"{name} under way")
+        small_stuck = server.send("agentread/read", {"path": STUCK_PDF})
+        reading = wait_until(lambda: workers_reading(server, tmp_path / STUCK_PDF), "the small read under way")
+        server.notify("$/cancelRequest", {"id": small_stuck})
+        assert server.wait(small_stuck).get("error", {}).get("code") == -32800
+        wait_until(lambda: killed(reading), "the worker that read it killed")
+        assert "a small page" in text_of(server.read(path="small.pdf", pages="1"))
+        assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
+    finally:
+        server.close()
