@@ -72,10 +72,10 @@ SPARE_AFTER_SECONDS = 1.0
 # while a machine merely loaded with ordinary reads never gets there.
 BUSY_AFTER_DEADLINE_SHARE = 0.5
 
-# A spare started beside the others when all are busy with slow reads, for reads that are not small
-# (those have their own worker): with it the pool has at most four processes, as many as before
-# there was one for small reads, each held to the memory limit; past it, a read is answered that
-# the readers are busy rather than queued behind files that may take a minute each.
+# A spare started beside the others when all a read may use are busy with slow reads: small reads
+# have a worker of their own, so one is enough, and with it the pool has at most four processes, as
+# many as before there was one for small reads, each held to the memory limit; past it, a read is
+# answered that the readers are busy rather than queued behind files that may take a minute each.
 MAX_SPARE_WORKERS = 1
 
 # What a small read is (small_read), which the worker held back for them reads. Its files' size
