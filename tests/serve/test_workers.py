@@ -204,18 +204,28 @@ def stuck_names(count: int) -> list[str]:
     return [f"{n}-{STUCK_PDF}" for n in range(count)]
 
 
+def big_stuck_pdfs(folder: Path, count: int) -> list[str]:
+    """`count` PDFs the injected reader never ends reading, each over SMALL_READ_BYTES, so that no
+    read of one is small (a comment pads it past the end of the file's last section)."""
+    from agentread.serve.workers import SMALL_READ_BYTES
+
+    names = stuck_names(count)
+    for name in names:
+        (folder / name).write_bytes(build_pdf(["never read"]) + b"%" + b" " * SMALL_READ_BYTES + b"\n")
+    return names
+
+
 def test_two_reads_that_never_end_delay_no_quick_read(tmp_path):
-    """Two reads that never end hold both workers; a PDF read meanwhile is read by a spare worker,
-    a text file and a notebook on threads, all while the two still run (the default deadline)."""
+    """Two reads that never end, of PDFs too large for their reads to be small, hold both workers; a
+    small PDF read meanwhile is read by the worker held back for small reads, a text file and a
+    notebook on threads, all while the two still run (the default deadline)."""
     from agentread.serve.workers import DEFAULT_WORKERS
     from builders import code, notebook
 
     (tmp_path / "good.pdf").write_bytes(build_pdf(["a good page"]))
     (tmp_path / "a.txt").write_text("line 1\nline 2\n")
     (tmp_path / "nb.ipynb").write_bytes(notebook(code("print(1)")))
-    names = stuck_names(DEFAULT_WORKERS)
-    for name in names:
-        (tmp_path / name).write_bytes(build_pdf(["never read"]))
+    names = big_stuck_pdfs(tmp_path, DEFAULT_WORKERS)
     server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
     try:
         slow = [server.send("agentread/read", {"path": name}) for name in names]
@@ -230,10 +240,11 @@ def test_two_reads_that_never_end_delay_no_quick_read(tmp_path):
 
 
 def test_with_every_worker_on_a_read_that_never_ends_a_read_is_told_the_readers_are_busy(tmp_path):
+    """Small reads that never end hold every worker, the one for small reads and the spare too."""
     from agentread.serve.workers import DEFAULT_WORKERS, MAX_SPARE_WORKERS
 
     (tmp_path / "good.pdf").write_bytes(build_pdf(["a good page"]))
-    names = stuck_names(DEFAULT_WORKERS + MAX_SPARE_WORKERS)
+    names = stuck_names(DEFAULT_WORKERS + 1 + MAX_SPARE_WORKERS)
     for name in names:
         (tmp_path / name).write_bytes(build_pdf(["never read"]))
     server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
@@ -285,5 +296,76 @@ def test_a_reads_deadline_runs_from_its_start_not_its_wait_for_a_thread(tmp_path
         for msg_id in slow:
             assert server.wait(msg_id, STOPPED_AFTER + ANSWER_TIMEOUT)["result"]["error"]["code"] == "timeout"
         assert body_of(server.wait(quick)["result"]) == "     1\tquick"
+    finally:
+        server.close()
+
+
+def test_a_small_read_is_answered_before_six_slow_reads_sent_ahead_of_it(tmp_path):
+    """Six reads that never end, of PDFs too large for their reads to be small, hold every worker
+    they may use (a spare too) or wait for one; a page of a small PDF read then runs in the worker
+    held back for small reads, and is answered, with its page, before any of the six (answered
+    `busy` or `timeout`)."""
+    from agentread.serve.workers import DEFAULT_WORKERS
+
+    names = big_stuck_pdfs(tmp_path, 6)
+    (tmp_path / "small.pdf").write_bytes(build_pdf(["a small page", "another"]))
+    server = ServerProcess(workspace=tmp_path, env={"AGENTREAD_READ_DEADLINE": str(STOPPED_AFTER)},
+                           inject=STUCK_READER)
+    try:
+        slow = [server.send("agentread/read", {"path": name}) for name in names]
+        wait_until(lambda: sum(bool(workers_reading(server, tmp_path / name)) for name in names) >= DEFAULT_WORKERS,
+                   "every worker on a read that never ends")
+        small = server.send("agentread/read", {"path": "small.pdf", "pages": "1"})
+        assert "a small page" in text_of(server.wait(small)["result"])
+        for msg_id in slow:
+            assert server.wait(msg_id, STOPPED_AFTER + ANSWER_TIMEOUT)["result"]["error"]["code"] in ("busy", "timeout")
+        assert server.answered.index(small) < min(server.answered.index(msg_id) for msg_id in slow)
+    finally:
+        server.close()
+
+
+def test_the_worker_for_small_reads_is_started_afresh_after_a_crash(tmp_path):
+    """With every other worker on a read that never ends, a small image whose read crashes runs in
+    the worker held back for small reads: answered `internal`, and the next small read runs in a
+    fresh one while the other reads go on."""
+    from agentread.serve.workers import CRASH_FOR_TESTS, DEFAULT_WORKERS
+
+    names = big_stuck_pdfs(tmp_path, DEFAULT_WORKERS)
+    (tmp_path / "crash.png").write_bytes(png(4, 4))
+    (tmp_path / "small.pdf").write_bytes(build_pdf(["a small page"]))
+    server = ServerProcess(workspace=tmp_path, env={CRASH_FOR_TESTS: "crash.png"}, inject=STUCK_READER)
+    try:
+        slow = [server.send("agentread/read", {"path": name}) for name in names]
+        for name in names:
+            wait_until(lambda name=name: workers_reading(server, tmp_path / name), f"{name} under way")
+        crashed = server.read(path="crash.png")
+        assert crashed["error"]["code"] == "internal" and "SIGSEGV" in crashed["error"]["message"]
+        assert "a small page" in text_of(server.read(path="small.pdf", pages="1"))
+        assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
+    finally:
+        server.close()
+
+
+def test_the_worker_for_small_reads_is_killed_with_its_read_and_started_afresh(tmp_path):
+    """With every other worker on a read that never ends, a small PDF's read that never ends runs
+    in the worker held back for small reads; cancelled, that worker is killed (as at a deadline),
+    and the next small read runs in a fresh one while the other reads go on."""
+    from agentread.serve.workers import DEFAULT_WORKERS
+
+    names = big_stuck_pdfs(tmp_path, DEFAULT_WORKERS)
+    (tmp_path / STUCK_PDF).write_bytes(build_pdf(["never read"]))
+    (tmp_path / "small.pdf").write_bytes(build_pdf(["a small page"]))
+    server = ServerProcess(workspace=tmp_path, inject=STUCK_READER)
+    try:
+        slow = [server.send("agentread/read", {"path": name}) for name in names]
+        for name in names:
+            wait_until(lambda name=name: workers_reading(server, tmp_path / name), f"{name} under way")
+        small_stuck = server.send("agentread/read", {"path": STUCK_PDF})
+        reading = wait_until(lambda: workers_reading(server, tmp_path / STUCK_PDF), "the small read under way")
+        server.notify("$/cancelRequest", {"id": small_stuck})
+        assert server.wait(small_stuck).get("error", {}).get("code") == -32800
+        wait_until(lambda: killed(reading), "the worker that read it killed")
+        assert "a small page" in text_of(server.read(path="small.pdf", pages="1"))
+        assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
     finally:
         server.close()

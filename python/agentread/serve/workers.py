@@ -12,14 +12,17 @@ one request at a time over a multiprocessing pipe and waits on its event loop fo
 start; the rest is taken off the pipe on a thread, so that a worker stalled mid-reply cannot hold up
 the server. A file is read by the same worker (a hash of its real path) so that what a worker keeps
 warm, the open PDF documents, serves the next read of it, unless that worker is busy: then by an
-idle one. When every worker has been busy with one read for SPARE_AFTER_SECONDS, the pool starts a
-spare (at most MAX_SPARE_WORKERS, each ended once its read is done and nobody waits); when every
-one, spares too, has been for half the deadline (BUSY_AFTER_DEADLINE_SHARE), a read is answered
-that the readers are busy (ReadersBusy). So slow files never delay a quick one for long, and
-ordinary reads still queue. The OS holds each worker to its address space
-(AGENTREAD_WORKER_MEMORY_MB) and each read to its CPU time (AGENTREAD_WORKER_CPU_SECONDS); the
-server kills a worker at a read's deadline or when the read is cancelled, and starts a fresh one,
-on which the reads waiting for it then run. A worker ends with the server, however the server ends.
+idle one. One more worker, started with the others, is held back for small reads (small_read): no
+other read runs in it, and a small read waiting for a worker is handed the next one freed before
+any other read, so that a small read never waits behind slow ones. When every worker a read may use
+has been busy with one read for SPARE_AFTER_SECONDS, the pool starts a spare (at most
+MAX_SPARE_WORKERS, each ended once its read is done and nobody waits); when every one, spares too,
+has been for half the deadline (BUSY_AFTER_DEADLINE_SHARE), a read is answered that the readers are
+busy (ReadersBusy). So slow files never delay a quick one for long, and ordinary reads still queue.
+The OS holds each worker to its address space (AGENTREAD_WORKER_MEMORY_MB) and each read to its
+CPU time (AGENTREAD_WORKER_CPU_SECONDS); the server kills a worker, the one for small reads too, at
+a read's deadline or when the read is cancelled, and starts a fresh one, on which the reads waiting
+for it then run. A worker ends with the server, however the server ends.
 """
 
 from __future__ import annotations
@@ -69,10 +72,24 @@ SPARE_AFTER_SECONDS = 1.0
 # while a machine merely loaded with ordinary reads never gets there.
 BUSY_AFTER_DEADLINE_SHARE = 0.5
 
-# Workers started beside the others when all are busy with slow reads: two hostile files hold two
-# workers, and quick reads go on in these; past them, a read is answered that the readers are busy
-# rather than queued behind files that may take a minute each.
-MAX_SPARE_WORKERS = 2
+# A spare started beside the others when all a read may use are busy with slow reads: small reads
+# have a worker of their own, so one is enough, and with it the pool has at most four processes, as
+# many as before there was one for small reads, each held to the memory limit; past it, a read is
+# answered that the readers are busy rather than queued behind files that may take a minute each.
+MAX_SPARE_WORKERS = 1
+
+# What a small read is (small_read), which the worker held back for them reads. Its files' size
+# bounds its work: PDFium extracts at most MAX_PDF_PAGES pages of a PDF and the image reader decodes
+# at most MAX_IMAGE_PIXELS, so a file this size is read well within SPARE_AFTER_SECONDS unless it is
+# hostile (a page PDFium spends seconds on); then it holds that worker, and the small reads after it
+# use the others as every read does.
+SMALL_READ_BYTES = 1 << 20
+# The kinds read in workers whose work the file's size bounds: an Office file or an archive unpacks
+# members up to a thousand times its size.
+SMALL_READ_KINDS = frozenset({"pdf", "image", "notebook", "live_notebook"})
+# A read of this many pages of a PDF of any size is small too: PDFium reads from the file only what
+# those pages need (a 2,000-page manual's page is read in milliseconds).
+SMALL_READ_PAGES = 1
 
 # Workers run at this niceness: a read that keeps a worker's core busy (a hostile PDF page) yields
 # the CPU to the server's own quick reads (text, notebooks) on a machine with few cores.
@@ -162,8 +179,11 @@ class WorkerPool:
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(PRELOAD)
         self._workers = [_Worker(self) for _ in range(limits.workers)]
+        self._small = _Worker(self)  # held back for small reads
         self._spares: list[_Worker] = []
-        self._waiting: list[asyncio.Future] = []  # reads waiting for a worker, first come first served
+        # Reads waiting for a worker, each with whether it is small: small ones first, then first
+        # come first served.
+        self._waiting: list[tuple[asyncio.Future, bool]] = []
         self.server = os.getpid()  # what workers end with
 
     async def read(self, plan: Plan, deadline: float) -> ReadResult:
@@ -171,22 +191,23 @@ class WorkerPool:
         busy), within `deadline` seconds of its start there (TimeoutError; the worker is killed).
         ReadersBusy if every worker stays busy; WorkerDied if the worker ended during it;
         InvalidParams or ReaderFailed if the reader raised."""
-        worker = await self._worker_for(route(plan.resolved.path, len(self._workers)),
+        worker = await self._worker_for(route(plan.resolved.path, len(self._workers)), small_read(plan),
                                         BUSY_AFTER_DEADLINE_SHARE * deadline)
         try:
             return await worker.read((plan, self.limits.cpu_seconds), deadline)
         finally:
             self._release(worker)
 
-    async def _worker_for(self, preferred: int, busy_after: float) -> _Worker:
-        """A worker for a read, now busy: the preferred one, an idle one, the first to come free, or
-        a spare; ReadersBusy when every one stays on a slow read."""
+    async def _worker_for(self, preferred: int, small: bool, busy_after: float) -> _Worker:
+        """A worker for a read, now busy: the preferred one, an idle one (the one held back for
+        small reads only for a small one), the first to come free, or a spare; ReadersBusy when
+        every one stays on a slow read."""
         loop = asyncio.get_running_loop()
         while True:
-            worker = self._take(preferred)
+            worker = self._take(preferred, small)
             if worker is not None:
                 return worker
-            busy = self._workers + self._spares
+            busy = self._workers + self._spares + ([self._small] if small else [])
             youngest = min(loop.time() - w.since for w in busy)  # the read that started last
             if len(self._spares) < MAX_SPARE_WORKERS:
                 if youngest >= SPARE_AFTER_SECONDS:
@@ -198,22 +219,22 @@ class WorkerPool:
                 raise ReadersBusy(len(busy))
             else:
                 wait = busy_after - youngest
-            worker = await self._freed(wait)
+            worker = await self._freed(wait, small)
             if worker is not None:
                 return worker
 
-    def _take(self, preferred: int) -> _Worker | None:
-        """The worker for a file if it is idle, else any idle one, now busy; None if all
-        are busy."""
-        for worker in [self._workers[preferred], *self._workers, *self._spares]:
+    def _take(self, preferred: int, small: bool) -> _Worker | None:
+        """The worker for a file if it is idle, else (for a small read) the one held back for
+        small reads, else any idle one, now busy; None if all are busy."""
+        for worker in [self._workers[preferred], *([self._small] if small else []), *self._workers, *self._spares]:
             if not worker.busy:
                 return worker.claim()
         return None
 
-    async def _freed(self, seconds: float) -> _Worker | None:
+    async def _freed(self, seconds: float, small: bool) -> _Worker | None:
         """The first worker to come free within `seconds`, handed over busy; None if none does."""
         waiter = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
+        self._waiting.append((waiter, small))
         try:
             await asyncio.wait([waiter], timeout=seconds)
         except asyncio.CancelledError:
@@ -221,19 +242,23 @@ class WorkerPool:
                 self._release(waiter.result())
             raise
         finally:
-            if waiter in self._waiting:
-                self._waiting.remove(waiter)
+            if (waiter, small) in self._waiting:
+                self._waiting.remove((waiter, small))
             waiter.cancel()
         return waiter.result() if waiter.done() and not waiter.cancelled() else None
 
     def _release(self, worker: _Worker) -> None:
-        """A read is done with `worker`: it goes to the first read waiting, else it is idle (a
-        spare ends)."""
-        while self._waiting:
-            waiter = self._waiting.pop(0)
-            if not waiter.done():
-                waiter.set_result(worker.claim())
-                return
+        """A read is done with `worker`: it goes to the first small read waiting, else (unless it is
+        held back for small reads) to the first read waiting, else it is idle (a spare ends)."""
+        for small in (True, False):
+            if not small and worker is self._small:
+                break
+            for entry in self._waiting:
+                waiter, is_small = entry
+                if is_small == small and not waiter.done():
+                    self._waiting.remove(entry)
+                    waiter.set_result(worker.claim())
+                    return
         worker.busy = False
         if worker in self._spares:
             self._spares.remove(worker)
@@ -243,14 +268,36 @@ class WorkerPool:
         """Starts the workers in the background (on the event loop), so that they are ready by the
         first read that needs one: the first starts the process they are forked from, which imports
         the readers (the slow part of starting)."""
-        for worker in self._workers:
+        for worker in [*self._workers, self._small]:
             worker.begin()
 
     def close(self) -> None:
         """Ends every worker at once, whatever it is reading (the server is ending)."""
-        for worker in self._workers + self._spares:
+        for worker in [*self._workers, self._small, *self._spares]:
             worker.kill()
         self._workers, self._spares = [], []
+
+
+def small_read(plan: Plan) -> bool:
+    """Whether a read is small, and may run in the worker held back for small reads: no search
+    (it reads every page or cell), of a PDF, image or notebook of at most SMALL_READ_BYTES, or of
+    at most SMALL_READ_PAGES pages of a PDF of any size."""
+    request = plan.request
+    if request.find is not None or plan.kind not in SMALL_READ_KINDS:
+        return False
+    if plan.resolved.st.st_size <= SMALL_READ_BYTES:
+        return True
+    pages = _pages_asked(request.pages)
+    return plan.kind == "pdf" and not request.outline and pages is not None and pages <= SMALL_READ_PAGES
+
+
+def _pages_asked(spec: str | None) -> int | None:
+    """How many pages `pages` names ("3": 1, "10-20": 11); None for none, an open range ("10-") or
+    one the reader refuses."""
+    first, dash, last = (spec or "").partition("-")
+    if not first.strip().isdigit() or (dash and not last.strip().isdigit()):
+        return None
+    return int(last) - int(first) + 1 if dash else 1
 
 
 def route(real_path: str, workers: int) -> int:
