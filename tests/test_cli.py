@@ -145,6 +145,19 @@ def test_a_read_imports_the_read_service_and_its_kinds_reader_only(folder: Path,
     assert servers == set() and others == set()
 
 
+def test_a_read_past_its_deadline_is_answered_timeout_without_an_event_loop(tmp_path: Path):
+    """The command line reads on a thread of its own (ReadService.read_now): a read that never ends
+    is told to stop at the deadline, and the command answers as a server would."""
+    from rpc import write_unending_line
+
+    write_unending_line(tmp_path / "huge.log")
+    env = {**os.environ, "AGENTREAD_READ_DEADLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "agentread", "read", "huge.log", "--offset", "2"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout.startswith("Error: reading huge.log took longer than 1 s and was stopped. Read a smaller part")
+
+
 def test_a_cell_longer_than_a_reply_reads_on_with_char(tmp_path: Path):
     from builders import workbook
 
