@@ -18,6 +18,7 @@ worker processes', cost a short-lived command more of its start than its read.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import threading
 import time
@@ -71,6 +72,10 @@ THREAD_WAIT_DEADLINES = 3
 # How often a thread waiting on a worker process for a read of many files looks whether it was
 # told to stop.
 STOP_POLL_SECONDS = 0.05
+
+# The readers a server reads with on its own threads most, imported as it starts rather than on its
+# first read of a text file or a folder (the command line imports the one it reads with).
+THREAD_READERS = ("agentread.readers.text", "agentread.readers.delimited", "agentread.readers.directory")
 
 # Of an unexpected exception's message, what an `internal` error quotes: enough to tell what failed,
 # short enough not to flood the model with a reader's dump.
@@ -234,7 +239,10 @@ class ReadService:
         return ThreadPoolExecutor(max_workers=MANY_THREADS, thread_name_prefix="read-many")
 
     def start(self) -> None:
-        """Starts the worker processes in the background (on the running event loop)."""
+        """A server's start: its thread readers imported, its worker processes started in the
+        background (on the running event loop)."""
+        for module in THREAD_READERS:
+            importlib.import_module(module)
         if self.pool:
             self.pool.start()
 
