@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import agentread.serve.jsonrpc  # noqa: E402,F401 - see above
 from agentread.engine import Engine  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
+from agentread.serve.service import THREAD_READERS  # noqa: E402
 from agentread.serve.workers import PRELOAD  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 
@@ -210,6 +211,9 @@ IN_WORKERS = {"pdf", "pdf-picture", "pdf-next", "image", "find"}
 if __name__ == "__main__":
     if sys.argv[1] in IN_WORKERS:
         for module in PRELOAD:  # what a worker process has imported before its first read
+            __import__(module)
+    else:
+        for module in THREAD_READERS:  # what a started server has imported (ReadService.start)
             __import__(module)
     out = WORKLOADS[sys.argv[1]](*sys.argv[2:])
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

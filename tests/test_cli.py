@@ -110,13 +110,53 @@ def test_several_paths_or_a_glob_read_into_one_reply(folder: Path):
     assert refused.returncode == 2 and "apply to one path" in refused.stderr
 
 
-def test_a_read_goes_through_the_read_service_without_worker_processes_or_protocols(folder: Path):
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentread", "read", "log.txt", "--limit", "1"],
-                          cwd=folder, capture_output=True, text=True, timeout=60)
-    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert done.returncode == 0 and "agentread.serve.service" in imported
-    assert "agentread.serve.workers" not in imported and "multiprocessing" not in imported
-    assert not {name for name in imported if name.split(".")[0] in ("pygls", "lsprotocol", "mcp")}
+# What a server needs and a command that reads once does not: the protocols, the worker processes,
+# the event loop and thread pools, the tools' JSON schema.
+SERVER_MODULES = ("agentread.serve.jsonrpc", "agentread.serve.mcp", "agentread.serve.workers",
+                  "agentread.serve.session", "pygls", "lsprotocol", "mcp", "anyio", "pydantic", "jsonschema",
+                  "asyncio", "concurrent", "multiprocessing")
+# The readers of one kind, as the readers' table names them (readers/__init__.py), and the modules
+# of that package every read uses: the table's check of a request's fields, and sniffing's test for
+# Office files.
+KIND_READERS = {"text": ("agentread.readers.text", "agentread.readers.delimited"),
+                "pdf": ("agentread.readers.pdf",)}
+EVERY_READ = ("agentread.readers.fields", "agentread.readers.office_detect")
+
+
+def imported_by(*args: str, cwd: Path) -> set[str]:
+    """The modules `agentread ARGS` imports, as `python -X importtime` lists them."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentread", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("kind, args", [("text", ["log.txt", "--limit", "1"]), ("pdf", ["a.pdf", "--pages", "1"]),
+                                        ("pdf", ["a.pdf", "--outline"])])
+def test_a_read_imports_the_read_service_and_its_kinds_reader_only(folder: Path, kind: str, args: list[str]):
+    from builders import build_pdf
+
+    (folder / "a.pdf").write_bytes(build_pdf(["first page", "second page"]))
+    imported = imported_by("read", *args, cwd=folder)
+    assert "agentread.serve.service" in imported and "agentread.engine" in imported  # the one read service
+    assert {name for name in imported if name.startswith(KIND_READERS[kind])}  # the kind's own reader
+    servers = {name for name in imported if name.startswith(SERVER_MODULES)}
+    others = {name for name in imported if name.startswith("agentread.readers.")
+              and not name.startswith(KIND_READERS[kind]) and name not in EVERY_READ}
+    assert servers == set() and others == set()
+
+
+def test_a_read_past_its_deadline_is_answered_timeout_without_an_event_loop(tmp_path: Path):
+    """The command line reads on a thread of its own (ReadService.read_now): a read that never ends
+    is told to stop at the deadline, and the command answers as a server would."""
+    from rpc import write_unending_line
+
+    write_unending_line(tmp_path / "huge.log")
+    env = {**os.environ, "AGENTREAD_READ_DEADLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "agentread", "read", "huge.log", "--offset", "2"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout.startswith("Error: reading huge.log took longer than 1 s and was stopped. Read a smaller part")
 
 
 def test_a_cell_longer_than_a_reply_reads_on_with_char(tmp_path: Path):

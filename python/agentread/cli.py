@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 
@@ -13,8 +12,6 @@ from agentread.request import InvalidParams, parse_request
 
 
 def _read(args: argparse.Namespace) -> int:
-    import asyncio
-
     from agentread.result import ReadResult
     from agentread.serve.service import ReadService
     from agentread.versions import command_line_versions
@@ -32,7 +29,8 @@ def _read(args: argparse.Namespace) -> int:
     if args.outline:
         size["outline"] = True  # so does an outline
     # The one read service the servers use, without worker processes (they would cost the
-    # command's start more than they save), and with the session it keeps in a folder.
+    # command's start more than they save), and with the session it keeps in a folder; called
+    # without an event loop, whose modules would too.
     service = ReadService(Workspace([args.root or os.getcwd()]), workers=False, versions=command_line_versions())
     try:
         from agentread.many import is_glob
@@ -43,17 +41,21 @@ def _read(args: argparse.Namespace) -> int:
             if window or args.consent:
                 raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --view, --since, --column, --char and "
                                     "--consent apply to one path; read the files one at a time for them")
-            result = asyncio.run(service.read_many(parse_many_request({"paths": args.paths, **size}),
-                                                   lambda path: frozenset()))
+            result = service.read_many_now(parse_many_request({"paths": args.paths, **size}), lambda path: frozenset())
         else:
-            result = asyncio.run(service.read(parse_request({"path": args.paths[0], **window, **size,
-                                                             **({"consent": True} if args.consent else {})})))
+            result = service.read_now(parse_request({"path": args.paths[0], **window, **size,
+                                                     **({"consent": True} if args.consent else {})}))
         failed = isinstance(result, ReadResult) and result.is_error  # not a file's error among many
     except InvalidParams as exc:
         return _emit(sys.stderr, f"agentread: invalid request: {exc}\n", 2)
     finally:
         service.close()  # its session written once, whatever the call read
-    text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) if args.json else result.text()
+    if args.json:
+        import json
+
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=1)
+    else:
+        text = result.text()
     return _emit(sys.stdout, text + "\n", 1 if failed else 0)
 
 

@@ -3,7 +3,8 @@
 
 `Engine.plan` resolves and sniffs, and says whether the read runs in a worker process; `run` reads a
 plan, here or in a worker, without resolving or sniffing again. Every refusal a model can act on is
-a ReadError raised on the way, turned into an error result by `answer`.
+a ReadError raised on the way, turned into an error result by `answer`. A reader is imported when a
+read needs it: a command that reads one file loads that file's reader only.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import Callable
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
-from agentread.readers.delimited import is_delimited
-from agentread.readers.directory import read_directory
 from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
@@ -187,6 +186,8 @@ def _read(plan: Plan, request: ReadRequest) -> ReadResult:
 def _read_kind(plan: Plan, request: ReadRequest) -> ReadResult:
     path = plan.resolved.path
     if plan.kind == "directory":
+        from agentread.readers.directory import read_directory
+
         check_fields("directory", request.path, request)
         with open_folder(plan.resolved) as folder:
             return read_directory(path, folder, request)
@@ -229,8 +230,11 @@ def _kind(info: FileInfo, request: ReadRequest, path: str, size: int) -> str:
     """The row that reads the file; a file over the row's size limit is refused
     before it is read."""
     kind = "text" if request.raw and info.encoding else info.kind
-    if kind == "text" and is_delimited(path):
-        kind = "delimited"
+    if kind == "text":
+        from agentread.readers.delimited import is_delimited
+
+        if is_delimited(path):
+            kind = "delimited"
     _check_size(kind, size, request.path)
     return kind
 

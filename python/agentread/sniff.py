@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import filetype
 
-from agentread.readers.office.detect import MIMES as OFFICE_MIMES
-from agentread.readers.office.detect import OLE2_MAGIC, ooxml_format
+from agentread.readers.office_detect import MIMES as OFFICE_MIMES
+from agentread.readers.office_detect import OLE2_MAGIC, ooxml_format
 
 # Byte order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one).
 BOMS = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -37,6 +38,9 @@ DEFAULT_SENSITIVE_PATTERNS = (
 # Secrets whatever the patterns say (a user's list replaces the defaults, not these): what a process
 # was started with, its environment and its command line, as the kernel shows them.
 ALWAYS_SENSITIVE_PATTERNS = ("/proc/*/environ", "/proc/*/cmdline")
+# Expressions kept made, by the patterns they find: a workspace's combined one and each pattern's
+# own, for several workspaces' lists (a client's settings and the defaults).
+PATTERN_REGEXES = 256
 
 # What an editor or a copy adds to a file's name, taken away before the patterns are matched: a
 # copy of a secret holds the same secret (`.env~`, `.env.bak`, vim's `.id_rsa.swp`, emacs's
@@ -172,10 +176,10 @@ class Workspace:
         # One regular expression for all of them: every read is checked, and an fnmatch call per
         # pattern and name cost a large share of a small read. A pattern matches from the start of
         # any component, past one leading dot (a hidden copy of a secret holds the same secret).
+        # Each pattern's own expression, to name the one matched, is made when one is.
         self._sensitive_patterns = patterns
-        every = (*patterns, *ALWAYS_SENSITIVE_PATTERNS)
-        self._each = [(p, _pattern_regex(p)) for p in every]
-        self._sensitive = _pattern_regex(*every)
+        self._every = (*patterns, *ALWAYS_SENSITIVE_PATTERNS)
+        self._sensitive = _pattern_regex(*self._every)
 
     def sensitive_pattern(self, path: str, real: str) -> str | None:
         """The sensitive pattern the requested absolute path or the real path it leads to matches,
@@ -185,9 +189,10 @@ class Workspace:
         spelled.update([_unmarked(p) for p in spelled])
         if not any(self._sensitive.search(p) for p in spelled):
             return None
-        return next(p for p, regex in self._each if any(regex.search(s) for s in spelled))
+        return next(p for p in self._every if any(_pattern_regex(p).search(s) for s in spelled))
 
 
+@functools.lru_cache(maxsize=PATTERN_REGEXES)
 def _pattern_regex(*patterns: str) -> re.Pattern:
     """A regular expression finding any of `patterns` (fnmatch's, `*` crossing `/`) at the end of a
     path, in any case: one that is absolute or starts with `*` from the path's start, any other from

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from agentread.engine import Engine
-from agentread.readers.office.detect import OLE2_MAGIC, ooxml_format
+from agentread.readers.office_detect import OLE2_MAGIC, ooxml_format
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ImagePart
 from agentread.sniff import sniff

@@ -121,7 +121,7 @@ def refusal(refused: list[str], takes: Takes, name: str, mode: str, fields: froz
 
 def office_kind(description: str) -> str:
     """The KINDS key of an Office file, by the MIME type sniff gave it."""
-    from agentread.readers.office.detect import MIMES
+    from agentread.readers.office_detect import MIMES
 
     formats = {mime: fmt for fmt, mime in MIMES.items()}
     return {"docx": "document", "xlsx": "spreadsheet", "pptx": "presentation"}[formats[description]]

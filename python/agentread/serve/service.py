@@ -8,30 +8,37 @@ reader isolates (the readers' table) is read in a worker process (workers.py), a
 loop, which kills the worker at the deadline or when the read is cancelled; any other is read on
 that same thread, told to stop through its event (cancel.py). Either way a read past its deadline is
 answered `timeout`, and a reader's unexpected failure `internal`, with words the model can act on.
+
+A front end without an event loop (the command line, which reads once and has no workers) calls the
+same reads through `read_now` and `read_many_now`: on a thread of their own, with the same deadline
+and answers. Nothing of asyncio or concurrent.futures is imported for them: those modules, like the
+worker processes', cost a short-lived command more of its start than its read.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
+import importlib
 import logging
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from agentread.cancel import Cancelled, read_deadline, run_cancellable
 from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
-from agentread.many import ManyRequest, ManyResult, expand, is_glob, read_many
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
-from agentread.serve.session import Mark, ReadSession
 from agentread.versions import ManyCall, Versions
 from agentread.workspace import Refusal, Workspace, file_version
 
 if TYPE_CHECKING:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentread.many import ManyRequest, ManyResult
+    from agentread.serve.session import Mark
     from agentread.serve.workers import WorkerPool
 
 log = logging.getLogger("agentread")
@@ -65,6 +72,10 @@ THREAD_WAIT_DEADLINES = 3
 # How often a thread waiting on a worker process for a read of many files looks whether it was
 # told to stop.
 STOP_POLL_SECONDS = 0.05
+
+# The readers a server reads with on its own threads most, imported as it starts rather than on its
+# first read of a text file or a folder (the command line imports the one it reads with).
+THREAD_READERS = ("agentread.readers.text", "agentread.readers.delimited", "agentread.readers.directory")
 
 # Of an unexpected exception's message, what an `internal` error quotes: enough to tell what failed,
 # short enough not to flood the model with a reader's dump.
@@ -107,6 +118,24 @@ def _worker_pool() -> WorkerPool | None:
 def _settle(future: asyncio.Future) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _until_stopped(stop: threading.Event, fn: Callable, args: tuple) -> Any:
+    """fn(*args, stop), told to stop through `stop`; None when it was (nobody waits for the
+    answer any more)."""
+    try:
+        return run_cancellable(stop, fn, *args, stop)
+    except Cancelled:
+        return None
+
+
+def _failed(name: str, exc: Exception) -> ReadResult:
+    """The answer to a read that raised `exc`: InvalidParams, a reader's own check of the params,
+    propagates; anything else is a reader's bug, answered `internal`."""
+    if isinstance(exc, InvalidParams):
+        raise exc
+    log.error("unexpected failure reading %s", name, exc_info=exc)
+    return internal_result(name, type(exc).__name__, str(exc))
 
 
 class _QuickFiles:
@@ -183,12 +212,12 @@ class ReadService:
         # quickly), every read is made on a read thread.
         self.pool: WorkerPool | None = _worker_pool() if workers else None
         self.engine = Engine(workspace)
-        # A thread is held until its read really ends, so a read stopped at its deadline still
-        # counts here.
-        self.executor = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
-        self.many_executor = ThreadPoolExecutor(max_workers=MANY_THREADS, thread_name_prefix="read-many")
         self.deadline = read_deadline()
-        self.session = ReadSession() if stub else None
+        self.session = None
+        if stub:
+            from agentread.serve.session import ReadSession
+
+            self.session = ReadSession()
         self.quick = _QuickFiles()
         # This session's versions, and the texts it diffs against.
         self.versions = versions if versions is not None else Versions()
@@ -197,13 +226,33 @@ class ReadService:
     def workspace(self) -> Workspace:
         return self.engine.workspace
 
+    # The read threads, made on first use: a front end that reads through read_now has none. A
+    # thread is held until its read really ends, so a read stopped at its deadline still counts
+    # here.
+
+    @cached_property
+    def executor(self) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
+
+    @cached_property
+    def many_executor(self) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(max_workers=MANY_THREADS, thread_name_prefix="read-many")
+
     def start(self) -> None:
-        """Starts the worker processes in the background (on the running event loop)."""
+        """A server's start: its thread readers imported, its worker processes started in the
+        background (on the running event loop)."""
+        for module in THREAD_READERS:
+            importlib.import_module(module)
         if self.pool:
             self.pool.start()
 
     def close(self) -> None:
-        self.many_executor.shutdown(wait=False, cancel_futures=True)
+        if "many_executor" in self.__dict__:  # made
+            self.many_executor.shutdown(wait=False, cancel_futures=True)
         if self.pool:
             self.pool.close()
         self.versions.flush()
@@ -240,26 +289,21 @@ class ReadService:
                         ) -> ManyResult | ReadResult:
         """A read of many files, each with the consent `grants` gives its path as listed. A
         ReadResult when the whole call failed (its deadline)."""
-        loop = asyncio.get_running_loop()
+        import asyncio
 
-        def many(stop: threading.Event) -> ManyResult:
-            # For the stub, only files the reply shows whole count as read: read_many reads each
-            # file whole, then cuts some or leaves them out to fit the reply.
-            held: list = []
-            call = ManyCall()
+        return await self._on_thread("the files listed", self._many, request, grants, live,
+                                     asyncio.get_running_loop(), executor=self.many_executor)
 
-            def one(req: ReadRequest) -> ReadResult:
-                req = dataclasses.replace(req, consent=req.consent | grants(req.path))
-                return self._one_waiting(req, live, held, call, loop, stop)
+    def read_now(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
+        """`read`, without an event loop, by a service without worker processes: the same answers
+        (its deadline, `internal`), the read made on a thread of its own while this one waits."""
+        return self._on_own_thread(request.path, self._here, request, live, None, None,
+                                   find=request.find is not None)
 
-            reply = read_many(self.engine, request, one)
-            if self.session:
-                self.session.remember(held, [f.result for f in reply.files
-                                             if f.state == "whole" and not f.images_dropped])
-            self.versions.settle(call, [f.result for f in reply.files if f.result is not None])
-            return reply
-
-        return await self._on_thread("the files listed", many, executor=self.many_executor)
+    def read_many_now(self, request: ManyRequest, grants: Grants, live: LiveLookup | None = None
+                      ) -> ManyResult | ReadResult:
+        """`read_many` as `read_now` makes `read`."""
+        return self._on_own_thread("the files listed", self._many, request, grants, live, None)
 
     async def check(self, paths: list[str] | ManyRequest) -> list[Refusal | None]:
         """The consent rule, for a client to ask its user before it reads: for each path (or each
@@ -267,6 +311,8 @@ class ReadService:
         approval (no reasons: nothing), or None for a glob (its matches are read inside the
         workspace only) or a path that names no file (refused for that). On a read thread: it looks
         at the file system."""
+        from agentread.many import expand, is_glob
+
         def refusals(stop: threading.Event) -> list[Refusal | None]:
             names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths)]
             out: list[Refusal | None] = []
@@ -280,6 +326,27 @@ class ReadService:
         return await self._on_thread("the paths checked", refusals)
 
     # Where reads run.
+
+    def _many(self, request: ManyRequest, grants: Grants, live: LiveLookup | None,
+              loop: asyncio.AbstractEventLoop | None, stop: threading.Event) -> ManyResult:
+        """On a read thread, a read of many files; `loop` runs the reads made in worker
+        processes (None: there are none)."""
+        from agentread.many import read_many
+
+        # For the stub, only files the reply shows whole count as read: read_many reads each file
+        # whole, then cuts some or leaves them out to fit the reply.
+        held: list = []
+        call = ManyCall()
+
+        def one(req: ReadRequest) -> ReadResult:
+            req = dataclasses.replace(req, consent=req.consent | grants(req.path))
+            return self._one_waiting(req, live, held, call, loop, stop)
+
+        reply = read_many(self.engine, request, one)
+        if self.session:
+            self.session.remember(held, [f.result for f in reply.files if f.state == "whole" and not f.images_dropped])
+        self.versions.settle(call, [f.result for f in reply.files if f.result is not None])
+        return reply
 
     def _here(self, request: ReadRequest, live: LiveLookup | None, held: list | None, plan: Plan | None,
               stop: threading.Event, call: ManyCall | None = None) -> ReadResult | _Planned:
@@ -308,12 +375,15 @@ class ReadService:
         return result
 
     def _one_waiting(self, request: ReadRequest, live: LiveLookup | None, held: list, call: ManyCall,
-                     loop: asyncio.AbstractEventLoop, stop: threading.Event) -> ReadResult:
+                     loop: asyncio.AbstractEventLoop | None, stop: threading.Event) -> ReadResult:
         """On a read thread, a read whose result is needed there (one file of many): a worker's read
         is waited for until `stop` is set (then the worker is killed and Cancelled raised)."""
         planned = self._here(request, live, held, None, stop, call)
         if not isinstance(planned, _Planned):
             return planned
+        import asyncio
+        import concurrent.futures
+
         work = asyncio.run_coroutine_threadsafe(self._in_worker(planned.plan), loop)
         while True:
             try:
@@ -334,16 +404,15 @@ class ReadService:
         result); `stop` is set when the call is cancelled or out of time, and the reader stops at
         its next checkpoint. A reader's unexpected failure is an `internal` result; InvalidParams, a
         reader's own check of the params, propagates."""
+        import asyncio
+
         stop = threading.Event()
         loop = asyncio.get_running_loop()
         began = loop.create_future()
 
         def call() -> Any:
             loop.call_soon_threadsafe(_settle, began)
-            try:
-                return run_cancellable(stop, fn, *args, stop)
-            except Cancelled:  # stopped: nobody waits for the answer any more
-                return None
+            return _until_stopped(stop, fn, args)
 
         work = loop.run_in_executor(executor or self.executor, call)
         try:
@@ -363,16 +432,36 @@ class ReadService:
             stop.set()
             work.cancel()  # a read cancelled before a thread takes it leaves the queue
             raise
-        except InvalidParams:
-            raise
         except Exception as exc:  # noqa: BLE001 - one reader's bug must not take the server down
-            log.exception("unexpected failure reading %s", name)
-            return internal_result(name, type(exc).__name__, str(exc))
+            return _failed(name, exc)
+
+    def _on_own_thread(self, name: str, fn: Callable, *args, find: bool = False) -> Any:
+        """fn(*args, stop) as `_on_thread` runs it, on a thread started for it, waited for here
+        without an event loop; a thread of its own waits for no other read, so never `busy`."""
+        stop = threading.Event()
+        outcome: list = []  # (True, what fn returned) or (False, what it raised)
+
+        def call() -> None:
+            try:
+                outcome.append((True, _until_stopped(stop, fn, args)))
+            except Exception as exc:  # noqa: BLE001 - answered on the waiting thread
+                outcome.append((False, exc))
+
+        thread = threading.Thread(target=call, name="read", daemon=True)
+        thread.start()
+        thread.join(self.deadline)
+        if not outcome:  # still reading: told to stop at its next checkpoint, and not waited for
+            stop.set()
+            return timeout_result(name, self.deadline, find)
+        done, value = outcome[0]
+        return value if done else _failed(name, value)
 
     async def _in_worker(self, plan: Plan) -> ReadResult:
         """The planned read in the worker process for its file: its result, or an error result when
         it ran out of time, its reader failed or its worker ended. InvalidParams if the reader
         refused the params."""
+        import asyncio
+
         from agentread.serve.workers import ReaderFailed, ReadersBusy, WorkerDied
 
         name = plan.request.path

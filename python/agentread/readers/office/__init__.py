@@ -3,10 +3,10 @@ refused with what they are and what would read them.
 
 One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) ->
 ReadResult`, and `outline_<format>` for `outline: true` (headings, slide titles, sheets);
-detect.py tells the formats apart from the bytes; document.py holds what they share (numbered
-windows with images attached, pipe tables, the `pages` range for slides and sheets). The format
-libraries (python-docx, openpyxl, python-pptx) are imported on first use, so the server
-starts without them.
+readers/office_detect.py tells the formats apart from the bytes (outside this package: sniffing
+every file imports it, and not this reader); document.py holds what they share (numbered windows
+with images attached, pipe tables, the `pages` range for slides and sheets). The format libraries
+(python-docx, openpyxl, python-pptx) are imported on first use, so the server starts without them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
 from agentread.readers import Source
-from agentread.readers.office.detect import ole2_contents, ooxml_format_of_zip
+from agentread.readers.office_detect import ole2_contents, ooxml_format_of_zip
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
 
