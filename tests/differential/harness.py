@@ -260,3 +260,18 @@ def mcp_reads(requests: list[dict]) -> list[str]:
             answers.append("".join(c.text if c.type == "text" else IMAGE_LINE for c in answer.content))
         return answers
     return run({}, "--root", str(THIRDPARTY), calls=calls)
+
+
+def outline_lines(read, path, size, entry: re.Pattern) -> list[re.Match]:
+    """Each entry line of a file's outline, following `next`, matched by `entry` (its bracketed
+    lines and blank lines passed over)."""
+    params = {"path": str(path), "outline": True} | ({"maxBytes": size} if size else {})
+    matches = []
+    for result in follow(read, params):
+        for line in body(result).split("\n"):
+            if line.startswith("[") or not line.strip():
+                continue
+            match = entry.fullmatch(line)
+            assert match, line
+            matches.append(match)
+    return matches

@@ -7,7 +7,7 @@ import ast
 import re
 
 import pytest
-from harness import SIZES, THIRDPARTY, body, editor_lines, follow, need
+from harness import SIZES, THIRDPARTY, body, editor_lines, need, outline_lines
 
 DOCUTILS = ("docutils-0.22.4", "docutils-0.22.4", "docutils")
 NBCLIENT = ("nbclient-0.10.2", "nbclient-0.10.2", "nbclient", "client.py")
@@ -49,17 +49,11 @@ def symbols(source: str) -> list[tuple[int, str, int, int]]:
 
 
 def outline(read, path, size=None) -> list[tuple[int, str, int, int]]:
-    params = {"path": str(path), "outline": True} | ({"maxBytes": size} if size else {})
     entries = []
-    for result in follow(read, params):
-        for line in body(result).split("\n"):
-            if line.startswith("[") or not line.strip():
-                continue
-            match = ENTRY.fullmatch(line)
-            assert match, line
-            first, last = int(match[3]), int(match[4] or match[3])
-            assert (int(match[5]), int(match[6])) == (first, last - first + 1), line
-            entries.append((len(match[1]) // 2, match[2], first, last))
+    for match in outline_lines(read, path, size, ENTRY):
+        first, last = int(match[3]), int(match[4] or match[3])
+        assert (int(match[5]), int(match[6])) == (first, last - first + 1), match[0]
+        entries.append((len(match[1]) // 2, match[2], first, last))
     return entries
 
 

@@ -8,7 +8,7 @@ import re
 import pypdf
 import pypdfium2
 import pytest
-from harness import SIZES, body, chain, cli, follow, need, pdf_pages, same_in_every_front_end
+from harness import SIZES, chain, cli, follow, need, outline_lines, pdf_pages, same_in_every_front_end
 
 R_MANUALS = ("r-doc-pdf", "usr", "share", "R", "doc", "manual")
 TASN1 = ("libtasn1-doc", "usr", "share", "doc", "libtasn1-doc", "libtasn1.pdf")
@@ -78,17 +78,11 @@ ENTRY = re.compile(r"( *)(.*?)  \(pages? (\d+)(?:-(\d+))?(?:, labelled ([^)]*))?
 def outline_entries(read, path, size) -> list[tuple]:
     """(depth, title, first page, last page, label) of each entry an outline lists, following
     `next`; each entry's read names its pages."""
-    params = {"path": str(path), "outline": True} | ({"maxBytes": size} if size else {})
     entries = []
-    for result in follow(read, params):
-        for line in body(result).split("\n"):
-            if line.startswith("[") or not line.strip():
-                continue
-            match = ENTRY.fullmatch(line)
-            assert match, line
-            first, last = int(match[3]), int(match[4] or match[3])
-            assert not match[6] or (int(match[6]), int(match[7] or match[6])) == (first, last), line
-            entries.append((len(match[1]) // 2, match[2], first, last, match[5]))
+    for match in outline_lines(read, path, size, ENTRY):
+        first, last = int(match[3]), int(match[4] or match[3])
+        assert not match[6] or (int(match[6]), int(match[7] or match[6])) == (first, last), match[0]
+        entries.append((len(match[1]) // 2, match[2], first, last, match[5]))
     return entries
 
 
