@@ -10,6 +10,7 @@ import io
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from agentread import find as find_module
 from agentread.find import Matcher
 from agentread.readers import Source
 from agentread.readers import text as text_reader
@@ -96,9 +97,24 @@ LINES = st.lists(st.tuples(st.lists(st.sampled_from(PIECES), max_size=8), st.sam
 @seed(20261127)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(find=_pattern().filter(_valid), lines=LINES, last_end=st.booleans(),
-       bad=st.lists(st.sampled_from(BAD_BYTES), max_size=1), ignore_case=st.booleans())
-def test_generated_patterns_find_the_same_hits_on_both_engines(find, lines, last_end, bad, ignore_case):
-    same_hits(_text(lines, last_end, bad), find, ignore_case)
+       bad=st.lists(st.sampled_from(BAD_BYTES), max_size=1), ignore_case=st.booleans(),
+       skip=st.sampled_from([1, 5, find_module.LINEAR_SKIP_BYTES]))
+def test_generated_patterns_find_the_same_hits_on_both_engines(find, lines, last_end, bad, ignore_case, skip):
+    """`skip`: RE2 searching a few lines at a time from each line holding the text every match
+    holds, as it does on a large file."""
+    kept, find_module.LINEAR_SKIP_BYTES = find_module.LINEAR_SKIP_BYTES, skip
+    try:
+        same_hits(_text(lines, last_end, bad), find, ignore_case)
+    finally:
+        find_module.LINEAR_SKIP_BYTES = kept
+
+
+def test_a_text_every_match_holds_is_found_outside_groups_once_and_alone():
+    assert find_module.linear_pattern("[0-9]+:[0-9]+:6[0-9]", False)[1] == ":6"
+    assert find_module.linear_pattern("worker-13 .* line=9[0-9] ", False)[1] == "worker-13 "
+    assert find_module.linear_pattern("ab*c", False)[1] in ("a", "c")
+    assert find_module.linear_pattern("x(a|b)yz", False)[1] == "yz"
+    assert find_module.linear_pattern("ab|cd", False)[1] == ""
 
 
 FOLDING = "k K \u212a s S \u017f ss SS ß ẞ fi FI \ufb01 i I \u0130 \u0131 st \ufb06 é É\r\n".encode()

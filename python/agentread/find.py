@@ -52,6 +52,11 @@ MAX_WRITTEN_OUT = 100_000
 # be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
 FIND_TIME_SHARE = 0.5
 
+# Bytes of lines RE2 searches from a line holding the text every match of its pattern holds, before
+# skipping to the next such line: one call's cost spreads over many lines where the text is
+# common, and where it is rare the lines between are passed over. Figures: bench/README.md.
+LINEAR_SKIP_BYTES = 64 * 1024
+
 # ASCII letters that a character beyond ASCII matches regardless of case, alone or in a ligature
 # (K matches the Kelvin sign, "ss" matches ß, "fi" the ligature ﬁ, i matches İ): a caseless search
 # holding one must look at the decoded text, and with the backtracking engine, which folds them so.
@@ -131,7 +136,8 @@ class Matcher:
                             "Correct it, or call without regex=true to search for the text as it is.") from None
         # The same pattern for RE2, which reads each character once, where it means the same there
         # (linear_pattern); None: the backtracking engine alone searches.
-        self.linear = _linear(request.find, request.ignore_case, self.pattern) if request.regex else None
+        self.linear, self.held = (_linear(request.find, request.ignore_case, self.pattern) if request.regex
+                                  else (None, b""))
         # Whether it may hold ^ or $ (beside the sets linear_pattern keeps from line ends), which
         # RE2 finds at LFs alone (see linear_spans); an escaped one counts too.
         unkept = self.linear.pattern.replace(_KEPT_FROM_ENDS, "") if self.linear is not None else ""
@@ -193,7 +199,19 @@ class Matcher:
 
     def linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
         """`line_spans` of data[start:end], whole lines of ASCII bytes (each byte a character),
-        on RE2 (`linear`) in place: offsets in `data`."""
+        on RE2 (`linear`) in place: offsets in `data`. Where every match holds a text (`held`),
+        only the lines from one holding it on, LINEAR_SKIP_BYTES at a time, are searched."""
+        if not self.held:
+            yield from self._linear_spans(data, start, end)
+            return
+        at = start
+        while (found := data.find(self.held, at, end)) >= 0:
+            begin = max(data.rfind(b"\n", at, found), data.rfind(b"\r", at, found), at - 1) + 1  # its line
+            at = line_start(data, min(found + LINEAR_SKIP_BYTES, end), end)
+            yield from self._linear_spans(data, begin, at)
+
+    def _linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """linear_spans of whole lines data[start:end], each searched."""
         # RE2 finds ^ and $ by the bytes around them, past `start` and `end` too: where those or a
         # line end between are not LFs, the part is searched in a copy with its line ends made LFs.
         if self.anchored and (start and data[start - 1] != 10 or end < len(data) and data[end] != 10
@@ -218,21 +236,33 @@ class Matcher:
             raise self._timeout() from None
 
 
-def _linear(pattern: str, ignore_case: bool, compiled: Any) -> Any:
-    """RE2's compiled `pattern` (linear_pattern), or None where it may not run it."""
+def line_start(buffer: bytearray, at: int, end: int) -> int:
+    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
+    lf = buffer.find(b"\n", at - 1, end)
+    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
+    if cr < 0:
+        return end if lf < 0 else lf + 1
+    return cr + 2 if cr + 1 == lf else cr + 1
+
+
+def _linear(pattern: str, ignore_case: bool, compiled: Any) -> tuple[Any, bytes]:
+    """RE2's compiled `pattern` (linear_pattern), or None where it may not run it, and the ASCII
+    text every match holds as it is (b"" where none is known, or ignoring case)."""
     import re2  # google-re2, imported by the first regular expression's search
 
     translated = linear_pattern(pattern, ignore_case)
     # A pattern matching the empty string matches empty in lines whose ends the LFs made (a CRLF's
     # two), and RE2 steps past an empty match otherwise than `spans` does.
     if translated is None or compiled.fullmatch("") is not None:
-        return None
+        return None, b""
     options = re2.Options()
     options.never_capture, options.case_sensitive = True, not ignore_case
     try:
-        return re2.compile(translated, options)
+        linear = re2.compile(translated[0], options)
     except re2.error:  # past RE2's memory for a compiled pattern, or syntax it reads otherwise
-        return None
+        return None, b""
+    held = translated[1]
+    return linear, held.encode() if held.isascii() and not ignore_case else b""
 
 
 # What a pattern that RE2 may run is made of (linear_pattern): a counted repeat as both read it, a
@@ -245,9 +275,10 @@ _OPEN = re.compile(r"\((?:\?:)?")
 _KEPT_FROM_ENDS = "[^\\n\\r"
 
 
-def linear_pattern(pattern: str, ignore_case: bool) -> str | None:
+def linear_pattern(pattern: str, ignore_case: bool) -> tuple[str, str] | None:
     """`pattern` (MULTILINE, searched a line at a time) written for RE2 (multi-line, over lines that
-    each end in a LF) so that it finds the same matches, or None where RE2 could read it otherwise.
+    each end in a LF) so that it finds the same matches, and a text every match holds ("" if none
+    is known); None where RE2 could read it otherwise.
     Taken: characters, escaped punctuation, sets of those and their ranges, `.`, groups, `|`, `^`,
     `$`, and repeats (`*`, `+`, `?`, counts, lazy). Not taken, as RE2 reads them otherwise or not at
     all: class escapes (\\d, \\w, \\s, \\b: ASCII in RE2, Unicode here), other escapes, flags,
@@ -256,10 +287,14 @@ def linear_pattern(pattern: str, ignore_case: bool) -> str | None:
     in RE2). `.` and a negated set are kept from a line end, as in a line alone."""
     out: list[str] = []
     atom = False  # whether a repeat may follow: it repeats the item before
+    # The text every match holds: the longest run of characters, each once, outside groups; none
+    # where `|` outside groups gives another way.
+    depth, run, longest, either = 0, "", "", False
     at = 0
     while at < len(pattern):
         char = pattern[at]
         count = _LINEAR_COUNT.match(pattern, at) if char == "{" else None
+        literal = None  # the character this item stands for, outside groups
         if char in "*+?" or count:
             if not atom:
                 return None
@@ -268,44 +303,45 @@ def linear_pattern(pattern: str, ignore_case: bool) -> str | None:
             out.append((count.group() if count else char) + ("?" if lazy else ""))
             at += lazy
             atom = False
-            continue
-        if char == "(":
+            run = run[:-1]  # the character repeated is not once
+        elif char == "(":
             opened = _OPEN.match(pattern, at)
             if pattern.startswith("?", opened.end()):  # (?=, (?i), (?P<..>: not taken
                 return None
             out.append("(?:")
-            at, atom = opened.end(), False
-            continue
-        if char in "|^$":
+            at, atom, depth = opened.end(), False, depth + 1
+        elif char in "|^$":
             out.append(char)
-            at, atom = at + 1, False
-            continue
-        if char == ")":
+            at, atom, either = at + 1, False, either or (char == "|" and not depth)
+        elif char == ")":
             out.append(char)
-            at, atom = at + 1, True
-            continue
-        if char == "[":
+            at, atom, depth = at + 1, True, depth - 1
+        elif char == "[":
             body = _linear_set(pattern, at + 1, ignore_case)
             if body is None:
                 return None
             text, at = body
             out.append(text)
+            atom = True
         elif char == ".":
             out.append(_KEPT_FROM_ENDS + "]")
-            at += 1
+            at, atom = at + 1, True
         elif char == "\\":
             escaped = pattern[at + 1:at + 2]
             if escaped not in _PUNCTUATION or not escaped:
                 return None
             out.append("\\" + escaped)
-            at += 2
+            at, atom, literal = at + 2, True, escaped
         elif char in "{}]" or not _linear_char(char, ignore_case):
             return None
         else:
             out.append(char)
-            at += 1
-        atom = True
-    return "(?m)" + "".join(out)
+            at, atom, literal = at + 1, True, char
+        if literal is not None and not depth:
+            run += literal
+        elif atom or not pattern.startswith(("*", "+", "?", "{"), at):
+            longest, run = max(longest, run, key=len), ""
+    return "(?m)" + "".join(out), "" if either else max(longest, run, key=len)
 
 
 def _linear_char(char: str, ignore_case: bool) -> bool:

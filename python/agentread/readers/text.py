@@ -32,6 +32,7 @@ from agentread.find import (
     Reached,
     around,
     line_read,
+    line_start,
 )
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
@@ -676,23 +677,14 @@ def _texts(buffer: bytearray, size: int, encoding: str,
             start = max(lf + 1, buffer.rfind(b"\r", max(lf, at), other) + 1, at)  # the start of its line
             if start > at:
                 yield at, start if ascii_in_place else str(view[at:start], "latin-1")
-            end = _line_start(buffer, other + 1, size)
+            end = line_start(buffer, other + 1, size)
             while end < size:
                 reach = min(end + FIND_ASCII_RUN, size)
                 if ascii_end(buffer, end, reach) == reach:
                     break
-                end = _line_start(buffer, reach, size)
+                end = line_start(buffer, reach, size)
             yield start, str(view[start:end], encoding, "replace")
             at = end
-
-
-def _line_start(buffer: bytearray, at: int, end: int) -> int:
-    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
-    lf = buffer.find(b"\n", at - 1, end)
-    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
-    if cr < 0:
-        return end if lf < 0 else lf + 1
-    return cr + 2 if cr + 1 == lf else cr + 1
 
 
 Piece = Union[bytearray, str]
