@@ -333,7 +333,10 @@ FIND_LOG = (("find a string", {"find": "line=7777777 "}, "grep -n -F 'line=77777
             # No literal to skip ahead on, and no match (no second is 60 or more): the backtracking
             # engine tries it at every digit, where grep's automaton reads each byte once.
             ("find a regular expression with no literal", {"find": "[0-9]+:[0-9]+:6[0-9]", "regex": True},
-             "grep -n -E '[0-9]+:[0-9]+:6[0-9]'"))
+             "grep -n -E '[0-9]+:[0-9]+:6[0-9]'"),
+            # A backreference, which RE2 does not take: the backtracking engine searches it.
+            ("find a regular expression with a backreference", {"find": "line=(7)\\1{6} ", "regex": True},
+             "grep -n -E 'line=(7)\\1{6} '"))
 # A word the R manual holds a few times, so that every page is searched.
 FIND_PDF_WORD = "bootstrap"
 

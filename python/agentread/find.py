@@ -52,6 +52,16 @@ MAX_WRITTEN_OUT = 100_000
 # be answered `timeout`, with no hits. Half leaves the rest for the piece under way and the reply.
 FIND_TIME_SHARE = 0.5
 
+# Bytes of lines RE2 searches from a line holding the text every match of its pattern holds, before
+# skipping to the next such line: one call's cost spreads over many lines where the text is
+# common, and where it is rare the lines between are passed over. Figures: bench/README.md.
+LINEAR_SKIP_BYTES = 64 * 1024
+
+# ASCII letters that a character beyond ASCII matches regardless of case, alone or in a ligature
+# (K matches the Kelvin sign, "ss" matches ß, "fi" the ligature ﬁ, i matches İ): a caseless search
+# holding one must look at the decoded text, and with the backtracking engine, which folds them so.
+FOLDED_FROM_BEYOND_ASCII = frozenset("fiks")
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -124,6 +134,14 @@ class Matcher:
         except (regex.error, ValueError, OverflowError, RecursionError) as exc:
             raise ReadError("invalid_regex", f"find={request.find!r} is not a valid regular expression ({exc}). "
                             "Correct it, or call without regex=true to search for the text as it is.") from None
+        # The same pattern for RE2, which reads each character once, where it means the same there
+        # (linear_pattern); None: the backtracking engine alone searches.
+        self.linear, self.held = (_linear(request.find, request.ignore_case, self.pattern) if request.regex
+                                  else (None, b""))
+        # Whether it may hold ^ or $ (beside the sets linear_pattern keeps from line ends), which
+        # RE2 finds at LFs alone (see linear_spans); an escaped one counts too.
+        unkept = self.linear.pattern.replace(_KEPT_FROM_ENDS, "") if self.linear is not None else ""
+        self.anchored = "^" in unkept or "$" in unkept
 
     def spans(self, text: str, start: int = 0) -> Iterator[tuple[int, int]]:
         """(start, end) of each match in `text` from `start`, in order."""
@@ -165,6 +183,12 @@ class Matcher:
         if self.plain:
             yield from self.spans(text)
             return
+        if self.linear is not None:
+            # Every line end made a LF, so that ^ and $ keep to the lines; the rest of the pattern
+            # matches no line end (linear_pattern), so a match is one in a line alone.
+            for match in self.linear.finditer(text.replace("\r", "\n") if "\r" in text else text):
+                yield match.span()
+            return
         if self.screens and not self._anywhere(text):
             return
         for number, line in enumerate(_LINE.finditer(text)):
@@ -172,6 +196,32 @@ class Matcher:
                 raise OutOfTime(line.start())
             for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
+
+    def linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """`line_spans` of data[start:end], whole lines of ASCII bytes (each byte a character),
+        on RE2 (`linear`) in place: offsets in `data`. Where every match holds a text (`held`),
+        only the lines from one holding it on, LINEAR_SKIP_BYTES at a time, are searched."""
+        if not self.held:
+            yield from self._linear_spans(data, start, end)
+            return
+        at = start
+        while (found := data.find(self.held, at, end)) >= 0:
+            begin = max(data.rfind(b"\n", at, found), data.rfind(b"\r", at, found), at - 1) + 1  # its line
+            at = line_start(data, min(found + LINEAR_SKIP_BYTES, end), end)
+            yield from self._linear_spans(data, begin, at)
+
+    def _linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """linear_spans of whole lines data[start:end], each searched."""
+        # RE2 finds ^ and $ by the bytes around them, past `start` and `end` too: where those or a
+        # line end between are not LFs, the part is searched in a copy with its line ends made LFs.
+        if self.anchored and (start and data[start - 1] != 10 or end < len(data) and data[end] != 10
+                              or data.find(b"\r", start, end) >= 0):
+            moved = bytes(data[start:end]).replace(b"\r", b"\n")
+            for match in self.linear.finditer(moved):
+                yield start + match.start(), start + match.end()
+            return
+        for match in self.linear.finditer(data, start, end):
+            yield match.span()
 
     def _anywhere(self, text: str) -> bool:
         """Whether the pattern matches the text whole, every line end made a LF: it does wherever it
@@ -184,6 +234,161 @@ class Matcher:
             return self.pattern.search(text, 0, end, timeout=REGEX_TIMEOUT_SECONDS) is not None
         except TimeoutError:
             raise self._timeout() from None
+
+
+def line_start(buffer: bytearray, at: int, end: int) -> int:
+    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
+    lf = buffer.find(b"\n", at - 1, end)
+    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
+    if cr < 0:
+        return end if lf < 0 else lf + 1
+    return cr + 2 if cr + 1 == lf else cr + 1
+
+
+def _linear(pattern: str, ignore_case: bool, compiled: Any) -> tuple[Any, bytes]:
+    """RE2's compiled `pattern` (linear_pattern), or None where it may not run it, and the ASCII
+    text every match holds as it is (b"" where none is known, or ignoring case)."""
+    import re2  # google-re2, imported by the first regular expression's search
+
+    translated = linear_pattern(pattern, ignore_case)
+    # A pattern matching the empty string matches empty in lines whose ends the LFs made (a CRLF's
+    # two), and RE2 steps past an empty match otherwise than `spans` does.
+    if translated is None or compiled.fullmatch("") is not None:
+        return None, b""
+    options = re2.Options()
+    options.never_capture, options.case_sensitive = True, not ignore_case
+    try:
+        linear = re2.compile(translated[0], options)
+    except re2.error:  # past RE2's memory for a compiled pattern, or syntax it reads otherwise
+        return None, b""
+    held = translated[1]
+    return linear, held.encode() if held.isascii() and not ignore_case else b""
+
+
+# What a pattern that RE2 may run is made of (linear_pattern): a counted repeat as both read it, a
+# character escaped that stands for itself, a group that captures or not, a character standing for
+# itself in a set (a range's end).
+_LINEAR_COUNT = re.compile(r"\{\d+(?:,\d*)?\}")
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ ")
+_OPEN = re.compile(r"\((?:\?:)?")
+# How `.` and a negated set start for RE2: kept from line ends, as in a line alone.
+_KEPT_FROM_ENDS = "[^\\n\\r"
+
+
+def linear_pattern(pattern: str, ignore_case: bool) -> tuple[str, str] | None:
+    """`pattern` (MULTILINE, searched a line at a time) written for RE2 (multi-line, over lines that
+    each end in a LF) so that it finds the same matches, and a text every match holds ("" if none
+    is known); None where RE2 could read it otherwise.
+    Taken: characters, escaped punctuation, sets of those and their ranges, `.`, groups, `|`, `^`,
+    `$`, and repeats (`*`, `+`, `?`, counts, lazy). Not taken, as RE2 reads them otherwise or not at
+    all: class escapes (\\d, \\w, \\s, \\b: ASCII in RE2, Unicode here), other escapes, flags,
+    lookarounds, backreferences, possessive repeats, nested sets and set operations; ignoring case,
+    anything beyond ASCII and the letters FOLDED_FROM_BEYOND_ASCII (full case folding here, simple
+    in RE2). `.` and a negated set are kept from a line end, as in a line alone."""
+    out: list[str] = []
+    atom = False  # whether a repeat may follow: it repeats the item before
+    # The text every match holds: the longest run of characters, each once, outside groups; none
+    # where `|` outside groups gives another way.
+    depth, run, longest, either = 0, "", "", False
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        count = _LINEAR_COUNT.match(pattern, at) if char == "{" else None
+        literal = None  # the character this item stands for, outside groups
+        if char in "*+?" or count:
+            if not atom:
+                return None
+            at = count.end() if count else at + 1
+            lazy = pattern.startswith("?", at)
+            out.append((count.group() if count else char) + ("?" if lazy else ""))
+            at += lazy
+            atom = False
+            run = run[:-1]  # the character repeated is not once
+        elif char == "(":
+            opened = _OPEN.match(pattern, at)
+            if pattern.startswith("?", opened.end()):  # (?=, (?i), (?P<..>: not taken
+                return None
+            out.append("(?:")
+            at, atom, depth = opened.end(), False, depth + 1
+        elif char in "|^$":
+            out.append(char)
+            at, atom, either = at + 1, False, either or (char == "|" and not depth)
+        elif char == ")":
+            out.append(char)
+            at, atom, depth = at + 1, True, depth - 1
+        elif char == "[":
+            body = _linear_set(pattern, at + 1, ignore_case)
+            if body is None:
+                return None
+            text, at = body
+            out.append(text)
+            atom = True
+        elif char == ".":
+            out.append(_KEPT_FROM_ENDS + "]")
+            at, atom = at + 1, True
+        elif char == "\\":
+            escaped = pattern[at + 1:at + 2]
+            if escaped not in _PUNCTUATION or not escaped:
+                return None
+            out.append("\\" + escaped)
+            at, atom, literal = at + 2, True, escaped
+        elif char in "{}]" or not _linear_char(char, ignore_case):
+            return None
+        else:
+            out.append(char)
+            at, atom, literal = at + 1, True, char
+        if literal is not None and not depth:
+            run += literal
+        elif atom or not pattern.startswith(("*", "+", "?", "{"), at):
+            longest, run = max(longest, run, key=len), ""
+    return "(?m)" + "".join(out), "" if either else max(longest, run, key=len)
+
+
+def _linear_char(char: str, ignore_case: bool) -> bool:
+    """Whether RE2 matches the character of a pattern as the backtracking engine does."""
+    if not char.isprintable():
+        return False
+    return not ignore_case or (char.isascii() and char.lower() not in FOLDED_FROM_BEYOND_ASCII)
+
+
+def _linear_set(pattern: str, at: int, ignore_case: bool) -> tuple[str, int] | None:
+    """The set whose characters start at `at` written for RE2, and where it ends; None where it
+    holds anything but characters, escaped punctuation and ranges between two (linear_pattern)."""
+    negated = pattern.startswith("^", at)
+    at += negated
+    items: list[tuple[str, str, str]] = []  # (as written, lowest, highest character)
+    while at < len(pattern) and pattern[at] != "]":
+        item = _set_item(pattern, at)
+        if item is None:
+            return None
+        written, char, at = item
+        if char == "-" and written == "-" and items and not pattern.startswith("]", at):
+            end = _set_item(pattern, at)  # a range: only between two characters, as both read it
+            if end is None or len(items[-1][0]) > 2 or items[-1][1] != items[-1][2] or items[-1][1] > end[1]:
+                return None
+            items[-1] = (f"{items[-1][0]}-{end[0]}", items[-1][1], end[1])
+            at = end[2]
+            continue
+        items.append((written, char, char))
+    if at >= len(pattern) or not items:
+        return None
+    if ignore_case and any(not high.isascii() or any(low <= letter <= high or low <= letter.upper() <= high
+                                                     for letter in FOLDED_FROM_BEYOND_ASCII)
+                           for _, low, high in items):
+        return None
+    return (_KEPT_FROM_ENDS if negated else "[") + "".join(written for written, _, _ in items) + "]", at + 1
+
+
+def _set_item(pattern: str, at: int) -> tuple[str, str, int] | None:
+    """A set's character at `at`: (as written, the character, where the next starts); None where
+    it is not one that stands for itself in both engines."""
+    char = pattern[at]
+    if char == "\\":
+        escaped = pattern[at + 1:at + 2]
+        return ("\\" + escaped, escaped, at + 2) if escaped and escaped in _PUNCTUATION else None
+    if char in "[]" or not char.isprintable() or pattern.startswith(("--", "&&", "||", "~~"), at):
+        return None
+    return char, char, at + 1
 
 
 def bound_pattern(pattern: str) -> None:

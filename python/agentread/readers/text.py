@@ -22,7 +22,18 @@ from operator import add
 from typing import BinaryIO, Iterator, Union
 
 from agentread.cancel import checkpoint
-from agentread.find import FIND_CONTEXT_CHARS, Budget, Hit, Matcher, OutOfTime, Reached, around, line_read
+from agentread.find import (
+    FIND_CONTEXT_CHARS,
+    FOLDED_FROM_BEYOND_ASCII,
+    Budget,
+    Hit,
+    Matcher,
+    OutOfTime,
+    Reached,
+    around,
+    line_read,
+    line_start,
+)
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
@@ -613,7 +624,11 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
         elif in_parts:
             hits = _Hits(buffer, size, decode_as, line, carried)
-            for at, text in _texts(buffer, size, decode_as):
+            for at, text in _texts(buffer, size, decode_as, matcher.linear is not None):
+                if isinstance(text, int):  # ASCII lines up to `text`, searched by RE2 in the buffer
+                    yield from filter(shown, (hits.at(begin, end) for begin, end in
+                                              matcher.linear_spans(buffer, at, text)))
+                    continue
                 part = None
                 try:
                     for begin, end in matcher.line_spans(text, budget):
@@ -642,49 +657,37 @@ def _reached(line: int) -> Reached:
     return Reached({"line": line}, {"offset": line})
 
 
-def _texts(buffer: bytearray, size: int, encoding: str) -> Iterator[tuple[int, str]]:
+def _texts(buffer: bytearray, size: int, encoding: str,
+           ascii_in_place: bool = False) -> Iterator[tuple[int, str | int]]:
     """buffer[:size], UTF-8 or ASCII, decoded as (byte offset, text) parts of whole lines, as
     buffer[:size].decode(encoding, errors="replace") decodes them (a decoder never joins a line end
-    to the bytes around it). A run of ASCII lines decodes as Latin-1, a copy; the lines around a
-    byte that is not ASCII go through the UTF-8 decoder, with the ASCII lines between them up to
-    FIND_ASCII_RUN bytes (text of another script is decoded in long parts, not a line at a time)."""
+    to the bytes around it). A run of ASCII lines decodes as Latin-1, a copy, or with
+    `ascii_in_place` is given as where it ends, to be searched in the buffer (its bytes are its
+    characters); the lines around a byte that is not ASCII go through the UTF-8 decoder, with the
+    ASCII lines between them up to FIND_ASCII_RUN bytes (text of another script is decoded in long
+    parts, not a line at a time)."""
     with memoryview(buffer) as view:
         at = 0
         while at < size:
             other = ascii_end(buffer, at, size)
             if other == size:
-                yield at, str(view[at:size], "latin-1")
+                yield at, size if ascii_in_place else str(view[at:size], "latin-1")
                 return
             lf = buffer.rfind(b"\n", at, other)
             start = max(lf + 1, buffer.rfind(b"\r", max(lf, at), other) + 1, at)  # the start of its line
             if start > at:
-                yield at, str(view[at:start], "latin-1")
-            end = _line_start(buffer, other + 1, size)
+                yield at, start if ascii_in_place else str(view[at:start], "latin-1")
+            end = line_start(buffer, other + 1, size)
             while end < size:
                 reach = min(end + FIND_ASCII_RUN, size)
                 if ascii_end(buffer, end, reach) == reach:
                     break
-                end = _line_start(buffer, reach, size)
+                end = line_start(buffer, reach, size)
             yield start, str(view[start:end], encoding, "replace")
             at = end
 
 
-def _line_start(buffer: bytearray, at: int, end: int) -> int:
-    """The first line start at or after `at` (> 0) in buffer[:end], or `end`."""
-    lf = buffer.find(b"\n", at - 1, end)
-    cr = buffer.find(b"\r", at - 1, end if lf < 0 else lf)
-    if cr < 0:
-        return end if lf < 0 else lf + 1
-    return cr + 2 if cr + 1 == lf else cr + 1
-
-
 Piece = Union[bytearray, str]
-
-
-# ASCII letters that a character beyond ASCII matches regardless of case, alone or in a ligature
-# (K matches the Kelvin sign, "ss" matches ß, "fi" the ligature ﬁ, i matches İ): a caseless search
-# of a string holding one must look at the decoded text to find what it finds in other kinds.
-FOLDED_FROM_BEYOND_ASCII = frozenset("fiks")
 
 
 def _byte_needle(matcher: Matcher, encoding: str) -> bytes | None:
