@@ -13,24 +13,20 @@ of the test run.
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "python"))
+from common import REPO, arguments, serving, show, temp_folder
 
+# common.py has put tests/ and python/ on the path.
+# isort: split
 from builders import build_pdf  # noqa: E402
 from rpc import ServerProcess, text_of  # noqa: E402
 
 SLOW_PDF = REPO / "tests" / "data" / "hostile" / "pdfium-slow-page.pdf"
 SLOW_READS = 6
+ROUNDS = 5
 # How long the slow reads of a round may take before the bench gives up on them (only a stuck
 # server takes this long).
 SLOW_WAIT = 300.0
@@ -46,14 +42,12 @@ def small_page(server: ServerProcess) -> float:
 
 
 def run(rounds: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="agentread-behind-") as tmp:
-        folder = Path(tmp)
+    with temp_folder("agentread-behind-") as folder:
         (folder / "small.pdf").write_bytes(build_pdf([f"small page {n}" for n in (1, 2, 3)]))
         for r in range(rounds):
             for n in range(SLOW_READS):
                 shutil.copy(SLOW_PDF, folder / f"slow-{r}-{n}.pdf")
-        server = ServerProcess(workspace=folder)
-        try:
+        with serving(folder) as server:
             small_page(server)  # the workers started, the small PDF warm
             alone, behind, slow_codes = [], [], []
             for r in range(rounds):
@@ -64,8 +58,6 @@ def run(rounds: int) -> dict:
                 for msg_id in slow:
                     result = server.wait(msg_id, timeout=SLOW_WAIT)["result"]
                     slow_codes.append((result.get("error") or {}).get("code", "ok"))
-        finally:
-            server.close()
     return {"alone_ms": [round(t, 2) for t in alone], "behind_ms": [round(t, 2) for t in behind],
             "alone_median_ms": round(statistics.median(alone), 2),
             "behind_median_ms": round(statistics.median(behind), 2),
@@ -74,9 +66,7 @@ def run(rounds: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    print(json.dumps(run(parser.parse_args().rounds), indent=1))
+    show(run(arguments(__doc__, rounds=ROUNDS).rounds))
 
 
 if __name__ == "__main__":

@@ -22,27 +22,19 @@ answers, the load average.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import queue
 import random
-import shutil
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-sys.path.insert(0, str(HERE.parent / "python"))
-sys.path.insert(0, str(HERE))  # load.py, big_notebook.py
+from common import LOST_AFTER, arguments, load_average, serving, show, temp_folder
+from load import make_workspace, quick_beside
 
+# common.py has put tests/ and python/ on the path.
+# isort: split
 from agentread.cancel import DEFAULT_READ_DEADLINE_SECONDS  # noqa: E402
-from big_notebook import WorkerPeaks, quick_reads, status_kb  # noqa: E402
-from load import LOST_AFTER, make_workspace, p99  # noqa: E402
 from rpc import ServerProcess, text_of  # noqa: E402
 
 # Patterns that cost a naive engine gigabytes, the stack, or time without end: a count written out
@@ -198,60 +190,42 @@ def through_mcp(folder: Path) -> dict:
     return run({}, "--root", str(folder), calls=calls)
 
 
-def p50(times: list[float]) -> float:
-    return sorted(times)[len(times) // 2]
+def run(generated_count: int, seed: int) -> dict:
+    with temp_folder("agentread-hostile-patterns-") as folder:
+        make_workspace(folder)
+        make_files(folder)
+        with serving(folder) as server:
+            return beside_patterns(server, folder, NAMED + generated(generated_count, seed))
 
 
-def run(count: int, seed: int) -> dict:
-    folder = Path(tempfile.mkdtemp(prefix="agentread-hostile-patterns-"))
-    make_workspace(folder)
-    make_files(folder)
-    patterns = NAMED + generated(count, seed)
+def beside_patterns(server: ServerProcess, folder: Path, patterns: list[str]) -> dict:
     finds = [{"path": name, "find": pattern, "regex": True} for pattern in patterns
              for name in ("small.txt", "large.txt")]
-    server = ServerProcess(workspace=folder)
-    try:
-        pid = server.proc.pid
-        quick_reads(server, None, QUICK_READS // 10)  # warm-up: every file read once
-        alone = quick_reads(server, None, QUICK_READS)
-        before_kb = status_kb(pid, "VmHWM")
-        peaks = WorkerPeaks(pid)
-        started = time.perf_counter()
+    results: list = []
+    started: list[float] = []
+
+    def start():
+        started.append(time.perf_counter())
         done = threading.Event()
-        results: list = []
-        sender = threading.Thread(target=lambda: (results.append(attack(server, finds)), done.set()))
-        sender.start()
-        meanwhile = quick_reads(server, done.is_set)
-        sender.join()
-        seconds = time.perf_counter() - started
-        outcomes, times, lost = results[0]
-        figures = peaks.done()
-        alive = server.proc.poll() is None
-        after = server.request("agentread/read", {"path": "small.txt", "limit": 1}, timeout=LOST_AFTER)
-        return {"patterns": len(patterns), "finds": len(finds), "large_mb": round((folder / "large.txt").stat().st_size
-                                                                                 / 2**20),
-                "answers": dict(outcomes.most_common()), "lost": lost, "seconds": round(seconds),
-                "slowest_answer_s": round(max(times), 1), "server_alive": alive,
-                "server_answers_after": "line 0" in text_of(after.get("result") or {"content": []}),
-                "server_peak_mb_before": round(before_kb / 1024),
-                "server_peak_mb_after": round(status_kb(pid, "VmHWM") / 1024), **figures,
-                "quick_reads_alone": len(alone), "quick_p50_alone_ms": round(p50(alone) * 1000, 2),
-                "quick_p99_alone_ms": round(p99(alone) * 1000, 2), "quick_reads_meanwhile": len(meanwhile),
-                "quick_p50_meanwhile_ms": round(p50(meanwhile) * 1000, 2),
-                "quick_p99_meanwhile_ms": round(p99(meanwhile) * 1000, 2),
-                "quick_max_meanwhile_ms": round(max(meanwhile) * 1000, 1),
-                "mcp": through_mcp(folder), "load_average_at_end": round(os.getloadavg()[0], 1)}
-    finally:
-        server.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        threading.Thread(target=lambda: (results.append(attack(server, finds)), done.set())).start()
+        return done.is_set
+
+    figures = quick_beside(server, QUICK_READS, start, medians=True)
+    seconds = time.perf_counter() - started[0]
+    outcomes, times, lost = results[0]
+    alive = server.proc.poll() is None
+    after = server.request("agentread/read", {"path": "small.txt", "limit": 1}, timeout=LOST_AFTER)
+    return {"patterns": len(patterns), "finds": len(finds), "large_mb": round((folder / "large.txt").stat().st_size
+                                                                             / 2**20),
+            "answers": dict(outcomes.most_common()), "lost": lost, "seconds": round(seconds),
+            "slowest_answer_s": round(max(times), 1), "server_alive": alive,
+            "server_answers_after": "line 0" in text_of(after.get("result") or {"content": []}),
+            **figures, "mcp": through_mcp(folder), "load_average_at_end": load_average()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--generated", type=int, default=GENERATED)
-    parser.add_argument("--seed", type=int, default=SEED)
-    args = parser.parse_args()
-    print(json.dumps(run(args.generated, args.seed), indent=1))
+    args = arguments(__doc__, generated=GENERATED, seed=SEED)
+    show(run(args.generated, args.seed))
 
 
 if __name__ == "__main__":

@@ -34,21 +34,33 @@ Exit status 0 when every check holds, 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
 import sys
-import tempfile
 import threading
 import time
 import zlib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "python"))
+from common import (
+    LOST_AFTER,
+    QUICK_IN_FLIGHT,
+    REPO,
+    WorkerPeaks,
+    arguments,
+    ms,
+    p50,
+    p99,
+    serving,
+    show,
+    status_kb,
+    temp_folder,
+    timed_reads,
+)
 
+# common.py has put tests/ and python/ on the path.
+# isort: split
 from builders import build_pdf  # noqa: E402
 from rpc import (  # noqa: E402
     POLL_SECONDS,
@@ -66,10 +78,6 @@ TEXT_LINES = 5_000
 PDF_PAGES = 3
 NOTEBOOK_CELLS = 6
 
-# How long any one answer (or a state of the server waited for) may take before it counts as lost:
-# only a server that is stuck takes this long.
-LOST_AFTER = 60.0
-
 # Memory growth allowed between the warm-up and the end of the run.
 MAX_GROWTH = 0.10
 
@@ -86,7 +94,6 @@ FRESH_FILES = 4
 # Quick reads timed alone and beside two reads that never end, this many at a time; the goal for
 # the ratio of their p99s.
 QUICK_READS = 2_000
-QUICK_IN_FLIGHT = 4
 QUICK_ROUNDS = 4
 QUICK_P99_GOAL = 1.5
 SPINNING_PDFS = [f"{n}-{STUCK_PDF}" for n in range(2)]
@@ -208,10 +215,7 @@ def make_request(rng: random.Random):
 
 
 def rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
+    return status_kb(pid, "VmRSS") * 1024
 
 
 def load_phase(server: ServerProcess, requests: int, in_flight: int, seed: int) -> dict:
@@ -279,10 +283,8 @@ def workers_rss_mb(pid: int) -> list[float]:
     sizes = []
     for p, parent in parents.items():
         if parent in children:
-            try:
-                sizes.append(round(rss(p) / 2**20, 1))
-            except OSError:  # a worker killed at its deadline, gone since it was listed
-                continue
+            if size := rss(p):  # none for a worker killed at its deadline, gone since it was listed
+                sizes.append(round(size / 2**20, 1))
     return sorted(sizes)
 
 
@@ -337,36 +339,47 @@ def quick_request(rng: random.Random) -> dict:
     return {"path": "small.ipynb", "cells": str(rng.randint(1, NOTEBOOK_CELLS))}
 
 
-def timed_reads(server: ServerProcess, plan: list[dict]) -> list[float]:
-    """Each read of `plan`, QUICK_IN_FLIGHT at a time: its seconds (an error answer fails the
-    run)."""
-    times: list[float] = []
-    lock = threading.Lock()
-    queue = list(reversed(plan))
-
-    def run() -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                params = queue.pop()
-            started = time.perf_counter()
-            result = server.request("agentread/read", params, timeout=LOST_AFTER).get("result") or {}
-            seconds = time.perf_counter() - started
-            assert not result.get("isError", True), result
-            with lock:
-                times.append(seconds)
-
-    threads = [threading.Thread(target=run) for _ in range(QUICK_IN_FLIGHT)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return times
+def planned_reads(server: ServerProcess, plan: list[dict]) -> list[float]:
+    """Each read of `plan`, QUICK_IN_FLIGHT at a time: its seconds."""
+    todo = list(reversed(plan))
+    return timed_reads(server, lambda: todo.pop() if todo else None)
 
 
-def p99(times: list[float]) -> float:
-    return sorted(times)[min(len(times) - 1, int(len(times) * 0.99))]
+def quick_reads(server: ServerProcess, count: int | None = None, until=None) -> list[float]:
+    """Quick reads (the same ones for every bench), QUICK_IN_FLIGHT at a time, `count` of them or
+    until `until()`: each one's seconds."""
+    rng = random.Random(1)
+    sent = 0
+
+    def next_read() -> dict | None:
+        nonlocal sent
+        if (count is not None and sent >= count) or (count is None and until()):
+            return None
+        sent += 1
+        return quick_request(rng)
+    return timed_reads(server, next_read)
+
+
+def quick_beside(server: ServerProcess, reads: int, start, medians: bool = False) -> dict:
+    """Quick reads timed alone (`reads` of them, after a tenth as many to warm up), then while
+    `start()` (which returns when to stop) sends the heavy work: the server's peak memory (VmHWM)
+    before and after, its workers' peaks, and the quick reads' figures (with their p50s if
+    `medians`)."""
+    pid = server.proc.pid
+    quick_reads(server, reads // 10)  # warm-up: every file read once
+    alone = quick_reads(server, reads)
+    before_kb = status_kb(pid, "VmHWM")
+    peaks = WorkerPeaks(pid)
+    meanwhile = quick_reads(server, until=start())
+    figures = {"server_peak_mb_before": round(before_kb / 1024),
+               "server_peak_mb_after": round(status_kb(pid, "VmHWM") / 1024), **peaks.done()}
+    for when, times in (("alone", alone), ("meanwhile", meanwhile)):
+        figures[f"quick_reads_{when}"] = len(times)
+        if medians:
+            figures[f"quick_p50_{when}_ms"] = ms(p50(times))
+        figures[f"quick_p99_{when}_ms"] = ms(p99(times))
+    figures["quick_max_meanwhile_ms"] = ms(max(meanwhile), 1)
+    return figures
 
 
 def quick_phase(server: ServerProcess, folder: Path) -> dict:
@@ -374,17 +387,17 @@ def quick_phase(server: ServerProcess, folder: Path) -> dict:
     alternating rounds (so that a change of the machine's load meanwhile weighs on both alike); the
     reads that never end are cancelled at the end of each round."""
     plan = [quick_request(random.Random(n)) for n in range(QUICK_READS)]
-    timed_reads(server, plan[:QUICK_READS // 10])  # warm-up: every file read once
+    planned_reads(server, plan[:QUICK_READS // 10])  # warm-up: every file read once
     alone: list[float] = []
     beside: list[float] = []
     in_flight, codes = True, []
     share = QUICK_READS // QUICK_ROUNDS
     for r in range(QUICK_ROUNDS):
         part = plan[r * share:(r + 1) * share]
-        alone += timed_reads(server, part)
+        alone += planned_reads(server, part)
         spinning = [server.send("agentread/read", {"path": name}) for name in SPINNING_PDFS]
         in_flight &= wait_for(lambda: all(workers_reading(server, folder / name) for name in SPINNING_PDFS))
-        beside += timed_reads(server, part)
+        beside += planned_reads(server, part)
         in_flight &= all(server._queue(msg_id).empty() for msg_id in spinning)  # in flight all along
         for msg_id in spinning:
             server.notify("$/cancelRequest", {"id": msg_id})
@@ -405,23 +418,19 @@ def fault_phase(server: ServerProcess) -> dict:
 
 
 def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
-    with tempfile.TemporaryDirectory(prefix="agentread-load-") as tmp:
-        folder = Path(tmp)
+    with temp_folder("agentread-load-") as folder:
         make_workspace(folder)
         inject = folder / "fault-injection"
         inject.mkdir()
         (inject / "spinning_reader.py").write_text(STUCK_READER)  # a module of its own: its own names
         (inject / "sitecustomize.py").write_text(FAULT_INJECTION + "import spinning_reader  # noqa\n")
-        server = ServerProcess(workspace=folder, env={
+        with serving(folder, env={
             "PYTHONPATH": os.pathsep.join([str(REPO / "python"), str(inject), os.environ.get("PYTHONPATH", "")]),
-            "AGENTREAD_READ_DEADLINE": str(LOAD_DEADLINE), "AGENTREAD_TEST_CRASH_FILE": CRASH_FILE})
-        try:
+            "AGENTREAD_READ_DEADLINE": str(LOAD_DEADLINE), "AGENTREAD_TEST_CRASH_FILE": CRASH_FILE}) as server:
             figures = {"load": load_phase(server, requests, in_flight, seed),
                        "cancel": cancel_phase(server, folder),
                        "quick": quick_phase(server, folder),
                        "fault": fault_phase(server)}
-        finally:
-            server.close()
     load, cancel, quick, fault = figures["load"], figures["cancel"], figures["quick"], figures["fault"]
     figures["checks"] = {
         "no_lost_or_mismatched": load["lost"] == 0 and load["mismatched"] == 0,
@@ -439,13 +448,9 @@ def run(requests: int = 10_000, in_flight: int = 16, seed: int = 1) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=10_000)
-    parser.add_argument("--in-flight", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    args = arguments(__doc__, requests=10_000, in_flight=16, seed=1)
     figures = run(args.requests, args.in_flight, args.seed)
-    print(json.dumps(figures, indent=2))
+    show(figures, indent=2)
     sys.exit(0 if all(figures["checks"].values()) else 1)
 
 

@@ -18,23 +18,17 @@ code), whether the server answers at the end, flips made, the load average.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-sys.path.insert(0, str(HERE.parent / "python"))
-sys.path.insert(0, str(HERE))  # load.py
+from common import LOST_AFTER, arguments, load_average, ms, p50, p99, serving, show, temp_folder
 
-from load import LOST_AFTER, p99  # noqa: E402
+# common.py has put tests/ and python/ on the path.
+# isort: split
 from rpc import ServerProcess, text_of  # noqa: E402
 from test_races import OUTSIDE_NAME, REQUESTS, SECRET, WITHOUT_OPENAT2, flipping  # noqa: E402
 
@@ -68,16 +62,9 @@ def flips(ws: Path, seconds: float) -> int:
 
 
 def run_mode(mode: str, seconds: float) -> dict:
-    folder = Path(tempfile.mkdtemp(prefix="agentread-races-"))
-    try:
-        with flipping(folder) as ws:
-            server = ServerProcess(ws, inject=WITHOUT_OPENAT2 if mode == "walk" else None)
-            try:
-                return {"mode": mode, **hammer(server, ws, seconds)}
-            finally:
-                server.close()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with temp_folder("agentread-races-") as folder, flipping(folder) as ws, \
+            serving(ws, inject=WITHOUT_OPENAT2 if mode == "walk" else None) as server:
+        return {"mode": mode, **hammer(server, ws, seconds)}
 
 
 def hammer(server: ServerProcess, ws: Path, seconds: float) -> dict:
@@ -111,20 +98,17 @@ def hammer(server: ServerProcess, ws: Path, seconds: float) -> dict:
     elapsed = time.perf_counter() - started
     after = server.request("agentread/read", {"path": "."}, timeout=LOST_AFTER)
     return {"requests": len(times), "requests_per_second": round(len(times) / elapsed),
-            "p50_ms": round(sorted(times)[len(times) // 2] * 1000, 2), "p99_ms": round(p99(times) * 1000, 2),
+            "p50_ms": ms(p50(times)), "p99_ms": ms(p99(times)),
             "leaks": sum(leaks.values()), "leaks_by_kind": {k: v for k, v in leaks.items() if v},
             "answers": dict(sorted(outcomes.items())), "server_alive": server.proc.poll() is None,
             "server_answers_after": "result" in after, f"flips_in_first_{seconds / 10:g}_s": flipped,
-            "load_average_at_end": round(os.getloadavg()[0], 1)}
+            "load_average_at_end": load_average()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=SECONDS)
-    parser.add_argument("--mode", choices=["openat2", "walk", "both"], default="both")
-    args = parser.parse_args()
+    args = arguments(__doc__, {"mode": ["openat2", "walk", "both"]}, seconds=SECONDS, mode="both")
     modes = ["openat2", "walk"] if args.mode == "both" else [args.mode]
-    print(json.dumps([run_mode(mode, args.seconds) for mode in modes], indent=1))
+    show([run_mode(mode, args.seconds) for mode in modes])
 
 
 if __name__ == "__main__":
