@@ -22,8 +22,8 @@ from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
+from agentread.versions import bytes_version, mtime_text, path_of, since, text_version, version_tag_bytes
 from agentread.versions import file_version as file_version_of
-from agentread.versions import mtime_text, path_of, since, text_version, version_tag_bytes
 from agentread.workspace import Resolved, Workspace, file_version, open_folder, open_verified
 
 log = logging.getLogger(__name__)
@@ -163,11 +163,11 @@ def plan_version(plan: Plan) -> tuple | None:
     if isinstance(plan.buffer, LiveNotebook):
         with open_verified(plan.resolved) as f:
             data = live_notebook_bytes(f.read(), plan.buffer)
-        return file_version_of(io.BytesIO(data), len(data), st, path), len(data), st.st_mtime
+        return bytes_version(data, st, path), len(data), st.st_mtime
     if isinstance(plan.buffer, str):
         return text_version(plan.buffer, path), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
     with open_verified(plan.resolved) as f:
-        return file_version_of(f, st.st_size, st, path), st.st_size, st.st_mtime
+        return file_version_of(f, path), st.st_size, st.st_mtime
 
 
 def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:

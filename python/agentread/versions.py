@@ -4,8 +4,10 @@ changed since an earlier one.
 Every file result carries `version` (a short hash), `size` and `mtime`. A file up to
 VERSION_HASH_BYTES is hashed whole, so that a version names its bytes alone (a touch or a formatter
 that changes nothing keeps it); a larger one by its size, mtime, inode, change time and three
-samples of its bytes, so that a windowed read of a huge log stays as quick as it was. An editor
-buffer is hashed by its text, an archive's member by its own bytes. A version ends with check digits
+samples of its bytes, so that a windowed read of a huge log stays as quick as it was. A file's
+digest is kept by what the file system says of it (`DIGESTS`), as git's index keeps them, so that a
+file read again unchanged is not read for its version again. An editor buffer is hashed by its
+text, an archive's member by its own bytes. A version ends with check digits
 of the file's path and its hash, so that a version no read of that file gave is told from one it
 did, without a record of either.
 
@@ -26,6 +28,7 @@ import contextlib
 import dataclasses
 import difflib
 import hashlib
+import io
 import json
 import os
 import re
@@ -35,6 +38,8 @@ import time
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
+
+import xxhash
 
 from agentread import workspace
 from agentread.limits import MIN_REPLY_BYTES, REPLY_FRAME_BYTES
@@ -58,6 +63,15 @@ HASH_DIGITS = 12
 CHECK_DIGITS = 4
 VERSION_DIGITS = HASH_DIGITS + CHECK_DIGITS
 _VERSION = re.compile(f"[0-9a-f]{{{VERSION_DIGITS}}}")
+# Files whose digest a process keeps (a server, each of its workers), the least recently read
+# dropped first: as many as a session remembers the last version of. An entry is the same size
+# whatever the file's (its status and 12 digits, about 400 bytes): 1.6 MB in all.
+DIGESTS_KEPT = 4096
+# A file whose status changed this recently when it was hashed may be written again within the
+# same tick of the file system's clock, keeping its status (FAT keeps times to 2 s, HFS+ to 1 s,
+# Linux's file systems to a scheduler tick): its digest is not kept, and it is hashed again at each
+# read until then.
+RACY_SECONDS = 2
 
 # Text files whose whole text a session holds to diff a later read against: up to this size each,
 # and this much in all, the least recently read dropped first. A diff is of the lines a model reads;
@@ -81,17 +95,67 @@ _LINE_ENDS = {"\r\n": "CRLF", "\n": "LF", "\r": "CR"}
 _HASH_CHUNK = 1 << 20
 
 
-def file_version(f, size: int, st: os.stat_result, path: str) -> str:
-    """The version of the open file `f` at `path`, of `size` bytes (whose file system entry `st`
-    is): its bytes' hash when small, else of its size, identity (workspace.file_version) and
-    samples. Leaves `f` at its start."""
-    identity = repr((size, *workspace.file_version(st))).encode()
-    return content_version(f, size, identity, path)
+class Digests:
+    """The hash digits of the files this process hashed, by each file's status (DIGESTS_KEPT of
+    them, the least recently used dropped first). Safe to use from several threads."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple, str] = OrderedDict()
+        self._lock = threading.Lock()  # read threads hash files at once
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, key: tuple) -> str | None:
+        with self._lock:
+            digits = self._kept.get(key)
+            if digits is not None:
+                self._kept.move_to_end(key)
+            return digits
+
+    def keep(self, key: tuple, digits: str) -> None:
+        with self._lock:
+            self._kept[key] = digits
+            self._kept.move_to_end(key)
+            while len(self._kept) > DIGESTS_KEPT:
+                self._kept.popitem(last=False)
+
+
+# This process's: a server's, or a worker's, which the server sends every read of a file to while
+# it is free (serve/workers.py), so that its digest serves the next read of it there.
+DIGESTS = Digests()
+
+
+def file_version(f, path: str) -> str:
+    """The version of the regular file open as `f` at `path`: its digest, hashed again only when
+    what the file system says of it (workspace.file_version) changed since it was (DIGESTS)."""
+    st = os.fstat(f.fileno())
+    key = workspace.file_version(st)
+    digits = DIGESTS.get(key)
+    if digits is None:
+        started = time.time_ns()
+        digits = hash_digits(f, st.st_size, repr(key).encode())
+        if started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_SECONDS * 1_000_000_000:
+            DIGESTS.keep(key, digits)
+    return digits + _check(digits, path)
+
+
+def bytes_version(data: bytes, st: os.stat_result, path: str) -> str:
+    """The version of `data`, which stand for the file whose status is `st` (an open notebook's
+    cells merged into its outputs): of the bytes, never kept, as they are not the file's."""
+    return content_version(io.BytesIO(data), len(data), repr(workspace.file_version(st)).encode(), path)
 
 
 def content_version(f, size: int, identity: bytes, path: str) -> str:
-    """The version of the `size` bytes of the seekable `f`, read at `path`: their hash when small,
-    else of `identity` (what tells a large content from another without reading it) and samples."""
+    """The version of the `size` bytes of the seekable `f`, read at `path` (see hash_digits)."""
+    digits = hash_digits(f, size, identity)
+    return digits + _check(digits, path)
+
+
+def hash_digits(f, size: int, identity: bytes) -> str:
+    """The hash digits of a version of the `size` bytes of the seekable `f`: of the bytes when
+    small, else of `identity` (what tells a large content from another without reading it) and
+    samples. Leaves `f` at its start."""
     digest = _digest()
     f.seek(0)
     if size <= VERSION_HASH_BYTES:
@@ -103,7 +167,7 @@ def content_version(f, size: int, identity: bytes, path: str) -> str:
             f.seek(at)
             digest.update(f.read(VERSION_SAMPLE_BYTES))
     f.seek(0)
-    return _stamped(digest, path)
+    return _digits(digest)
 
 
 def text_version(text: str, path: str) -> str:
@@ -112,13 +176,19 @@ def text_version(text: str, path: str) -> str:
 
 
 def _digest(data: bytes = b""):
-    """The hash every version is made with."""
-    return hashlib.blake2b(data, digest_size=HASH_DIGITS // 2)
+    """The hash every version is made with: XXH3, a hash made to tell contents apart at the speed
+    memory is read (not to resist contents made to collide, as a version needs not: see
+    docs/CONTRACT.md "Versions")."""
+    return xxhash.xxh3_64(data)
+
+
+def _digits(digest) -> str:
+    return digest.hexdigest()[:HASH_DIGITS]
 
 
 def _stamped(digest, path: str) -> str:
     """A version: the hash's digits, then the check digits of the path and them."""
-    digits = digest.hexdigest()
+    digits = _digits(digest)
     return digits + _check(digits, path)
 
 
