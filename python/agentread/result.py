@@ -123,13 +123,21 @@ class ReadResult:
 
     def text_only(self) -> ReadResult:
         """The result as a client that takes no pictures gets it (view "text"): its images taken
-        out, and one line saying how many. The one place a reply is made text only."""
+        out, and one line saying how many; in a cut read that line goes just before the closing
+        line, which stays last because it says how to read on. The one place a reply is made text
+        only."""
         pictures = sum(isinstance(part, ImagePart) for part in self.content)
-        if pictures:
-            self.content = [part for part in self.content if isinstance(part, TextPart)]
-            self.content.append(TextPart(f"[{pictures} picture{'s' if pictures != 1 else ''} left out: this read "
-                                         'asked for text only (view="text"). Call again without view to see '
-                                         f"{'them' if pictures != 1 else 'it'}.]"))
+        if not pictures:
+            return self
+        kept = [part for part in self.content if isinstance(part, TextPart)]
+        note = TextPart(f"[{pictures} picture{'s' if pictures != 1 else ''} left out: this read asked for text only "
+                        f'(view="text"). Call again without view to see {"them" if pictures != 1 else "it"}.]')
+        head, _, closing = kept[-1].text.rpartition("\n") if self.truncated and kept else ("", "", "")
+        if closing.startswith("[") and closing.endswith("]"):
+            kept[-1:] = [*([TextPart(head)] if head else []), note, TextPart(closing)]
+        else:
+            kept.append(note)
+        self.content = kept
         return self
 
     def text_bytes(self) -> int:
