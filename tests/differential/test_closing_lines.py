@@ -4,11 +4,8 @@ lines"), whatever notes the read adds, a text-only read's note of the pictures l
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
-from harness import need
+from harness import arguments_named, need
 
 from rpc import text_of
 
@@ -39,16 +36,6 @@ READS = {
     "xlsx": {"path": DATASETS},
     "xlsx outline": {"path": DATASETS, "outline": True, "limit": 2},
 }
-
-
-def arguments_named(line: str, next_args: dict) -> bool:
-    """Whether `line` names every argument of `next` with its value, as closing lines spell
-    them."""
-    for key, value in next_args.items():
-        shown = "true" if value is True else json.dumps(value) if isinstance(value, str) else str(value)
-        if not re.search(rf"\b{key}={re.escape(shown)}", line):
-            return False
-    return True
 
 
 @pytest.mark.parametrize("name", list(READS))
