@@ -54,3 +54,11 @@ def test_a_text_only_read_says_what_it_left_out_before_how_to_read_on(rpc):
     result = rpc({"path": IMAGES_DOCX, "limit": 3, "view": "text", "maxBytes": 1400})
     *_, note, last = text_of(result).split("\n")
     assert note.startswith("[3 pictures left out: ") and "offset=4" in last
+
+
+@pytest.mark.parametrize("path", [IMAGES_DOCX, GNUPLOT])
+def test_a_text_only_read_names_no_picture_attached(rpc, path):
+    need(*path.split("/"))
+    text = text_of(rpc({"path": path, "view": "text"}))
+    named = [line for line in text.split("\n") if "[image " in line]
+    assert named and all(line.endswith(', left out: view="text"]') for line in named), named
