@@ -48,6 +48,12 @@ class ImagePart:
 Part = Union[TextPart, ImagePart]
 
 
+# How a reader's line naming a picture ends when the picture follows it, and how it ends in a
+# text-only read (view "text"), which leaves the picture out.
+ATTACHED = ", attached]"
+LEFT_OUT = ', left out: view="text"]'
+
+
 def joined(content: list[Part]) -> list[Part]:
     """The parts as they are sent. Hosts (VS Code's chat agent, MCP clients) concatenate a
     result's text parts with nothing between them, and put a note of their own in an image's
@@ -123,13 +129,26 @@ class ReadResult:
 
     def text_only(self) -> ReadResult:
         """The result as a client that takes no pictures gets it (view "text"): its images taken
-        out, and one line saying how many. The one place a reply is made text only."""
+        out, and one line saying how many; in a cut read that line goes just before the closing
+        line, which stays last because it says how to read on. The one place a reply is made text
+        only."""
         pictures = sum(isinstance(part, ImagePart) for part in self.content)
-        if pictures:
-            self.content = [part for part in self.content if isinstance(part, TextPart)]
-            self.content.append(TextPart(f"[{pictures} picture{'s' if pictures != 1 else ''} left out: this read "
-                                         'asked for text only (view="text"). Call again without view to see '
-                                         f"{'them' if pictures != 1 else 'it'}.]"))
+        if not pictures:
+            return self
+        kept: list[TextPart] = []
+        for part in self.content:
+            if isinstance(part, TextPart):
+                kept.append(part)
+            elif kept and kept[-1].text.endswith(ATTACHED):  # the line naming the picture says it is not
+                kept[-1] = TextPart(kept[-1].text[:-len(ATTACHED)] + LEFT_OUT)
+        note = TextPart(f"[{pictures} picture{'s' if pictures != 1 else ''} left out: this read asked for text only "
+                        f'(view="text"). Call again without view to see {"them" if pictures != 1 else "it"}.]')
+        head, _, closing = kept[-1].text.rpartition("\n") if self.truncated and kept else ("", "", "")
+        if closing.startswith("[") and closing.endswith("]"):
+            kept[-1:] = [*([TextPart(head)] if head else []), note, TextPart(closing)]
+        else:
+            kept.append(note)
+        self.content = kept
         return self
 
     def text_bytes(self) -> int:

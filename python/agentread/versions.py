@@ -240,6 +240,12 @@ def since(result: ReadResult, request_since: str | None, path: str, earlier: str
                              f"changed since cannot be told; it is read below, at version {result.version}. Pass "
                              "`since` the version a read of this file gave: this one's, to ask later.]")
     if earlier is not None and now is not None:
+        if "hits" in (result.shown or {}) or "outline" in (result.shown or {}):
+            # Hits and outline entries stand for lines the reply does not show: a diff of the file's
+            # lines would not say where they are now, so they are given as they are now.
+            return noted(result, f"[Changed: {result.path} is no longer at version {request_since} (now "
+                                 f"{result.version}; {_differ(differing(lines_of(earlier), lines_of(now)))}); "
+                                 "what this read finds in it now follows.]", changed=True)
         answered = _window_answer(result, request_since, lines_of(earlier), lines_of(now))
         if answered is not None:
             return answered

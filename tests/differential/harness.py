@@ -68,6 +68,16 @@ def without_version(text: str, version: str | None = None) -> str:
     raise AssertionError(f"no version tag in {text[-300:]!r}")
 
 
+def arguments_named(line: str, next_args: dict) -> bool:
+    """Whether `line` names every argument of `next` with its value, as closing lines spell
+    them."""
+    for key, value in next_args.items():
+        shown = "true" if value is True else json.dumps(value) if isinstance(value, str) else str(value)
+        if not re.search(rf"\b{key}={re.escape(shown)}", line):
+            return False
+    return True
+
+
 def body(result: dict) -> str:
     """The reply's text but the version line a file's result holds; each image on a line of its
     own (IMAGE_LINE)."""

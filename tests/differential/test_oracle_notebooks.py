@@ -96,3 +96,21 @@ def test_a_notebook_is_the_same_in_every_front_end(rpc):
     path, _ = notebook("jupytext-1.19.6/jupytext-1.19.6/tests/data/notebooks/inputs/ipynb_py/"
                        "Notebook_with_R_magic.ipynb")
     same_in_every_front_end(rpc, chain(rpc, {"path": str(path)}), cli_reads=1)
+
+
+NBFORMAT_TESTS = sorted(str(p.relative_to(THIRDPARTY)) for p in
+                        (THIRDPARTY / "nbformat-5.10.4" / "nbformat-5.10.4" / "tests").glob("*.ipynb")) or ["(absent)"]
+
+
+@pytest.mark.parametrize("name", NBFORMAT_TESTS)
+def test_a_small_reply_holds_a_cell_at_least(rpc, name):
+    """At the smallest reply, following `next` shows at least a whole cell of these small cells a
+    reply, in a notebook off the schema (its warning line kept to its room) too; every cell once."""
+    path = THIRDPARTY / name
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    replies = follow(rpc, {"path": name, "maxBytes": SIZES[-1]})
+    cells = replies[0]["totalCells"]
+    assert len(replies) <= max(cells, 1), [r["shown"] for r in replies]
+    headers = [int(m[1]) for r in replies for m in HEADER.finditer(body(r))]
+    assert headers == list(range(1, cells + 1))

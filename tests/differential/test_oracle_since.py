@@ -120,6 +120,29 @@ def test_since_after_an_edit_over_rpc(workspace, edit, at):
         server.close()
 
 
+HIT_LINE = re.compile(r"^line ([\d,]+)(?:, column \d+)?: ", re.M)
+
+
+@pytest.mark.parametrize("edit, at", [pytest.param(insert, ABOVE, id="insert-above"),
+                                      pytest.param(delete, ABOVE, id="delete-above")])
+def test_since_of_a_find_shows_the_hits_where_they_are_now(workspace, edit, at):
+    """A find read again with `since` after lines moved: the hits its reply lists are the hits of
+    the file now, each at its line now, as `shown.hits` says."""
+    path = workspace / "nodes.py"
+    server = ServerProcess(workspace=workspace)
+    try:
+        search = {"path": str(path), "find": "def __init__", "maxBytes": 8192}
+        version = server.read(**search)["version"]
+        _, after = rewrite(path, edit, at)
+        result = server.read(**search, since=version)
+    finally:
+        server.close()
+    truth = [n for n, line in enumerate(after, 1) if "def __init__" in line]
+    listed = [int(n.replace(",", "")) for n in HIT_LINE.findall(body(result))]
+    assert result["changed"] and listed == [hit["line"] for hit in result["shown"]["hits"]]
+    assert listed == truth[:len(listed)] and listed
+
+
 @pytest.mark.parametrize("edit, at", [pytest.param(change, INSIDE, id="change-inside"),
                                       pytest.param(insert, ABOVE, id="insert-above")])
 def test_since_after_an_edit_in_the_cli(workspace, edit, at):

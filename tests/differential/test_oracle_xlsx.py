@@ -8,7 +8,7 @@ import re
 
 import openpyxl
 import pytest
-from harness import SIZES, THIRDPARTY, body, chain, follow, same_in_every_front_end
+from harness import SIZES, THIRDPARTY, arguments_named, body, chain, follow, same_in_every_front_end
 
 EXTDATA = ("r-cran-readxl", "usr", "lib", "R", "site-library", "readxl", "extdata")
 WORKBOOKS = sorted(p.name for p in THIRDPARTY.joinpath(*EXTDATA).glob("*.xlsx")) or ["(absent)"]
@@ -112,3 +112,22 @@ def test_a_workbook_is_the_same_in_every_front_end(rpc):
     if not path.is_file():
         pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
     same_in_every_front_end(rpc, chain(rpc, {"path": str(path)})[:4], cli_reads=2)
+
+
+# A row shown as no cell but the marker of its cut: nothing of it shown.
+EMPTY_CUT_ROW = re.compile(r"\| \d+ \| \[… row cut at column A;", re.M)
+
+
+def test_a_sheet_the_reply_has_no_room_for_waits_whole(rpc):
+    """From a sheet's middle at the smallest reply: a later sheet the reply has no room for is left
+    to the next call, not begun with a row cut to nothing; every reply's one call to go on is its
+    `next`, on its last line."""
+    path = THIRDPARTY.joinpath(*EXTDATA, "datasets.xlsx")
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    replies = follow(rpc, {"path": str(path), "pages": "2-4", "offset": 21, "maxBytes": SIZES[-1]})
+    for result in replies[:-1]:
+        text = body(result)
+        assert not EMPTY_CUT_ROW.search(text), text[-400:]
+        last = text.rstrip("\n").split("\n")[-1]
+        assert arguments_named(last, result["next"]) and text.count("Call again") == 1, (last, result["next"])

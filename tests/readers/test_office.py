@@ -251,6 +251,21 @@ def test_a_wide_xlsx_row_ends_at_a_cell_naming_the_column_that_reads_on(tmp_path
     assert past.error.code == "offset_past_end" and "column AX (50)" in past.error.message
 
 
+def test_a_cut_xlsx_row_is_the_one_call_that_reads_on(tmp_path: Path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.append([f"cell {i} " + "x" * 60 for i in range(30)])
+    wb.active.append(["a" * 300, "b"])
+    wb.save(tmp_path / "wide.xlsx")
+    result = read(tmp_path, path="wide.xlsx", maxBytes=1400)
+    *_, stop, cut = text_of(result).split("\n")
+    # The row after the cut one waits for a later call; the cut is where this one goes on, and the
+    # only call the reply names.
+    assert stop == "[Sheet 1 stops before row 2 (output limit of 1,400 bytes).]"
+    assert result.next == {"pages": "1", "offset": 1, "column": 13} and cut.endswith('offset=1, column=13.]')
+
+
 def test_an_xlsx_cell_over_a_whole_reply_reads_on_with_char(tmp_path: Path):
     from builders import workbook
 

@@ -60,6 +60,10 @@ MAX_WARNINGS_SHOWN = 5
 # them 1-byte.
 WARNING_RESERVE_BYTES = 1_300
 
+# Of a small reply's budget, the most each reserve above takes (a quarter): at the smallest replies
+# a host sends (VS Code's chat at its least) fixed reserves would leave the cells no room at all.
+RESERVE_SHARE = 4
+
 # A cut cell's closing line names the cells after it when that list is this short; a longer one is
 # already spelled in the line's `cells="…"` and is not repeated.
 MAX_THEN_CELLS_CHARS = 40
@@ -137,7 +141,8 @@ class _Parts:
         """Starts with the notebook's summary line; a notebook that may need a warning line keeps
         room for it."""
         warned = nb.odd or bool(nb.warnings)
-        self._budget_bytes = budget - CLOSING_RESERVE_BYTES - (WARNING_RESERVE_BYTES if warned else 0)
+        self._warning_bytes = min(WARNING_RESERVE_BYTES, budget // RESERVE_SHARE) if warned else 0
+        self._budget_bytes = budget - min(CLOSING_RESERVE_BYTES, budget // RESERVE_SHARE) - self._warning_bytes
         self._budget_lines = MAX_LINES - CLOSING_RESERVE_LINES - warned
         self.content: list[TextPart | ImagePart] = []
         self._lines: list[str] = []
@@ -194,7 +199,7 @@ class _Parts:
         """The content, with the warning line (if any) for the cells shown placed under the
         summary line."""
         self._flush()
-        warning = _warning(nb, positions)
+        warning = _warning(nb, positions, self._warning_bytes)
         if warning:
             summary, newline, rest = self.content[0].text.partition("\n")
             self.content[0] = TextPart(summary + "\n" + warning + newline + rest)
@@ -239,17 +244,21 @@ def _summary(nb: Notebook) -> str:
     return summary
 
 
-def _warning(nb: Notebook, positions: list[int]) -> str | None:
+def _warning(nb: Notebook, positions: list[int], room: int) -> str | None:
     """What the reader decided about the file, then (for a notebook off nbformat 4's layout) what
-    nbformat's validator finds at its top and in the cells shown."""
+    nbformat's validator finds at its top and in the cells shown: as many problems, whole, as
+    `room` bytes hold, the others counted."""
     problems = nb.warnings + (schema_problems(nb, positions) if nb.odd else [])
     if not problems:
         return None
-    shown = problems[:MAX_WARNINGS_SHOWN]
-    more = len(problems) - len(shown)
-    line = ("Warning: the notebook does not follow the nbformat schema; shown as far as it could be read: "
-            + "; ".join(shown) + (f"; and {more} more" if more else "") + ".")
-    return line.encode("utf-8", "surrogatepass")[:WARNING_RESERVE_BYTES].decode("utf-8", "ignore")
+    head = "Warning: the notebook does not follow the nbformat schema; shown as far as it could be read: "
+    for count in range(min(len(problems), MAX_WARNINGS_SHOWN), 0, -1):
+        more = len(problems) - count
+        line = head + "; ".join(problems[:count]) + (f"; and {more} more" if more else "") + "."
+        if len(line.encode("utf-8", "surrogatepass")) <= room:
+            return line
+    line = head + f"{amount(len(problems), 'problem')} (read fewer cells, or a larger reply, to see them)."
+    return line.encode("utf-8", "surrogatepass")[:max(room, len(head))].decode("utf-8", "ignore")
 
 
 def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> ReadResult:

@@ -197,6 +197,7 @@ class _Reader:
         self.closing: str | None = None
         self.shown_sheets: list[int] = []
         self.shown_rows: list[int] | None = None  # of the last sheet listed, [first, last]
+        self.showed_rows = False  # whether any sheet before showed a row
         self.cut: dict | None = None  # the cell read showing whole the first cell or row cut
 
     def _add(self, line: str) -> None:
@@ -230,10 +231,11 @@ class _Reader:
                 continue
             width = len(shown)
             room = self.request.output_bytes - CLOSING_RESERVE_BYTES
-            # Only a first row is cut to the bytes left: a later one waits for the next call.
-            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used if not rows else room)
+            # Only the call's first row is cut to the bytes left: later ones wait for the next call.
+            alone = not rows and not self.showed_rows
+            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used if alone else room)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
-            if rows and used > room:
+            if not alone and used > room:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
             rows.append((row_number, shown, width))
@@ -241,6 +243,10 @@ class _Reader:
                 self.cut = {"pages": remaining, "offset": row_number, "column": first_cut}
         if stop is None and start > 1 and not rows:
             raise past_end(start, None, "row", f"sheet {number}")
+        if stop is not None and not rows:  # the sheets before filled the call: this one waits whole
+            self.next = {"pages": remaining}
+            self.closing = f'[Sheet {number} is not begun ({reason}). Call again with pages="{remaining}" to continue.]'
+            return False
         if stop is None:
             extent = amount(rows[-1][0], "row") if rows else "empty"
         elif declared_rows >= stop:
@@ -251,6 +257,7 @@ class _Reader:
         self._header(number, sheet, extent, width)
         self.shown_sheets.append(number)
         self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
+        self.showed_rows = self.showed_rows or bool(rows)
         if rows:
             columns = min(width, MAX_COLUMNS)
             self._add(pipe_row(["row", *(_letters(c) for c in range(1, columns + 1))]))
@@ -370,8 +377,9 @@ class _Reader:
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
         self.next = {"pages": remaining, "offset": row}
-        self.closing = (f"[Sheet {sheet} stops before row {row:,} ({reason}). Call again with "
-                        f'pages="{remaining}" and offset={row} to continue.]')
+        # After a cut the read goes on at the cut (result()): this line names no call of its own.
+        goes_on = "" if self.cut else f' Call again with pages="{remaining}" and offset={row} to continue.'
+        self.closing = f"[Sheet {sheet} stops before row {row:,} ({reason}).{goes_on}]"
 
     def _merges(self, sheet: Sheet) -> list[str]:
         """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
