@@ -212,32 +212,35 @@ def archive(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     return tmp_path / "bundle.zip", members
 
 
-def test_since_after_an_archive_member_changed(archive):
+def member_since(archive, rewrite) -> tuple[dict, list[str], list[str]]:
+    """A window of the archive's nodes.py read with `since` after `rewrite(members)` is bundled
+    again; with that member's lines before and after."""
     path, members = archive
     server = ServerProcess(workspace=path.parent)
     try:
         window = {"path": f"{path}/docutils/nodes.py", "offset": OFFSET, "limit": LIMIT}
         version = server.read(**window)["version"]
-        before = editor_lines(members["docutils/nodes.py"].decode("utf-8"))
-        after = list(before)
-        change(after, INSIDE)
-        bundle(path, {**members, "docutils/nodes.py": ("\n".join(after) + "\n").encode("utf-8")})
-        check_answer(server.read(**window, since=version), before, after)
+        rewritten = rewrite(members)
+        bundle(path, rewritten)
+        result = server.read(**window, since=version)
     finally:
         server.close()
+    return result, *(editor_lines(m["docutils/nodes.py"].decode("utf-8")) for m in (members, rewritten))
+
+
+def changed_inside(members: dict) -> dict:
+    lines = editor_lines(members["docutils/nodes.py"].decode("utf-8"))
+    change(lines, INSIDE)
+    return {**members, "docutils/nodes.py": ("\n".join(lines) + "\n").encode("utf-8")}
+
+
+def test_since_after_an_archive_member_changed(archive):
+    check_answer(*member_since(archive, changed_inside))
 
 
 def test_since_after_another_member_changed_is_unchanged(archive):
-    path, members = archive
-    server = ServerProcess(workspace=path.parent)
-    try:
-        window = {"path": f"{path}/docutils/nodes.py", "offset": OFFSET, "limit": LIMIT}
-        version = server.read(**window)["version"]
-        bundle(path, {**members, "docutils/__init__.py": members["docutils/__init__.py"] + b"# more\n"})
-        lines = editor_lines(members["docutils/nodes.py"].decode("utf-8"))
-        check_answer(server.read(**window, since=version), lines, lines)
-    finally:
-        server.close()
+    more = "docutils/__init__.py"
+    check_answer(*member_since(archive, lambda m: {**m, more: m[more] + b"# more\n"}))
 
 
 def test_a_member_reports_its_own_size(archive):
