@@ -80,12 +80,15 @@ def flipping(tmp_path: Path):
     try:
         yield ws.resolve()
     finally:
+        # A flipper that stopped early would leave a steady folder, and nothing to race.
+        assert flipper.poll() is None, "the flipper stopped before the requests ended"
         stop.touch()
         try:
             flipper.wait(timeout=ANSWER_TIMEOUT)
         except subprocess.TimeoutExpired:
             flipper.kill()
             flipper.wait()
+        assert flipper.returncode == 0
 
 
 # What is asked while the folder flips: each kind of request that opens or lists a path.

@@ -48,3 +48,6 @@ MAX_DIR_ENTRIES = 500
 # Bytes looked at to decide what a file is: enough for every magic number filetype knows and for a
 # fair text/binary and encoding guess, small enough to cost nothing.
 SNIFF_BYTES = 65536
+
+# A message too large for a server is skipped this many bytes at a time, never held whole.
+MESSAGE_SKIP_BYTES = 1 << 20

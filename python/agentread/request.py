@@ -3,6 +3,7 @@ JSON-RPC -32602)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,11 @@ MAX_FIND_CHARS = MAX_LINE_CHARS
 # the errors that refuse it, and a sheet name is looked for in every sheet's.
 MAX_ARGUMENT_CHARS = 1000
 
+# A page (or slide, sheet) range as `pages` spells it: "3", "10-20" or "10-" (to the end).
+PAGE_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
+
 # Of a value refused, what its error quotes: enough to see what was sent.
-MAX_QUOTED_CHARS = 80
+MAX_QUOTED_VALUE_CHARS = 80
 
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
            "regex", "ignoreCase", "since", "view", "char"}
@@ -90,9 +94,9 @@ def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
 
 
 def _quoted(value: Any) -> str:
-    """A value as an error quotes it: its repr, cut to MAX_QUOTED_CHARS."""
+    """A value as an error quotes it: its repr, cut to MAX_QUOTED_VALUE_CHARS."""
     text = repr(value)
-    return text if len(text) <= MAX_QUOTED_CHARS else f"{text[:MAX_QUOTED_CHARS]}…"
+    return text if len(text) <= MAX_QUOTED_VALUE_CHARS else f"{text[:MAX_QUOTED_VALUE_CHARS]}…"
 
 
 def _offset(params: dict[str, Any]) -> int | None:
@@ -154,7 +158,7 @@ def _find(params: dict[str, Any]) -> str | None:
         raise InvalidParams(f"'find' must be a non-empty string to search for, got {_quoted(value)}")
     if len(value) > MAX_FIND_CHARS:
         raise InvalidParams(f"'find' is {len(value):,} characters long; at most {MAX_FIND_CHARS:,} are taken. Search "
-                            f"for a distinctive part of it, such as find={value[:MAX_QUOTED_CHARS]!r}.")
+                            f"for a distinctive part of it, such as find={value[:MAX_QUOTED_VALUE_CHARS]!r}.")
     if not params.get("regex") and ("\n" in value or "\r" in value):  # a hit is within one line
         longest = max(value.splitlines(), key=len)
         raise InvalidParams(f"find matches within one line, and {_quoted(value)} holds a line break. Search for "

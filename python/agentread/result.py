@@ -124,7 +124,7 @@ class ReadResult:
             if isinstance(part, TextPart):
                 out.append(sendable(part.text))
             else:
-                out.append(f"[image: {part.mime_type} {part.width}x{part.height}, attached]")
+                out.append(f"[image: {part.mime_type} {part.width}x{part.height}{ATTACHED}")
         return "\n".join(out)
 
     def text_only(self) -> ReadResult:

@@ -43,6 +43,7 @@ import xxhash
 
 from agentread import workspace
 from agentread.limits import MIN_REPLY_BYTES, REPLY_FRAME_BYTES
+from agentread.numbering import amount
 from agentread.result import ReadError, ReadResult, TextPart
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def file_version(f, path: str) -> str:
         digits = hash_digits(f, st.st_size, repr(key).encode())
         if started - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_SECONDS * 1_000_000_000:
             DIGESTS.keep(key, digits)
-    return digits + _check(digits, path)
+    return _stamped(digits, path)
 
 
 def bytes_version(data: bytes, st: os.stat_result, path: str) -> str:
@@ -148,8 +149,7 @@ def bytes_version(data: bytes, st: os.stat_result, path: str) -> str:
 
 def content_version(f, size: int, identity: bytes, path: str) -> str:
     """The version of the `size` bytes of the seekable `f`, read at `path` (see hash_digits)."""
-    digits = hash_digits(f, size, identity)
-    return digits + _check(digits, path)
+    return _stamped(hash_digits(f, size, identity), path)
 
 
 def hash_digits(f, size: int, identity: bytes) -> str:
@@ -172,7 +172,7 @@ def hash_digits(f, size: int, identity: bytes) -> str:
 
 def text_version(text: str, path: str) -> str:
     """An editor buffer's version: of its text, as UTF-8."""
-    return _stamped(_digest(text.encode("utf-8", "surrogatepass")), path)
+    return _stamped(_digits(_digest(text.encode("utf-8", "surrogatepass"))), path)
 
 
 def _digest(data: bytes = b""):
@@ -186,9 +186,8 @@ def _digits(digest) -> str:
     return digest.hexdigest()[:HASH_DIGITS]
 
 
-def _stamped(digest, path: str) -> str:
+def _stamped(digits: str, path: str) -> str:
     """A version: the hash's digits, then the check digits of the path and them."""
-    digits = _digits(digest)
     return digits + _check(digits, path)
 
 
@@ -272,12 +271,8 @@ def _differing(opcodes) -> int:
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
 
 
-def _lines(count: int) -> str:
-    return f"{count:,} line{'' if count == 1 else 's'}"
-
-
 def _differ(count: int) -> str:
-    return f"{_lines(count)} differ{'s' if count == 1 else ''}"
+    return f"{amount(count, 'line')} differ{'s' if count == 1 else ''}"
 
 
 def _window_answer(result: ReadResult, before: str, earlier: list[str], now: list[str]) -> ReadResult | None:
@@ -319,7 +314,8 @@ def _window_answer(result: ReadResult, before: str, earlier: list[str], now: lis
 
 
 def _moved(by: int) -> str:
-    return f"moved {_lines(abs(by))} {'down' if by > 0 else 'up'} (lines {'added' if by > 0 else 'removed'} above)"
+    return (f"moved {amount(abs(by), 'line')} {'down' if by > 0 else 'up'} "
+            f"(lines {'added' if by > 0 else 'removed'} above)")
 
 
 def _answered(result: ReadResult, text: str) -> ReadResult:
@@ -427,19 +423,20 @@ class Versions:
         since the read; a sensitive file read with consent, for a store on disk)."""
         if plan.kind not in TEXT_KINDS or plan.resolved.st.st_size > HELD_TEXT_BYTES:
             return None
-        from agentread.workspace import SENSITIVE, open_verified
-
-        if self.store.on_disk and SENSITIVE in plan.request.consent:  # a secret is never written out
+        if self.store.on_disk and workspace.SENSITIVE in plan.request.consent:  # a secret is never written out
             return None
         path = path_of(plan.resolved)
         if isinstance(plan.buffer, str):
             return plan.buffer if text_version(plan.buffer, path) == version else None
         try:
-            with open_verified(plan.resolved) as f:
+            with workspace.open_verified(plan.resolved) as f:
+                # The digest kept for the file's status answers without hashing it again.
+                if file_version(f, path) != version:
+                    return None
                 data = f.read(HELD_TEXT_BYTES + 1)
         except (OSError, ReadError):  # gone or replaced since: nothing to hold
             return None
-        if len(data) > HELD_TEXT_BYTES or _stamped(_digest(data), path) != version:
+        if len(data) > HELD_TEXT_BYTES:
             return None
         info = plan.info
         return data[info.bom:].decode(info.encoding or "utf-8", errors="replace")

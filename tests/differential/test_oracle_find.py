@@ -89,7 +89,7 @@ def found_many(server: ServerProcess, params: dict) -> tuple[dict[str, list[tupl
     raise AssertionError("read_many still has a next after 1,000 replies")
 
 
-GLOB_SIZES = [None, 8192, 1400]
+GLOB_SIZES = SIZES
 
 # Globs of more files than a reply shows (100): 129 of docutils' modules, 160 of its tests.
 GLOBS = ["docutils/**/*.py", "test/test_*/**/*.py"]

@@ -22,6 +22,7 @@ from rpc import (
     body_of,
     descendants,
     processes,
+    serving,
     text_of,
     wait_until,
     workers_reading,
@@ -369,3 +370,16 @@ def test_the_worker_for_small_reads_is_killed_with_its_read_and_started_afresh(t
         assert all(server._queue(msg_id).empty() for msg_id in slow)  # still reading
     finally:
         server.close()
+
+
+def test_a_page_range_the_reader_refuses_is_refused_before_a_worker_is_chosen(tmp_path):
+    """The rule for small reads reads `pages` as the PDF reader does: a range it refuses (a
+    superscript digit, which str.isdigit takes and int does not) is an invalid request, not a
+    crash of the choice of worker."""
+    from agentread.serve.workers import SMALL_READ_BYTES
+
+    (tmp_path / "big.pdf").write_bytes(build_pdf(["one", "two", "three"]) + b"%" + b" " * SMALL_READ_BYTES + b"\n")
+    for server in serving(tmp_path):
+        answer = server.request("agentread/read", {"path": "big.pdf", "pages": "\u00b2-3"})
+        assert answer["error"]["code"] == -32602 and "'pages' must look like" in answer["error"]["message"], answer
+        assert not server.read(path="big.pdf", pages="2")["isError"]

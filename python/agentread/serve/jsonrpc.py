@@ -25,6 +25,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_c
 from pygls.uris import to_fs_path
 
 from agentread import __version__
+from agentread.limits import MESSAGE_SKIP_BYTES
 from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request
 from agentread.request import InvalidParams, parse_request
@@ -49,8 +50,6 @@ MAX_FRAME_BYTES = 256 << 20
 # What the server reads in place of a frame too large: a notification of this method, whose handler
 # answers the frame with an error.
 TOO_LARGE_METHOD = "agentread/messageTooLarge"
-# A frame too large is skipped this many bytes at a time.
-SKIP_BYTES = 1 << 20
 
 # Paths one `agentread/check` looks at: what one call of a tool names at most (many.MAX_MANY_FILES).
 MAX_CHECK_PATHS = 100
@@ -285,7 +284,7 @@ class _Input:
 
     def readline(self) -> bytes:
         while self.skipping:
-            skipped = len(self.stream.read(min(self.skipping, SKIP_BYTES)))
+            skipped = len(self.stream.read(min(self.skipping, MESSAGE_SKIP_BYTES)))
             self.skipping = skipped and self.skipping - skipped  # none at the end of the stream
         line = self.stream.readline(MAX_HEADER_LINE_BYTES + 1)
         if len(line) > MAX_HEADER_LINE_BYTES:

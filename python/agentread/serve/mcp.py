@@ -27,6 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from agentread import __version__
+from agentread.limits import MESSAGE_SKIP_BYTES
 from agentread.many import ManyRequest, ManyResult, parse_many_request
 from agentread.request import InvalidParams, ReadRequest, parse_request
 from agentread.result import ImagePart, ReadResult, joined
@@ -52,8 +53,6 @@ MAX_APPROVAL_PATHS = 20
 # client's answers (its roots, an approval) are as short; a read_many of 100 long paths is under
 # 1 MB. A longer line is skipped as it arrives, never held whole, and a request answered an error.
 MAX_MESSAGE_BYTES = 16 << 20
-# A line too long is skipped this many bytes at a time.
-SKIP_BYTES = 1 << 20
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                    open_world_hint=False)
@@ -230,7 +229,7 @@ class _Lines:
             if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
                 return line.decode("utf-8", errors="replace")
             size = len(line)
-            while more := self.stream.readline(SKIP_BYTES):
+            while more := self.stream.readline(MESSAGE_SKIP_BYTES):
                 size += len(more)
                 if more.endswith(b"\n"):
                     break

@@ -44,7 +44,7 @@ from typing import Any
 
 from agentread.engine import Plan, answer, run
 from agentread.readers import READERS
-from agentread.request import InvalidParams
+from agentread.request import PAGE_RANGE, InvalidParams
 from agentread.result import ReadResult
 
 log = logging.getLogger("agentread")
@@ -294,10 +294,10 @@ def small_read(plan: Plan) -> bool:
 def _pages_asked(spec: str | None) -> int | None:
     """How many pages `pages` names ("3": 1, "10-20": 11); None for none, an open range ("10-") or
     one the reader refuses."""
-    first, dash, last = (spec or "").partition("-")
-    if not first.strip().isdigit() or (dash and not last.strip().isdigit()):
+    match = PAGE_RANGE.match(spec or "")
+    if not match or match[2] == "":
         return None
-    return int(last) - int(first) + 1 if dash else 1
+    return int(match[2]) - int(match[1]) + 1 if match[2] else 1
 
 
 def route(real_path: str, workers: int) -> int:

@@ -37,7 +37,7 @@ from agentread.readers.notebook.schema import schema_problems
 from agentread.readers.notebook.select import OUTLINE, format_cells, select_cells
 from agentread.readers.notebook.svgcheck import rasterise_within
 from agentread.request import ReadRequest
-from agentread.result import ImagePart, ReadError, ReadResult, TextPart
+from agentread.result import ATTACHED, ImagePart, ReadError, ReadResult, TextPart
 
 # Each output of a many-cell read keeps at most this much, as head and tail: enough to see how a
 # long log began and how it ended, while a 50 KB call still holds a dozen or so such cells.
@@ -182,7 +182,7 @@ class _Parts:
         self.attached += 1
         self._image_chars += len(part.data)
         self.text(f"[image {self.attached}: {ref.label}, {part.mime_type} {part.width}x{part.height}"
-                  f"{f' ({note})' if note else ''}, attached]")
+                  f"{f' ({note})' if note else ''}{ATTACHED}")
         self._flush()
         self.content.append(part)
 

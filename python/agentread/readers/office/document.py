@@ -5,21 +5,19 @@ pipe tables, and the `pages` range that addresses slides and sheets.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, shown_lines, up_to, window
 from agentread.readers.image import image_part
-from agentread.request import InvalidParams, ReadRequest
-from agentread.result import ImagePart, ReadError, ReadResult, TextPart
+from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
+from agentread.result import ATTACHED, ImagePart, ReadError, ReadResult, TextPart
 
 # An Excel cell longer than this is cut: one pasted essay in a cell would otherwise push the rest of
 # the row out of its line (the sheet's `column` read shows it whole).
 MAX_CELL_CHARS = 500
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 
 
 @dataclass
@@ -95,7 +93,7 @@ def select_sections(spec: str | None, total: int, unit: str, names: list[str] | 
     if names and spec in names:
         number = names.index(spec) + 1
         return number, number
-    match = _RANGE.match(spec)
+    match = PAGE_RANGE.match(spec)
     if not match:
         known = f", or a sheet name ({', '.join(repr(n) for n in names)})" if names else ""
         raise InvalidParams(f"'pages' must look like \"3\" or \"2-5\"{known}, got {spec!r}")
@@ -148,7 +146,7 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
         attached += 1
         image_chars += len(part.data)
         noted = f", {note}" if note else ""
-        text[-1] = f"{text[-1][:-1]}, {part.mime_type} {part.width}x{part.height}{noted}, attached]"
+        text[-1] = f"{text[-1][:-1]}, {part.mime_type} {part.width}x{part.height}{noted}{ATTACHED}"
         content += [TextPart("\n".join(text)), part]
         text = []
     text += out[last - offset + 1:]  # the closing line of a cut window

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 import shutil
 import threading
 import time
@@ -26,7 +25,7 @@ from agentread.numbering import amount, counted, output_limit_reason, shown_line
 from agentread.readers import Source
 from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 from agentread.readers.pdf.figures import count_figures
-from agentread.request import InvalidParams, ReadRequest
+from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
 
@@ -85,7 +84,6 @@ MAX_SCAN_OBJECTS = 1000
 # once started, so the rest of such a page is left out and the page says so.
 MAX_TEXT_OBJECTS = 20_000
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 log = logging.getLogger(__name__)
 
 # pypdf logs every repair it makes to a damaged file; the reader reports what matters in its result.
@@ -296,7 +294,7 @@ def parse_pages(spec: str | None, total: int) -> tuple[int, int]:
     the document."""
     if spec is None:
         return 1, min(total, MAX_PDF_PAGES)
-    match = _RANGE.match(spec)
+    match = PAGE_RANGE.match(spec)
     if not match:
         raise InvalidParams(f"'pages' must look like \"3\" or \"10-20\", got {spec!r}")
     first = int(match.group(1))
