@@ -131,6 +131,8 @@ export interface ReadResult {
   /** The file changed since the version `since` named, or since this session last read it; `diff`: the text is a diff. */
   changed?: boolean;
   diff?: boolean;
+  /** Passages a person reading the file would not see, marked ⟦…⟧ in the text, counted by kind (docs/CONTRACT.md). */
+  hidden?: Record<string, number>;
   encoding?: string;
   isError: boolean;
   error?: { code: string; message: string };
@@ -169,6 +171,7 @@ export interface ManyFile {
   truncated?: boolean;
   next?: Record<string, unknown>;
   shown?: Shown;
+  hidden?: Record<string, number>;
   error?: { code: string; message: string };
   /** The file's version and what changed, as a single read gives them (ReadResult). */
   version?: string;

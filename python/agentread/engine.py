@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
+from agentread.hidden import mark_result
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
@@ -179,7 +180,7 @@ def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:
 
 
 def _read(plan: Plan, request: ReadRequest) -> ReadResult:
-    result = _read_kind(plan, request)
+    result = mark_result(_read_kind(plan, request))
     return result.text_only() if request.view == "text" else result
 
 

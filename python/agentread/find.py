@@ -143,7 +143,7 @@ class Matcher:
         unkept = self.linear.pattern.replace(_KEPT_FROM_ENDS, "") if self.linear is not None else ""
         self.anchored = "^" in unkept or "$" in unkept
         # The held text found by `re`, whose search skips ahead on the text's last character where
-        # bytes.find steps a byte or two at a time past a common first one. Figures: bench/README.md.
+        # bytes.find steps a byte or two at a time past a common first one (bench/README.md).
         self.skip_to = re.compile(re.escape(self.held)).search if self.held else None
         # An ASCII string ignoring case, as a pattern over bytes, which folds ASCII letters alone:
         # exact in ASCII text, and in any text for a string FOLDED_FROM_BEYOND_ASCII leaves.
@@ -206,7 +206,7 @@ class Matcher:
 
     @property
     def in_place(self) -> bool:
-        """Whether runs of ASCII lines are searched where they lie in the bytes read (ascii_spans)."""
+        """Whether runs of ASCII lines are searched where they lie in the bytes (ascii_spans)."""
         return self.linear is not None or self.caseless is not None
 
     def ascii_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:

@@ -183,7 +183,8 @@ class ManyResult:
             entry: dict[str, Any] = {"path": sendable(f.request.path), "state": f.state}
             if f.result is not None:
                 whole = f.result.to_json()
-                entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "error") if k in whole})
+                entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "hidden", "error")
+                              if k in whole})
                 entry.update({k: whole[k] for k in _VERSIONED if k in whole})
             if f.images_dropped:
                 entry["imagesLeftOut"] = f.images_dropped
