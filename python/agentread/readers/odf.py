@@ -34,9 +34,9 @@ from agentread.readers.office.document import (
     select_sections,
     show,
 )
-from agentread.readers.zipped import check_package, damaged
+from agentread.readers.zipped import check_package, damaged, sections_result
 from agentread.request import InvalidParams, ReadRequest
-from agentread.result import ReadError, ReadResult, TextPart
+from agentread.result import ReadError, ReadResult
 
 # What each format is called in messages.
 WHAT = {"odt": "OpenDocument text (ODT)", "ods": "OpenDocument spreadsheet (ODS)",
@@ -80,9 +80,9 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
         return show(_Walker(document).text_body(), request, source.path, "document")
     if fmt == "odp":
         out, first, last, total = _slides(document, request)
-        return _sections_result(out, request, source.path, "presentation", first, last, total, "slides")
+        return sections_result(out, request, source.path, "presentation", first, last, total, "slides")
     out, first, last, total = _sheets(document, request)
-    return _sections_result(out, request, source.path, "spreadsheet", first, last, total, "sheets")
+    return sections_result(out, request, source.path, "spreadsheet", first, last, total, "sheets")
 
 
 def outline(source: Source, request: ReadRequest) -> ReadResult:
@@ -167,19 +167,6 @@ def _open(source: Source):
     except Exception as exc:  # noqa: BLE001 - zipfile, lxml and odfdo fail in many ways
         raise damaged(source.name, f"{WHAT[fmt]} file", "damaged_office", exc) from None
     return fmt, document
-
-
-def _sections_result(out: Rendered, request: ReadRequest, path: str, kind: str, first: int, last: int,
-                     total: int, unit: str) -> ReadResult:
-    """A window of the slides or sheets read, as a PPTX read shows its slides."""
-    result = show(out, request, path, kind, pages=None if request.pages is None else span(first, last))
-    result.total_pages = total
-    if not total:
-        result.content = [TextPart(f"[The file has no {unit}: there is nothing to read.]")]
-    if result.shown:
-        lines = result.shown["lines"]
-        result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
-    return result
 
 
 # Presentations.

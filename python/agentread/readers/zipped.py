@@ -1,6 +1,6 @@
-"""What the readers of zip-based books and documents (EPUB, OpenDocument) check before a library
-parses one whole: that its zip can be read, that it inflates within the Office readers' limit, and
-that it lists no more sections than they allow."""
+"""What the readers of zip-based books and documents (EPUB, OpenDocument) share: the checks made
+before a library parses one whole (its zip can be read, it inflates within the Office readers'
+limit, it lists no more sections than they allow), and the window of its sections a read shows."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import re
 import zipfile
 import zlib
 
+from agentread.numbering import span
 from agentread.readers.office import MAX_INFLATED_BYTES, MAX_SECTIONS
-from agentread.result import ReadError
+from agentread.readers.office.document import Rendered, show
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult, TextPart
 
 
 def check_package(data: bytes, path: str, what: str, code: str,
@@ -42,3 +45,16 @@ def damaged(path: str, what: str, code: str, exc: Exception) -> ReadError:
     detail = str(exc).splitlines()[0][:200] if str(exc) else ""
     return ReadError(code, f"{path} is a damaged {what} that could not be read ({type(exc).__name__}: {detail}). "
                      "Try another copy of the file.")
+
+
+def sections_result(out: Rendered, request: ReadRequest, path: str, kind: str, first: int, last: int,
+                     total: int, unit: str) -> ReadResult:
+    """A window of the slides, sheets or chapters read, as a PPTX read shows its slides."""
+    result = show(out, request, path, kind, pages=None if request.pages is None else span(first, last))
+    result.total_pages = total
+    if not total:
+        result.content = [TextPart(f"[The file has no {unit}: there is nothing to read.]")]
+    if result.shown:
+        lines = result.shown["lines"]
+        result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
+    return result
