@@ -19,12 +19,11 @@ import warnings
 from typing import Iterator
 from urllib.parse import unquote
 
-from agentread.find import Hit, Matcher, Reached, Unit, hits_in
-from agentread.numbering import span
+from agentread.find import Hit, Matcher, Reached, hits_in
 from agentread.outline import Entry, outline_result
 from agentread.readers import Source
 from agentread.readers.office.document import Rendered, select_sections
-from agentread.readers.zipped import check_package, damaged, sections_result
+from agentread.readers.zipped import check_package, damaged, section_units, sections_result
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -49,17 +48,8 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     """The chapters asked for, each one's lines numbered as a read of that chapter numbers them."""
     book, chapters = _open(source)
     out, first, last = _render(book, chapters, request)
-    offset = request.offset or 1
-
-    def units() -> Iterator[Unit]:
-        for chapter, start, end in out.sections:
-            skip = offset - 1 if chapter == first else 0
-            for line, text in enumerate(out.lines[start - 1 + skip:end], skip + 1):
-                yield Unit(text, {"chapter": chapter, "line": line},
-                           {"pages": str(chapter), "offset": line, "limit": 1},
-                           {"pages": span(chapter, last), "offset": line})
-
-    return "document", hits_in(units(), matcher, request.column or 1)
+    return "document", hits_in(section_units(out, first, last, request.offset or 1, "chapter"), matcher,
+                               request.column or 1)
 
 
 def outline(source: Source, request: ReadRequest) -> ReadResult:

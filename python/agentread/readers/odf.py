@@ -34,7 +34,7 @@ from agentread.readers.office.document import (
     select_sections,
     show,
 )
-from agentread.readers.zipped import check_package, damaged, sections_result
+from agentread.readers.zipped import check_package, damaged, section_units, sections_result
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -68,7 +68,7 @@ _SILENT = {"text:bookmark", "text:bookmark-start", "text:bookmark-end", "text:re
 _ROWS = {"table:table-row"}
 _ROW_GROUPS = {"table:table-header-rows", "table:table-rows", "table:table-row-group"}
 _CELLS = {"table:table-cell", "table:covered-table-cell"}
-# The shapes of a slide that hold text of their own.
+# Drawn shapes (on a slide, or anchored in a text), which may hold a picture, a table or text.
 _SHAPES = {"draw:frame", "draw:custom-shape", "draw:rect", "draw:ellipse", "draw:polygon", "draw:polyline",
            "draw:path", "draw:circle", "draw:line", "draw:connector", "draw:caption", "draw:measure",
            "draw:regular-polygon", "draw:control"}
@@ -130,15 +130,8 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
         return "document", hits_in(units, matcher, request.column or 1)
     if fmt == "odp":
         out, first, last, _ = _slides(document, request)
-
-        def slide_units() -> Iterator[Unit]:
-            for slide, start, end in out.sections:
-                skip = first_line - 1 if slide == first else 0
-                for line, text in enumerate(out.lines[start - 1 + skip:end], skip + 1):
-                    yield Unit(text, {"slide": slide, "line": line}, {"pages": str(slide), "offset": line, "limit": 1},
-                               {"pages": span(slide, last), "offset": line})
-
-        return "presentation", hits_in(slide_units(), matcher, request.column or 1)
+        return "presentation", hits_in(section_units(out, first, last, first_line, "slide"), matcher,
+                                       request.column or 1)
     out, first, last, _ = _sheets(document, request, cells := [])
 
     def cell_units() -> Iterator[Unit]:

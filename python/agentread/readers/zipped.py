@@ -8,7 +8,9 @@ import io
 import re
 import zipfile
 import zlib
+from typing import Iterator
 
+from agentread.find import Unit
 from agentread.numbering import span
 from agentread.readers.office import MAX_INFLATED_BYTES, MAX_SECTIONS
 from agentread.readers.office.document import Rendered, show
@@ -58,3 +60,14 @@ def sections_result(out: Rendered, request: ReadRequest, path: str, kind: str, f
         lines = result.shown["lines"]
         result.shown["pages"] = [n for n, start, end in out.sections if start <= lines[1] and end >= lines[0]]
     return result
+
+
+def section_units(out: Rendered, first: int, last: int, offset: int, unit: str) -> Iterator[Unit]:
+    """The lines of the sections read (slides, chapters) for a find, each numbered and cited as a
+    read of its section numbers it (`unit`: "slide", "chapter"); the first section's from line
+    `offset`."""
+    for section, start, end in out.sections:
+        skip = offset - 1 if section == first else 0
+        for line, text in enumerate(out.lines[start - 1 + skip:end], skip + 1):
+            yield Unit(text, {unit: section, "line": line}, {"pages": str(section), "offset": line, "limit": 1},
+                       {"pages": span(section, last), "offset": line})
