@@ -203,3 +203,19 @@ def test_a_book_of_too_many_chapters_is_refused(server, folder):
             new.writestr(name, data)
     result = server.read(path="long.epub")
     assert result["error"]["code"] == "too_complex" and "chapters" in result["error"]["message"]
+
+
+def test_a_sheet_with_a_repeat_count_that_is_no_number_is_a_clear_error(server, folder):
+    """odfdo parses it; the walk over its rows fails on the count, and that is the file's damage,
+    not an internal error."""
+    make_sheet(folder / "costs.ods")
+    with zipfile.ZipFile(folder / "costs.ods") as old, \
+            zipfile.ZipFile(folder / "badcount.ods", "w", zipfile.ZIP_DEFLATED) as new:
+        for name in old.namelist():
+            data = old.read(name)
+            if name == "content.xml":
+                data = data.replace(b"<table:table-row", b'<table:table-row table:number-rows-repeated="many"', 1)
+            new.writestr(name, data)
+    result = server.read(path="badcount.ods")
+    assert result["error"]["code"] == "damaged_office", result
+    assert "ValueError" in result["error"]["message"] and "another copy" in result["error"]["message"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import posixpath
 import warnings
+from contextlib import contextmanager
 from typing import Iterator
 from urllib.parse import unquote
 
@@ -23,7 +24,7 @@ from agentread.find import Hit, Matcher, Reached, hits_in
 from agentread.outline import Entry, outline_result
 from agentread.readers import Source
 from agentread.readers.office.document import Rendered, select_sections
-from agentread.readers.zipped import check_package, damaged, section_units, sections_result
+from agentread.readers.zipped import check_package, parsing, section_units, sections_result
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -39,15 +40,15 @@ _MARK = "\ue000"
 
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
-    book, chapters = _open(source)
-    out, first, last = _render(book, chapters, request)
-    return sections_result(out, request, source.path, "document", first, last, len(chapters), "chapters")
+    with _parsing(source) as (book, chapters):
+        out, first, last = _render(book, chapters, request)
+        return sections_result(out, request, source.path, "document", first, last, len(chapters), "chapters")
 
 
 def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The chapters asked for, each one's lines numbered as a read of that chapter numbers them."""
-    book, chapters = _open(source)
-    out, first, last = _render(book, chapters, request)
+    with _parsing(source) as (book, chapters):
+        out, first, last = _render(book, chapters, request)
     return "document", hits_in(section_units(out, first, last, request.offset or 1, "chapter"), matcher,
                                request.column or 1)
 
@@ -55,8 +56,8 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
 def outline(source: Source, request: ReadRequest) -> ReadResult:
     """The table of contents, nested, each entry read by its chapter; a book without one lists its
     chapters by file."""
-    book, chapters = _open(source)
-    entries = [_toc_entry(*found) for found in _contents(book, chapters)]
+    with _parsing(source) as (book, chapters):
+        entries = [_toc_entry(*found) for found in _contents(book, chapters)]
     if entries:
         header = (f"[Outline of {source.path}: its table of contents, {len(entries):,} entr"
                   f"{'y' if len(entries) == 1 else 'ies'}, in {len(chapters):,} chapters (pages counts chapters "
@@ -69,26 +70,25 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     return outline_result(entries, request, source.path, "document", header, total_pages=len(chapters))
 
 
-def _open(source: Source):
-    """The book and its chapters in reading order, as (item, linear)."""
+@contextmanager
+def _parsing(source: Source) -> Iterator[tuple[object, list]]:
+    """The book and its chapters in reading order, as (item, linear), the package checked first; a
+    failure of ebooklib, or of laying out a chapter, is the book's damage."""
     data = source.whole()
     check_package(data, source.name, WHAT, "damaged_epub")
     from ebooklib import epub
 
-    try:
+    with parsing(source.name, WHAT, "damaged_epub"):
         with warnings.catch_warnings():  # ebooklib warns of its own future defaults
             warnings.simplefilter("ignore")
             book = epub.read_epub(io.BytesIO(data), options={"ignore_ncx": False})
-        chapters = [(book.get_item_with_id(idref), linear != "no") for idref, linear in book.spine]
-    except (ReadError, MemoryError, RecursionError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - zipfile, lxml and ebooklib fail in many ways
-        raise damaged(source.name, WHAT, "damaged_epub", exc) from None
-    chapters = [(item, linear) for item, linear in chapters if item is not None]
-    if len(chapters) > MAX_CHAPTERS:
-        raise ReadError("too_complex", f"{source.name} lists {len(chapters):,} chapters, over the limit of "
-                        f"{MAX_CHAPTERS:,} a book. It cannot be read; ask the user for an export of the part you need.")
-    return book, chapters
+        chapters = [(item, linear != "no") for item, linear in
+                    ((book.get_item_with_id(idref), linear) for idref, linear in book.spine) if item is not None]
+        if len(chapters) > MAX_CHAPTERS:
+            raise ReadError("too_complex", f"{source.name} lists {len(chapters):,} chapters, over the limit of "
+                            f"{MAX_CHAPTERS:,} a book. It cannot be read; ask the user for an export of the part "
+                            "you need.")
+        yield book, chapters
 
 
 def _toc(toc, level: int = 0) -> Iterator[tuple[int, str, str]]:

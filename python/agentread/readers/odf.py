@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import re
+from contextlib import contextmanager
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
@@ -34,9 +35,9 @@ from agentread.readers.office.document import (
     select_sections,
     show,
 )
-from agentread.readers.zipped import check_package, damaged, section_units, sections_result
+from agentread.readers.zipped import check_package, parsing, section_units, sections_result
 from agentread.request import InvalidParams, ReadRequest
-from agentread.result import ReadError, ReadResult
+from agentread.result import ReadResult
 
 # What each format is called in messages.
 WHAT = {"odt": "OpenDocument text (ODT)", "ods": "OpenDocument spreadsheet (ODS)",
@@ -75,7 +76,37 @@ _SHAPES = {"draw:frame", "draw:custom-shape", "draw:rect", "draw:ellipse", "draw
 
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
-    fmt, document = _open(source)
+    with _parsing(source) as (fmt, document):
+        return _read(fmt, document, source, request)
+
+
+def outline(source: Source, request: ReadRequest) -> ReadResult:
+    with _parsing(source) as (fmt, document):
+        return _outline(fmt, document, source, request)
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+    """ODT: its lines as a read numbers them; ODP: each slide's lines; ODS: each cell, cited by
+    sheet and cell, its read the line of its row. The file is walked before the search starts."""
+    with _parsing(source) as (fmt, document):
+        return _search(fmt, document, request, matcher)
+
+
+@contextmanager
+def _parsing(source: Source) -> Iterator[tuple[str, object]]:
+    """The format and the odfdo Document, the package checked first; a failure of odfdo or of the
+    walk over the document is the file's damage."""
+    fmt = office_kind(source.description)
+    data = source.whole()
+    what = f"{WHAT[fmt]} file"
+    check_package(data, source.name, what, "damaged_office", _SECTIONS.get(fmt))
+    from odfdo import Document
+
+    with parsing(source.name, what, "damaged_office"):
+        yield fmt, Document(io.BytesIO(data))
+
+
+def _read(fmt: str, document, source: Source, request: ReadRequest) -> ReadResult:
     if fmt == "odt":
         return show(_Walker(document).text_body(), request, source.path, "document")
     if fmt == "odp":
@@ -85,8 +116,7 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
     return sections_result(out, request, source.path, "spreadsheet", first, last, total, "sheets")
 
 
-def outline(source: Source, request: ReadRequest) -> ReadResult:
-    fmt, document = _open(source)
+def _outline(fmt: str, document, source: Source, request: ReadRequest) -> ReadResult:
     if fmt == "odt":
         out = _Walker(document).text_body()
         entries = heading_entries(out.headings, len(out.lines))
@@ -118,10 +148,7 @@ def outline(source: Source, request: ReadRequest) -> ReadResult:
     return outline_result(entries, request, source.path, "spreadsheet", header, total_pages=len(tables))
 
 
-def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
-    """ODT: its lines as a read numbers them; ODP: each slide's lines; ODS: each cell, cited by
-    sheet and cell, its read the line of its row."""
-    fmt, document = _open(source)
+def _search(fmt: str, document, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     first_line = request.offset or 1
     if fmt == "odt":
         lines = _Walker(document).text_body().lines
@@ -143,23 +170,6 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
                            {"pages": span(sheet, last), "offset": relative, "column": at}, reads_on=None)
 
     return "spreadsheet", hits_in(cell_units(), matcher, first_only=True)
-
-
-def _open(source: Source):
-    """The format and the odfdo Document, the package checked first."""
-    fmt = office_kind(source.description)
-    data = source.whole()
-    check_package(data, source.name, f"{WHAT[fmt]} file", "damaged_office", _SECTIONS.get(fmt))
-    from odfdo import Document
-
-    try:
-        document = Document(io.BytesIO(data))
-        document.body  # noqa: B018 - parses content.xml, where a damaged part fails
-    except (ReadError, MemoryError, RecursionError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - zipfile, lxml and odfdo fail in many ways
-        raise damaged(source.name, f"{WHAT[fmt]} file", "damaged_office", exc) from None
-    return fmt, document
 
 
 # Presentations.

@@ -8,13 +8,15 @@ import io
 import re
 import zipfile
 import zlib
+from contextlib import contextmanager
 from typing import Iterator
 
+from agentread.cancel import Cancelled
 from agentread.find import Unit
 from agentread.numbering import span
 from agentread.readers.office import MAX_INFLATED_BYTES, MAX_SECTIONS
 from agentread.readers.office.document import Rendered, show
-from agentread.request import ReadRequest
+from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart
 
 
@@ -42,11 +44,18 @@ def check_package(data: bytes, path: str, what: str, code: str,
                         f"{sections[2]} a file. It cannot be read; ask the user for an export of the part you need.")
 
 
-def damaged(path: str, what: str, code: str, exc: Exception) -> ReadError:
-    """The error for a file its library could not parse."""
-    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return ReadError(code, f"{path} is a damaged {what} that could not be read ({type(exc).__name__}: {detail}). "
-                     "Try another copy of the file.")
+@contextmanager
+def parsing(path: str, what: str, code: str) -> Iterator[None]:
+    """Any failure of the library, or of the walk over what it parsed, raised as the file's damage
+    (error `code`); the project's own errors and a cancelled read pass through."""
+    try:
+        yield
+    except (ReadError, InvalidParams, Cancelled, MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile, lxml and the format libraries fail in many ways
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise ReadError(code, f"{path} is a damaged {what} that could not be read ({type(exc).__name__}: "
+                        f"{detail}). Try another copy of the file.") from None
 
 
 def sections_result(out: Rendered, request: ReadRequest, path: str, kind: str, first: int, last: int,
