@@ -219,3 +219,20 @@ def test_a_sheet_with_a_repeat_count_that_is_no_number_is_a_clear_error(server, 
     result = server.read(path="badcount.ods")
     assert result["error"]["code"] == "damaged_office", result
     assert "ValueError" in result["error"]["message"] and "another copy" in result["error"]["message"]
+
+
+def test_a_filled_row_repeated_past_the_limit_is_shown_so_many_times_then_counted(server, folder):
+    make_sheet(folder / "costs.ods", sheets=1)
+    with zipfile.ZipFile(folder / "costs.ods") as old, \
+            zipfile.ZipFile(folder / "repeats.ods", "w", zipfile.ZIP_DEFLATED) as new:
+        for name in old.namelist():
+            data = old.read(name)
+            if name == "content.xml":  # the second row (rent) stands for 1,500 rows
+                at = data.index(b"<table:table-row", data.index(b"<table:table-row") + 1)
+                data = data[:at] + data[at:].replace(b"<table:table-row",
+                                                     b'<table:table-row table:number-rows-repeated="1500"', 1)
+            new.writestr(name, data)
+    text = body_of(server.read(path="repeats.ods"))
+    assert '--- Sheet 1 "Data1" (1,502 rows × 2 columns) ---' in text
+    assert "| 1001 | rent | 1200 |" in text and "| 1002 | rent" not in text
+    assert "[Rows 1,002-1,501 repeat row 2: not shown.]" in text and "| 1502 | food | 300 |" in text

@@ -36,7 +36,7 @@ from agentread.readers.office.document import (
     show,
 )
 from agentread.readers.zipped import check_package, parsing, section_units, sections_result
-from agentread.request import InvalidParams, ReadRequest
+from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
 # What each format is called in messages.
@@ -161,11 +161,13 @@ def _search(fmt: str, document, request: ReadRequest, matcher: Matcher) -> tuple
                                        request.column or 1)
     out, first, last, _ = _sheets(document, request, cells := [])
 
+    starts = {number: start for number, start, _ in out.sections}
+
     def cell_units() -> Iterator[Unit]:
         # A cell's place in its line: the offset and column of a find that goes on from it.
         for sheet, name, line, at, cell, text in cells:
             if (line, at) >= (first_line, request.column or 1) or sheet != first:
-                relative = line - next(start for number, start, _ in out.sections if number == sheet) + 1
+                relative = line - starts[sheet] + 1
                 yield Unit(text, {"sheet": name, "cell": cell}, {"pages": str(sheet), "offset": relative, "limit": 1},
                            {"pages": span(sheet, last), "offset": relative, "column": at}, reads_on=None)
 
@@ -198,8 +200,6 @@ def _sheets(document, request: ReadRequest, cells: list | None = None) -> tuple[
     its line, its column in the line, its name as B17, its text)."""
     tables = _tables(document)
     names = [table.get_attribute("table:name") or f"Sheet{number}" for number, table in enumerate(tables, 1)]
-    if request.pages is not None and not tables:
-        raise InvalidParams(f"'pages' names a sheet, and {request.pages!r} is none: the file has no sheets")
     first, last = select_sections(request.pages, len(tables), "sheet", names)
     out = Rendered()
     for number in range(first, last + 1):
@@ -215,8 +215,8 @@ def _sheets(document, request: ReadRequest, cells: list | None = None) -> tuple[
         out.add(pipe_row(["row", *(_letters(c) for c in range(1, width + 1))]))
         out.add(pipe_row(["---"] * (width + 1)))
         for row, texts in rows:
-            if row < 0:  # a repeat cut short
-                out.add(f"[Row {-row:,} is repeated {texts[0]} more times, not shown.]")
+            if row < 0:  # a repeat cut short: the rows it leaves out
+                out.add(f"[Rows {texts[0]}-{-row:,} repeat row {texts[1]}: not shown.]")
                 continue
             shown = [cell_text(text) for text in texts[:MAX_COLUMNS]]
             line = pipe_row([str(row), *shown, *[""] * (width - len(shown))])
@@ -232,8 +232,8 @@ def _sheets(document, request: ReadRequest, cells: list | None = None) -> tuple[
 
 
 def _sheet_rows(table) -> list[tuple[int, list[str]]]:
-    """The rows holding a value, as (row number, cell texts), repeats expanded up to MAX_REPEATS
-    (then (-row, [how many more]))."""
+    """The rows holding a value, as (row number, cell texts), repeats expanded up to MAX_REPEATS;
+    the rest of a longer repeat as (-its last row, [its first row, the row it repeats])."""
     rows: list[tuple[int, list[str]]] = []
     number = 0
     for row in _table_rows(table):
@@ -243,7 +243,7 @@ def _sheet_rows(table) -> list[tuple[int, list[str]]]:
             for copy in range(min(repeat, MAX_REPEATS)):
                 rows.append((number + copy + 1, texts))
             if repeat > MAX_REPEATS:
-                rows.append((-(number + 1), [f"{repeat - MAX_REPEATS:,}"]))
+                rows.append((-(number + repeat), [f"{number + MAX_REPEATS + 1:,}", f"{number + 1:,}"]))
         number += repeat
     return rows
 
