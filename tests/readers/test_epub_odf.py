@@ -236,3 +236,22 @@ def test_a_filled_row_repeated_past_the_limit_is_shown_so_many_times_then_counte
     assert '--- Sheet 1 "Data1" (1,502 rows × 2 columns) ---' in text
     assert "| 1001 | rent | 1200 |" in text and "| 1002 | rent" not in text
     assert "[Rows 1,002-1,501 repeat row 2: not shown.]" in text and "| 1502 | food | 300 |" in text
+
+
+def test_an_external_entity_in_a_book_reads_no_file(server, folder, tmp_path):
+    """A table of contents naming a local file as an entity (XXE) shows an untitled entry, never
+    the file: lxml (5 and later) resolves no external entity."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN-42\n")
+    make_book(folder / "book.epub")
+    with zipfile.ZipFile(folder / "book.epub") as old, zipfile.ZipFile(folder / "xxe.epub", "w") as new:
+        for name in old.namelist():
+            data = old.read(name)
+            if name.endswith(".ncx"):
+                data = data.replace(b"<ncx", f'<!DOCTYPE ncx [<!ENTITY x SYSTEM "file://{secret}">]>\n<ncx'.encode(), 1)
+                data = data.replace(b"<text>Introduction</text>", b"<text>&x;</text>")
+            new.writestr(name, data)
+    for params in ({"outline": True}, {"pages": "1"}, {"find": "SECRET"}):
+        text = body_of(server.read(path="xxe.epub", **params))
+        assert "SECRET-TOKEN" not in text.replace("find=\"SECRET\"", "").replace("'SECRET'", "")
+    assert '(untitled)  (chapter 1)  → pages="1"' in body_of(server.read(path="xxe.epub", outline=True))
