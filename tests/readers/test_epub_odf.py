@@ -255,3 +255,21 @@ def test_an_external_entity_in_a_book_reads_no_file(server, folder, tmp_path):
         text = body_of(server.read(path="xxe.epub", **params))
         assert "SECRET-TOKEN" not in text.replace("find=\"SECRET\"", "").replace("'SECRET'", "")
     assert '(untitled)  (chapter 1)  → pages="1"' in body_of(server.read(path="xxe.epub", outline=True))
+
+
+def test_a_repeated_table_cell_in_a_text_shows_its_text_in_each_column(server, folder):
+    """table:number-columns-repeated stands for that many equal cells: the text is in each (not in
+    the first alone)."""
+    make_text(folder / "report.odt")
+    with zipfile.ZipFile(folder / "report.odt") as old, \
+            zipfile.ZipFile(folder / "repeated.odt", "w", zipfile.ZIP_DEFLATED) as new:
+        for name in old.namelist():
+            data = old.read(name)
+            if name == "content.xml":  # the row "rent | 1200" becomes "rent | rent"
+                cell = b"<text:p>rent</text:p></table:table-cell>"
+                at = data.index(cell) + len(cell)
+                data = data[:at] + data[data.index(b"</table:table-row>", at):]
+                data = data.replace(b'office:string-value="rent"',
+                                    b'office:string-value="rent" table:number-columns-repeated="2"')
+            new.writestr(name, data)
+    assert "| rent | rent |" in body_of(server.read(path="repeated.odt"))

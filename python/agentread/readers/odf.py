@@ -404,7 +404,7 @@ class _Walker:
                 if cell.tag in _CELLS:
                     text = self._cell(cell)
                     repeat = int(cell.get_attribute("table:number-columns-repeated") or 1)
-                    cells += [text] + [""] * (min(repeat, MAX_COLUMNS) - 1)
+                    cells += [text] * min(repeat, MAX_COLUMNS)
             repeat = int(row.get_attribute("table:number-rows-repeated") or 1)
             rows += [cells] * (min(repeat, MAX_REPEATS) if any(cells) else 1)
         if not rows:
