@@ -189,7 +189,8 @@ def _chapter(out: Rendered, book, item) -> None:
                 out.add_image(label, image.get_content)
             blank = False
         elif stripped or not blank:  # blank runs kept to one blank line
-            for number, (_, label) in enumerate(images):
-                line = line.replace(f"{_MARK}{number}{_MARK}", f"[image: {label}]")
+            if _MARK in line:  # an image laid out within a line (in a table cell, say)
+                for number, (_, label) in enumerate(images):
+                    line = line.replace(f"{_MARK}{number}{_MARK}", f"[image: {label}]")
             out.add(line)
             blank = not stripped
