@@ -603,6 +603,8 @@ def cite(where: dict[str, Any]) -> str:
         parts.append(f"page {where['page']}" + (f" (labelled {where['label']})" if where.get("label") else ""))
     if "slide" in where:
         parts.append(f"slide {where['slide']}")
+    if "chapter" in where:
+        parts.append(f"chapter {where['chapter']}")
     if "sheet" in where:
         parts.append(f"sheet {where['sheet']!r} {where['cell']}")
     if "cell" in where and "sheet" not in where:

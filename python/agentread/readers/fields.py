@@ -58,6 +58,15 @@ KINDS: dict[str, Takes] = {
     "spreadsheet": Takes("an Excel workbook (XLSX)", _LINES | {"pages", "char"}, _OUTLINE, _FIND_LINES | {"pages"},
                          'read it by sheets (pages="2" or the sheet\'s name), rows with offset and limit, and a '
                          "row's cells with offset and column"),
+    "odt": Takes("an OpenDocument text (ODT)", _LINES, _OUTLINE, _FIND_LINES,
+                 "read it by lines with offset and limit (its outline lists the headings' lines)"),
+    "odp": Takes("an OpenDocument presentation (ODP)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                 'read it by slides (pages="2") or by lines with offset and limit'),
+    "ods": Takes("an OpenDocument spreadsheet (ODS)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                 'read it by sheets (pages="2" or the sheet\'s name) and by lines with offset and limit'),
+    "epub": Takes("an EPUB book", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                  'read it by chapters in reading order (pages="3"; its outline maps the table of contents to '
+                  "them) or by lines with offset and limit"),
     "directory": Takes("a folder", _OUTLINE, _OUTLINE, None,
                        "list it with offset and limit (they count entries), and read a file in it by its path"),
     "archive": Takes("an archive", _OUTLINE, _OUTLINE, None,
@@ -69,7 +78,7 @@ KINDS: dict[str, Takes] = {
 USES = {
     "offset": "offset is the first line to read (an XLSX row, a listing's or an outline's entry)",
     "limit": "limit counts lines (XLSX rows, entries, hits)",
-    "pages": "pages reads PDF pages, PPTX slides and XLSX sheets",
+    "pages": "pages reads PDF pages, slides (PPTX, ODP), sheets (XLSX, ODS) and EPUB chapters",
     "cells": "cells reads notebook cells",
     "column": "column continues a line cut at 2,000 characters (in an XLSX sheet, a cell's column)",
     "char": "char continues an XLSX cell read with column",
@@ -120,9 +129,11 @@ def refusal(refused: list[str], takes: Takes, name: str, mode: str, fields: froz
 
 
 def office_kind(description: str) -> str:
-    """The KINDS key of an Office file, by the MIME type sniff gave it."""
-    from agentread.readers.office_detect import MIMES
+    """The KINDS key of an Office or OpenDocument file, by the MIME type sniff gave it."""
+    from agentread.readers.office_detect import MIMES, PACKAGE_MIMES
 
+    if description in PACKAGE_MIMES:
+        return PACKAGE_MIMES[description][1]
     formats = {mime: fmt for fmt, mime in MIMES.items()}
     return {"docx": "document", "xlsx": "spreadsheet", "pptx": "presentation"}[formats[description]]
 
