@@ -160,3 +160,27 @@ def test_a_figure_read_from_the_editor_names_its_lines_in_the_file_on_disk(tmp_p
     assert "Read from the notebook open in the editor" in text
     head = next(line for line in text.split("\n") if line.startswith("[Plotly figure"))
     assert raw_json(server, path, head) == {PLOTLY: spec}
+
+
+def test_odd_figure_specifications_read_as_far_as_they_go(tmp_path, server):
+    """Specs of the wrong shape, damaged typed arrays and values nested deep are summarised as far
+    as they make sense, never a failed read."""
+    deep: list | int = 1
+    for _ in range(400):
+        deep = [deep]
+    views: dict = {"mark": "bar"}
+    for _ in range(200):
+        views = {"layer": [views]}
+    odd = [{PLOTLY: {"data": [{"type": "bar", "y": [deep]}], "layout": {"title": deep}}},
+           {PLOTLY: {"data": [{"y": {"dtype": "f8", "bdata": "!!!"}}, {"type": ["a"], "name": None}]}},
+           {PLOTLY: "not a figure"},
+           {VEGALITE: views},
+           {VEGA: {"marks": "x", "axes": [1, {"orient": "left"}], "data": [{"values": [deep]}]}},
+           {WIDGET: "not a view"}]
+    path = write(tmp_path, code("odd", *map(result, odd)))
+    outputs = re.split(r"\n--- output \d+: result ---\n", text_of(server.read(path=path)).split("\n\n")[0])[1:]
+    assert [output.split("\n")[1:] for output in outputs] == [
+        ["trace 1: bar, 1 point; y: " + "[" * 80 + "…"], ["trace 1: scatter, 0 points", "trace 2: unknown, 0 points"],
+        [], [], ["axes: left (?)", 'data "?": 1 row; first: ' + "[" * 80 + "…"], []]
+    assert outputs[0].startswith(f"[Plotly figure ({PLOTLY}), 1 bar trace; raw=true, offset=")
+    assert outputs[5] == f"[interactive widget ({WIDGET}), not shown: no model id]"

@@ -24,6 +24,9 @@ MAX_TRACES_LISTED = 20
 FIRST_VALUES = 3
 # A value shown (a category, a row of a data set) is cut to this many characters.
 MAX_VALUE_CHARS = 80
+# Layered, concatenated and faceted Vega-Lite views nest a few levels deep; views deeper than this
+# are not listed (a spec nested deeper would recurse past Python's limit).
+MAX_VIEW_DEPTH = 8
 
 # The arrays of a Plotly trace that hold its points, in the order they are named.
 _PLOTLY_ARRAYS = ("x", "y", "z", "labels", "values", "r", "theta", "lat", "lon", "a", "b", "c",
@@ -65,7 +68,7 @@ def traces_word(mime: str, spec: Any) -> str | None:
     if mime == PLOTLY_MIME and isinstance(spec, dict):
         data = spec.get("data") if isinstance(spec.get("data"), list) else []
         traces = [trace for trace in data if isinstance(trace, dict)]
-        kinds = sorted({str(t.get("type", "scatter")) for t in traces})
+        kinds = sorted({_trace_kind(trace) for trace in traces})
         return f"{len(traces)} {'/'.join(kinds) + ' ' if kinds else ''}trace{'s' if len(traces) != 1 else ''}"
     if _VEGA_MIME.fullmatch(mime) and isinstance(spec, dict):
         marks = [mark for mark, _ in _vegalite_views(spec)] if "vegalite" in mime else _vega_marks(spec)
@@ -89,7 +92,7 @@ def _title(value: Any) -> str | None:
     if isinstance(value, dict):
         value = value.get("text")
     if isinstance(value, list):  # Vega's multi-line title
-        value = " ".join(map(str, value))
+        value = " ".join(line for line in value if isinstance(line, str))
     return _cut(" ".join(value.split())) if isinstance(value, str) and value.strip() else None
 
 
@@ -98,11 +101,16 @@ def _cut(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    return _cut(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    try:
+        return _cut(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    except RecursionError:  # a value nested past Python's limit: the raw read shows it
+        return "[…]"
 
 
-def _values(values: list) -> str:
-    more = ", …" if len(values) > FIRST_VALUES else ""
+def _values(values: list, count: int | None = None) -> str:
+    """The first values of an array of `count` (all of `values` by default), and "…" when there
+    are more."""
+    more = ", …" if (len(values) if count is None else count) > FIRST_VALUES else ""
     return ", ".join(_shown(v) for v in values[:FIRST_VALUES]) + more
 
 
@@ -123,26 +131,36 @@ def _plotly(spec: dict) -> list[str]:
     for number, trace in enumerate(traces[:MAX_TRACES_LISTED], 1):
         if not isinstance(trace, dict):
             continue
-        arrays = {name: values for name in _PLOTLY_ARRAYS if (values := _array(trace.get(name))) is not None}
+        arrays = {name: found for name in _PLOTLY_ARRAYS if (found := _array(trace.get(name))) is not None}
         name = f' "{_cut(str(trace["name"]))}"' if isinstance(trace.get("name"), (str, int, float)) else ""
-        points = max((len(v) for v in arrays.values()), default=0)
-        line = f"trace {number}: {trace.get('type', 'scatter')}{name}, {points} point{'s' if points != 1 else ''}"
-        line += "".join(f"; {key}: {_values(values)}" for key, values in arrays.items())
+        points = max((count for count, _ in arrays.values()), default=0)
+        line = f"trace {number}: {_trace_kind(trace)}{name}, {points} point{'s' if points != 1 else ''}"
+        line += "".join(f"; {key}: {_values(first, count)}" for key, (count, first) in arrays.items() if first)
         lines.append(line)
     return lines + _more(len(traces), "trace")
 
 
-def _array(value: Any) -> list | None:
-    """A trace's array as a list: a JSON list, or a typed array decoded by the standard library."""
+def _trace_kind(trace: dict) -> str:
+    """A trace's type; Plotly draws one without as a scatter."""
+    kind = trace.get("type", "scatter")
+    return _cut(kind) if isinstance(kind, str) else "unknown"
+
+
+def _array(value: Any) -> tuple[int, list] | None:
+    """A trace's array: its length and its first values. A typed array's length is read from its
+    base64's, and only its head is decoded (by the standard library)."""
     if isinstance(value, list):
-        return value
+        return len(value), value[:FIRST_VALUES]
     if isinstance(value, dict) and isinstance(value.get("bdata"), str) and value.get("dtype") in _TYPED:
-        size = int(value["dtype"][1:])  # bytes an item: "f8" → 8
+        data, size = value["bdata"].strip(), int(value["dtype"][1:])  # bytes an item: "f8" → 8
+        count = (len(data) * 3 // 4 - len(data) + len(data.rstrip("="))) // size
+        head = data[:-(-FIRST_VALUES * size // 3) * 4]  # whole 4-character groups holding the first items
         try:
-            raw = base64.b64decode(value["bdata"])
-            return memoryview(raw[:len(raw) // size * size]).cast(_TYPED[value["dtype"]]).tolist()
-        except (ValueError, TypeError):  # damaged base64, a format this machine lacks
+            raw = base64.b64decode(head)
+            first = memoryview(raw[:len(raw) // size * size]).cast(_TYPED[value["dtype"]]).tolist()
+        except (ValueError, TypeError):  # damaged base64
             return None
+        return count, first[:FIRST_VALUES]
     return None
 
 
@@ -153,7 +171,7 @@ def _vegalite_views(spec: dict, depth: int = 0) -> list[tuple[str, dict]]:
     mark = mark.get("type") if isinstance(mark, dict) else mark
     if isinstance(mark, str):
         views.append((mark, spec.get("encoding") if isinstance(spec.get("encoding"), dict) else {}))
-    if depth < MAX_TRACES_LISTED:
+    if depth < MAX_VIEW_DEPTH:
         for key in ("layer", "hconcat", "vconcat", "concat"):
             for inner in spec.get(key) or [] if isinstance(spec.get(key), list) else []:
                 if isinstance(inner, dict):

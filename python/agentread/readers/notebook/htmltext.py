@@ -17,6 +17,9 @@ MAX_HTML_CHARS = 200_000
 # What a browser runs or applies but never shows as text.
 _DROPPED_TAGS = ("script", "style")
 
+# Where a script or style may start; HTML without one is laid out as it is, not parsed first.
+_DROPPED_TAG = re.compile(r"<\s*(?:script|style)", re.IGNORECASE)
+
 _BLANK_RUNS = re.compile(r"\n\s*\n(\s*\n)+")
 
 
@@ -33,11 +36,12 @@ def html_text(html: str) -> HtmlText:
     styles dropped; past MAX_HTML_CHARS of what remains (at a tag's start, so no text is split
     there), a line saying so, then the source."""
     import lxml.html
-    from inscriptis import get_text
     from lxml import etree
 
     if not html.strip():
         return HtmlText([], 0, 0, 0)
+    if not _DROPPED_TAG.search(html):
+        return HtmlText(_laid_out(html), 0, 0, 0)
     # huge_tree: a script past libxml2's 10 MB text limit is otherwise cut short, and what
     # follows it lost.
     parser = lxml.html.HTMLParser(huge_tree=True)
@@ -49,6 +53,14 @@ def html_text(html: str) -> HtmlText:
     dropped_chars = sum(len(element.text_content()) for element in dropped)
     etree.strip_elements(tree, *_DROPPED_TAGS, with_tail=False)
     shown = lxml.html.tostring(tree, encoding="unicode") if dropped else html
+    scripts = sum(element.tag == "script" for element in dropped)
+    return HtmlText(_laid_out(shown, bool(dropped)), scripts, len(dropped) - scripts, dropped_chars)
+
+
+def _laid_out(shown: str, dropped: bool = False) -> list[str]:
+    """The lines `shown` lays out as, [] when it shows nothing."""
+    from inscriptis import get_text
+
     cut = len(shown)
     if cut > MAX_HTML_CHARS:
         tag = shown.rfind("<", MAX_HTML_CHARS // 2, MAX_HTML_CHARS)
@@ -60,5 +72,4 @@ def html_text(html: str) -> HtmlText:
         lines.append(f"[… {what} goes on past character {cut:,} of {len(shown):,}, too long to lay out: its last "
                      f"{len(shown) - cut:,} characters follow as its source]")
         lines.append(shown[cut:])
-    scripts = sum(element.tag == "script" for element in dropped)
-    return HtmlText(lines if any(lines) else [], scripts, len(dropped) - scripts, dropped_chars)
+    return lines if any(lines) else []

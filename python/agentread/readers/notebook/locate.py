@@ -14,8 +14,9 @@ import re
 from typing import Any
 
 # A key's value is decoded from a window of the file this long at first, doubled until it holds
-# the whole value: a figure's JSON is a few KB to a few MB, the file up to hundreds of MB.
-_FIRST_WINDOW_BYTES = 64 * 1024
+# the whole value: a figure's JSON is a few KB to a few MB, the file up to hundreds of MB, so the
+# bytes decoded stay within twice the value's.
+_FIRST_WINDOW_BYTES = 4096
 
 _DECODER = json.JSONDecoder()
 
@@ -33,7 +34,11 @@ class FileJson:
         the file holds `value` under `key`, or None when it holds it nowhere (an output the editor
         has not saved yet, a notebook upgraded from an older version)."""
         for start, end, found in self._places(key):
-            if found == value:
+            try:
+                same = found == value
+            except RecursionError:  # values nested past Python's limit are compared no further
+                return None
+            if same:
                 return self._line_at(start), self._line_at(end - 1)
         return None
 

@@ -12,7 +12,7 @@ _STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
 # The parts of a widget's state that say what it shows: its label, its value, its choices, and how
 # many widgets or outputs it holds; the rest (layout, style, flags) is presentation.
-_SHOWN_FIELDS = ("description", "value", "_options_labels")
+_SHOWN_FIELDS = {"description": "description", "value": "value", "_options_labels": "options"}
 _COUNTED_FIELDS = {"children": "child widget", "outputs": "output"}
 # A field's value shown this long at most (a long text value, a list of choices).
 MAX_FIELD_CHARS = 80
@@ -36,7 +36,7 @@ def describe(view: Any, states: dict[str, Any]) -> str:
         return f"model {model}, its state not saved in the notebook"
     name = entry.get("model_name")
     state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
-    fields = [f"{key.strip('_').replace('_labels', '')} {_shown(state[key])}" for key in _SHOWN_FIELDS
+    fields = [f"{word} {_shown(state[key])}" for key, word in _SHOWN_FIELDS.items()
               if key in state and state[key] not in ("", None, [])]
     fields += [f"{len(state[key])} {word}{'s' if len(state[key]) != 1 else ''}"
                for key, word in _COUNTED_FIELDS.items() if isinstance(state.get(key), list)]
@@ -45,5 +45,8 @@ def describe(view: Any, states: dict[str, Any]) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:  # a value nested past Python's limit: the raw read shows it
+        return "[…]"
     return text if len(text) <= MAX_FIELD_CHARS else text[:MAX_FIELD_CHARS] + "…"
