@@ -130,10 +130,15 @@ def test_a_widget_is_named_with_the_state_the_notebook_saved(tmp_path, server):
     note = f"[interactive widget ({WIDGET}), not shown: "
     assert f'{note}IntSliderModel, model s1: description "Speed:", value 7; its text form: IntSlider(value=7)]' in text
     assert f'{note}DropdownModel, model d1: options ["a", "b"]; its text form: ' in text
-    assert f"{note}VBoxModel, model b1: 2 child widgets; its text form: VBox()]" in text
+    assert (f'{note}VBoxModel, model b1: 2 child widgets (IntSliderModel description "Speed:", value 7; '
+            'DropdownModel options ["a", "b"]); its text form: VBox()]') in text
     assert f"{note}model gone, its state not saved in the notebook; its text form: Label()]" in text
     outline = text_of(server.read(path=path, outline=True))
     assert re.search(rf'{re.escape(WIDGET)} \d+ B \(IntSliderModel, model s1: description "Speed:", value 7\)', outline)
+    # Colab saves the models directly under the mime type, without "state" around them.
+    colab = {"widgets": {"application/vnd.jupyter.widget-state+json": state}}
+    path = write(tmp_path, code("w", views[0]), metadata=colab)
+    assert f'{note}IntSliderModel, model s1: description "Speed:", value 7;' in text_of(server.read(path=path))
 
 
 def test_find_searches_a_figure_as_the_read_shows_it(tmp_path, server):

@@ -16,14 +16,21 @@ _SHOWN_FIELDS = {"description": "description", "value": "value", "_options_label
 _COUNTED_FIELDS = {"children": "child widget", "outputs": "output"}
 # A field's value shown this long at most (a long text value, a list of choices).
 MAX_FIELD_CHARS = 80
+# A container's children described (each by its model, description and value), one level down: a
+# progress bar is a box of three; a dashboard of many is counted past these.
+MAX_CHILDREN_LISTED = 10
+# How a container names a child: its model id after this prefix.
+_MODEL_REFERENCE = "IPY_MODEL_"
 
 
 def widget_states(metadata: Any) -> dict[str, Any]:
-    """Model id → saved state entry ({model_name, state, …}), from the notebook's metadata."""
+    """Model id → saved state entry ({model_name, state, …}), from the notebook's metadata: under
+    `state` as Jupyter saves them, or directly under the mime type as Colab does."""
     widgets = metadata.get("widgets") if isinstance(metadata, dict) else None
     saved = widgets.get(_STATE_MIME) if isinstance(widgets, dict) else None
-    states = saved.get("state") if isinstance(saved, dict) else None
-    return states if isinstance(states, dict) else {}
+    if not isinstance(saved, dict):
+        return {}
+    return saved["state"] if isinstance(saved.get("state"), dict) else saved
 
 
 def describe(view: Any, states: dict[str, Any]) -> str:
@@ -34,14 +41,39 @@ def describe(view: Any, states: dict[str, Any]) -> str:
     entry = states.get(model)
     if not isinstance(entry, dict):
         return f"model {model}, its state not saved in the notebook"
-    name = entry.get("model_name")
-    state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
+    fields = _fields(entry, states)
+    return f"{_name(entry)}, model {model}" + (f": {', '.join(fields)}" if fields else "")
+
+
+def _name(entry: dict) -> str:
+    return entry["model_name"] if isinstance(entry.get("model_name"), str) else "widget"
+
+
+def _fields(entry: dict, states: dict[str, Any] | None) -> list[str]:
+    """What a widget shows (its label, value, choices), then how many widgets and outputs it holds;
+    with `states`, its children too, each by what it shows (one level down: theirs are counted)."""
+    state = entry["state"] if isinstance(entry.get("state"), dict) else {}
     fields = [f"{word} {_shown(state[key])}" for key, word in _SHOWN_FIELDS.items()
               if key in state and state[key] not in ("", None, [])]
-    fields += [f"{len(state[key])} {word}{'s' if len(state[key]) != 1 else ''}"
-               for key, word in _COUNTED_FIELDS.items() if isinstance(state.get(key), list)]
-    text = f"{name if isinstance(name, str) else 'widget'}, model {model}"
-    return text + (f": {', '.join(fields)}" if fields else "")
+    for key, word in _COUNTED_FIELDS.items():
+        items = state.get(key)
+        if not isinstance(items, list):
+            continue
+        fields.append(f"{len(items)} {word}{'s' if len(items) != 1 else ''}")
+        if key == "children" and items and states is not None:
+            listed = [_child(child, states) for child in items[:MAX_CHILDREN_LISTED]]
+            fields[-1] += f" ({'; '.join(listed)}{', …' if len(items) > MAX_CHILDREN_LISTED else ''})"
+    return fields
+
+
+def _child(reference: Any, states: dict[str, Any]) -> str:
+    """A container's child, "IPY_MODEL_<id>", by its model and what it shows."""
+    model = reference.removeprefix(_MODEL_REFERENCE) if isinstance(reference, str) else None
+    entry = states.get(model) if model else None
+    if not isinstance(entry, dict):
+        return "a widget whose state is not saved"
+    fields = _fields(entry, None)
+    return _name(entry) + (f" {', '.join(fields)}" if fields else "")
 
 
 def _shown(value: Any) -> str:
