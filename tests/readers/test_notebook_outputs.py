@@ -181,10 +181,12 @@ def test_odd_figure_specifications_read_as_far_as_they_go(tmp_path, server):
            {PLOTLY: "not a figure"},
            {VEGALITE: views},
            {VEGA: {"marks": "x", "axes": [1, {"orient": "left"}], "data": [{"values": [deep]}]}},
-           {WIDGET: "not a view"}]
+           {WIDGET: "not a view"},
+           {PLOTLY: {"data": [{"type": f"kind{n}"} for n in range(7)]}}]
     path = write(tmp_path, code("odd", *map(result, odd)))
     outputs = re.split(r"\n--- output \d+: result ---\n", text_of(server.read(path=path)).split("\n\n")[0])[1:]
-    assert [output.split("\n")[1:] for output in outputs] == [
+    assert outputs[6].startswith(f"[Plotly figure ({PLOTLY}), 7 kind0/kind1/kind2/kind3/kind4/… traces; raw=true")
+    assert [output.split("\n")[1:] for output in outputs[:6]] == [
         ["trace 1: bar, 1 point; y: " + "[" * 80 + "…"], ["trace 1: scatter, 0 points", "trace 2: unknown, 0 points"],
         [], [], ["axes: left (?)", 'data "?": 1 row; first: ' + "[" * 80 + "…"], []]
     assert outputs[0].startswith(f"[Plotly figure ({PLOTLY}), 1 bar trace; raw=true, offset=")

@@ -24,6 +24,8 @@ MAX_TRACES_LISTED = 20
 FIRST_VALUES = 3
 # A value shown (a category, a row of a data set) is cut to this many characters.
 MAX_VALUE_CHARS = 80
+# Kinds of trace or mark named in a figure's first line ("bar/scatter"); a figure mixes a few.
+MAX_KINDS_NAMED = 5
 # Layered, concatenated and faceted Vega-Lite views nest a few levels deep; views deeper than this
 # are not listed (a spec nested deeper would recurse past Python's limit).
 MAX_VIEW_DEPTH = 8
@@ -53,7 +55,14 @@ def figure_name(mime: str) -> str:
     return "Vega-Lite chart" if "vegalite" in mime else "Vega chart"
 
 
-def title_of(mime: str, spec: Any) -> str | None:
+def details(mime: str, spec: Any) -> str:
+    """' "Sales", 2 bar traces': the title and what the figure draws, as the read's first line and
+    the outline name them after the figure's kind."""
+    title, drawn = _title_of(mime, spec), _drawn(mime, spec)
+    return (f' "{title}"' if title else "") + (f", {drawn}" if drawn else "")
+
+
+def _title_of(mime: str, spec: Any) -> str | None:
     """The figure's title, if it has one."""
     if not isinstance(spec, dict):
         return None
@@ -63,17 +72,21 @@ def title_of(mime: str, spec: Any) -> str | None:
     return _title(spec.get("title")) if _VEGA_MIME.fullmatch(mime) else None
 
 
-def traces_word(mime: str, spec: Any) -> str | None:
-    """"3 scatter traces", "bar chart": what the figure draws, in a few words (the outline's)."""
+def _drawn(mime: str, spec: Any) -> str | None:
+    """"3 scatter traces", "bar, rule chart": what the figure draws, in a few words."""
     if mime == PLOTLY_MIME and isinstance(spec, dict):
         data = spec.get("data") if isinstance(spec.get("data"), list) else []
         traces = [trace for trace in data if isinstance(trace, dict)]
-        kinds = sorted({_trace_kind(trace) for trace in traces})
-        return f"{len(traces)} {'/'.join(kinds) + ' ' if kinds else ''}trace{'s' if len(traces) != 1 else ''}"
+        kinds = _kinds(sorted({_trace_kind(trace) for trace in traces}), "/")
+        return f"{len(traces)} {kinds + ' ' if kinds else ''}trace{'s' if len(traces) != 1 else ''}"
     if _VEGA_MIME.fullmatch(mime) and isinstance(spec, dict):
         marks = [mark for mark, _ in _vegalite_views(spec)] if "vegalite" in mime else _vega_marks(spec)
-        return f"{', '.join(dict.fromkeys(marks))} chart" if marks else None
+        return f"{_kinds(list(dict.fromkeys(marks)), ', ')} chart" if marks else None
     return None
+
+
+def _kinds(kinds: list[str], between: str) -> str:
+    return between.join(kinds[:MAX_KINDS_NAMED]) + (f"{between}…" if len(kinds) > MAX_KINDS_NAMED else "")
 
 
 def summary(mime: str, spec: Any) -> list[str]:
@@ -170,7 +183,7 @@ def _vegalite_views(spec: dict, depth: int = 0) -> list[tuple[str, dict]]:
     mark = spec.get("mark")
     mark = mark.get("type") if isinstance(mark, dict) else mark
     if isinstance(mark, str):
-        views.append((mark, spec.get("encoding") if isinstance(spec.get("encoding"), dict) else {}))
+        views.append((_cut(mark), spec.get("encoding") if isinstance(spec.get("encoding"), dict) else {}))
     if depth < MAX_VIEW_DEPTH:
         for key in ("layer", "hconcat", "vconcat", "concat"):
             for inner in spec.get(key) or [] if isinstance(spec.get(key), list) else []:
@@ -214,7 +227,7 @@ def _rows(what: str, rows: list) -> str:
 
 def _vega_marks(spec: dict) -> list[str]:
     marks = spec.get("marks") if isinstance(spec.get("marks"), list) else []
-    return [str(m["type"]) for m in marks if isinstance(m, dict) and "type" in m]
+    return [_shown(m["type"]) for m in marks if isinstance(m, dict) and "type" in m]
 
 
 def _vega(spec: dict) -> list[str]:

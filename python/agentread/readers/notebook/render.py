@@ -389,8 +389,7 @@ def _figure(data: dict, metadata: dict, nb: Notebook) -> list[str]:
             return [head + ", drawn by a script this output does not hold; not shown]"]
         return [head + f": drawn by its script ({figures.BOKEH_SCRIPT_MIME} {human_size(_payload_chars(script))}), "
                 f"which holds its data, not shown; {_raw_call(nb, figures.BOKEH_SCRIPT_MIME, script)} shows it]"]
-    title, drawn = figures.title_of(mime, spec), figures.traces_word(mime, spec)
-    head = f"[{name} ({mime})" + (f' "{title}"' if title else "") + (f", {drawn}" if drawn else "")
+    head = f"[{name} ({mime}){figures.details(mime, spec)}"
     return [head + f"; {_raw_call(nb, mime, spec)} shows its whole JSON]", *figures.summary(mime, spec)]
 
 
@@ -551,8 +550,7 @@ def _named(mime: str, value: Any, nb: Notebook) -> str:
         return f" ({describe(value, nb.widgets)})"
     if figures.figure_mime({mime: value}) != mime:
         return ""
-    title, drawn = figures.title_of(mime, value), figures.traces_word(mime, value)
-    return f" ({figures.figure_name(mime)}" + (f' "{title}"' if title else "") + (f", {drawn}" if drawn else "") + ")"
+    return f" ({figures.figure_name(mime)}{figures.details(mime, value)})"
 
 
 def outline(nb: Notebook) -> list[str]:
