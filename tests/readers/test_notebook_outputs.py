@@ -191,3 +191,25 @@ def test_odd_figure_specifications_read_as_far_as_they_go(tmp_path, server):
         [], [], ["axes: left (?)", 'data "?": 1 row; first: ' + "[" * 80 + "…"], []]
     assert outputs[0].startswith(f"[Plotly figure ({PLOTLY}), 1 bar trace; raw=true, offset=")
     assert outputs[5] == f"[interactive widget ({WIDGET}), not shown: no model id]"
+
+
+def test_a_bokeh_figure_is_summarised_from_the_document_its_script_holds(tmp_path, server):
+    """data/notebook/bokeh_figure.ipynb: the outputs Bokeh 3.9.2 publishes for `output_notebook()`
+    (its loader's script abridged) and `show(p)` (the figure's div, then its script: made by
+    bokeh.embed.notebook.notebook_content), a line of NumPy arrays (sent gzipped) and a scatter of
+    lists, written by nbformat."""
+    (tmp_path / "b.ipynb").write_bytes((Path(__file__).parent.parent / "data/notebook/bokeh_figure.ipynb").read_bytes())
+    text = text_of(server.read(path="b.ipynb", cells="2"))
+    figure = text.split("--- output 2: display ---\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    assert figure[0].startswith('[Bokeh figure (application/vnd.bokehjs_exec.v0+json), root model p1006 "Sales by '
+                                'region": drawn by its script (application/javascript 6.7 KB), which holds its data, '
+                                "not shown; raw=true, offset=")
+    assert figure[1:] == ["x axis: quarter; y axis: units",
+                          'glyph 1: Line "north", 4 points; x: 1.0, 2.0, 3.0, …; y: 4.5, 6.5, 5.5, …',
+                          'glyph 2: Scatter "south", 3 points; x: 1, 2, 3; y: 3, 2, 7']
+    # The lines named hold the script (one of its lines is longer than a raw read shows uncut).
+    file = (tmp_path / "b.ipynb").read_text()
+    offset, limit = map(int, RAW_CALL.search(figure[0]).groups())
+    named = "\n".join(file.split("\n")[offset - 1:offset - 1 + limit]).rstrip(",")
+    script = json.loads(file)["cells"][1]["outputs"][1]["data"]["application/javascript"]
+    assert json.loads("{" + named + "}") == {"application/javascript": script}

@@ -60,12 +60,12 @@ shows the file as it is); text/plain is preferred (markdown and LaTeX are kept a
 a picture too); HTML (text/html, text/vnd.*+html) is shown as laid-out text when no text form says
 more than a default repr, its scripts and styles left out and counted (htmltext.py: past 200,000
 characters, the rest as its source); figure specifications (Plotly, Vega, Vega-Lite, Bokeh) are
-summarised, naming the raw read of their whole JSON (figures.py, locate.py); widgets and JavaScript
-outputs become one-line placeholders naming the mime type (a widget its model and saved state,
-widgets.py), their text form on that line or, when long, whole after it. PNG, JPEG, GIF (and SVG
-where cairosvg is installed) outputs and markdown attachments are attached as downscaled image
-parts; an SVG the rasteriser would recurse on (a <use> pointing nowhere or at its own ancestor, deep
-nesting) is shown as text, saying why.
+summarised, naming the raw read of their whole JSON (figures.py, bokehdoc.py, locate.py); widgets
+and JavaScript outputs become one-line placeholders naming the mime type (a widget its model and
+saved state, widgets.py), their text form on that line or, when long, whole after it. PNG, JPEG, GIF
+(and SVG where cairosvg is installed) outputs and markdown attachments are attached as downscaled
+image parts; an SVG the rasteriser would recurse on (a <use> pointing nowhere or at its own
+ancestor, deep nesting) is shown as text, saying why.
     --- output 2: display ---
     [Plotly figure (application/vnd.plotly.v1+json) "Sales", 1 bar trace; raw=true, offset=66,
         limit=807 shows its whole JSON]

@@ -20,7 +20,7 @@ import pybase64
 
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount
-from agentread.readers.notebook import figures
+from agentread.readers.notebook import bokehdoc, figures
 from agentread.readers.notebook.clean import clean_output, editor_lines, source_lines
 from agentread.readers.notebook.htmltext import html_text
 from agentread.readers.notebook.model import Cell, Notebook, Payload
@@ -387,8 +387,11 @@ def _figure(data: dict, metadata: dict, nb: Notebook) -> list[str]:
         head = f"[{name} ({mime})" + (f", root model {_text(root)}" if root is not None else "")
         if script is None:
             return [head + ", drawn by a script this output does not hold; not shown]"]
-        return [head + f": drawn by its script ({figures.BOKEH_SCRIPT_MIME} {human_size(_payload_chars(script))}), "
-                f"which holds its data, not shown; {_raw_call(nb, figures.BOKEH_SCRIPT_MIME, script)} shows it]"]
+        docs = bokehdoc.document(_text(script))
+        title, lines = bokehdoc.summary(docs) if docs else (None, [])
+        return [head + (f' "{title}"' if title else "") + f": drawn by its script ({figures.BOKEH_SCRIPT_MIME} "
+                f"{human_size(_payload_chars(script))}), which holds its data, not shown; "
+                f"{_raw_call(nb, figures.BOKEH_SCRIPT_MIME, script)} shows it]", *lines]
     head = f"[{name} ({mime}){figures.details(mime, spec)}"
     return [head + f"; {_raw_call(nb, mime, spec)} shows its whole JSON]", *figures.summary(mime, spec)]
 
