@@ -106,6 +106,29 @@ def test_bokeh_outputs_name_the_script_that_holds_the_figure(tmp_path, server):
             "loads Bokeh into the page, not shown]") in text
 
 
+def test_a_bokeh_2_document_is_read_as_its_list_of_models(tmp_path, server):
+    """Bokeh 2 lists its models, each {type, id, attributes}, referring to each other by {id}; its
+    arrays are {__ndarray__: base64, dtype, shape}, not compressed."""
+    models = [{"type": "Plot", "id": "1", "attributes": {"title": {"id": "2"}, "below": [{"id": "3"}],
+                                                           "left": [{"id": "4"}], "renderers": [{"id": "5"}]}},
+              {"type": "Title", "id": "2", "attributes": {"text": "Rainfall"}},
+              {"type": "LinearAxis", "id": "3", "attributes": {"axis_label": "month"}},
+              {"type": "LinearAxis", "id": "4", "attributes": {"axis_label": "mm"}},
+              {"type": "GlyphRenderer", "id": "5", "attributes": {"glyph": {"id": "6"}, "data_source": {"id": "7"}}},
+              {"type": "VBar", "id": "6", "attributes": {}},
+              {"type": "ColumnDataSource", "id": "7", "attributes": {"data": {
+                  "top": {"__ndarray__": base64.b64encode(struct.pack("<5i", 31, 28, 40, 12, 9)).decode(),
+                          "dtype": "int32", "order": "little", "shape": [5]}}}}]
+    docs = {"a1": {"roots": {"references": models, "root_ids": ["1"]}, "title": "Bokeh Application"}}
+    script = f"(function(root) {{\n  var docs_json = {json.dumps(docs)};\n}})(window);\n"
+    exec_ = {"output_type": "display_data", "metadata": {}, "data": {"application/javascript": script,
+                                                                     "application/vnd.bokehjs_exec.v0+json": ""}}
+    path = write(tmp_path, code("show(p)", exec_))
+    shown = output_of(server, path).split("\n")
+    assert shown[0].startswith('[Bokeh figure (application/vnd.bokehjs_exec.v0+json) "Rainfall": drawn by its script')
+    assert shown[1:] == ["x axis: month; y axis: mm", "glyph 1: VBar, 5 points; top: 31, 28, 40, …"]
+
+
 def test_html_of_any_media_type_is_laid_out_and_its_scripts_said(tmp_path, server):
     big = "<script>" + "var x = 1;" * 1_100_000 + "</script><p>after the script</p>"  # past libxml2's 10 MB text
     path = write(tmp_path, code("show()", result({"text/vnd.example.v1+html": "<p>hello</p><script>go()</script>"}),

@@ -16,6 +16,8 @@ _DOCS_JSON = re.compile(r"\bdocs_json\s*=\s*")
 # Objects and lists walked in a document, at most: a figure has a few hundred; a dashboard some
 # thousands.
 MAX_MODELS = 100_000
+# The models that hold axes: bokeh.plotting's figure, and the plots of bokeh.models.
+_PLOTS = ("Figure", "Plot", "GMapPlot", "GMap")
 # Glyphs listed one a line; more are counted.
 MAX_GLYPHS_LISTED = 20
 # First values shown of each column, each cut to this many characters.
@@ -50,7 +52,7 @@ def summary(docs: dict) -> tuple[str | None, list[str]]:
     title = next((_text(model.get("text")) for name, model in models.values() if name == "Title"
                   and _text(model.get("text"))), None)
     lines = []
-    axes = [f"{side} axis: {label}" for name, model in models.values() if name == "Figure"
+    axes = [f"{side} axis: {label}" for name, model in models.values() if name in _PLOTS
             for side, where in (("x", "below"), ("y", "left"))
             for label in [_axis_label(model.get(where), models)] if label]
     if axes:
