@@ -259,8 +259,8 @@ def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
         from agentread.readers.notebook import search_notebook
 
         data = live_notebook_bytes(saved, live)
-        return find_with(resolved.path, lambda matcher: search_notebook(data, request, matcher), request)
-    result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
+        return find_with(resolved.path, lambda matcher: search_notebook(data, request, matcher, saved), request)
+    result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path, saved)
     outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
     note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
     if resolved.st.st_mtime > live.changed_at > 0:
