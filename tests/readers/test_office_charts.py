@@ -1,0 +1,211 @@
+"""Charts and review comments in Office files built here (python-pptx, openpyxl, and parts added to
+their packages as PowerPoint writes them), read through the JSON-RPC server."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from rpc import body_of
+
+P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+P15 = "http://schemas.microsoft.com/office/powerpoint/2012/main"
+P188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+OFFICE_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+THREADED_RELS = "http://schemas.microsoft.com/office/2018/10/relationships"
+
+
+def deck_bytes(build) -> bytes:
+    """A one-slide deck (blank layout) after `build(slide)`, as python-pptx writes it."""
+    from pptx import Presentation
+
+    deck = Presentation()
+    build(deck.slides.add_slide(deck.slide_layouts[6]))
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def with_parts(package: bytes, parts: dict[str, tuple[str, bytes]], rels: dict[str, list[tuple[str, str]]]) -> bytes:
+    """`package` with `parts` added ({name: (content type, XML)}) and relationships to them
+    ({source part's rels: [(type, target)]})."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "[Content_Types].xml":
+                overrides = "".join(f'<Override PartName="/{name}" ContentType="{kind}"/>'
+                                    for name, (kind, _) in parts.items())
+                data = data.replace(b"</Types>", overrides.encode() + b"</Types>")
+            for n, (kind, part) in enumerate(rels.get(info.filename, []), 1):
+                data = data.replace(b"</Relationships>", f'<Relationship Id="rIdAdded{n}" Type="{kind}" '
+                                    f'Target="{part}"/></Relationships>'.encode())
+            target.writestr(info, data)
+        for name, (_, xml) in parts.items():
+            target.writestr(name, xml)
+    return out.getvalue()
+
+
+def text_box(slide, text: str) -> None:
+    from pptx.util import Inches
+
+    slide.shapes.add_textbox(Inches(1), Inches(1), Inches(4), Inches(1)).text_frame.text = text
+
+
+def test_legacy_and_threaded_comments_show_on_their_slide_with_their_authors(server, tmp_path: Path):
+    """A legacy comment with a reply (threaded by its p15 extension), and a threaded comment with a
+    reply: each under `Comments:` on the slide, by its author's name, a reply indented."""
+    legacy = (f'<p:cmLst xmlns:p="{P}" xmlns:p15="{P15}">'
+              '<p:cm authorId="0" dt="2024-01-01T10:00:00.000" idx="1"><p:pos x="10" y="10"/>'
+              "<p:text>Check the Q3 figures.</p:text></p:cm>"
+              '<p:cm authorId="1" dt="2024-01-02T10:00:00.000" idx="1"><p:pos x="10" y="10"/>'
+              "<p:text>Checked: they hold.</p:text><p:extLst><p:ext uri=\"{C676402C-5697-4E1C-873F-D02D1690AC5C}\">"
+              '<p15:threadingInfo timeZoneBias="0"><p15:parentCm authorId="0" idx="1"/></p15:threadingInfo>'
+              "</p:ext></p:extLst></p:cm></p:cmLst>").encode()
+    authors = (f'<p:cmAuthorLst xmlns:p="{P}"><p:cmAuthor id="0" name="Ann Lee" initials="AL" lastIdx="1" '
+               'clrIdx="0"/><p:cmAuthor id="1" name="Bo Chen" initials="BC" lastIdx="1" clrIdx="1"/>'
+               "</p:cmAuthorLst>").encode()
+    threaded = (f'<p188:cmLst xmlns:a="{A}" xmlns:p188="{P188}">'
+                '<p188:cm id="{11111111-0000-0000-0000-000000000001}" authorId="{AAAAAAAA-0000-0000-0000-00000000000A}"'
+                ' created="2024-02-01T09:00:00.000">'
+                '<p188:replyLst><p188:reply id="{11111111-0000-0000-0000-000000000002}" '
+                'authorId="{BBBBBBBB-0000-0000-0000-00000000000B}" created="2024-02-01T10:00:00.000">'
+                "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>Agreed, moving it.</a:t></a:r></a:p></p188:txBody>"
+                "</p188:reply></p188:replyLst>"
+                "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>This slide belongs</a:t></a:r></a:p>"
+                "<a:p><a:r><a:t>in the appendix.</a:t></a:r></a:p></p188:txBody></p188:cm></p188:cmLst>").encode()
+    threaded_authors = (f'<p188:authorLst xmlns:p188="{P188}">'
+                        '<p188:author id="{AAAAAAAA-0000-0000-0000-00000000000A}" name="Cy Diaz" initials="CD" '
+                        'userId="cy@example.com" providerId="None"/>'
+                        '<p188:author id="{BBBBBBBB-0000-0000-0000-00000000000B}" name="Di Eng" initials="DE" '
+                        'userId="di@example.com" providerId="None"/></p188:authorLst>').encode()
+    from pptx import Presentation
+
+    deck = Presentation()
+    for text in ("first slide", "second slide"):
+        text_box(deck.slides.add_slide(deck.slide_layouts[6]), text)
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    package = with_parts(
+        buffer.getvalue(),
+        {"ppt/comments/comment1.xml": ("application/vnd.openxmlformats-officedocument.presentationml.comments+xml",
+                                       legacy),
+         "ppt/commentAuthors.xml": ("application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml",
+                                    authors),
+         "ppt/comments/modernComment_101_1.xml": ("application/vnd.ms-powerpoint.comments+xml", threaded),
+         "ppt/authors.xml": ("application/vnd.ms-powerpoint.authors+xml", threaded_authors)},
+        {"ppt/slides/_rels/slide1.xml.rels": [(f"{OFFICE_RELS}/comments", "../comments/comment1.xml")],
+         "ppt/slides/_rels/slide2.xml.rels": [(f"{THREADED_RELS}/comments", "../comments/modernComment_101_1.xml")],
+         "ppt/_rels/presentation.xml.rels": [(f"{OFFICE_RELS}/commentAuthors", "commentAuthors.xml"),
+                                             (f"{THREADED_RELS}/authors", "authors.xml")]})
+    (tmp_path / "reviewed.pptx").write_bytes(package)
+    assert body_of(server.read(path="reviewed.pptx")) == (
+        "     1\t--- Slide 1 ---\n     2\tfirst slide\n     3\tComments:\n     4\t- Ann Lee: Check the Q3 figures.\n"
+        "     5\t  - Bo Chen: Checked: they hold.\n     6\t\n     7\t--- Slide 2 ---\n     8\tsecond slide\n"
+        "     9\tComments:\n    10\t- Cy Diaz: This slide belongs in the appendix.\n"
+        "    11\t  - Di Eng: Agreed, moving it.")
+    [hit] = server.read(path="reviewed.pptx", find="appendix")["shown"]["hits"]
+    assert (hit["slide"], hit["line"]) == (2, 4)
+
+
+def test_chart_numbers_and_dates_as_their_format_codes_show_them(server, tmp_path: Path):
+    """Dates by a `mmm d, yyyy` code, percentages, thousands with a negative section, and
+    categories in two levels (year / quarter)."""
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    def build(slide):
+        data = CategoryChartData(number_format="0.0%")
+        data.categories = [datetime.date(2024, 1, 31), datetime.date(2024, 2, 29)]
+        data.categories.number_format = "mmm d, yyyy"
+        data.add_series("share", [0.125, 0.5])
+        data.add_series("revenue", [1234.5, -20000], number_format="#,##0.00;(#,##0.00)")
+        slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(4), Inches(3), data)
+        levels = CategoryChartData()
+        for year, quarters in (("2024", ("Q1", "Q2")), ("2025", ("Q1",))):
+            category = levels.add_category(year)
+            for quarter in quarters:
+                category.add_sub_category(quarter)
+        levels.add_series("sales", [1, 2, 3])
+        slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, Inches(4), Inches(4), Inches(3), levels)
+
+    (tmp_path / "formats.pptx").write_bytes(deck_bytes(build))
+    assert body_of(server.read(path="formats.pptx")).split("\n")[1:] == [
+        "     2\t[chart: (line)]", "     3\t| category | share | revenue |", "     4\t| --- | --- | --- |",
+        "     5\t| Jan 31, 2024 | 12.5% | 1,234.50 |", "     6\t| Feb 29, 2024 | 50.0% | (20,000.00) |",
+        "     7\t[chart: (column clustered)]", "     8\t| category | sales |", "     9\t| --- | --- |",
+        "    10\t| 2024 / Q1 | 1 |", "    11\t| 2024 / Q2 | 2 |", "    12\t| 2025 / Q1 | 3 |"]
+
+
+def test_a_sheets_charts_are_named_with_their_anchor_and_the_cells_they_show(server, tmp_path: Path):
+    """A column chart anchored at E2 of a sheet, and a chart sheet's line chart (its chart placed
+    at a fixed position): each named in its sheet's header with its title, axes and the cells of
+    its series (openpyxl writes the series' names as cells, without their text)."""
+    from openpyxl import Workbook
+    from openpyxl.chart import BarChart, LineChart, Reference
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Sales"
+    for row in (["Quarter", "2023", "2024"], ["Q1", 10, 12], ["Q2", 20, 22], ["Q3", 30, 35]):
+        sheet.append(row)
+    bars = BarChart()
+    bars.title, bars.x_axis.title, bars.y_axis.title = "Revenue", "Quarter", "$M"
+    bars.add_data(Reference(sheet, min_col=2, max_col=3, min_row=1, max_row=4), titles_from_data=True)
+    bars.set_categories(Reference(sheet, min_col=1, min_row=2, max_row=4))
+    sheet.add_chart(bars, "E2")
+    line = LineChart()
+    line.add_data(Reference(sheet, min_col=2, min_row=1, max_row=4), titles_from_data=True)
+    book.create_chartsheet("Trend").add_chart(line)
+    book.save(tmp_path / "charts.xlsx")
+    text = body_of(server.read(path="charts.xlsx"))
+    assert text.split("\n")[:3] == [
+        '--- Sheet 1 "Sales" (4 rows × 3 columns) ---',
+        "Chart 1 (from cell E2): Revenue (column clustered); axes: \"Quarter\" (category), \"$M\" (value); series "
+        "\"series 1 (named by 'Sales'!B1)\" ='Sales'!$B$2:$B$4, \"series 2 (named by 'Sales'!C1)\" "
+        "='Sales'!$C$2:$C$4; categories ='Sales'!$A$2:$A$4",
+        "| row | A | B | C |"]
+    assert text.split("\n")[-2:] == [
+        '--- Sheet 2 "Trend" (empty × 0 columns) ---',
+        "Chart 1 (at a fixed position): (line); series \"series 1 (named by 'Sales'!B1)\" ='Sales'!$B$2:$B$4"]
+
+
+@pytest.mark.parametrize("damage", [b"<c:chartSpace", b"\x00\x01 not xml"])
+def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server, tmp_path: Path, damage: bytes):
+    """A chart part cut short or of bytes that are no XML: one line says so; the paragraphs around
+    it are read."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("before the chart")
+    document.add_paragraph("after the chart")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    chart_type = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
+    package = with_parts(buffer.getvalue(), {"word/charts/chart1.xml": (chart_type, damage)},
+                         {"word/_rels/document.xml.rels": [(f"{OFFICE_RELS}/chart", "charts/chart1.xml")]})
+    drawing = ('<w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
+               'wordprocessingDrawing"><wp:extent cx="1" cy="1"/><wp:docPr id="1" name="Chart 1"/>'
+               '<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData '
+               'uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart xmlns:c="http://schemas.'
+               'openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/'
+               'officeDocument/2006/relationships" r:id="rIdAdded1"/></a:graphicData></a:graphic></wp:inline>'
+               "</w:drawing></w:r>")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/document.xml":
+                data = data.replace(b"<w:t>before the chart</w:t></w:r>",
+                                    b"<w:t>before the chart</w:t></w:r>" + drawing.encode())
+            target.writestr(info, data)
+    (tmp_path / "damaged-chart.docx").write_bytes(out.getvalue())
+    assert body_of(server.read(path="damaged-chart.docx")) == (
+        "     1\tbefore the chart\n     2\t[chart: its part is not well-formed XML, so its data cannot be shown]\n"
+        "     3\tafter the chart")
