@@ -114,8 +114,9 @@ def test_legacy_and_threaded_comments_show_on_their_slide_with_their_authors(ser
 
 
 def test_chart_numbers_and_dates_as_their_format_codes_show_them(server, tmp_path: Path):
-    """Dates by a `mmm d, yyyy` code, percentages, thousands with a negative section, and
-    categories in two levels (year / quarter)."""
+    """Dates by a `mmm d, yyyy` code, percentages, thousands with a negative section, a currency
+    rounded half away from zero as Excel rounds, scientific, a time of day, and categories in two
+    levels (year / quarter)."""
     from pptx.chart.data import CategoryChartData
     from pptx.enum.chart import XL_CHART_TYPE
     from pptx.util import Inches
@@ -126,6 +127,9 @@ def test_chart_numbers_and_dates_as_their_format_codes_show_them(server, tmp_pat
         data.categories.number_format = "mmm d, yyyy"
         data.add_series("share", [0.125, 0.5])
         data.add_series("revenue", [1234.5, -20000], number_format="#,##0.00;(#,##0.00)")
+        data.add_series("cost", [2.5, 1234567], number_format='[$€-407] #,##0_);"none"')
+        data.add_series("mass", [12345.678, 0.5], number_format="0.00E+00")
+        data.add_series("at", [0.5, 0.75], number_format="h:mm AM/PM")
         slide.shapes.add_chart(XL_CHART_TYPE.LINE, 0, 0, Inches(4), Inches(3), data)
         levels = CategoryChartData()
         for year, quarters in (("2024", ("Q1", "Q2")), ("2025", ("Q1",))):
@@ -137,8 +141,10 @@ def test_chart_numbers_and_dates_as_their_format_codes_show_them(server, tmp_pat
 
     (tmp_path / "formats.pptx").write_bytes(deck_bytes(build))
     assert body_of(server.read(path="formats.pptx")).split("\n")[1:] == [
-        "     2\t[chart: (line)]", "     3\t| category | share | revenue |", "     4\t| --- | --- | --- |",
-        "     5\t| Jan 31, 2024 | 12.5% | 1,234.50 |", "     6\t| Feb 29, 2024 | 50.0% | (20,000.00) |",
+        "     2\t[chart: (line)]", "     3\t| category | share | revenue | cost | mass | at |",
+        "     4\t| --- | --- | --- | --- | --- | --- |",
+        "     5\t| Jan 31, 2024 | 12.5% | 1,234.50 | € 3 | 1.23E+04 | 12:00 PM |",
+        "     6\t| Feb 29, 2024 | 50.0% | (20,000.00) | € 1,234,567 | 5.00E-01 | 6:00 PM |",
         "     7\t[chart: (column clustered)]", "     8\t| category | sales |", "     9\t| --- | --- |",
         "    10\t| 2024 / Q1 | 1 |", "    11\t| 2024 / Q2 | 2 |", "    12\t| 2025 / Q1 | 3 |"]
 

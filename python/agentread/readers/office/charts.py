@@ -19,9 +19,11 @@ part of a package that caches numbers with their format codes.
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 import re
 import zipfile
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
 
@@ -79,7 +81,7 @@ class Series:
 class Chart:
     title: str
     kinds: list[str]
-    axes: list[tuple[str, str]]  # (direction, title) of the axes that have a title
+    axes: list[tuple[str, str]]  # (role, title) of the axes that have a title: ("value", "$M")
     series: list[Series]
 
 
@@ -138,7 +140,7 @@ def chart_lines(blob: bytes) -> list[str]:
 
 
 def describe(chart: Chart) -> str:
-    """`Title (kinds); axes: "x" (horizontal), …`"""
+    """`Title (kinds); axes: "Quarter" (category), "$M" (value)`"""
     kinds = " + ".join(chart.kinds) or "chart"
     axes = ", ".join(f'"{title}" ({direction})' for direction, title in chart.axes)
     return f"{chart.title + ' ' if chart.title else ''}({kinds}){'; axes: ' + axes if axes else ''}"
@@ -242,12 +244,12 @@ def _level(cache, code: str | None, date1904: bool) -> dict[int, str]:
 def _levels(levels: list[dict[int, str]]) -> dict[int, str]:
     """The labels of a multi-level category axis, outer group first (`2024 / Q1`): a group's label
     stands at its first point and holds for the points after it."""
-    inner, outer = levels[0], levels[1:]
+    inner, outer = levels[0], levels[1:][::-1]
+    groups = [""] * len(outer)  # each outer level's label at the point reached
     labels = {}
     for i in sorted(inner):
-        groups = [level[max((j for j in level if j <= i), default=-1)] for level in reversed(outer)
-                  if any(j <= i for j in level)]
-        labels[i] = " / ".join([*groups, inner[i]])
+        groups = [level.get(i, group) for level, group in zip(outer, groups)]
+        labels[i] = " / ".join([*(g for g in groups if g), inner[i]])
     return labels
 
 
@@ -390,8 +392,10 @@ def format_value(text: str, code: str | None, date1904: bool = False) -> str:
 
     try:
         if is_date_format(section):
-            return _date(value, section, date1904)
-        return _number(value, section)
+            return _date(value, section, date1904).strip()
+        if "/" in "".join(t for t in _TOKEN.findall(section) if _literal(t) is None):
+            return _general(value)  # a fraction (`# ?/?`): the number itself
+        return _number(value, section).strip()
     except (ValueError, OverflowError):  # a date no calendar reaches, a number no format writes
         return _general(value)
 
@@ -423,6 +427,8 @@ def _literal(token: str) -> str | None:
         return token[1:]
     if token.startswith("_"):
         return " "
+    if token.startswith("[$"):  # a currency and locale, `[$€-407]`: its symbol
+        return token[2:-1].split("-", 1)[0]
     if token.startswith(("*", "[")):
         return ""
     return None
@@ -454,7 +460,9 @@ def _placeholders(value: float, body: str) -> str:
         return f"{value:.{places}E}"
     value /= 1000 ** (len(whole) - len(whole.rstrip(",")))  # a trailing comma counts in thousands
     grouped = "," in whole.rstrip(",")
-    text = f"{value:{',' if grouped else ''}.{places}f}"
+    # Rounded half away from zero, as Excel rounds (Python's format rounds half to even).
+    rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    text = f"{rounded:{',' if grouped else ''}f}"
     digits = whole.rstrip(",").replace(",", "").count("0")
     if digits == 0 and text.lstrip("-").startswith("0") and places:  # "#.00" writes .50, not 0.50
         text = text.replace("0", "", 1)
@@ -464,7 +472,10 @@ def _placeholders(value: float, body: str) -> str:
 def _date(value: float, section: str, date1904: bool) -> str:
     from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel
 
-    moment = from_excel(value, CALENDAR_MAC_1904 if date1904 else CALENDAR_WINDOWS_1900)
+    epoch = CALENDAR_MAC_1904 if date1904 else CALENDAR_WINDOWS_1900
+    moment = from_excel(value, epoch)
+    if isinstance(moment, dt.time):  # a time of day alone (under one day): on the calendar's day 0
+        moment = dt.datetime.combine(epoch.date(), moment)
     tokens = _TOKEN.findall(section)
     twelve = any(t.lower() in ("am/pm", "a/p") for t in tokens)
     kinds = [t.lower() for t in tokens]
