@@ -215,3 +215,107 @@ def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server
     assert body_of(server.read(path="damaged-chart.docx")) == (
         "     1\tbefore the chart\n     2\t[chart: its part is not well-formed XML, so its data cannot be shown]\n"
         "     3\tafter the chart")
+
+
+CX = "http://schemas.microsoft.com/office/drawing/2014/chartex"
+CHARTEX_TYPE = "application/vnd.ms-office.chartex+xml"
+CHARTEX_REL = "http://schemas.microsoft.com/office/2014/relationships/chartEx"
+WATERFALL = (f'<cx:chartSpace xmlns:a="{A}" xmlns:cx="{CX}"><cx:chartData><cx:data id="0">'
+             '<cx:strDim type="cat"><cx:f>Sheet1!$A$2:$A$4</cx:f><cx:lvl ptCount="3"><cx:pt idx="0">Start</cx:pt>'
+             '<cx:pt idx="1">Refunds</cx:pt><cx:pt idx="2">End</cx:pt></cx:lvl></cx:strDim>'
+             '<cx:numDim type="val"><cx:f>Sheet1!$B$2:$B$4</cx:f><cx:lvl ptCount="3" formatCode="#,##0">'
+             '<cx:pt idx="0">12000</cx:pt><cx:pt idx="1">-1500.4</cx:pt><cx:pt idx="2">10499.6</cx:pt></cx:lvl>'
+             '</cx:numDim></cx:data></cx:chartData><cx:chart><cx:title><cx:tx><cx:txData><cx:v>Cash flow</cx:v>'
+             '</cx:txData></cx:tx></cx:title><cx:plotArea><cx:plotAreaRegion><cx:series layoutId="waterfall">'
+             '<cx:tx><cx:txData><cx:f>Sheet1!$B$1</cx:f><cx:v>Amount</cx:v></cx:txData></cx:tx><cx:dataId val="0"/>'
+             '</cx:series></cx:plotAreaRegion></cx:plotArea></cx:chart></cx:chartSpace>').encode()
+TREEMAP = (f'<cx:chartSpace xmlns:a="{A}" xmlns:cx="{CX}"><cx:chartData><cx:data id="0">'
+           '<cx:strDim type="cat"><cx:f>Sheet1!$A$2:$B$4</cx:f><cx:lvl ptCount="3"><cx:pt idx="0">Apples</cx:pt>'
+           '<cx:pt idx="1">Pears</cx:pt><cx:pt idx="2">Leeks</cx:pt></cx:lvl><cx:lvl ptCount="3">'
+           '<cx:pt idx="0">Fruit</cx:pt><cx:pt idx="2">Vegetables</cx:pt></cx:lvl></cx:strDim>'
+           '<cx:numDim type="size"><cx:f>Sheet1!$C$2:$C$4</cx:f><cx:lvl ptCount="3" formatCode="General">'
+           '<cx:pt idx="0">40</cx:pt><cx:pt idx="1">25</cx:pt><cx:pt idx="2">9.5</cx:pt></cx:lvl></cx:numDim>'
+           '</cx:data></cx:chartData><cx:chart><cx:plotArea><cx:plotAreaRegion><cx:series layoutId="treemap">'
+           '<cx:tx><cx:txData><cx:v>Sales</cx:v></cx:txData></cx:tx><cx:dataId val="0"/></cx:series>'
+           "</cx:plotAreaRegion></cx:plotArea></cx:chart></cx:chartSpace>").encode()
+
+
+def chartex_frame(shape_id: int, rid: str) -> bytes:
+    """A slide's graphic frame of a newer chart, in mc:AlternateContent as PowerPoint writes it
+    (its fallback, a picture, left out)."""
+    return ('<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+            f'<mc:Choice xmlns:cx1="http://schemas.microsoft.com/office/drawing/2015/9/8/chartex" Requires="cx1">'
+            f'<p:graphicFrame xmlns:p="{P}"><p:nvGraphicFramePr><p:cNvPr id="{shape_id}" name="Chart"/>'
+            "<p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>"
+            f'<p:xfrm><a:off xmlns:a="{A}" x="0" y="0"/><a:ext xmlns:a="{A}" cx="100" cy="100"/></p:xfrm>'
+            f'<a:graphic xmlns:a="{A}"><a:graphicData uri="http://schemas.microsoft.com/office/drawing/2014/chartex">'
+            f'<cx:chart xmlns:cx="{CX}" xmlns:r="{OFFICE_RELS}" r:id="{rid}"/></a:graphicData></a:graphic>'
+            "</p:graphicFrame></mc:Choice></mc:AlternateContent>").encode()
+
+
+def test_the_newer_chart_kinds_are_read_from_their_parts(server, tmp_path: Path):
+    """A waterfall and a treemap (Office 2016's chart parts, which python-pptx passes over): each
+    named by its kind and title, its data a table (a treemap's categories in their groups)."""
+    package = with_parts(deck_bytes(lambda slide: text_box(slide, "the slide's text")),
+                         {"ppt/charts/chartEx1.xml": (CHARTEX_TYPE, WATERFALL),
+                          "ppt/charts/chartEx2.xml": (CHARTEX_TYPE, TREEMAP)},
+                         {"ppt/slides/_rels/slide1.xml.rels": [(CHARTEX_REL, "../charts/chartEx1.xml"),
+                                                               (CHARTEX_REL, "../charts/chartEx2.xml")]})
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "ppt/slides/slide1.xml":
+                data = data.replace(b"</p:spTree>", chartex_frame(90, "rIdAdded1") + chartex_frame(91, "rIdAdded2")
+                                    + b"</p:spTree>")
+            target.writestr(info, data)
+    (tmp_path / "newer.pptx").write_bytes(out.getvalue())
+    assert body_of(server.read(path="newer.pptx")).split("\n")[1:] == [
+        "     2\tthe slide's text", "     3\t[chart: Cash flow (waterfall)]", "     4\t| category | Amount |",
+        "     5\t| --- | --- |", "     6\t| Start | 12,000 |", "     7\t| Refunds | -1,500 |",
+        "     8\t| End | 10,500 |",
+        "     9\t[chart: (treemap)]", "    10\t| category | Sales |", "    11\t| --- | --- |",
+        "    12\t| Fruit / Apples | 40 |", "    13\t| Fruit / Pears | 25 |", "    14\t| Vegetables / Leeks | 9.5 |"]
+
+
+def test_a_newer_chart_on_a_sheet_is_named_with_the_cells_it_spans(server, tmp_path: Path):
+    """A waterfall anchored over E20:L35 (in mc:AlternateContent, as Excel writes one) beside a
+    line chart openpyxl drew: both named in the sheet's header."""
+    from openpyxl import Workbook
+    from openpyxl.chart import LineChart, Reference
+
+    book = Workbook()
+    sheet = book.active
+    for row in (["Step", "Amount"], ["Start", 12000], ["Refunds", -1500.4], ["End", 10499.6]):
+        sheet.append(row)
+    line = LineChart()
+    line.add_data(Reference(sheet, min_col=2, min_row=2, max_row=4))
+    sheet.add_chart(line, "E2")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    xdr = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+    anchor = (f'<xdr:twoCellAnchor xmlns:xdr="{xdr}"><xdr:from><xdr:col>4</xdr:col><xdr:colOff>0</xdr:colOff>'
+              "<xdr:row>19</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:to><xdr:col>11</xdr:col>"
+              "<xdr:colOff>0</xdr:colOff><xdr:row>34</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:to>"
+              '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+              '<mc:Choice xmlns:cx1="http://schemas.microsoft.com/office/drawing/2015/9/8/chartex" Requires="cx1">'
+              '<xdr:graphicFrame macro=""><xdr:nvGraphicFramePr><xdr:cNvPr id="3" name="Waterfall"/>'
+              "<xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr><xdr:xfrm/>"
+              f'<a:graphic xmlns:a="{A}"><a:graphicData uri="http://schemas.microsoft.com/office/drawing/2014/chartex">'
+              f'<cx:chart xmlns:cx="{CX}" xmlns:r="{OFFICE_RELS}" r:id="rIdAdded1"/></a:graphicData></a:graphic>'
+              "</xdr:graphicFrame></mc:Choice></mc:AlternateContent><xdr:clientData/></xdr:twoCellAnchor>")
+    package = with_parts(buffer.getvalue(), {"xl/charts/chartEx1.xml": (CHARTEX_TYPE, WATERFALL)},
+                         {"xl/drawings/_rels/drawing1.xml.rels": [(CHARTEX_REL, "../charts/chartEx1.xml")]})
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "xl/drawings/drawing1.xml":
+                end = data.rindex(b"</")  # the drawing's end tag, however it is prefixed
+                data = data[:end] + anchor.encode() + data[end:]
+            target.writestr(info, data)
+    (tmp_path / "waterfall.xlsx").write_bytes(out.getvalue())
+    assert body_of(server.read(path="waterfall.xlsx")).split("\n")[1:3] == [
+        "Chart 1 (from cell E2): (line); series \"series 1\" ='Sheet'!$B$2:$B$4",
+        'Chart 2 (over cells E20:L35): Cash flow (waterfall); series "Amount" =Sheet1!$B$2:$B$4; categories '
+        "=Sheet1!$A$2:$A$4"]

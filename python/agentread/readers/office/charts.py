@@ -28,12 +28,15 @@ from decimal import ROUND_HALF_UP, Decimal
 from lxml import etree
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+CX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}"  # the charts Office 2016 added (waterfall...)
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 
-# The element in a drawing that names a chart part (by its relationship, `r:id`).
+# The element in a drawing that names a chart part (by its relationship, `r:id`), and the one that
+# names a part of the newer kinds (drawn inside mc:AlternateContent, a picture its fallback).
 CHART_REFERENCE = C + "chart"
+CHARTEX_REFERENCE = CX + "chart"
 CHART_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
 
 # A chart part is parsed whole; no entity is expanded and nothing is fetched.
@@ -58,6 +61,12 @@ _PLOTS = {"areaChart": "area", "area3DChart": "3-D area", "barChart": "bar", "ba
           "doughnutChart": "doughnut", "ofPieChart": "of pie", "scatterChart": "xy scatter",
           "bubbleChart": "bubble", "radarChart": "radar", "stockChart": "stock", "surfaceChart": "surface",
           "surface3DChart": "3-D surface"}
+# The newer kinds, by the layout their series name.
+_LAYOUTS = {"clusteredColumn": "histogram", "paretoLine": "pareto", "boxWhisker": "box and whisker",
+            "waterfall": "waterfall", "treemap": "treemap", "sunburst": "sunburst", "funnel": "funnel",
+            "regionMap": "map"}
+# What a newer kind's data dimension is for: its values (`size` in a treemap or sunburst) first.
+_VALUE_DIMENSIONS = ("val", "size", "y", "colorVal")
 _GROUPING = {"clustered": " clustered", "stacked": " stacked", "percentStacked": " stacked 100"}
 # Plots whose points stand at x values, not categories: both their axes are value axes, told apart
 # by where they stand.
@@ -91,6 +100,8 @@ def read_chart(blob: bytes) -> Chart | None:
         root = etree.fromstring(blob, _PARSER)
     except (etree.XMLSyntaxError, ValueError):
         return None
+    if root.tag == CX + "chartSpace":
+        return _chartex(root)
     chart = root.find(C + "chart")
     if chart is None:
         return Chart("", [], [], [])
@@ -159,7 +170,7 @@ def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None) -> list[str]:
             continue
         targets = {rel_id: target for rel_id, _, target in _relationships(archive, drawing)}
         for anchor in root:
-            for reference in anchor.iter(CHART_REFERENCE):
+            for reference in anchor.iter(CHART_REFERENCE, CHARTEX_REFERENCE):
                 part = targets.get(reference.get(_R + "id") or "")
                 if part is not None:
                     charts.append((_anchor(anchor), part))
@@ -181,6 +192,39 @@ def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None) -> list[str]:
 
 # --- the parts of a chart
 # -----------------------------------------------------------------------------------------
+
+def _chartex(root) -> Chart:
+    """A chart of the newer kinds: each series names its data (`cx:dataId`), whose dimensions hold
+    the categories and values in levels of points."""
+    data = {source.get("id"): source for source in root.iter(CX + "data")}
+    series = []
+    for number, ser in enumerate(root.iter(CX + "series"), 1):
+        source = data.get(_val(ser.find(CX + "dataId")))
+        dimensions = {} if source is None else {dim.get("type"): dim for dim in source
+                                                if dim.tag in (CX + "strDim", CX + "numDim")}
+        values = next((dimensions[kind] for kind in _VALUE_DIMENSIONS if kind in dimensions), None)
+        categories = dimensions.get("cat", dimensions.get("x"))
+        name_ref = _ref(ser.find(CX + "tx"))
+        name = _short(_text_of(ser)) or (f"series {number} (named by {name_ref})" if name_ref else f"series {number}")
+        series.append(Series(name, _dimension(values), _dimension(categories), name_ref=name_ref,
+                             values_ref=_ref(values), categories_ref=_ref(categories)))
+    kinds = list(dict.fromkeys(_LAYOUTS.get(ser.get("layoutId", ""), ser.get("layoutId") or "chart")
+                               for ser in root.iter(CX + "series")))
+    axes = [("category" if axis.find(CX + "catScaling") is not None else "value", _text_of(axis.find(CX + "title")))
+            for axis in root.iter(CX + "axis")]
+    chart = root.find(CX + "chart")
+    title = "" if chart is None else _short(_text_of(chart.find(CX + "title")))
+    return Chart(title, kinds, [(role, text) for role, text in axes if text], series)
+
+
+def _dimension(dim) -> dict[int, str]:
+    """A newer chart's data dimension: its points, in levels (the first the innermost) where its
+    categories are a hierarchy."""
+    if dim is None:
+        return {}
+    levels = [_level(level, level.get("formatCode"), False) for level in dim.iterchildren(CX + "lvl")]
+    return {} if not levels else levels[0] if len(levels) == 1 else _levels(levels)
+
 
 def _axis_role(axis, xy: bool) -> str:
     """What an axis shows: categories, values, series (a 3-D chart's depth), or x or y."""
@@ -206,8 +250,8 @@ def _kind(plot) -> str:
 
 
 def _series(ser, date1904: bool, plot: str) -> Series:
-    values_el = _first(ser, "val", "yVal")
-    categories_el = _first(ser, "cat", "xVal")
+    values_el = _first(ser, C + "val", C + "yVal")
+    categories_el = _first(ser, C + "cat", C + "xVal")
     sizes_el = ser.find(C + "bubbleSize")
     return Series(name=_short(_text_of(ser)), name_ref=_ref(ser.find(C + "tx")),
                   values=_points(values_el, date1904),
@@ -229,14 +273,16 @@ def _points(data, date1904: bool) -> dict[int, str]:
     return {} if cache is None else _level(cache, cache.findtext(C + "formatCode"), date1904)
 
 
-def _level(cache, code: str | None, date1904: bool) -> dict[int, str]:
-    numeric = cache.tag in (C + "numCache", C + "numLit")
+def _level(parent, code: str | None, date1904: bool) -> dict[int, str]:
+    """The points under `parent` by index: a cache's (`c:pt` holding `c:v`) or a newer chart's
+    level (`cx:pt` holding its text)."""
+    numeric = parent.tag in (C + "numCache", C + "numLit") or parent.getparent().tag == CX + "numDim"
     points: dict[int, str] = {}
-    for pt in cache.iterchildren(C + "pt"):
+    for pt in parent.iterchildren(C + "pt", CX + "pt"):
         idx = pt.get("idx", "")
         if not idx.isdigit():
             continue
-        text = pt.findtext(C + "v") or ""
+        text = (pt.findtext(C + "v") or "") if pt.tag == C + "pt" else (pt.text or "")
         points[int(idx)] = _one_line(format_value(text, pt.get("formatCode") or code, date1904) if numeric else text)
     return points
 
@@ -254,7 +300,7 @@ def _levels(levels: list[dict[int, str]]) -> dict[int, str]:
 
 
 def _ref(data) -> str:
-    formula = None if data is None else next(data.iter(C + "f"), None)
+    formula = None if data is None else next(data.iter(C + "f", CX + "f"), None)
     return "" if formula is None else (formula.text or "").strip()
 
 
@@ -271,14 +317,14 @@ def _title(chart, series: list[Series]) -> str:
 
 def _text_of(el) -> str:
     """The text of a title or series name (`c:tx`): rich text, or the cell text it caches."""
-    tx = None if el is None else el.find(C + "tx")
+    tx = None if el is None else _first(el, C + "tx", CX + "tx")
     if tx is None:
         return ""
-    rich = tx.find(C + "rich")
+    rich = _first(tx, C + "rich", CX + "rich")
     if rich is not None:
         return " ".join(" ".join("".join(t.text or "" for t in p.iter(_A + "t")).split())
                         for p in rich.iter(_A + "p")).strip()
-    cached = next(tx.iter(C + "v"), None)
+    cached = next(tx.iter(C + "v", CX + "v"), None)
     return _one_line(cached.text or "") if cached is not None else ""
 
 
@@ -300,8 +346,8 @@ def _sources(chart: Chart) -> str:
     return out + (f"; {'x values' if chart.series[0].x_values else 'categories'} ={categories}" if categories else "")
 
 
-def _first(el, *names: str):
-    return next((found for name in names if (found := el.find(C + name)) is not None), None)
+def _first(el, *tags: str):
+    return next((found for tag in tags if (found := el.find(tag)) is not None), None)
 
 
 def _val(el) -> str | None:

@@ -26,7 +26,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import span
 from agentread.outline import Entry, outline_result
-from agentread.readers.office.charts import chart_lines
+from agentread.readers.office.charts import CHARTEX_REFERENCE, chart_lines
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
@@ -37,6 +37,7 @@ from agentread.result import ReadResult, TextPart
 MAX_SHAPES_PER_SLIDE = 2000
 
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"  # DrawingML: the namespace of table XML
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"  # legacy comments and their authors
 _P15 = "{http://schemas.microsoft.com/office/powerpoint/2012/main}"  # a legacy reply's threading
 _P188 = "{http://schemas.microsoft.com/office/powerpoint/2018/8/main}"  # threaded comments and their authors
@@ -117,6 +118,10 @@ def _slide(out: Rendered, number: int, slide, authors: dict[str, str]) -> None:
         # python-pptx makes a new shape object on each access: the same shape is the same element.
         if title is None or shape.element is not title.element:
             _shape(out, shape, budget)
+    # The newer chart kinds (waterfall, treemap...) stand in mc:AlternateContent, which python-pptx
+    # passes over: their parts are read after the slide's shapes.
+    for reference in slide.element.iter(CHARTEX_REFERENCE):
+        _chart(out, lambda rid=reference.get(_R + "id"): slide.part.related_part(rid).blob)
     if budget[0] < 0:
         out.add(f"[Slide {number} has more than {MAX_SHAPES_PER_SLIDE:,} shapes (groups included): the first "
                 f"{MAX_SHAPES_PER_SLIDE:,} in the file's order are read.]")
@@ -172,13 +177,7 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         for line in pipe_table(_table_rows(shape)):
             out.add(line)
     elif getattr(shape, "has_chart", False) and shape.has_chart:
-        try:
-            blob = shape.chart_part.blob
-        except KeyError:  # the relationship names a part the package lacks
-            out.add("[chart: its part is missing from the file, so its data cannot be shown]")
-        else:
-            for line in chart_lines(blob):
-                out.add(line)
+        _chart(out, lambda: shape.chart_part.blob)
     elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape.element, "blip_rId"):
         try:
             part = shape.part.related_part(shape.element.blip_rId)
@@ -195,6 +194,17 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
             if text:
                 bullet = "  " * paragraph.level + "- " if paragraph.level else ""
                 out.add(bullet + text.replace("\v", "\n"))
+
+
+def _chart(out: Rendered, blob) -> None:
+    """A chart's lines, from its part's bytes (`blob()`)."""
+    try:
+        data = blob()
+    except KeyError:  # the relationship names a part the package lacks
+        out.add("[chart: its part is missing from the file, so its data cannot be shown]")
+        return
+    for line in chart_lines(data):
+        out.add(line)
 
 
 def _related_parts(part, kind: str) -> list:
