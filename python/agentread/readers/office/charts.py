@@ -1,15 +1,16 @@
 """Charts (DrawingML `c:chartSpace` parts, in DOCX, XLSX and PPTX files alike) read from the values
 the chart part caches, the ones the chart was last drawn with:
 
-    [chart: Sales (column clustered + line); axes: "Quarter" (horizontal), "$M" (vertical)]
+    [chart: Sales (column clustered + line); axes: "Quarter" (category), "$M" (value)]
     | category | 2023 | 2024 |       (a row per category, a column per series; a scatter series'
     | --- | --- | --- |              own x values and a bubble series' sizes as columns of their
     | 1/5/02 | 12.5% | 3,200.00 |    own; each number as its format code shows it)
 
 Every chart kind is read the same way (3-D, combined, scatter, bubble, pie, stock...): the plots in
-the plot area, their series, and each series' points by index. A spreadsheet's charts are named in
-one line each (`sheet_charts`), with the cells their series take their values from, since those
-cells are the sheet's own rows.
+the plot area, their series, and each series' points by index; the kinds Office 2016 added
+(waterfall, treemap, histogram...: `cx:chartSpace` parts) likewise, from the data each series names.
+A spreadsheet's charts are named in one line each (`sheet_charts`), with the cells their series
+take their values from, since those cells are the sheet's own rows.
 
 `format_value` shows a number as a format code asks (dates from serial numbers, percentages, fixed
 decimals, thousands separators, scientific, literal text); it is small and general, and fit for any
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
+
+from agentread.readers.office.document import pipe_table
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 CX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}"  # the charts Office 2016 added (waterfall...)
@@ -108,9 +111,8 @@ def read_chart(blob: bytes) -> Chart | None:
     date1904 = _val(root.find(C + "date1904")) in ("1", "true")
     plot_area = chart.find(C + "plotArea")
     plots = [] if plot_area is None else [p for p in plot_area if _local(p.tag) in _PLOTS]
-    series = [_series(ser, date1904, _local(plot.tag)) for plot in plots for ser in plot.iterchildren(C + "ser")]
-    for number, s in enumerate(series, 1):
-        s.name = s.name or (f"series {number}" if not s.name_ref else f"series {number} (named by {s.name_ref})")
+    series = _named([_series(ser, date1904, _local(plot.tag)) for plot in plots
+                     for ser in plot.iterchildren(C + "ser")])
     kinds = list(dict.fromkeys(_kind(plot) for plot in plots))
     xy = any(_local(plot.tag) in _XY_PLOTS for plot in plots)
     axes = [] if plot_area is None else [(_axis_role(ax, xy), _text_of(ax.find(C + "title"))) for ax in plot_area
@@ -120,8 +122,6 @@ def read_chart(blob: bytes) -> Chart | None:
 
 def chart_lines(blob: bytes) -> list[str]:
     """A chart as lines: its title, kinds and axes on one, then its data as a pipe table."""
-    from agentread.readers.office.document import pipe_table
-
     chart = read_chart(blob)
     if chart is None:
         return ["[chart: its part is not well-formed XML, so its data cannot be shown]"]
@@ -198,23 +198,30 @@ def _chartex(root) -> Chart:
     the categories and values in levels of points."""
     data = {source.get("id"): source for source in root.iter(CX + "data")}
     series = []
-    for number, ser in enumerate(root.iter(CX + "series"), 1):
+    for ser in root.iter(CX + "series"):
         source = data.get(_val(ser.find(CX + "dataId")))
         dimensions = {} if source is None else {dim.get("type"): dim for dim in source
                                                 if dim.tag in (CX + "strDim", CX + "numDim")}
         values = next((dimensions[kind] for kind in _VALUE_DIMENSIONS if kind in dimensions), None)
         categories = dimensions.get("cat", dimensions.get("x"))
-        name_ref = _ref(ser.find(CX + "tx"))
-        name = _short(_text_of(ser)) or (f"series {number} (named by {name_ref})" if name_ref else f"series {number}")
-        series.append(Series(name, _dimension(values), _dimension(categories), name_ref=name_ref,
-                             values_ref=_ref(values), categories_ref=_ref(categories)))
+        series.append(Series(_short(_text_of(ser)), _dimension(values), _dimension(categories),
+                             name_ref=_ref(ser.find(CX + "tx")), values_ref=_ref(values),
+                             categories_ref=_ref(categories)))
     kinds = list(dict.fromkeys(_LAYOUTS.get(ser.get("layoutId", ""), ser.get("layoutId") or "chart")
                                for ser in root.iter(CX + "series")))
     axes = [("category" if axis.find(CX + "catScaling") is not None else "value", _text_of(axis.find(CX + "title")))
             for axis in root.iter(CX + "axis")]
     chart = root.find(CX + "chart")
     title = "" if chart is None else _short(_text_of(chart.find(CX + "title")))
-    return Chart(title, kinds, [(role, text) for role, text in axes if text], series)
+    return Chart(title, kinds, [(role, text) for role, text in axes if text], _named(series))
+
+
+def _named(series: list[Series]) -> list[Series]:
+    """`series`, those whose name the chart does not hold named by their number (and the cell
+    their name would come from)."""
+    for number, s in enumerate(series, 1):
+        s.name = s.name or f"series {number}" + (f" (named by {s.name_ref})" if s.name_ref else "")
+    return series
 
 
 def _dimension(dim) -> dict[int, str]:

@@ -121,6 +121,9 @@ def _slide(out: Rendered, number: int, slide, authors: dict[str, str]) -> None:
     # The newer chart kinds (waterfall, treemap...) stand in mc:AlternateContent, which python-pptx
     # passes over: their parts are read after the slide's shapes.
     for reference in slide.element.iter(CHARTEX_REFERENCE):
+        budget[0] -= 1  # each a shape
+        if budget[0] < 0:
+            break
         _chart(out, lambda rid=reference.get(_R + "id"): slide.part.related_part(rid).blob)
     if budget[0] < 0:
         out.add(f"[Slide {number} has more than {MAX_SHAPES_PER_SLIDE:,} shapes (groups included): the first "
