@@ -16,6 +16,7 @@ P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 P15 = "http://schemas.microsoft.com/office/powerpoint/2012/main"
 P188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+CHART = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 OFFICE_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 THREADED_RELS = "http://schemas.microsoft.com/office/2018/10/relationships"
 
@@ -182,10 +183,9 @@ def test_a_sheets_charts_are_named_with_their_anchor_and_the_cells_they_show(ser
         "Chart 1 (at a fixed position): (line); series \"series 1 (named by 'Sales'!B1)\" ='Sales'!$B$2:$B$4"]
 
 
-@pytest.mark.parametrize("damage", [b"<c:chartSpace", b"\x00\x01 not xml"])
-def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server, tmp_path: Path, damage: bytes):
-    """A chart part cut short or of bytes that are no XML: one line says so; the paragraphs around
-    it are read."""
+def docx_with_chart(chart: bytes, anchored: bool = False) -> bytes:
+    """A Word document of two paragraphs, "before the chart" holding a drawing of the chart part
+    `chart` (inline, or anchored to the paragraph), and "after the chart"."""
     import docx
 
     document = docx.Document()
@@ -194,15 +194,21 @@ def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server
     buffer = io.BytesIO()
     document.save(buffer)
     chart_type = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
-    package = with_parts(buffer.getvalue(), {"word/charts/chart1.xml": (chart_type, damage)},
+    package = with_parts(buffer.getvalue(), {"word/charts/chart1.xml": (chart_type, chart)},
                          {"word/_rels/document.xml.rels": [(f"{OFFICE_RELS}/chart", "charts/chart1.xml")]})
-    drawing = ('<w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
-               'wordprocessingDrawing"><wp:extent cx="1" cy="1"/><wp:docPr id="1" name="Chart 1"/>'
-               '<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData '
-               'uri="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart xmlns:c="http://schemas.'
-               'openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/'
-               'officeDocument/2006/relationships" r:id="rIdAdded1"/></a:graphicData></a:graphic></wp:inline>'
-               "</w:drawing></w:r>")
+    wp = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+    if anchored:
+        opening = (f'<wp:anchor xmlns:wp="{wp}" distT="0" distB="0" distL="0" distR="0" simplePos="0" '
+                   'relativeHeight="1" behindDoc="0" locked="0" layoutInCell="1" allowOverlap="1">'
+                   '<wp:simplePos x="0" y="0"/><wp:positionH relativeFrom="column"><wp:posOffset>0</wp:posOffset>'
+                   '</wp:positionH><wp:positionV relativeFrom="paragraph"><wp:posOffset>0</wp:posOffset>'
+                   '</wp:positionV><wp:extent cx="1" cy="1"/><wp:wrapNone/>')
+        closing = "</wp:anchor>"
+    else:
+        opening, closing = f'<wp:inline xmlns:wp="{wp}"><wp:extent cx="1" cy="1"/>', "</wp:inline>"
+    drawing = (f'<w:r><w:drawing>{opening}<wp:docPr id="1" name="Chart 1"/><a:graphic xmlns:a="{A}">'
+               f'<a:graphicData uri="{CHART}"><c:chart xmlns:c="{CHART}" xmlns:r="{OFFICE_RELS}" r:id="rIdAdded1"/>'
+               f"</a:graphicData></a:graphic>{closing}</w:drawing></w:r>")
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
         for info in source.infolist():
@@ -211,11 +217,32 @@ def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server
                 data = data.replace(b"<w:t>before the chart</w:t></w:r>",
                                     b"<w:t>before the chart</w:t></w:r>" + drawing.encode())
             target.writestr(info, data)
-    (tmp_path / "damaged-chart.docx").write_bytes(out.getvalue())
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("damage", [b"<c:chartSpace", b"\x00\x01 not xml"])
+def test_a_word_chart_part_that_is_not_xml_is_named_and_the_document_read(server, tmp_path: Path, damage: bytes):
+    """A chart part cut short or of bytes that are no XML: one line says so; the paragraphs around
+    it are read."""
+    (tmp_path / "damaged-chart.docx").write_bytes(docx_with_chart(damage))
     assert body_of(server.read(path="damaged-chart.docx")) == (
         "     1\tbefore the chart\n     2\t[chart: its part is not well-formed XML, so its data cannot be shown]\n"
         "     3\tafter the chart")
 
+
+def test_a_word_chart_anchored_to_its_paragraph_is_read_after_it(server, tmp_path: Path):
+    """A pie anchored to a paragraph (`wp:anchor`), its data written in the chart (literals), its
+    series named by its own text: read after the paragraph as an inline one is."""
+    pie = (f'<c:chartSpace xmlns:c="{CHART}"><c:chart><c:autoTitleDeleted val="1"/><c:plotArea><c:pieChart>'
+           '<c:varyColors val="1"/><c:ser><c:idx val="0"/><c:order val="0"/><c:tx><c:v>Share</c:v></c:tx>'
+           '<c:cat><c:strLit><c:ptCount val="2"/><c:pt idx="0"><c:v>North</c:v></c:pt><c:pt idx="1"><c:v>South</c:v>'
+           '</c:pt></c:strLit></c:cat><c:val><c:numLit><c:formatCode>0%</c:formatCode><c:ptCount val="2"/>'
+           '<c:pt idx="0"><c:v>0.6</c:v></c:pt><c:pt idx="1"><c:v>0.4</c:v></c:pt></c:numLit></c:val></c:ser>'
+           "</c:pieChart></c:plotArea></c:chart></c:chartSpace>").encode()
+    (tmp_path / "anchored.docx").write_bytes(docx_with_chart(pie, anchored=True))
+    assert body_of(server.read(path="anchored.docx")) == (
+        "     1\tbefore the chart\n     2\t[chart: (pie)]\n     3\t| category | Share |\n     4\t| --- | --- |\n"
+        "     5\t| North | 60% |\n     6\t| South | 40% |\n     7\tafter the chart")
 
 CX = "http://schemas.microsoft.com/office/drawing/2014/chartex"
 CHARTEX_TYPE = "application/vnd.ms-office.chartex+xml"
