@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -346,3 +347,30 @@ def test_a_newer_chart_on_a_sheet_is_named_with_the_cells_it_spans(server, tmp_p
         "Chart 1 (from cell E2): (line); series \"series 1\" ='Sheet'!$B$2:$B$4",
         'Chart 2 (over cells E20:L35): Cash flow (waterfall); series "Amount" =Sheet1!$B$2:$B$4; categories '
         "=Sheet1!$A$2:$A$4"]
+
+
+def test_a_sheets_many_charts_take_a_share_of_a_small_reply_and_its_rows_the_rest(server, tmp_path: Path):
+    """Five charts of 20 series each on a sheet read 2,000 bytes at a time: the chart lines fit a
+    quarter of the reply, the series and charts past it counted, and the sheet's rows follow (not
+    an error that the smallest reply is too large)."""
+    from openpyxl import Workbook
+    from openpyxl.chart import BarChart, Reference
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["Quarter", *(f"year {year}" for year in range(20))])
+    for row in range(1, 41):
+        sheet.append([f"Q{row}", *(row * year for year in range(20))])
+    for number in range(5):
+        bars = BarChart()
+        bars.title = f"Revenue {number}"
+        bars.add_data(Reference(sheet, min_col=2, max_col=21, min_row=1, max_row=41), titles_from_data=True)
+        sheet.add_chart(bars, f"X{2 + number * 20}")
+    book.save(tmp_path / "dashboard.xlsx")
+    result = server.read(path="dashboard.xlsx", maxBytes=2000)
+    lines = body_of(result).split("\n")
+    assert not result["isError"] and len(body_of(result).encode()) <= 2000
+    assert lines[1].startswith("Chart 1 (from cell X2): Revenue 0 (column clustered); series \"series 1 (named by ")
+    assert re.search(r", and 1\d more series$", lines[1]) and len(lines[1].encode()) <= 2000 // 4
+    assert lines[2] == "[4 more charts drawn on this sheet, not listed: a reply lists at most 20, in 1/4 of its bytes.]"
+    assert lines[3].startswith("| row | A | B |") and lines[5].startswith("| 1 | Quarter | year 0 |")

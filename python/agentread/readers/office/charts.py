@@ -45,14 +45,14 @@ CHART_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.drawingml.ch
 # A chart part is parsed whole; no entity is expanded and nothing is fetched.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
-# Charts named in a sheet's header: a dashboard sheet has a few; past this the rest are counted.
+# Charts named in a sheet's header: a dashboard sheet has a few; past this the rest are counted
+# (each is parsed on every read of the sheet).
 MAX_CHARTS_LISTED = 20
-# Points listed in a spreadsheet chart's line for a series that names no cells (its values are
-# written in the chart): a summary line, not a table.
-MAX_POINTS_LISTED = 20
-# Series named in a spreadsheet chart's line, each with its cells: a chart of more is a table
-# plotted whole, whose cells the sheet shows.
-MAX_SERIES_LISTED = 10
+# A sheet's chart lines take at most a reply's bytes divided by this (a quarter), so that its rows
+# have room beside them in the smallest reply; the series and charts past it are counted.
+CHARTS_SHARE_OF_REPLY = 4
+_MORE_CHARTS = (f"[{{more}} more chart{{s}} drawn on this sheet, not listed: a reply lists at most "
+                f"{MAX_CHARTS_LISTED}, in 1/{CHARTS_SHARE_OF_REPLY} of its bytes.]")
 # Characters of a chart's title or a series' name shown: a title is a few words, a longer one is
 # a pasted paragraph.
 MAX_NAME_CHARS = 200
@@ -157,9 +157,10 @@ def describe(chart: Chart) -> str:
     return f"{chart.title + ' ' if chart.title else ''}({kinds}){'; axes: ' + axes if axes else ''}"
 
 
-def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None) -> list[str]:
+def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None, reply_bytes: int) -> list[str]:
     """A line for each chart drawn on a worksheet or chart sheet (the part `sheet_part` of the
-    zip): where it is anchored, what it is, and the cells each series takes its values from."""
+    zip): where it is anchored, what it is, and the cells each series takes its values from; the
+    lines within a share of a reply of `reply_bytes` (CHARTS_SHARE_OF_REPLY)."""
     if sheet_part is None:
         return []
     charts = []
@@ -174,20 +175,42 @@ def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None) -> list[str]:
                 part = targets.get(reference.get(_R + "id") or "")
                 if part is not None:
                     charts.append((_anchor(anchor), part))
-    lines = []
+    room = reply_bytes // CHARTS_SHARE_OF_REPLY - len(_MORE_CHARTS.format(more=len(charts), s="s").encode())
+    lines: list[str] = []
     for number, (where, part) in enumerate(charts[:MAX_CHARTS_LISTED], 1):
         try:
             chart = read_chart(archive.read(part))
         except KeyError:  # a relationship to a part the zip lacks
             chart = None
-        if chart is None:
-            lines.append(f"Chart {number} ({where}): its part {part} is missing or damaged, so it cannot be shown.")
-            continue
-        lines.append(f"Chart {number} ({where}): {describe(chart)}{_sources(chart)}")
-    if len(charts) > MAX_CHARTS_LISTED:
-        lines.append(f"[{len(charts) - MAX_CHARTS_LISTED:,} more charts are drawn on this sheet: the first "
-                     f"{MAX_CHARTS_LISTED} are listed.]")
+        head = f"Chart {number} ({where}): "
+        line = (head + f"its part {part} is missing or damaged, so it cannot be shown." if chart is None
+                else _chart_line(head + describe(chart), chart, room))
+        room -= len(line.encode("utf-8")) + 1
+        if room < 0:
+            break
+        lines.append(line)
+    if len(lines) < len(charts):
+        more = len(charts) - len(lines)
+        lines.append(_MORE_CHARTS.format(more=f"{more:,}", s="" if more == 1 else "s"))
     return lines
+
+
+def _chart_line(head: str, chart: Chart, room: int) -> str:
+    """`head`, then the cells each series shows (its values where it names none) and the cells of
+    the categories, as many series as `room` bytes hold: `; series "2023" =Sheet1!$B$2:$B$6, …;
+    categories =Sheet1!$A$2:$A$6`."""
+    categories = next((s.categories_ref for s in chart.series if s.categories_ref), "")
+    tail = f"; {'x values' if chart.series and chart.series[0].x_values else 'categories'} ={categories}" \
+        if categories else ""
+    parts: list[str] = []
+    for listed, s in enumerate(chart.series):
+        shown = f"={s.values_ref}" if s.values_ref else ", ".join(s.values[i] for i in sorted(s.values))
+        part = f'"{s.name}" {shown}'
+        more = f", and {len(chart.series) - listed:,} more series" if listed else f"; {len(chart.series):,} series"
+        if len(f"{head}; series {', '.join([*parts, part])}{more}{tail}".encode("utf-8")) > room:
+            return f"{head}{'; series ' + ', '.join(parts) if parts else ''}{more}{tail}"
+        parts.append(part)
+    return f"{head}{'; series ' + ', '.join(parts) if parts else ''}{tail}"
 
 
 # --- the parts of a chart
@@ -333,24 +356,6 @@ def _text_of(el) -> str:
                         for p in rich.iter(_A + "p")).strip()
     cached = next(tx.iter(C + "v", CX + "v"), None)
     return _one_line(cached.text or "") if cached is not None else ""
-
-
-def _sources(chart: Chart) -> str:
-    """`; series "2023" =Sheet1!$B$2:$B$6, …; categories =Sheet1!$A$2:$A$6`: the cells each series
-    shows, or its values where it names none."""
-    parts = []
-    for s in chart.series[:MAX_SERIES_LISTED]:
-        if s.values_ref:
-            parts.append(f'"{s.name}" ={s.values_ref}')
-        else:
-            shown = [s.values[i] for i in sorted(s.values)[:MAX_POINTS_LISTED]]
-            more = f", and {len(s.values) - MAX_POINTS_LISTED:,} more" if len(s.values) > MAX_POINTS_LISTED else ""
-            parts.append(f'"{s.name}" = {", ".join(shown)}{more}')
-    more = len(chart.series) - MAX_SERIES_LISTED
-    parts += [f"and {more:,} more series"] if more > 0 else []
-    out = f"; series {', '.join(parts)}" if parts else ""
-    categories = next((s.categories_ref for s in chart.series if s.categories_ref), "")
-    return out + (f"; {'x values' if chart.series[0].x_values else 'categories'} ={categories}" if categories else "")
 
 
 def _first(el, *tags: str):

@@ -375,7 +375,7 @@ class _Reader:
         if merges:
             more = f" and {len(merges) - MAX_MERGES_LISTED:,} more" if len(merges) > MAX_MERGES_LISTED else ""
             self._add(f"Merged cells (value in the first cell): {', '.join(merges[:MAX_MERGES_LISTED])}{more}")
-        for line in sheet_charts(self.archive, sheet.part or sheet.chartsheet):
+        for line in sheet_charts(self.archive, sheet.part or sheet.chartsheet, self.request.output_bytes):
             self._add(line)
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
