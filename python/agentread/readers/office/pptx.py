@@ -238,8 +238,8 @@ def _comments(slide_part, authors: dict[str, str]) -> list[str]:
                          "well-formed XML.]")
             continue
         for cm in root.iterchildren(_P + "cm"):
-            reply = next(cm.iter(_P15 + "parentCm"), None) is not None
-            lines.append(_comment_line(authors, cm.get("authorId"), cm.findtext(_P + "text") or "", reply))
+            answers = next(cm.iter(_P15 + "parentCm"), None) is not None  # a reply to the comment it names
+            lines.append(_comment_line(authors, cm.get("authorId"), cm.findtext(_P + "text") or "", answers))
         for cm in root.iterchildren(_P188 + "cm"):
             status = f" ({cm.get('status')})" if cm.get("status") and cm.get("status") != "active" else ""
             lines.append(_comment_line(authors, cm.get("authorId"), _paragraphs(cm.find(_P188 + "txBody")) + status,
