@@ -374,3 +374,33 @@ def test_a_sheets_many_charts_take_a_share_of_a_small_reply_and_its_rows_the_res
     assert re.search(r", and 1\d more series$", lines[1]) and len(lines[1].encode()) <= 2000 // 4
     assert lines[2] == "[4 more charts drawn on this sheet, not listed: a reply lists at most 20, in 1/4 of its bytes.]"
     assert lines[3].startswith("| row | A | B |") and lines[5].startswith("| 1 | Quarter | year 0 |")
+
+
+def test_a_chart_of_damaged_points_reads_the_points_it_holds(server, tmp_path: Path):
+    """A point whose index is far past the count declared, one without an index, and a value that
+    is no number: the chart is the rows its XML holds, each value as written."""
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    def build(slide):
+        data = CategoryChartData()
+        data.categories = ["a", "b", "c"]
+        data.add_series("s", [1, 2, 3])
+        slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, Inches(4), Inches(3), data)
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(deck_bytes(build))) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.startswith("ppt/charts/chart"):
+                values = data.index(b"<c:val>")
+                head, tail = data[:values], data[values:]
+                tail = tail.replace(b'<c:pt idx="1">', b'<c:pt idx="4000000000">', 1).replace(
+                    b'<c:pt idx="2">', b"<c:pt>", 1).replace(b"<c:v>1</c:v>", b"<c:v>n/a</c:v>", 1)
+                data = head + tail
+            target.writestr(info, data)
+    (tmp_path / "points.pptx").write_bytes(out.getvalue())
+    assert body_of(server.read(path="points.pptx")).split("\n")[1:] == [
+        "     2\t[chart: (column clustered)]", "     3\t| category | s |", "     4\t| --- | --- |",
+        "     5\t| a | n/a |", "     6\t| b |  |", "     7\t| c |  |", "     8\t|  | 2 |"]
