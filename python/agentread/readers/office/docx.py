@@ -23,6 +23,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
+from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.readers.office.omml import M, equation
 from agentread.request import ReadRequest
@@ -172,7 +173,7 @@ class _Walker:
 
     def _find_images(self, el, images: list) -> None:
         alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
-        for node in el.iter(A + "blip", VML + "imagedata"):
+        for node in el.iter(A + "blip", VML + "imagedata", CHART_REFERENCE):
             rid = node.get(R + "embed") or node.get(R + "id")
             part = self.part.related_parts.get(rid) if rid else None
             if part is not None:
@@ -180,7 +181,10 @@ class _Walker:
 
     def _images(self, images: list) -> None:
         for label, part in images:
-            self.out.add_image(label, lambda part=part: part.blob)
+            if part.content_type == CHART_CONTENT_TYPE:  # a chart: its title and data, where a picture would be
+                self.out.add("\n".join(chart_lines(part.blob)))
+            else:
+                self.out.add_image(label, lambda part=part: part.blob)
 
     def _style(self, p):
         """The paragraph's style: the one it names, else the document's default paragraph style."""

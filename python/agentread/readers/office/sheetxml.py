@@ -170,6 +170,7 @@ class Sheet:
     name: str
     state: str  # visible, hidden or veryHidden
     part: str | None  # the sheet's XML in the zip; None for a chart sheet, which has no cells
+    chartsheet: str | None = None  # a chart sheet's XML, which names its chart's drawing
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def read_book(archive: zipfile.ZipFile) -> Book:
         kind, target = related.get(entry.get(_RELATIONSHIP_ID), (None, None))
         if kind is not None:
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"),
-                                target if kind == "worksheet" else None))
+                                target if kind == "worksheet" else None, target if kind == "chartsheet" else None))
     properties = root.find(f"{MAIN}workbookPr")
     mac = properties is not None and properties.get("date1904") in ("1", "true")
     strings = []

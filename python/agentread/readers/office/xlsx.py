@@ -43,6 +43,7 @@ from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
+from agentread.readers.office.charts import sheet_charts
 from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
     Book,
@@ -374,6 +375,8 @@ class _Reader:
         if merges:
             more = f" and {len(merges) - MAX_MERGES_LISTED:,} more" if len(merges) > MAX_MERGES_LISTED else ""
             self._add(f"Merged cells (value in the first cell): {', '.join(merges[:MAX_MERGES_LISTED])}{more}")
+        for line in sheet_charts(self.archive, sheet.part or sheet.chartsheet, self.request.output_bytes):
+            self._add(line)
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
         self.next = {"pages": remaining, "offset": row}
