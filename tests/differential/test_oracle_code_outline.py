@@ -203,3 +203,9 @@ def test_every_declaration_ctags_finds_in_a_header_is_listed(rpc, package, heade
     extra = [entry for entry in listed if entry[3] not in elsewhere and not any(
         entry[:3] == tag[:3] and entry[3] <= tag[3] <= entry[4] for tag in expected)]
     assert (missing, extra) == ([], [])
+
+
+@pytest.mark.parametrize("size", SIZES[1:])
+def test_a_paged_header_outline_lists_every_declaration_once(rpc, size):
+    path = need("libstdc++-12-dev", "usr/include/c++/12/bits/stl_vector.h")
+    assert c_outline(rpc, path, size) == c_outline(rpc, path)

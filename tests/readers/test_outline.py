@@ -295,9 +295,18 @@ _GLIBCXX_BEGIN_NAMESPACE_CONTAINER
       { return true; }
       void swap(_Base& __x) _GLIBCXX_NOEXCEPT;
       __glibcxx_class_requires(_Tp, _SGIAssignableConcept)
+      _GLIBCXX_ABI_TAG_CXX11
+      iterator
+      erase(iterator __position);
     };
 _GLIBCXX_END_NAMESPACE_CONTAINER
 _GLIBCXX_END_NAMESPACE_VERSION
+}
+namespace __gnu_cxx _GLIBCXX_VISIBILITY(default)
+{
+  template<typename _Tp>
+    class _GLIBCXX_VISIBILITY(default) __pool_base
+    { };
 }
 """
 
@@ -321,8 +330,10 @@ def test_a_headers_declarations_wrapped_in_macros_are_each_listed(tmp_path: Path
         (0, "function demo_twice", "lines 18-22")]
     (tmp_path / "demo.hpp").write_text(MACRO_CPP_HEADER)
     assert listed("demo.hpp") == [
-        (0, "namespace std", "lines 1-19"), (1, "struct _Base", "lines 5-16"), (2, "typedef value_type", "line 8"),
-        (2, "function _Base", "line 10"), (2, "function empty", "lines 11-13"), (2, "function swap", "line 14")]
+        (0, "namespace std", "lines 1-22"), (1, "struct _Base", "lines 5-19"), (2, "typedef value_type", "line 8"),
+        (2, "function _Base", "line 10"), (2, "function empty", "lines 11-13"), (2, "function swap", "line 14"),
+        (2, "function erase", "lines 17-18"), (0, "namespace __gnu_cxx", "lines 23-28"),
+        (1, "class __pool_base", "lines 25-27")]
 
 
 def test_a_header_named_h_is_outlined_as_cpp_where_it_holds_cpp_and_as_c_otherwise(tmp_path: Path):

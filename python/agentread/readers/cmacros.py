@@ -9,10 +9,13 @@ file's own tokens name its macros, by where only a macro can stand:
 - alone on its line, followed by no name, `(` or operator, and not the last value of an enum
   (`__BEGIN_DECLS`, `_GLIBCXX_END_NAMESPACE_VERSION`);
 - just before a keyword that opens a declaration or names a built-in type (`ZEXTERN int`);
+- between a namespace's name and its `{`, or between `class` and the class's name, with its own
+  arguments if it has some (`namespace std _GLIBCXX_VISIBILITY(default) {`);
 - between a parameter list's `)` and the `;`, `{` or `:` ending the declaration, with its own
   arguments if it has some (`__THROW`, `__nonnull ((1))`, `_GLIBCXX_NOEXCEPT_IF(...)`);
 - after a `*`, or between a type and a function's name, where C takes only qualifiers
-  (`char * ZEXPORT zlibVersion`, `gzFile ZEXPORT gzopen (`);
+  (`char * ZEXPORT zlibVersion`, `gzFile ZEXPORT gzopen (`), or before both, where a
+  declaration has no second type (`_GLIBCXX_ABI_TAG_CXX11 iterator erase(`);
 - between a function's name and its doubly parenthesised parameters (`deflate OF((...))`): a
   wrapper, whose parentheses go and whose parameters stay.
 
@@ -124,6 +127,7 @@ def _macros(tokens: list[Token], pairs: list[int | None], keywords: frozenset[st
         if not macro(i):
             continue
         before, after = text(i - 1), text(i + 1)
+        past = pairs[i + 1] + 1 if after == "(" and pairs[i + 1] is not None else i + 1  # past its arguments
         opened = pairs[i - 1] if before == ")" else None  # the `(` of the group just before
         alone = (i == 0 or tokens[i - 1].row < token.row) and (i + 1 == len(tokens) or tokens[i + 1].row > token.row)
         if alone and not plain(i + 1) and after not in ("(", "*", "&", "::", "<", "=", ";", ",") \
@@ -131,6 +135,10 @@ def _macros(tokens: list[Token], pairs: list[int | None], keywords: frozenset[st
             words.add(token.text)
         elif after in DECLARATION_WORDS:
             words.add(token.text)
+        elif text(i - 2) == "namespace" and plain(i - 1) and text(past) == "{":
+            words.add(token.text)  # between a namespace's name and its body
+        elif before in ("class", "struct", "union") and plain(past):
+            words.add(token.text)  # between `class` and the class's name
         elif opened is not None and plain(opened - 1) and (run := after_parameters(i)):
             words.update(run)  # after a parameter list: a name's, not that of `if (...)`
         elif before in ("*", "&") and plain(i + 1):
@@ -138,6 +146,8 @@ def _macros(tokens: list[Token], pairs: list[int | None], keywords: frozenset[st
         elif (before in BUILT_IN_TYPES or plain(i - 1)) and text(i - 2) not in ("struct", "union", "enum", "class") \
                 and plain(i + 1) and (text(i + 2) == "(" or macro(i + 2) and text(i + 3) == "("):
             words.add(token.text)  # between a function's type and its name
+        elif plain(i + 1) and plain(i + 2) and text(i + 3) == "(" and before not in ("struct", "union", "class"):
+            words.add(token.text)  # before a function's type and name
         elif after == "(" and text(i + 2) == "(" and plain(i - 1) and i >= 2 \
                 and (tokens[i - 2].word or text(i - 2) in ("*", "&")):
             wrappers.add(token.text)  # between a function's name and its parameters
