@@ -336,6 +336,16 @@ def test_a_headers_declarations_wrapped_in_macros_are_each_listed(tmp_path: Path
         (1, "class __pool_base", "lines 25-27")]
 
 
+def test_a_header_of_unpaired_parentheses_after_its_macros_is_outlined(tmp_path: Path, server):
+    """Macros are looked for in a file whose parentheses never close: the declaration before them
+    is listed."""
+    from rpc import text_of
+
+    (tmp_path / "open.h").write_bytes(b"extern int f (void) __THROW;\n" + b"FOO (" * 20_000 + b"\n")
+    text = text_of(server.read(path="open.h", outline=True))
+    assert [e["title"] for e in entries({"content": [{"text": text}]})][:1] == ["function f"], text[:300]
+
+
 def test_a_header_named_h_is_outlined_as_cpp_where_it_holds_cpp_and_as_c_otherwise(tmp_path: Path):
     """`.h` is C's extension and C++'s: the same bytes named `.h` outline as they do named `.cpp`
     or `.c`, by what the header holds."""

@@ -57,9 +57,10 @@ OUTLINE_CACHE_FILES = 8
 MAX_CACHED_ENTRIES = 200_000
 
 # A C or C++ file whose parse has errors is parsed again with its macros blanked (cmacros.py) up to
-# this size: the blanking is Python's work on every token, slower than the parse itself, and a
-# larger file (generated, seldom a header) keeps its first parse.
-MAX_UNMACRO_BYTES = 2 << 20
+# this size: the blanking is Python's work on every token, slower than the parse itself, and the
+# parse of a hostile file's errors is slow too, so a larger file (generated, seldom a header) keeps
+# its first parse.
+MAX_UNMACRO_BYTES = 1 << 20
 
 # A CR that ends a line alone (not that of a CRLF).
 LONE_CR = re.compile(rb"\r(?!\n)")
