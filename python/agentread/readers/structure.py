@@ -9,7 +9,8 @@ text file of no language known here is said to have no outline, with its line co
 Lines are the read's and the editor's: CRLF, LF and a lone CR each end one. The parsers end lines at
 LF alone, so each lone CR is handed to them as an LF (CRLF numbers the same). A symbol spans its
 whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
-to the line before the next heading of its level or higher.
+to the line before the next heading of its level or higher. C and C++ list their declarations too,
+read past the macros wrapped around them (cmacros.py).
 """
 
 from __future__ import annotations
@@ -87,8 +88,7 @@ class Grammar:
 
 # The node types that are symbols, by language: definitions a reader looks for (classes and their
 # kin, functions, methods), not every declaration.
-_C_FAMILY = {"struct_specifier": "struct", "union_specifier": "union",
-             "enum_specifier": "enum"}
+_C_FAMILY = {"struct_specifier": "struct", "union_specifier": "union", "enum_specifier": "enum"}
 # A header is mostly declarations: prototypes (`function`, a C++ class's methods among them),
 # variables declared `extern`, typedefs (C++'s `using` aliases) and the macros it defines with a
 # value or parameters (`#define`; not a flag defined empty, nor the guard of the `#ifndef` around
