@@ -25,6 +25,7 @@ from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.document import Rendered, pipe_table, show
 from agentread.readers.office.omml import M, equation
+from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
@@ -37,12 +38,35 @@ R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 VML = "{urn:schemas-microsoft-com:vml}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+
+# Tracked changes, shown in place with CriticMarkup's marks; a moved passage is deleted where it was
+# and inserted where it went.
+CHANGES = {W + "ins": "{{++{}++}}", W + "moveTo": "{{++{}++}}", W + "del": "{{--{}--}}", W + "moveFrom": "{{--{}--}}"}
+TRACKED_CHANGES = ("[This document has tracked changes, shown as all markup: inserted text as {++text++}, deleted "
+                   "text as {--text--}. The document as it reads with every change accepted has the first and not "
+                   "the second.]")
+
+# The kinds of notes, each with its part's relationship, the title it is listed under, and its line.
+NOTES = {"footnote": ("/footnotes", "Footnotes:", "[^{id}]: {text}"),
+         "endnote": ("/endnotes", "Endnotes:", "[^e{id}]: {text}"),
+         "comment": ("/comments", "Comments:", "[comment {id}] {author}{on}: {text}")}
+
+# Characters of the text a comment anchors to shown with it: enough to tell the passage (a comment
+# on a whole page would otherwise repeat it).
+MAX_ANCHOR_CHARS = 200
+
+# Marks a complex field's result is held between until its paragraph is done (characters that
+# cannot occur in XML text): begin, result, end.
+FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
 BODY_TEXT_LEVEL = 9
 
-# Containers whose children stand in the body or the paragraph as if the container were not there.
+# Containers whose children stand in the body or the paragraph as if the container were not there
+# (a tracked insertion around rows or paragraphs too; in a paragraph it is marked, CHANGES).
 TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
                W + "r", W + "moveTo"}
 
@@ -79,20 +103,40 @@ def render_docx(data: bytes) -> Rendered:
 
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
-    walker.blocks(document.element.body)
-    walker.notes()
+    walker.render()
     return walker.out
 
 
 class _Walker:
     def __init__(self, document):
         self.document = document
-        self.part = document.part
+        self.part = document.part  # the part whose story is walked: its relationships resolve links and pictures
         self.out = Rendered()
         self.counters: dict[tuple[str, int], int] = {}
         self._formats: dict[tuple[str, int], str] = {}
         self._styles = {s.style_id: s for s in document.styles}
         self._levels: dict[str, int | None] = {}  # by style id: the heading level its paragraphs take
+        self._aside = False  # walking a header, a note or a text box: no headings, no blank lines
+        self._fields: list[list[str]] = []  # the complex fields open, each as [its instruction]
+        self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
+
+    def render(self) -> None:
+        """The body, then the headers and footers, footnotes, endnotes and comments; a first line
+        saying how tracked changes are shown when the document holds any."""
+        from docx.oxml import parse_xml
+
+        body = self.document.element.body
+        headers = self._headers_footers()
+        notes = [(kind, part, parse_xml(part.blob)) for kind, part in self._note_parts()]
+        stories = [body] + [part.element for _, part, _ in headers] + [root for _, _, root in notes]
+        if any(_changed(root) for root in stories):
+            self.out.add(TRACKED_CHANGES)
+        for root in stories:
+            _comment_anchors(root, self._anchors)
+        self.blocks(body)
+        self._headers_and_footers(headers)
+        for kind, part, root in notes:
+            self._notes(kind, part, root)
 
     # Body: paragraphs, tables, and the containers that hold them.
     def blocks(self, parent) -> None:
@@ -101,49 +145,56 @@ class _Walker:
                 self.paragraph(child)
             elif child.tag == W + "tbl":
                 self.table(child)
+            elif child.tag == MC + "AlternateContent":
+                self.blocks(_choice(child))
             elif child.tag in TRANSPARENT:
                 self.blocks(child)
 
     def paragraph(self, p) -> None:
-        images: list = []
-        text = self.inline(p, images).strip()
+        follows: list = []
+        text = self.text(p, follows)
         style = self._style(p)
-        level = self._heading_level(p, style)
+        level = None if self._aside else self._heading_level(p, style)
         if text and level:
             text = "#" * level + " " + text
             self.out.headings.append((level, text, len(self.out.lines) + 1))
         elif text:
             text = self._list_prefix(p, (style.name or "") if style is not None else "") + text
         # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.
-        if text or (not images and (not self.out.lines or self.out.lines[-1])):
+        if text or (not self._aside and not follows and (not self.out.lines or self.out.lines[-1])):
             self.out.add(text)
-        self._images(images)
+        self._follow(follows)
 
     def table(self, tbl) -> None:
-        images: list = []
+        follows: list = []
         rows: list[list[str]] = []
         above: list = []
         for tcs in _grid(tbl):
             row = []
             for i, tc in enumerate(tcs):
                 repeated = (i and tcs[i - 1] is tc) or (i < len(above) and above[i] is tc)
-                row.append("" if repeated else "\n".join(self.inline(p, images).strip() for p in tc.iter(W + "p")))
+                row.append("" if repeated else "\n".join(self.text(p, follows) for p in _outside_boxes(tc, {W + "p"})))
             rows.append(row)
             above = tcs
-        if self.out.lines and self.out.lines[-1]:
+        if self.out.lines and self.out.lines[-1] and not self._aside:
             self.out.add("")
         for line in pipe_table(rows):
             self.out.add(line)
-        self.out.add("")
-        self._images(images)
+        if not self._aside:
+            self.out.add("")
+        self._follow(follows)
 
-    # Inline content: runs, breaks, references, hyperlinks, images (collected to follow
-    # the paragraph).
-    def inline(self, el, images: list) -> str:
+    def text(self, el, follows: list) -> str:
+        """A paragraph's text (or a note's, a cell's), with the links its fields make."""
+        return _field_links(self.inline(el, follows)).strip()
+
+    # Inline content: runs, breaks, references, hyperlinks, tracked changes, fields; pictures,
+    # text boxes and SmartArt are collected into `follows` to come after the paragraph.
+    def inline(self, el, follows: list) -> str:
         parts: list[str] = []
         for child in el:
             tag = child.tag
-            if tag == W + "t":
+            if tag in (W + "t", W + "delText"):
                 parts.append(child.text or "")
             elif tag == W + "tab":
                 parts.append("\t")
@@ -158,29 +209,80 @@ class _Walker:
             elif tag == W + "commentReference":
                 parts.append(f"[comment {child.get(W + 'id')}]")
             elif tag == W + "hyperlink":
-                text = self.inline(child, images)
-                rel = self.part.rels.get(child.get(R + "id") or "")
-                parts.append(f"[{text}]({rel.target_ref})" if rel is not None and rel.is_external and text else text)
+                text = self.inline(child, follows)
+                target = self._link_target(child)
+                parts.append(f"[{text}]({target})" if target and text.strip() else text)
+            elif tag in CHANGES:
+                text = self.inline(child, follows)
+                parts.append(CHANGES[tag].format(text) if text else "")
+            elif tag in (W + "fldChar", W + "instrText"):
+                parts.append(self._field(child))
             elif tag in (W + "drawing", W + "pict", W + "object"):
-                self._find_images(child, images)
-                parts.extend(self.inline(p, images) + " " for p in child.iter(W + "p"))  # text boxes
+                self._drawing(child, follows)
+            elif tag == MC + "AlternateContent":
+                parts.append(self.inline(_choice(child), follows))
             elif tag in (M + "oMath", M + "oMathPara"):
                 parts.append(equation(child))
-            elif tag in TRANSPARENT or tag == W + "hyperlink":
-                parts.append(self.inline(child, images))
+            elif tag in TRANSPARENT:
+                parts.append(self.inline(child, follows))
         return "".join(parts)
 
-    def _find_images(self, el, images: list) -> None:
-        alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
-        for node in el.iter(A + "blip", VML + "imagedata"):
-            rid = node.get(R + "embed") or node.get(R + "id")
-            part = self.part.related_parts.get(rid) if rid else None
-            if part is not None:
-                images.append((str(part.partname).lstrip("/") + (f' "{alt}"' if alt else ""), part))
+    def _link_target(self, link) -> str:
+        """A hyperlink's address with its fragment (`w:anchor`), or `#bookmark` for a link to a
+        place in the document; "" when it has neither."""
+        rel = self.part.rels.get(link.get(R + "id") or "")
+        address = rel.target_ref if rel is not None and rel.is_external else ""
+        anchor = link.get(W + "anchor")
+        return f"{address}#{anchor}" if anchor else address
 
-    def _images(self, images: list) -> None:
-        for label, part in images:
-            self.out.add_image(label, lambda part=part: part.blob)
+    def _field(self, el) -> str:
+        """A complex field's pieces: its instruction is kept (not shown), its result shown between
+        marks that _field_links turns into a link for a HYPERLINK field."""
+        if el.tag == W + "instrText":
+            if self._fields:
+                self._fields[-1][0] += el.text or ""
+            return ""
+        kind = el.get(W + "fldCharType")
+        if kind == "begin":
+            self._fields.append([""])
+            return FIELD_START
+        if kind == "end" and self._fields:
+            return f"{FIELD_END}{_hyperlink_field(self._fields.pop()[0])}{FIELD_CLOSE}"
+        return ""
+
+    def _drawing(self, el, follows: list) -> None:
+        """A drawing's pictures, SmartArt and text boxes, to follow the paragraph."""
+        from docx.oxml import parse_xml
+
+        alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
+        named = f' "{alt}"' if alt else ""
+        for node in _outside_boxes(el, {A + "blip", VML + "imagedata", DGM + "relIds"}):
+            rid = node.get(R + "dm") if node.tag == DGM + "relIds" else node.get(R + "embed") or node.get(R + "id")
+            part = self.part.related_parts.get(rid) if rid else None
+            if part is None:
+                continue
+            if node.tag == DGM + "relIds":
+                lines = [f"[SmartArt{named}:]"] + smartart_lines(parse_xml(part.blob))
+                follows.append(lambda lines=lines: [self.out.add(line) for line in lines])
+            else:
+                label = str(part.partname).lstrip("/") + named
+                follows.append(lambda label=label, part=part: self.out.add_image(label, lambda: part.blob))
+        for box in _outside_boxes(el, {W + "txbxContent"}):
+            follows.append(lambda box=box: self._box(box))
+
+    def _box(self, content) -> None:
+        """A text box's or shape's text, its lines quoted (`> `), after its paragraph."""
+        first, aside = len(self.out.lines), self._aside
+        self._aside = True
+        self.blocks(content)
+        self._aside = aside
+        for i in range(first, len(self.out.lines)):
+            if i + 1 not in self.out.images:
+                self.out.lines[i] = "> " + self.out.lines[i]
+
+    def _follow(self, follows: list) -> None:
+        for add in follows:
+            add()
 
     def _style(self, p):
         """The paragraph's style: the one it names, else the document's default paragraph style."""
@@ -257,31 +359,161 @@ class _Walker:
                                     self._formats[key] = _val(lvl.find(W + "numFmt")) or "decimal"
         return self._formats[key]
 
-    # Footnotes, endnotes and comments, after the body, each under its marker.
-    def notes(self) -> None:
-        from docx.oxml import parse_xml
+    # Headers and footers, after the body: each once, with the sections it stands in.
+    def _headers_footers(self) -> list[tuple[str, object, list[int]]]:
+        """(label, part, section numbers) of each header and footer the document shows, in the
+        order first met: a section without its own inherits the previous section's."""
+        even = self.document.settings.odd_and_even_pages_header_footer
+        current: dict[str, object] = {}
+        found: dict[tuple[str, str], tuple[str, object, list[int]]] = {}
+        for number, section in enumerate(self.document.sections, 1):
+            first = section.different_first_page_header_footer
+            for label, story, shown in (
+                    ("Odd-page header" if even else "Header", section.header, True),
+                    ("Odd-page footer" if even else "Footer", section.footer, True),
+                    ("First-page header", section.first_page_header, first),
+                    ("First-page footer", section.first_page_footer, first),
+                    ("Even-page header", section.even_page_header, even),
+                    ("Even-page footer", section.even_page_footer, even)):
+                if not story.is_linked_to_previous:  # only then is `part` its own, not one made for it
+                    current[label] = story.part
+                part = current.get(label)
+                if part is not None and shown:
+                    found.setdefault((label, str(part.partname)), (label, part, []))[2].append(number)
+        return list(found.values())
 
-        kinds = (("/footnotes", "footnote", "Footnotes:", "[^{id}]: {text}"),
-                 ("/endnotes", "endnote", "Endnotes:", "[^e{id}]: {text}"),
-                 ("/comments", "comment", "Comments:", "[comment {id}] {author}: {text}"))
-        for reltype, tag, title, form in kinds:
-            part = next((rel.target_part for rel in self.part.rels.values()
-                         if rel.reltype.endswith(reltype) and not rel.is_external), None)
-            if part is None:
+    def _headers_and_footers(self, headers) -> None:
+        """Each as `Header (sections 1-2): its text`, or its label line followed by its lines when
+        it has several; an empty one is left out."""
+        title = len(self.out.lines)
+        self._gap()
+        self.out.add("Headers and footers:")
+        kept = False
+        for label, part, sections in headers:
+            first, images = len(self.out.lines), len(self.out.images)
+            self.out.add(f"{label} ({_sections(sections)}):")
+            self._story(part, part.element)
+            added = self.out.lines[first + 1:]
+            if not added:
+                del self.out.lines[first:]
+            elif len(added) == 1 and len(self.out.images) == images:
+                self.out.lines[first:] = [f"{self.out.lines[first]} {added[0]}"]
+            kept = kept or bool(added)
+        if not kept:
+            del self.out.lines[title:]
+
+    # Footnotes, endnotes and comments, after the body, each under its marker.
+    def _note_parts(self) -> list[tuple[str, object]]:
+        """(kind, part) of the footnotes, endnotes and comments the document has."""
+        parts = ((tag, next((rel.target_part for rel in self.part.rels.values()
+                             if rel.reltype.endswith(reltype) and not rel.is_external), None))
+                 for tag, (reltype, _, _) in NOTES.items())
+        return [(tag, part) for tag, part in parts if part is not None]
+
+    def _notes(self, tag: str, part, root) -> None:
+        _, title, form = NOTES[tag]
+        titled = False
+        for note in root.iter(W + tag):
+            if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
                 continue
-            lines = []
-            for note in parse_xml(part.blob).iter(W + tag):
-                if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
-                    continue
-                text = " ".join(self.inline(p, []).strip() for p in note.iter(W + "p")).strip()
-                lines.append(form.format(id=note.get(W + "id"), author=note.get(W + "author") or "unknown",
-                                         text=text))
-            if lines:
-                if self.out.lines and self.out.lines[-1]:
-                    self.out.add("")
+            if not titled:
+                self._gap()
                 self.out.add(title)
-                for line in lines:
-                    self.out.add(line)
+                titled = True
+            follows: list = []
+            self.part, aside, self._aside = part, self._aside, True
+            text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
+            anchor = " ".join("".join(self._anchors.get(note.get(W + "id") or "", [])).split())
+            if len(anchor) > MAX_ANCHOR_CHARS:
+                anchor = anchor[:MAX_ANCHOR_CHARS] + "…"
+            self.out.add(form.format(id=note.get(W + "id"), author=note.get(W + "author") or "unknown",
+                                     on=f' on "{anchor}"' if anchor else "", text=text))
+            self._follow(follows)
+            self.part, self._aside = self.document.part, aside
+
+    def _story(self, part, root) -> None:
+        """A header's or footer's blocks, their links and pictures resolved in its own part."""
+        self.part, aside, self._aside = part, self._aside, True
+        self.blocks(root)
+        self.part, self._aside = self.document.part, aside
+
+    def _gap(self) -> None:
+        """A blank line before what follows the body, unless there is one."""
+        if self.out.lines and self.out.lines[-1]:
+            self.out.add("")
+
+
+def _sections(numbers: list[int]) -> str:
+    """Section numbers as runs: "section 2", "sections 1-3, 5"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"section{'s' if len(numbers) > 1 else ''} {text}"
+
+
+def _changed(root) -> bool:
+    """Whether a story holds a tracked insertion or deletion of text."""
+    return any(next(change.iter(W + "t", W + "delText"), None) is not None for change in root.iter(*CHANGES))
+
+
+def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
+    """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story."""
+    open_ids: list[str] = []
+    for el in root.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t", W + "delText", W + "p"):
+        key = el.get(W + "id") or ""
+        if el.tag == W + "commentRangeStart":
+            open_ids.append(key)
+            anchors.setdefault(key, [])
+        elif el.tag == W + "commentRangeEnd":
+            if key in open_ids:
+                open_ids.remove(key)
+        else:
+            for key in open_ids:
+                if sum(map(len, anchors[key])) <= MAX_ANCHOR_CHARS:
+                    anchors[key].append(" " if el.tag == W + "p" else el.text or "")
+
+
+def _choice(alternate):
+    """What a markup-compatibility block holds for readers that know its first choice (text boxes
+    as DrawingML shapes); its fallback (the same as VML) only when it has no choice."""
+    return next(alternate.iterchildren(MC + "Choice", MC + "Fallback"), ())
+
+
+def _outside_boxes(el, tags: set[str]):
+    """The elements of `tags` within `el`, in order, but those inside a text box in it (walked as
+    the box) and those in a fallback of markup compatibility (the same content again)."""
+    for child in el:
+        if child.tag in tags:
+            yield child
+        if child.tag not in (W + "txbxContent", MC + "Fallback") and len(child):
+            yield from _outside_boxes(child, tags)
+
+
+_HYPERLINK_FIELD = re.compile(r'^\s*HYPERLINK\s+(?:"([^"]*)"|(\S+))?(?:.*?\\l\s+"([^"]*)")?', re.IGNORECASE)
+_FIELD = re.compile(f"{FIELD_START}([^{FIELD_START}{FIELD_END}]*){FIELD_END}([^{FIELD_CLOSE}]*){FIELD_CLOSE}")
+_FIELD_MARKS = re.compile(f"[{FIELD_START}{FIELD_END}{FIELD_CLOSE}]")
+
+
+def _hyperlink_field(instruction: str) -> str:
+    """The target of a HYPERLINK field's instruction (`HYPERLINK "url" \\l "bookmark"`), else ""."""
+    match = _HYPERLINK_FIELD.match(instruction)
+    if not match:
+        return ""
+    address, anchor = match[1] or match[2] or "", match[3]
+    return f"{address}#{anchor}" if anchor else address
+
+
+def _field_links(text: str) -> str:
+    """A text's complex fields as their results, a HYPERLINK field's as a link; the marks of a
+    field begun or ended in another paragraph dropped."""
+    while True:
+        text, count = _FIELD.subn(lambda m: f"[{m[1]}]({m[2]})" if m[2] and m[1].strip() else m[1], text)
+        if not count:
+            return _FIELD_MARKS.sub("", text)
 
 
 def _outline_level(el) -> int | None:
