@@ -54,11 +54,12 @@ def write(folder: Path, name: str, *paragraphs: str, build=None) -> Path:
 
 def add_parts(path: Path, parts: dict[str, tuple[str, str, str]], files: dict[str, str] | None = None) -> None:
     """Rewrite a DOCX with parts the main document relates to, `{name: (id, type, content type)}`
-    holding `files[name]`, and other `files` (a part's relationships)."""
+    holding `files[name]`, and other `files` (a part's relationships). A type without a scheme
+    is one of the standard's (RELS)."""
     with zipfile.ZipFile(path) as z:
         members = {info.filename: z.read(info) for info in z.infolist()}
-    rels = "".join(f'<Relationship Id="{rid}" Type="{RELS}/{kind}" Target="{name.removeprefix("word/")}"/>'
-                   for name, (rid, kind, _) in parts.items())
+    rels = "".join(f'<Relationship Id="{rid}" Type="{kind if "://" in kind else f"{RELS}/{kind}"}" '
+                   f'Target="{name.removeprefix("word/")}"/>' for name, (rid, kind, _) in parts.items())
     types = "".join(f'<Override PartName="/{name}" ContentType="{content}"/>'
                     for name, (_, _, content) in parts.items())
     members["word/_rels/document.xml.rels"] = members["word/_rels/document.xml.rels"].replace(
@@ -125,8 +126,10 @@ def test_fields_show_their_results_and_a_hyperlink_field_is_a_link(server, folde
                  "<w:p>" + run("See ") + field(' HYPERLINK "https://example.com/a" \\l "part2" ', "the site")
                  + run(".") + "</w:p>",
                  "<w:p>" + run("Printed ") + field(' DATE \\@ "d MMMM yyyy" ', "27 November 2026") + run(", page ")
-                 + '<w:fldSimple w:instr=" PAGE "><w:r><w:t>4</w:t></w:r></w:fldSimple>' + run(".") + "</w:p>")
-    assert lines(server, path) == ["See [the site](https://example.com/a#part2).", "Printed 27 November 2026, page 4."]
+                 + '<w:fldSimple w:instr=" PAGE "><w:r><w:t>4</w:t></w:r></w:fldSimple>' + run(".") + "</w:p>",
+                 "<w:p>" + field(' HYPERLINK \\l "Results" \\o "tip" ', "the results") + "</w:p>")
+    assert lines(server, path) == ["See [the site](https://example.com/a#part2).", "Printed 27 November 2026, page 4.",
+                                   "[the results](#Results)"]
 
 
 NOTES = """<w:{kind}s {ns}><w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>
@@ -204,3 +207,28 @@ def test_headers_and_footers_of_every_kind_follow_the_body_and_are_not_headings(
 def test_a_change_with_no_text_is_not_marked(server, folder: Path, kind: str):
     path = write(folder, f"empty-{kind}.docx", f'<w:p>{run("Kept.")}<w:{kind} w:id="1" w:author="A"/></w:p>')
     assert lines(server, path) == ["Kept."]
+
+
+COMMENTS = """<w:comments {ns} xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml">
+<w:comment w:id="0" w:author="Ann"><w:p w14:paraId="0000000A">{ask}</w:p></w:comment>
+<w:comment w:id="1" w:author="Bob"><w:p w14:paraId="0000000B">{answer}</w:p></w:comment></w:comments>"""
+THREADS = """<w15:commentsEx xmlns:w15="http://schemas.microsoft.com/office/word/2012/wordml">
+<w15:commentEx w15:paraId="0000000A" w15:done="1"/>
+<w15:commentEx w15:paraId="0000000B" w15:paraIdParent="0000000A" w15:done="0"/></w15:commentsEx>"""
+
+
+def test_comments_name_their_author_the_text_they_are_on_and_the_comment_they_answer(server, folder: Path):
+    path = write(folder, "comments.docx",
+                 '<w:p><w:commentRangeStart w:id="0"/><w:commentRangeStart w:id="1"/>' + run("The clause") + "</w:p>",
+                 "<w:p>" + run("goes on.") + '<w:commentRangeEnd w:id="0"/><w:commentRangeEnd w:id="1"/><w:r>'
+                 '<w:commentReference w:id="0"/></w:r><w:r><w:commentReference w:id="1"/></w:r></w:p>')
+    add_parts(path, {"word/comments.xml": (
+        "rId90", "comments", "application/vnd.openxmlformats-officedocument.wordprocessingml.comments+xml"),
+        "word/commentsExtended.xml": (
+        "rId91", "http://schemas.microsoft.com/office/2011/relationships/commentsExtended",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.commentsExtended+xml")},
+        {"word/comments.xml": COMMENTS.format(ns=DECLARED, ask=run("Is this right?"), answer=run("Yes.")),
+         "word/commentsExtended.xml": THREADS})
+    assert lines(server, path) == ["The clause", "goes on.[comment 0][comment 1]", "", "Comments:",
+                                   '[comment 0] Ann on "The clause goes on." (resolved): Is this right?',
+                                   "[comment 1] Bob, replying to comment 0: Yes."]

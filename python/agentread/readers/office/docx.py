@@ -39,6 +39,8 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 VML = "{urn:schemas-microsoft-com:vml}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
+W15 = "{http://schemas.microsoft.com/office/word/2012/wordml}"
 DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 
 # Tracked changes, shown in place with CriticMarkup's marks; a moved passage is deleted where it was
@@ -405,14 +407,40 @@ class _Walker:
     # Footnotes, endnotes and comments, after the body, each under its marker.
     def _note_parts(self) -> list[tuple[str, object]]:
         """(kind, part) of the footnotes, endnotes and comments the document has."""
-        parts = ((tag, next((rel.target_part for rel in self.part.rels.values()
-                             if rel.reltype.endswith(reltype) and not rel.is_external), None))
-                 for tag, (reltype, _, _) in NOTES.items())
+        parts = ((tag, self._related(reltype)) for tag, (reltype, _, _) in NOTES.items())
         return [(tag, part) for tag, part in parts if part is not None]
+
+    def _related(self, reltype: str):
+        """The document's part of a relationship type (by the end of its URI), or None."""
+        return next((rel.target_part for rel in self.document.part.rels.values()
+                     if rel.reltype.endswith(reltype) and not rel.is_external), None)
+
+    def _threads(self, root) -> dict[str, str]:
+        """By comment id: the comment it replies to and whether it is resolved, as its line says
+        them; from the comments' extended part (Word 2013 on), which names each comment by the id
+        of its last paragraph."""
+        from docx.oxml import parse_xml
+
+        part = self._related("/commentsExtended")
+        if part is None:
+            return {}
+        ids = {}
+        for comment in root.iter(W + "comment"):
+            last = next(reversed(list(comment.iter(W + "p"))), None)
+            if last is not None and last.get(W14 + "paraId"):
+                ids[last.get(W14 + "paraId")] = comment.get(W + "id")
+        threads = {}
+        for entry in parse_xml(part.blob).iter(W15 + "commentEx"):
+            own, parent = ids.get(entry.get(W15 + "paraId")), ids.get(entry.get(W15 + "paraIdParent") or "")
+            if own is not None:
+                threads[own] = ((f", replying to comment {parent}" if parent else "")
+                                + (" (resolved)" if entry.get(W15 + "done") == "1" else ""))
+        return threads
 
     def _notes(self, tag: str, part, root) -> None:
         _, title, form = NOTES[tag]
         titled = False
+        threads = self._threads(root) if tag == "comment" else {}
         for note in root.iter(W + tag):
             if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
                 continue
@@ -423,11 +451,14 @@ class _Walker:
             follows: list = []
             self.part, aside, self._aside = part, self._aside, True
             text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
-            anchor = " ".join("".join(self._anchors.get(note.get(W + "id") or "", [])).split())
+            key = note.get(W + "id") or ""
+            anchor = " ".join("".join(self._anchors.get(key, [])).split())
             if len(anchor) > MAX_ANCHOR_CHARS:
                 anchor = anchor[:MAX_ANCHOR_CHARS] + "…"
-            self.out.add(form.format(id=note.get(W + "id"), author=note.get(W + "author") or "unknown",
-                                     on=f' on "{anchor}"' if anchor else "", text=text))
+            thread = threads.get(key, "")
+            # A reply is on its first comment's text: it names that comment instead.
+            on = thread if thread.startswith(",") else (f' on "{anchor}"' if anchor else "") + thread
+            self.out.add(form.format(id=key, author=note.get(W + "author") or "unknown", on=on, text=text))
             self._follow(follows)
             self.part, self._aside = self.document.part, aside
 
@@ -461,20 +492,22 @@ def _changed(root) -> bool:
 
 
 def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
-    """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story."""
-    open_ids: list[str] = []
+    """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story, up
+    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short."""
+    wanting: dict[str, int] = {}  # the ranges open and still short, with their length so far
     for el in root.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t", W + "delText", W + "p"):
         key = el.get(W + "id") or ""
         if el.tag == W + "commentRangeStart":
-            open_ids.append(key)
             anchors.setdefault(key, [])
+            wanting[key] = sum(map(len, anchors[key]))
         elif el.tag == W + "commentRangeEnd":
-            if key in open_ids:
-                open_ids.remove(key)
-        else:
-            for key in open_ids:
-                if sum(map(len, anchors[key])) <= MAX_ANCHOR_CHARS:
-                    anchors[key].append(" " if el.tag == W + "p" else el.text or "")
+            wanting.pop(key, None)
+        elif wanting and (text := " " if el.tag == W + "p" else el.text):
+            for key in list(wanting):
+                anchors[key].append(text)
+                wanting[key] += len(text)
+                if wanting[key] > MAX_ANCHOR_CHARS:
+                    del wanting[key]
 
 
 def _choice(alternate):
@@ -493,27 +526,50 @@ def _outside_boxes(el, tags: set[str]):
             yield from _outside_boxes(child, tags)
 
 
-_HYPERLINK_FIELD = re.compile(r'^\s*HYPERLINK\s+(?:"([^"]*)"|(\S+))?(?:.*?\\l\s+"([^"]*)")?', re.IGNORECASE)
-_FIELD = re.compile(f"{FIELD_START}([^{FIELD_START}{FIELD_END}]*){FIELD_END}([^{FIELD_CLOSE}]*){FIELD_CLOSE}")
-_FIELD_MARKS = re.compile(f"[{FIELD_START}{FIELD_END}{FIELD_CLOSE}]")
+# A field instruction's words: a quoted argument or a run of other characters.
+_FIELD_WORD = re.compile(r'"([^"]*)"|(\S+)')
+# The HYPERLINK field's switches that take an argument: \l the bookmark, \o the tooltip, \t
+# the frame.
+_LINK_SWITCHES = {"\\l", "\\o", "\\t"}
+_FIELD_MARKS = re.compile(f"([{FIELD_START}{FIELD_END}{FIELD_CLOSE}])")
 
 
 def _hyperlink_field(instruction: str) -> str:
-    """The target of a HYPERLINK field's instruction (`HYPERLINK "url" \\l "bookmark"`), else ""."""
-    match = _HYPERLINK_FIELD.match(instruction)
-    if not match:
+    """The target of a HYPERLINK field (`HYPERLINK "url" \\l "bookmark"`), else ""."""
+    words = [(quoted, bare) for quoted, bare in _FIELD_WORD.findall(instruction)]
+    if not words or words[0][1].upper() != "HYPERLINK":
         return ""
-    address, anchor = match[1] or match[2] or "", match[3]
+    address, anchor, switch = "", "", None
+    for quoted, bare in words[1:]:
+        word = quoted or bare
+        if switch == "\\l":
+            anchor = word
+        elif switch is None and not bare.startswith("\\") and not address:
+            address = word
+        switch = bare.lower() if bare.lower() in _LINK_SWITCHES and switch is None else None
     return f"{address}#{anchor}" if anchor else address
 
 
 def _field_links(text: str) -> str:
     """A text's complex fields as their results, a HYPERLINK field's as a link; the marks of a
     field begun or ended in another paragraph dropped."""
-    while True:
-        text, count = _FIELD.subn(lambda m: f"[{m[1]}]({m[2]})" if m[2] and m[1].strip() else m[1], text)
-        if not count:
-            return _FIELD_MARKS.sub("", text)
+    results: list[list[str]] = [[]]  # the text outside any field, then each open field's result
+    target = None  # a field's target, between its end's two marks
+    for piece in _FIELD_MARKS.split(text):
+        if piece == FIELD_START:
+            results.append([])
+        elif piece == FIELD_END:
+            target = ""
+        elif piece == FIELD_CLOSE:
+            if len(results) > 1:
+                result = "".join(results.pop())
+                results[-1].append(f"[{result}]({target})" if target and result.strip() else result)
+            target = None
+        elif target is not None:
+            target += piece
+        else:
+            results[-1].append(piece)
+    return "".join("".join(pieces) for pieces in results)
 
 
 def _outline_level(el) -> int | None:
