@@ -1,18 +1,28 @@
 """DOCX: the body in reading order as Markdown-like lines, paged by offset/limit like text.
 
+    [This document has tracked changes, shown as all markup: ...]   (only when it has any)
     # Heading 1                      (headings by outline level, as Word's navigation pane shows)
-    A paragraph with a footnote[^1] and a comment[comment 0].
+    A paragraph with a footnote[^1], a comment[comment 0] and a [link](https://x.org/#part).
       - a bullet at level 2          (lists from the numbering definitions: "- " or "3. ")
+    The fee is {--ten--}{++twelve++} euros.   (tracked changes in place)
+    > the text of a text box         (text boxes and shapes, quoted after their paragraph)
+    [SmartArt "alt text":]           (SmartArt's items from its data part, smartart.py)
+    - Plan
     | Name | Value |                 (tables as pipe tables, the first row as header; a merged
     | --- | --- |                     cell's text once, in its first grid cell)
     [image 1: word/media/image1.png "alt text", image/png 640x480, attached]
     The area is $\\pi r^{2}$.         (equations as LaTeX, omml.py; a display equation on a line
     $$\\frac{a}{b}$$                   of its own, between $$)
-    Footnotes:                       (footnotes, endnotes and comments follow the body)
+    Headers and footers:             (after the body: each once, with its sections and kind)
+    Header (sections 1-2): Annual report
+    Footnotes:                       (footnotes, endnotes and comments follow)
     [^1]: The footnote's text.
+    Comments:
+    [comment 0] Ann on "the text it is on": The comment's text.
 
-Python-docx opens the package and resolves styles and parts; the body is walked as XML so that
-content controls, tracked insertions, hyperlinks and text boxes are read where they stand.
+Python-docx opens the package and resolves styles, sections and parts; each story (the body, a
+header, the notes) is walked as XML so that content controls, tracked changes, fields, hyperlinks
+and text boxes are read where they stand, with links and pictures resolved in the story's own part.
 """
 
 from __future__ import annotations
