@@ -232,3 +232,22 @@ def test_comments_name_their_author_the_text_they_are_on_and_the_comment_they_an
     assert lines(server, path) == ["The clause", "goes on.[comment 0][comment 1]", "", "Comments:",
                                    '[comment 0] Ann on "The clause goes on." (resolved): Is this right?',
                                    "[comment 1] Bob, replying to comment 0: Yes."]
+
+
+def test_a_broken_header_reference_and_damaged_smartart_data_are_passed_over_and_the_rest_read(server, folder: Path):
+    def build(document):
+        document.sections[0].footer.paragraphs[0].text = "Kept footer"
+        sect = document.element.body[-1]
+        sect.insert(0, parse_xml(f'<w:headerReference {DECLARED} w:type="default" r:id="rId999"/>'))
+
+    graphic = ('<w:r><w:drawing><wp:inline><wp:docPr id="1" name="Diagram 1"/><a:graphic><a:graphicData uri='
+               '"http://schemas.openxmlformats.org/drawingml/2006/diagram"><dgm:relIds r:dm="rId90"/></a:graphicData>'
+               "</a:graphic></wp:inline></w:drawing></w:r>")
+    path = write(folder, "damaged.docx", "<w:p>" + run("Before.") + graphic + "</w:p>", build=build)
+    add_parts(path, {"word/diagrams/data1.xml": (
+        "rId90", "diagramData", "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml")},
+        {"word/diagrams/data1.xml": "<dgm:dataModel"})
+    shown = lines(server, path)
+    assert shown[0] == "Before."
+    assert shown[1].startswith("[SmartArt: its data could not be read (")
+    assert shown[-2:] == ["Headers and footers:", "Footer (section 1): Kept footer"]

@@ -265,6 +265,7 @@ class _Walker:
     def _drawing(self, el, follows: list) -> None:
         """A drawing's pictures, SmartArt and text boxes, to follow the paragraph."""
         from docx.oxml import parse_xml
+        from lxml import etree
 
         alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
         named = f' "{alt}"' if alt else ""
@@ -274,7 +275,10 @@ class _Walker:
             if part is None:
                 continue
             if node.tag == DGM + "relIds":
-                lines = [f"[SmartArt{named}:]"] + smartart_lines(parse_xml(part.blob))
+                try:
+                    lines = [f"[SmartArt{named}:]"] + smartart_lines(parse_xml(part.blob))
+                except etree.XMLSyntaxError as exc:
+                    lines = [f"[SmartArt{named}: its data could not be read ({exc})]"]
                 follows.append(lambda lines=lines: [self.out.add(line) for line in lines])
             else:
                 label = str(part.partname).lstrip("/") + named
@@ -388,7 +392,7 @@ class _Walker:
                     ("Even-page header", section.even_page_header, even),
                     ("Even-page footer", section.even_page_footer, even)):
                 if not story.is_linked_to_previous:  # only then is `part` its own, not one made for it
-                    current[label] = story.part
+                    current[label] = _story_part(story)
                 part = current.get(label)
                 if part is not None and shown:
                     found.setdefault((label, str(part.partname)), (label, part, []))[2].append(number)
@@ -482,6 +486,16 @@ class _Walker:
         """A blank line before what follows the body, unless there is one."""
         if self.out.lines and self.out.lines[-1]:
             self.out.add("")
+
+
+def _story_part(story):
+    """A header's or footer's own part; None when its reference leads nowhere, or to a part that
+    is not XML (a damaged file: the rest of it is read)."""
+    try:
+        part = story.part
+    except KeyError:
+        return None
+    return part if hasattr(part, "element") else None
 
 
 def _sections(numbers: list[int]) -> str:
