@@ -163,11 +163,12 @@ DIAGRAM = """<dgm:dataModel {ns}><dgm:ptLst>
 </dgm:ptLst><dgm:cxnLst>
 <dgm:cxn modelId="10" srcId="0" destId="2" srcOrd="1"/><dgm:cxn modelId="11" srcId="0" destId="1" srcOrd="0"/>
 <dgm:cxn modelId="12" srcId="2" destId="4" srcOrd="1"/><dgm:cxn modelId="13" srcId="2" destId="3" srcOrd="0"/>
-<dgm:cxn modelId="14" type="presOf" srcId="1" destId="5"/>
+<dgm:cxn modelId="14" type="presOf" srcId="1" destId="5"/><dgm:cxn modelId="15" srcId="3" destId="2"/>
 </dgm:cxnLst></dgm:dataModel>"""
 
 
 def test_smartart_items_nest_as_their_connections_order_them(server, folder: Path):
+    """Transitions are not items; a connection back up the tree (damage) is not followed."""
     graphic = ('<w:r><w:drawing><wp:inline><wp:docPr id="1" name="Diagram 1" descr="Stages"/><a:graphic>'
                '<a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/diagram"><dgm:relIds '
                'r:dm="rId90"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>')

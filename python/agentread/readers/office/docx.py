@@ -129,7 +129,7 @@ class _Walker:
         self._styles = {s.style_id: s for s in document.styles}
         self._levels: dict[str, int | None] = {}  # by style id: the heading level its paragraphs take
         self._aside = False  # walking a header, a note or a text box: no headings, no blank lines
-        self._fields: list[list[str]] = []  # the complex fields open, each as [its instruction]
+        self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
 
     def render(self) -> None:
@@ -252,14 +252,14 @@ class _Walker:
         marks that _field_links turns into a link for a HYPERLINK field."""
         if el.tag == W + "instrText":
             if self._fields:
-                self._fields[-1][0] += el.text or ""
+                self._fields[-1] += el.text or ""
             return ""
         kind = el.get(W + "fldCharType")
         if kind == "begin":
-            self._fields.append([""])
+            self._fields.append("")
             return FIELD_START
         if kind == "end" and self._fields:
-            return f"{FIELD_END}{_hyperlink_field(self._fields.pop()[0])}{FIELD_CLOSE}"
+            return f"{FIELD_END}{_hyperlink_field(self._fields.pop())}{FIELD_CLOSE}"
         return ""
 
     def _drawing(self, el, follows: list) -> None:
@@ -463,7 +463,7 @@ class _Walker:
                 self.out.add(title)
                 titled = True
             follows: list = []
-            self.part, aside, self._aside = part, self._aside, True
+            self.part, aside, self._aside, self._fields = part, self._aside, True, []
             text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
             key = note.get(W + "id") or ""
             anchor = " ".join("".join(self._anchors.get(key, [])).split())
@@ -478,7 +478,7 @@ class _Walker:
 
     def _story(self, part, root) -> None:
         """A header's or footer's blocks, their links and pictures resolved in its own part."""
-        self.part, aside, self._aside = part, self._aside, True
+        self.part, aside, self._aside, self._fields = part, self._aside, True, []
         self.blocks(root)
         self.part, self._aside = self.document.part, aside
 
