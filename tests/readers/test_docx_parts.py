@@ -252,3 +252,13 @@ def test_a_broken_header_reference_and_damaged_smartart_data_are_passed_over_and
     assert shown[0] == "Before."
     assert shown[1].startswith("[SmartArt: its data could not be read (")
     assert shown[-2:] == ["Headers and footers:", "Footer (section 1): Kept footer"]
+
+
+def test_bidirectional_runs_phonetic_guides_and_positional_tabs_keep_their_text(server, folder: Path):
+    path = write(folder, "scripts.docx",
+                 '<w:p><w:dir w:val="rtl">' + run("שלום") + '</w:dir><w:bdo w:val="ltr">' + run(" world") + "</w:bdo>"
+                 + "</w:p>",
+                 "<w:p><w:r><w:ruby><w:rubyPr/><w:rt>" + run("かんじ") + "</w:rt><w:rubyBase>" + run("漢字")
+                 + '</w:rubyBase></w:ruby></w:r><w:r><w:ptab w:relativeTo="margin" w:alignment="right" '
+                 'w:leader="none"/><w:t>right</w:t></w:r></w:p>')
+    assert lines(server, path) == ["שלום world", "漢字(かんじ)\tright"]

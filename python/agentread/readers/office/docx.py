@@ -80,7 +80,7 @@ BODY_TEXT_LEVEL = 9
 # Containers whose children stand in the body or the paragraph as if the container were not there
 # (a tracked insertion around rows or paragraphs too; in a paragraph it is marked, CHANGES).
 TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
-               W + "r", W + "moveTo"}
+               W + "r", W + "moveTo", W + "dir", W + "bdo"}
 
 
 def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -208,7 +208,7 @@ class _Walker:
             tag = child.tag
             if tag in (W + "t", W + "delText"):
                 parts.append(child.text or "")
-            elif tag == W + "tab":
+            elif tag in (W + "tab", W + "ptab"):
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
                 parts.append("\n")
@@ -235,6 +235,10 @@ class _Walker:
                 parts.append(self.inline(_choice(child), follows))
             elif tag in (M + "oMath", M + "oMathPara"):
                 parts.append(equation(child))
+            elif tag == W + "ruby":  # a phonetic guide: the text, then its reading in brackets
+                base, guide = (self.inline(part, follows) if part is not None else ""
+                               for part in (child.find(W + "rubyBase"), child.find(W + "rt")))
+                parts.append(f"{base}({guide})" if guide else base)
             elif tag in TRANSPARENT:
                 parts.append(self.inline(child, follows))
         return "".join(parts)
