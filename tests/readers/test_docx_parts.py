@@ -12,7 +12,7 @@ import docx
 import pytest
 from docx.oxml import parse_xml
 
-from rpc import body_of, serving
+from rpc import body_of, serving, text_of
 
 NAMESPACES = {
     "w": "http://schemas.openxmlformats.org/wordprocessingml/2006/main",
@@ -93,6 +93,18 @@ def test_tracked_changes_are_marked_in_place_under_a_line_naming_the_view(server
     assert shown[1:] == ["The fee is {--ten--}{++twelve++} euros.", "{--Moved away.--}"]
     hit = server.read(path=str(path), find="twelve")["shown"]["hits"][0]
     assert hit["line"] == 2
+    # a read from further in says so too, before its lines
+    later = body_of(server.read(path=str(path), offset=3)).split("\n")
+    assert later[0].startswith("[Tracked changes are shown as all markup:") and later[1] == "     3\t{--Moved away.--}"
+
+
+def test_a_window_headed_by_the_changes_line_keeps_within_max_bytes(server, folder: Path):
+    path = write(folder, "many-changes.docx", *(f'<w:p><w:ins w:id="{n}" w:author="A">{run(str(n))}</w:ins></w:p>'
+                                                 for n in range(1000)))
+    result = server.read(path=str(path), offset=50, maxBytes=2000)
+    assert result["truncated"] and result["shown"]["lines"][0] == 50
+    assert len(text_of(result).encode()) <= 2000
+    assert body_of(result).startswith("[Tracked changes are shown as all markup:")
 
 
 def test_a_document_without_changes_has_no_line_about_them(server, folder: Path):

@@ -59,6 +59,7 @@ CHANGES = {W + "ins": "{{++{}++}}", W + "moveTo": "{{++{}++}}", W + "del": "{{--
 TRACKED_CHANGES = ("[This document has tracked changes, shown as all markup: inserted text as {++text++}, deleted "
                    "text as {--text--}. The document as it reads with every change accepted has the first and not "
                    "the second.]")
+CHANGES_SHOWN = "[Tracked changes are shown as all markup: {++inserted++}, {--deleted--}; line 1 says more.]"
 
 # The kinds of notes, each with its part's relationship, the title it is listed under, and its line.
 NOTES = {"footnote": ("/footnotes", "Footnotes:", "[^{id}]: {text}"),
@@ -84,7 +85,11 @@ TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W +
 
 
 def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    return show(render_docx(data), request, path, "document")
+    """A window of the document's lines; one that starts past the first line of a document with
+    tracked changes is headed by a line saying how they are shown, as that first line does."""
+    out = render_docx(data)
+    changed = out.lines[:1] == [TRACKED_CHANGES] and request.line_from(len(out.lines)) > 1
+    return show(out, request, path, "document", header=CHANGES_SHOWN if changed else None)
 
 
 def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
