@@ -139,9 +139,11 @@ def test_fields_show_their_results_and_a_hyperlink_field_is_a_link(server, folde
                  + run(".") + "</w:p>",
                  "<w:p>" + run("Printed ") + field(' DATE \\@ "d MMMM yyyy" ', "27 November 2026") + run(", page ")
                  + '<w:fldSimple w:instr=" PAGE "><w:r><w:t>4</w:t></w:r></w:fldSimple>' + run(".") + "</w:p>",
-                 "<w:p>" + field(' HYPERLINK \\l "Results" \\o "tip" ', "the results") + "</w:p>")
+                 "<w:p>" + field(' HYPERLINK \\l "Results" \\o "tip" ', "the results") + "</w:p>",
+                 '<w:p><w:fldSimple w:instr=" HYPERLINK &quot;https://example.org/&quot; ">' + run("simple")
+                 + "</w:fldSimple></w:p>")
     assert lines(server, path) == ["See [the site](https://example.com/a#part2).", "Printed 27 November 2026, page 4.",
-                                   "[the results](#Results)"]
+                                   "[the results](#Results)", "[simple](https://example.org/)"]
 
 
 NOTES = """<w:{kind}s {ns}><w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>

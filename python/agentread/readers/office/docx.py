@@ -80,7 +80,7 @@ BODY_TEXT_LEVEL = 9
 
 # Containers whose children stand in the body or the paragraph as if the container were not there
 # (a tracked insertion around rows or paragraphs too; in a paragraph it is marked, CHANGES).
-TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
+TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins",
                W + "r", W + "moveTo", W + "dir", W + "bdo"}
 
 
@@ -234,6 +234,9 @@ class _Walker:
                 parts.append(CHANGES[tag].format(text) if text else "")
             elif tag in (W + "fldChar", W + "instrText"):
                 parts.append(self._field(child))
+            elif tag == W + "fldSimple":  # a field in one element: its result, a link if it is a HYPERLINK
+                text, target = self.inline(child, follows), _hyperlink_field(child.get(W + "instr") or "")
+                parts.append(f"[{text}]({target})" if target and text.strip() else text)
             elif tag in (W + "drawing", W + "pict", W + "object"):
                 self._drawing(child, follows)
             elif tag == MC + "AlternateContent":
