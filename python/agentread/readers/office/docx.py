@@ -556,9 +556,9 @@ def _outside_boxes(el, tags: set[str]):
     """The elements of `tags` within `el`, in order, but those inside a text box in it (walked as
     the box) and those in a fallback of markup compatibility (the same content again)."""
     for child in el:
-        if child.tag in tags:
+        if child.tag in tags:  # not looked into: a paragraph holds another only in a text box
             yield child
-        if child.tag not in (W + "txbxContent", MC + "Fallback") and len(child):
+        elif child.tag not in (W + "txbxContent", MC + "Fallback") and len(child):
             yield from _outside_boxes(child, tags)
 
 
