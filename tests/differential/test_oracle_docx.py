@@ -13,10 +13,11 @@ SDIST = THIRDPARTY / "python_docx-1.2.0" / "python_docx-1.2.0"
 DOCUMENTS = sorted(str(p.relative_to(SDIST)) for p in SDIST.rglob("*.docx")) or ["(absent)"]
 
 # What a read adds to a paragraph's text (docs/CONTRACT.md, Rendering, DOCX): a list item's marker,
-# a comment's or footnote's marker, a hyperlink's address (as Markdown writes one).
+# a comment's or footnote's marker, a hyperlink's address (as Markdown writes one; a link to a
+# bookmark with the line it leads to as its title).
 LIST_MARK = re.compile(r"(?:- |\d+\. )")
 NOTE_MARK = re.compile(r"\[comment \d+\]|\[\^\d+\]")
-LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+LINK = re.compile(r'\[([^\]]*)\]\([^)\s]*(?: "line \d+")?\)')
 
 
 def plain(line: str) -> str:
@@ -167,4 +168,5 @@ def test_headers_and_footers_once_with_their_sections_and_kind(rpc, name, shown)
 def test_a_link_keeps_its_fragment_and_a_link_to_a_bookmark_is_shown(rpc):
     lines = follow_lines(rpc, {"path": str(document("features/steps/test_files/par-hlink-frags.docx"))})
     assert "Five with link to [http://foo.com#introduction](http://foo.com/#intro)." in lines
-    assert "Two with [link to bookmark](#linkedBookmark)." in lines
+    assert 'Two with [link to bookmark](#linkedBookmark "line 7").' in lines
+    assert lines[6] == "Seven with bookmark referred to by prior link."

@@ -141,9 +141,13 @@ def test_fields_show_their_results_and_a_hyperlink_field_is_a_link(server, folde
                  + '<w:fldSimple w:instr=" PAGE "><w:r><w:t>4</w:t></w:r></w:fldSimple>' + run(".") + "</w:p>",
                  "<w:p>" + field(' HYPERLINK \\l "Results" \\o "tip" ', "the results") + "</w:p>",
                  '<w:p><w:fldSimple w:instr=" HYPERLINK &quot;https://example.org/&quot; ">' + run("simple")
-                 + "</w:fldSimple></w:p>")
+                 + "</w:fldSimple></w:p>",
+                 '<w:p><w:bookmarkStart w:id="0" w:name="Results"/><w:bookmarkEnd w:id="0"/></w:p>',
+                 "<w:p>" + run("Results here.") + "</w:p>")
+    # a link to a bookmark names the line it lands on: an empty paragraph's, the next line shown
     assert lines(server, path) == ["See [the site](https://example.com/a#part2).", "Printed 27 November 2026, page 4.",
-                                   "[the results](#Results)", "[simple](https://example.org/)"]
+                                   '[the results](#Results "line 6")', "[simple](https://example.org/)", "",
+                                   "Results here."]
 
 
 NOTES = """<w:{kind}s {ns}><w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>

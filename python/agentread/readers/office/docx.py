@@ -73,6 +73,9 @@ MAX_ANCHOR_CHARS = 200
 # Marks a complex field's result is held between until its paragraph is done (characters that
 # cannot occur in XML text): begin, result, end.
 FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
+# The mark after a link to a bookmark until the bookmark's line is known (a character that cannot
+# occur in XML text).
+BOOKMARK_LINK = "\x04"
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
@@ -136,6 +139,7 @@ class _Walker:
         self._aside = False  # walking a header, a note or a text box: no headings, no blank lines
         self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
+        self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
 
     def render(self) -> None:
         """The body, then the headers and footers, footnotes, endnotes and comments; a first line
@@ -150,10 +154,40 @@ class _Walker:
             self.out.add(TRACKED_CHANGES)
         for root in stories:
             _comment_anchors(root, self._anchors)
-        self.blocks(body)
+        self._body(body)
         self._headers_and_footers(headers)
         for kind, part, root in notes:
             self._notes(kind, part, root)
+        self._name_bookmark_lines()
+
+    def _body(self, body) -> None:
+        """The body's blocks, noting the line each bookmark in them lands on: the first line a
+        block with it shows, or, where it shows none (an empty paragraph), the next block's."""
+        waiting: list[str] = []
+        for child in body:
+            first = len(self.out.lines)
+            self.blocks([child])
+            waiting += (mark.get(W + "name") or "" for mark in child.iter(W + "bookmarkStart"))
+            shown = next((n for n in range(first, len(self.out.lines)) if self.out.lines[n]), None)
+            if shown is not None:
+                for name in waiting:
+                    self._bookmarks.setdefault(name, shown + 1)
+                waiting = []
+
+    def _name_bookmark_lines(self) -> None:
+        """Each link to a bookmark with the line it leads to, as a Markdown link's title:
+        `[text](#name "line 7")`; links are shown before the lines of the bookmarks after them are
+        known, so they are marked as they are shown and named here."""
+        def named(match: re.Match) -> str:
+            line = self._bookmarks.get(match[1])
+            return f'(#{match[1]} "line {line}")' if line else f"(#{match[1]})"
+
+        lines = self.out.lines
+        for i, line in enumerate(lines):
+            if BOOKMARK_LINK in line:
+                lines[i] = _BOOKMARK_LINK.sub(named, line)
+        self.out.headings[:] = [(level, _BOOKMARK_LINK.sub(named, text), line)
+                                for level, text, line in self.out.headings]
 
     # Body: paragraphs, tables, and the containers that hold them.
     def blocks(self, parent) -> None:
@@ -256,8 +290,7 @@ class _Walker:
         place in the document; "" when it has neither."""
         rel = self.part.rels.get(link.get(R + "id") or "")
         address = rel.target_ref if rel is not None and rel.is_external else ""
-        anchor = link.get(W + "anchor")
-        return f"{address}#{anchor}" if anchor else address
+        return _target(address, link.get(W + "anchor"))
 
     def _field(self, el) -> str:
         """A complex field's pieces: its instruction is kept (not shown), its result shown between
@@ -567,6 +600,7 @@ _FIELD_WORD = re.compile(r'"([^"]*)"|(\S+)')
 # The HYPERLINK field's switches that take an argument: \l the bookmark, \o the tooltip, \t
 # the frame.
 _LINK_SWITCHES = {"\\l", "\\o", "\\t"}
+_BOOKMARK_LINK = re.compile(f"\\(#([^{BOOKMARK_LINK})]*){BOOKMARK_LINK}\\)")
 _FIELD_MARKS = re.compile(f"([{FIELD_START}{FIELD_END}{FIELD_CLOSE}])")
 
 
@@ -575,7 +609,7 @@ def _hyperlink_field(instruction: str) -> str:
     words = [(quoted, bare) for quoted, bare in _FIELD_WORD.findall(instruction)]
     if not words or words[0][1].upper() != "HYPERLINK":
         return ""
-    address, anchor, switch = "", "", None
+    address, anchor, switch = "", None, None
     for quoted, bare in words[1:]:
         word = quoted or bare
         if switch == "\\l":
@@ -583,7 +617,15 @@ def _hyperlink_field(instruction: str) -> str:
         elif switch is None and not bare.startswith("\\") and not address:
             address = word
         switch = bare.lower() if bare.lower() in _LINK_SWITCHES and switch is None else None
-    return f"{address}#{anchor}" if anchor else address
+    return _target(address, anchor)
+
+
+def _target(address: str, anchor: str | None) -> str:
+    """A link's target: its address with its fragment, or a bookmark in the document marked for
+    _name_bookmark_lines."""
+    if address:
+        return f"{address}#{anchor}" if anchor else address
+    return f"#{anchor}{BOOKMARK_LINK}" if anchor else ""
 
 
 def _field_links(text: str) -> str:
