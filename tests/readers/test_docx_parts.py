@@ -280,3 +280,12 @@ def test_bidirectional_runs_phonetic_guides_and_positional_tabs_keep_their_text(
                  + '</w:rubyBase></w:ruby></w:r><w:r><w:ptab w:relativeTo="margin" w:alignment="right" '
                  'w:leader="none"/><w:t>right</w:t></w:r></w:p>')
     assert lines(server, path) == ["שלום world", "漢字(かんじ)\tright"]
+
+
+def test_a_choice_needing_markup_this_reader_does_not_know_gives_way_to_its_fallback(server, folder: Path):
+    chartex = "http://schemas.microsoft.com/office/drawing/2014/chartex"
+    path = write(folder, "choice.docx",
+                 f'<w:p><w:r><mc:AlternateContent xmlns:cx1="{chartex}"><mc:Choice Requires="cx1">'
+                 "<w:t>newer kind</w:t></mc:Choice><mc:Fallback><w:t>Chart unavailable</w:t></mc:Fallback>"
+                 "</mc:AlternateContent></w:r></w:p>")
+    assert lines(server, path) == ["Chart unavailable"]

@@ -53,6 +53,17 @@ W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
 W15 = "{http://schemas.microsoft.com/office/word/2012/wordml}"
 DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 
+# The namespaces a markup-compatibility choice may require and still be read here: Word 2010's
+# shapes, groups, canvases and additions to its markup and drawings, and Word 2012's.
+READ_CHOICES = {"http://schemas.microsoft.com/office/word/2010/wordprocessingShape",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingGroup",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingCanvas",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingDrawing",
+                "http://schemas.microsoft.com/office/word/2010/wordml",
+                "http://schemas.microsoft.com/office/word/2012/wordml",
+                "http://schemas.microsoft.com/office/drawing/2010/main",
+                "http://schemas.openxmlformats.org/officeDocument/2006/math"}
+
 # Tracked changes, shown in place with CriticMarkup's marks; a moved passage is deleted where it was
 # and inserted where it went.
 CHANGES = {W + "ins": "{{++{}++}}", W + "moveTo": "{{++{}++}}", W + "del": "{{--{}--}}", W + "moveFrom": "{{--{}--}}"}
@@ -580,9 +591,13 @@ def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
 
 
 def _choice(alternate):
-    """What a markup-compatibility block holds for readers that know its first choice (text boxes
-    as DrawingML shapes); its fallback (the same as VML) only when it has no choice."""
-    return next(alternate.iterchildren(MC + "Choice", MC + "Fallback"), ())
+    """What a markup-compatibility block holds for this reader: its first choice whose required
+    namespaces are all READ_CHOICES (a text box as a DrawingML shape), else its fallback (the same
+    as VML, or a picture of a kind of chart Word 2016 added)."""
+    for choice in alternate.iterchildren(MC + "Choice"):
+        if all(choice.nsmap.get(prefix) in READ_CHOICES for prefix in (choice.get("Requires") or "").split()):
+            return choice
+    return next(alternate.iterchildren(MC + "Fallback"), ())
 
 
 def _outside_boxes(el, tags: set[str]):
