@@ -289,3 +289,17 @@ def test_a_choice_needing_markup_this_reader_does_not_know_gives_way_to_its_fall
                  "<w:t>newer kind</w:t></mc:Choice><mc:Fallback><w:t>Chart unavailable</w:t></mc:Fallback>"
                  "</mc:AlternateContent></w:r></w:p>")
     assert lines(server, path) == ["Chart unavailable"]
+
+
+def test_a_list_in_a_header_takes_its_marks_from_the_documents_numbering(server, folder: Path):
+    def build(document):
+        header = document.sections[0].header
+        header.paragraphs[0].text = "first"
+        header.add_paragraph("second")
+        for paragraph in header.paragraphs:  # numbering 1 of python-docx's template is a bullet list
+            paragraph.paragraph_format.element.get_or_add_pPr().append(parse_xml(
+                f'<w:numPr {DECLARED}><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr>'))
+        document.add_paragraph("Body.")
+
+    assert lines(server, write(folder, "header-list.docx", build=build))[-3:] == [
+        "Header (section 1):", "- first", "- second"]

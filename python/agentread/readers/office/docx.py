@@ -418,7 +418,7 @@ class _Walker:
         if key not in self._formats:
             self._formats[key] = "decimal"
             try:
-                numbering = self.part.numbering_part.element
+                numbering = self.document.part.numbering_part.element  # a header's lists too
             except (KeyError, NotImplementedError, AttributeError):
                 return "decimal"
             for num in numbering.iter(W + "num"):
