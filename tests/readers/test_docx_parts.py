@@ -1,6 +1,7 @@
 """Word documents beyond the body's runs, read through the JSON-RPC server: tracked changes, text
-boxes, fields, notes with their own links, SmartArt, headers and footers. Each file is written by
-python-docx, with the markup Word writes for the feature put in where python-docx has no API."""
+boxes, fields and links to bookmarks, notes with their own links, comments and their threads,
+SmartArt, headers and footers, damaged parts. Each file is written by python-docx, with the markup
+Word writes for the feature put in where python-docx has no API."""
 
 from __future__ import annotations
 
