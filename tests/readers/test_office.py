@@ -84,12 +84,15 @@ def test_real_docx_heading_and_paragraph(real: Path):
 def test_real_docx_comments_are_marked_and_listed(real: Path):
     text = text_of(read(real, path="docx-comments.docx"))
     assert "Some text worthy of note.[comment 0]" in text
-    assert "[comment 0] Steve Canny: Text with hyperlink https://google.com embedded." in text
+    # with its author, the text it is on, and its link resolved in the comments' own part
+    assert ('[comment 0] Steve Canny on "Some text worthy of note.": Text with hyperlink '
+            "[https://google.com](https://google.com) embedded.") in text
 
 
 def test_real_docx_images_are_attached_after_their_lines(real: Path):
     result = read(real, path="docx-having-images.docx")
-    assert len(images(result)) == 5
+    assert len(images(result)) == 6  # five in the body, one in its header
+    assert "Header (section 1):\n     9\t[image 6: word/media/image3.png" in text_of(result)
     assert "[image 1: word/media/image1.png, image/png 211x71, attached]" in text_of(result)
     first = result.content.index(images(result)[0])
     assert result.content[first - 1].text.endswith("attached]")
