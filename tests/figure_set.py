@@ -35,14 +35,17 @@ class Score:
         return self.hits / max(1, self.hits + len(self.misses))
 
 
-def documents() -> list[tuple[Path, int, int, set[int]]]:
-    """(path, first page, last page, pages with a figure) of each labelled document present."""
+Document = tuple  # (path, first page, last page, pages with a figure, held out)
+
+
+def documents() -> list[Document]:
+    """Each labelled document present."""
     out = []
     for entry in json.loads(LABELS.read_text())["documents"]:
         path = ROOTS[entry["root"]] / entry["path"]
         first, _, last = entry["pages"].partition("-")
         if path.is_file():
-            out.append((path, int(first), int(last or first), set(entry["figures"])))
+            out.append((path, int(first), int(last or first), set(entry["figures"]), entry.get("held_out", False)))
     return out
 
 
@@ -62,9 +65,9 @@ def announced(engine, path: Path, first: int, last: int) -> set[int]:
     return pages
 
 
-def score(engine, present: list[tuple[Path, int, int, set[int]]]) -> Score:
+def score(engine, present: list[Document]) -> Score:
     result = Score(0, 0, [], [])
-    for path, first, last, figures in present:
+    for path, first, last, figures, _ in present:
         found = announced(engine, path, first, last)
         result.pages += last - first + 1
         result.hits += len(figures & found)

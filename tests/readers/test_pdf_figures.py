@@ -186,7 +186,11 @@ MOSAIC = "\n".join(f"{x} {y} {w} {h} re f" for x, y, w, h in
                    ((100, 300, 60, 40), (164, 300, 30, 40), (100, 344, 60, 20), (164, 344, 30, 20)))
 
 
-@pytest.mark.parametrize("drawing", [STEPS, AXIS, MOSAIC], ids=["step curve", "axis", "mosaic"])
+FRAMED_MOSAIC = MOSAIC + "\n96 296 102 72 re S"  # a panel's frame holds the tiles, touching none
+
+
+@pytest.mark.parametrize("drawing", [STEPS, AXIS, MOSAIC, FRAMED_MOSAIC],
+                         ids=["step curve", "axis", "mosaic", "framed mosaic"])
 def test_plots_of_level_and_upright_lines_are_figures_but_a_table_of_words_is_not(tmp_path, drawing):
     (tmp_path / "plot.pdf").write_bytes(drawn_pdf(drawing))
     assert "has 1 figure " in text(read(tmp_path, path="plot.pdf"))

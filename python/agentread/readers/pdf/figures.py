@@ -59,8 +59,8 @@ MIN_AXIS_TICKS = 3
 # turns three times (four with its closing side), a staircase of three steps six.
 MIN_STEP_TURNS = 6
 
-# A mosaic is at least this many boxes, none touching another: a table's cells share their borders,
-# a framed paragraph is one box.
+# A mosaic is at least this many boxes, none touching another (a panel's frame round them does not):
+# a table's cells share their borders, a framed paragraph is one box.
 MIN_MOSAIC_TILES = 4
 
 # A drawing whose box is covered by text past this share is a table or a framed passage, not a
@@ -165,7 +165,7 @@ def _plot_shaped(paths: list[_Path]) -> bool:
     if max(ticks.values(), default=0) >= MIN_AXIS_TICKS or any(p.turns >= MIN_STEP_TURNS for p in paths):
         return True
     tiles = [path.box for path in paths if path.tile]
-    apart = (tile for tile in tiles if not any(other is not tile and _near(tile, other, 0.0) for other in tiles))
+    apart = (tile for tile in tiles if not any(other is not tile and _touch(tile, other) for other in tiles))
     return sum(1 for _ in zip(range(MIN_MOSAIC_TILES), apart)) == MIN_MOSAIC_TILES
 
 
@@ -208,6 +208,14 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
             members, groups = largest, far
         groups.append((box, members))
     return groups
+
+
+def _touch(a: Box, b: Box) -> bool:
+    """Whether two boxes meet: overlap or share a border, one not lying wholly inside the other
+    (a mosaic's frame, a panel's, holds its tiles)."""
+    inside = (a[0] > b[0] and a[1] > b[1] and a[2] < b[2] and a[3] < b[3]
+              or b[0] > a[0] and b[1] > a[1] and b[2] < a[2] and b[3] < a[3])
+    return _near(a, b, 0.0) and not inside
 
 
 def _near(a: Box, b: Box, gap: float) -> bool:
