@@ -41,8 +41,9 @@ FIGURE_GAP = 6.0
 # and logos of the text's own size.
 MIN_FIGURE_SIDE = 24.0
 
-# A path is along the page's axes when each segment moves less than this (in the path's units)
-# across its direction: drawing programs leave such jitter in straight rules.
+# A path is along the page's axes when its lines heading one way (level or upright) drift less than
+# this across that way, together (in the path's units): drawing programs leave such jitter in
+# straight rules, while a slant plotted as many tiny steps drifts on.
 AXIS_SLACK = 0.5
 
 # A tick is a straight line at most this thick (its box: the stroke's width on either side) and
