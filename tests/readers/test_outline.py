@@ -777,3 +777,18 @@ def test_a_word_heading_level_is_inherited_down_a_long_chain_of_styles(tmp_path:
     document.save(tmp_path / "chain.docx")
     found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "chain.docx", limit=1000))
     assert [(e["level"], e["title"]) for e in found] == [(1, f"## Part {n}") for n in range(300)]
+
+
+def test_a_page_label_holding_a_carriage_return_ends_no_line(tmp_path: Path, server):
+    """A label's control characters are U+FFFD, in the outline's header and a find's citation: a
+    lone CR there would end a line of the reply."""
+    from builders import build_pdf
+    from rpc import text_of
+
+    labelled = b"/PageLabels << /Nums [0 << /S /D /P (A\\rB-) >>] >>"
+    (tmp_path / "labels.pdf").write_bytes(build_pdf([f"page {n}" for n in range(1, 4)], catalog=labelled))
+    header = text_of(server.read(path="labels.pdf", outline=True)).split("\n")[0]
+    assert "pages 1-3 labelled A\ufffdB-1 to A\ufffdB-3" in header and "\r" not in header
+    found = server.read(path="labels.pdf", find="page 2")
+    assert found["shown"]["hits"][0]["label"] == "A\ufffdB-2"
+    assert "page 2 (labelled A\ufffdB-2), line 2: page 2" in text_of(found) and "\r" not in text_of(found)
