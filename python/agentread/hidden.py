@@ -146,19 +146,39 @@ def _selector_byte(char: str) -> int:
     return code - 0xFE00 if code <= 0xFE0F else code - 0xE0100 + 16
 
 
+def passage(text: str, why: str) -> str:
+    """A passage a reader found hidden by how the file draws or keeps it (white on white, a run
+    marked hidden, off the slide), marked where it stands: `⟦hidden: why⟧text⟦/hidden⟧`, `why` a
+    phrase after "passages" ("drawn in the colour under it"). The reader counts each in its
+    result's `hidden`, by `why` (`note`), since a marker in the text may be the file's own."""
+    return f"{OPEN}hidden: {why}{CLOSE}{text}{OPEN}/hidden{CLOSE}"
+
+
+def note(result: ReadResult, why: str, n: int = 1) -> None:
+    """Counts `n` passages marked with `passage(…, why)` in `result`."""
+    result.hidden = result.hidden or {}
+    result.hidden[why] = result.hidden.get(why, 0) + n
+
+
+def _named(kind: str, n: int) -> str:
+    if kind in KINDS:
+        return f"{n} {KINDS[kind][n != 1]}"
+    return f"{n} passage{'' if n == 1 else 's'} {kind}"
+
+
 def summary(counts: dict[str, int]) -> str:
     """The reply's first line for a window holding hidden passages."""
-    named = ", ".join(f"{n} {KINDS[kind][n != 1]}" for kind, n in counts.items())
+    named = ", ".join(_named(kind, n) for kind, n in counts.items())
     return (f"[Hidden from a person reading the file: {named}; each is marked {OPEN}…{CLOSE} where it stands, "
             "in place of what an editor would not draw.]")
 
 
 def mark_result(result: ReadResult) -> ReadResult:
-    """`result` with its hidden passages marked, the count first, and `hidden` set: the one place
-    a reply is marked."""
+    """`result` with its hidden characters marked, the count of those and of the passages its
+    reader marked (`passage`) first, and `hidden` set: the one place a reply is marked."""
     if result.is_error:
         return result
-    total: dict[str, int] = {}
+    total: dict[str, int] = dict(result.hidden or {})  # the passages its reader marked
     for i, part in enumerate(result.content):
         if isinstance(part, TextPart):
             marked = mark(part.text)
