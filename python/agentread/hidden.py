@@ -169,8 +169,7 @@ def _named(kind: str, n: int) -> str:
 def summary(counts: dict[str, int]) -> str:
     """The reply's first line for a window holding hidden passages."""
     named = ", ".join(_named(kind, n) for kind, n in counts.items())
-    return (f"[Hidden from a person reading the file: {named}; each is marked {OPEN}…{CLOSE} where it stands, "
-            "in place of what an editor would not draw.]")
+    return f"[Hidden from a person reading the file: {named}; each is marked {OPEN}…{CLOSE} where it stands.]"
 
 
 def mark_result(result: ReadResult) -> ReadResult:
