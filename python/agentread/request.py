@@ -33,6 +33,7 @@ class ReadRequest:
     since: str | None = None  # a `version` of an earlier read: answer what changed since it
     view: str | None = None  # "image": PDF pages rendered as pictures, each with its text; "text": no pictures
     char: int | None = None  # an XLSX cell read (`column`): the 1-based character of its first cell to start from
+    range: str | None = None  # XLSX: an A1 range of one sheet ("Data!B2:F40", "B2:F40" of the first sheet)
 
     @property
     def output_bytes(self) -> int:
@@ -66,9 +67,9 @@ class ReadRequest:
 # longer text is more than any search needs, and what a search compiles grows with it.
 MAX_FIND_CHARS = MAX_LINE_CHARS
 
-# The longest `pages`, `cells`, `since` or `view`: a list of ranges, a sheet name (at most 31
-# characters), a cell id (at most 64) or a version (16) fits many times over; each is quoted back in
-# the errors that refuse it, and a sheet name is looked for in every sheet's.
+# The longest `pages`, `cells`, `since`, `view` or `range`: a list of ranges, a sheet name (at most
+# 31 characters), a cell id (at most 64) or a version (16) fits many times over; each is quoted
+# back in the errors that refuse it, and a sheet name is looked for in every sheet's.
 MAX_ARGUMENT_CHARS = 1000
 
 # A page (or slide, sheet) range as `pages` spells it: "3", "10-20" or "10-" (to the end).
@@ -78,7 +79,7 @@ PAGE_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 MAX_QUOTED_VALUE_CHARS = 80
 
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
-           "regex", "ignoreCase", "since", "view", "char"}
+           "regex", "ignoreCase", "since", "view", "char", "range"}
 VIEWS = ("text", "image")
 
 
@@ -147,7 +148,7 @@ def parse_request(params: Any) -> ReadRequest:
                        max_bytes=max_bytes(params), column=_positive_int(params, "column"),
                        outline=_flag(params, "outline"), find=_find(params), regex=_flag(params, "regex"),
                        ignore_case=_flag(params, "ignoreCase"), since=_optional_str(params, "since"),
-                       view=_view(params), char=_positive_int(params, "char"))
+                       view=_view(params), char=_positive_int(params, "char"), range=_optional_str(params, "range"))
 
 
 def _find(params: dict[str, Any]) -> str | None:
