@@ -90,11 +90,11 @@ def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise InvalidParams(f"'{name}' must be {what}, got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be {what}, got {quoted(value)}")
     return value
 
 
-def _quoted(value: Any) -> str:
+def quoted(value: Any) -> str:
     """A value as an error quotes it: its repr, cut to MAX_QUOTED_VALUE_CHARS."""
     text = repr(value)
     return text if len(text) <= MAX_QUOTED_VALUE_CHARS else f"{text[:MAX_QUOTED_VALUE_CHARS]}…"
@@ -122,7 +122,7 @@ def _optional_str(params: dict[str, Any], name: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # models often send pages: 3
     if not isinstance(value, str):
-        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {quoted(value)}")
     value = value.strip()
     if len(value) > MAX_ARGUMENT_CHARS:
         raise InvalidParams(f"'{name}' is {len(value):,} characters long; at most {MAX_ARGUMENT_CHARS:,} are "
@@ -156,13 +156,13 @@ def _find(params: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise InvalidParams(f"'find' must be a non-empty string to search for, got {_quoted(value)}")
+        raise InvalidParams(f"'find' must be a non-empty string to search for, got {quoted(value)}")
     if len(value) > MAX_FIND_CHARS:
         raise InvalidParams(f"'find' is {len(value):,} characters long; at most {MAX_FIND_CHARS:,} are taken. Search "
                             f"for a distinctive part of it, such as find={value[:MAX_QUOTED_VALUE_CHARS]!r}.")
     if not params.get("regex") and ("\n" in value or "\r" in value):  # a hit is within one line
         longest = max(value.splitlines(), key=len)
-        raise InvalidParams(f"find matches within one line, and {_quoted(value)} holds a line break. Search for "
+        raise InvalidParams(f"find matches within one line, and {quoted(value)} holds a line break. Search for "
                             f"one line of it, such as find={longest!r}.")
     return value
 
@@ -170,7 +170,7 @@ def _find(params: dict[str, Any]) -> str | None:
 def _view(params: dict[str, Any]) -> str | None:
     value = _optional_str(params, "view")
     if value is not None and value not in VIEWS:
-        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {_quoted(value)}")
+        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {quoted(value)}")
     return value
 
 
@@ -185,5 +185,5 @@ def _flag(params: dict[str, Any], name: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise InvalidParams(f"'{name}' must be true or false, got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be true or false, got {quoted(value)}")
     return value

@@ -204,6 +204,17 @@ def test_each_cell_shows_as_its_number_format_draws_it(server: ServerProcess):
     assert [shown[row][1] for row in range(1, len(FORMATS) + 1)] == [want for _, _, want in FORMATS]
 
 
+def test_a_format_excel_would_not_draw_shows_the_value_as_general(server: ServerProcess, ws: Path):
+    wb = openpyxl.Workbook()
+    for value, code in ((1e308, "#,##0"), (2958466, "yyyy-mm-dd"), (5, "0" * 300), (-5, "yyyy-mm-dd")):
+        wb.active.append([value])
+        wb.active.cell(wb.active.max_row, 1).number_format = code
+    wb.save(ws / "odd.xlsx")
+    # Past the calendar, a format over Excel's 255 characters: the value as stored. A negative date
+    # is what Excel draws for it.
+    assert [row[0] for row in cells(server.read(path="odd.xlsx")).values()] == ["1e+308", "2958466", "5", "########"]
+
+
 def test_a_date_and_time_made_in_excel_shows_in_its_format(server: ServerProcess, tmp_path: Path):
     # type-me.xlsx (readxl) formats A4 `mm/dd/yyyy hh:mm:ss AM/PM` and A3 as the short date (14).
     source = THIRDPARTY / "type-me.xlsx"
@@ -318,10 +329,12 @@ def test_a_cell_cut_in_a_range_reads_whole_and_then_on_within_the_range(server: 
     ("Nope!A1:B2", "its sheets are 'First', 'Q1 Data'"),
     ("B2:", 'must be an A1 range of one sheet: "B2:F40" (of the first sheet)'),
     ("A1:XFE2", "goes past Excel's grid"),
+    ("Q" * 900 + "!A1", "its sheets are 'First', 'Q1 Data'"),
 ])
 def test_a_bad_range_is_refused_saying_what_a_range_is(server: ServerProcess, given: str, says: str):
     answer = server.request("agentread/read", {"path": "grid.xlsx", "range": given})
     assert answer["error"]["code"] == -32602 and says in answer["error"]["message"], answer
+    assert "Q" * 81 not in answer["error"]["message"]  # a value is quoted at most 80 characters
 
 
 def test_a_range_is_refused_where_it_does_not_apply(server: ServerProcess):
@@ -331,7 +344,7 @@ def test_a_range_is_refused_where_it_does_not_apply(server: ServerProcess):
     search = server.read(path="grid.xlsx", range="A1", find="r2")
     assert search["error"]["code"] == "not_for_this_kind"
     both = server.request("agentread/read", {"path": "grid.xlsx", "range": "B2:C3", "pages": "2"})
-    assert both["error"]["code"] == -32602 and 'range="B2:C3" alone' in both["error"]["message"]
+    assert both["error"]["code"] == -32602 and "range='B2:C3' alone" in both["error"]["message"]
 
 
 def test_a_range_through_mcp_and_the_cli_reads_as_over_json_rpc(server: ServerProcess, ws: Path):

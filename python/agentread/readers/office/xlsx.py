@@ -7,14 +7,16 @@
     | 1 | Budget 2024 |  |  |  |
     | 17 | Rent | 1200 | =B17*12 → 14400 |  |
 
-A cell is cited as column letter and row number (C17). A formula shows its text and the value Excel
-last computed (`→`); a workbook never computed by Excel has no such value and shows the formula
-alone. Empty rows are left out (the numbers say where).
+A cell is cited as column letter and row number (C17). Its value shows as its number format draws it
+($1,234.50, 12.5%, 5 Mar 2024), then its comments; a formula shows its text and the value Excel last
+computed (`→`); a workbook never computed by Excel has no such value and shows the formula alone.
+Empty rows are left out (the numbers say where); what Excel hides is shown, and the header says so.
 
 Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of
 the first sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`,
-every sheet in order. A read stops at the per-call budget; `next` says where to continue, e.g.
-{pages: "2-3", offset: 2001}.
+every sheet in order. `range` instead reads one block of one sheet ("Data!B2:F40"), every call that
+goes on naming what is left of it. A read stops at the per-call budget; `next` says where to
+continue, e.g. {pages: "2-3", offset: 2001}, {range: "Data!B41:F90"}.
 
 A cell over MAX_CELL_CHARS, or a row over MAX_LINE_CHARS, is cut with a marker naming the call that
 shows it whole: `column` is then a sheet column (A = 1), and a read with it shows row `offset`'s
@@ -32,7 +34,6 @@ the whole sheet.
 from __future__ import annotations
 
 import io
-import json
 import re
 import zipfile
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ from agentread.readers.office.sheetxml import (
     sheet_notes,
     sheet_rows,
 )
-from agentread.request import InvalidParams, ReadRequest
+from agentread.request import InvalidParams, ReadRequest, quoted
 from agentread.result import ReadError, ReadResult, TextPart
 
 # Columns shown per row. Past this a row is no longer a line a model reads as a row; the section
@@ -155,23 +156,23 @@ def parse_range(request: ReadRequest, names: list[str]) -> Area:
     workbook, which sheets are)."""
     given = request.range
     if request.pages is not None or request.offset is not None:
-        raise InvalidParams(f"'range' names its sheet and rows: call with range={json.dumps(given)} alone (and `limit` "
-                            "for fewer rows), without pages or offset")
+        raise InvalidParams(f"'range' names its sheet and rows: call with range={quoted(given)} alone (and `limit` for "
+                            "fewer rows), without pages or offset")
     sheet, bang, cells = given.rpartition("!")
     if bang and len(sheet) > 1 and sheet[0] == sheet[-1] == "'":
         sheet = sheet[1:-1].replace("''", "'")
     if bang and sheet not in names:
         listed = ", ".join(repr(name) for name in names)
-        raise InvalidParams(f"'range' names sheet {sheet!r}, which the workbook does not hold; its sheets are "
+        raise InvalidParams(f"'range' names sheet {quoted(sheet)}, which the workbook does not hold; its sheets are "
                             f"{listed}; send {RANGE_FORMS}")
     try:
         left, top, right, bottom = range_boundaries(cells.replace(" ", "").upper())
     except (ValueError, TypeError):
-        raise InvalidParams(f"'range' must be {RANGE_FORMS}; got {given!r}") from None
+        raise InvalidParams(f"'range' must be {RANGE_FORMS}; got {quoted(given)}") from None
     left, right = (1, EXCEL_COLUMNS) if left is None else (min(left, right), max(left, right))
     top, bottom = (1, EXCEL_ROWS) if top is None else (min(top, bottom), max(top, bottom))
     if not (1 <= left and right <= EXCEL_COLUMNS and 1 <= top and bottom <= EXCEL_ROWS):
-        raise InvalidParams(f"'range' {given!r} goes past Excel's grid (columns A to XFD, rows 1 to "
+        raise InvalidParams(f"'range' {quoted(given)} goes past Excel's grid (columns A to XFD, rows 1 to "
                             f"{EXCEL_ROWS:,}); send {RANGE_FORMS}")
     number = names.index(sheet) + 1 if bang else 1
     return Area(number, names[number - 1], left, top, right, bottom)
@@ -383,8 +384,8 @@ class _Reader:
             if row_number > row and found is not None:
                 following = row_number if row_number <= self.bottom else None
                 break
-            found = ({c: cell for c, cell in cells.items() if column <= c <= self.right} if row_number == row
-                     else {})
+            found = ({c: cell for c, cell in cells.items() if max(column, self.left) <= c <= self.right}
+                     if row_number == row else {})
         if not found:
             where = f'range="{self.area.rest(row)}"' if self.area else f'pages="{number}"'
             raise ReadError("offset_past_end", f"row {row:,} of sheet {number} holds no value from column "
