@@ -253,6 +253,17 @@ def test_a_thread_shows_each_comment_with_its_author_instead_of_its_note(server:
     assert "Your version of Excel" not in text(server.read(path="thread.xlsx"))
 
 
+def test_a_comment_naming_no_cell_is_passed_over(server: ServerProcess, ws: Path):
+    parts = _parts(ws / "notes.xlsx")
+    name = next(n for n in parts if n.startswith("xl/comments"))
+    bad = "".join(f'<comment ref="{ref}" authorId="0"><text><t>nowhere</t></text></comment>'
+                  for ref in ("", "B2:C3", "A0", "ZZZZ1"))
+    parts[name] = parts[name].replace(b"<commentList>", b"<commentList>" + bad.encode())
+    _write(ws / "broken.xlsx", parts)
+    result = server.read(path="broken.xlsx")
+    assert cells(result)[2][1] == "1200 [note, Ann: Check with the landlord]" and "nowhere" not in text(result)
+
+
 def test_a_row_read_from_further_down_shows_only_its_own_notes(server: ServerProcess):
     result = server.read(path="notes.xlsx", offset=3)
     assert sorted(cells(result)) == [3, 9] and "landlord" not in text(result)

@@ -417,14 +417,25 @@ def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tupl
     if sheet.notes is not None:
         for ref, comment in CommentSheet.from_tree(etree.fromstring(archive.read(sheet.notes), _PARSER)).comments:
             author = f", {comment.author}" if comment.author else ""
-            notes[coordinate_to_tuple(ref)] = f"[note{author}: {comment.text}]"
+            if cell := _cell(ref):
+                notes[cell] = f"[note{author}: {comment.text}]"
     if sheet.threads is not None:
         threads: dict[tuple[int, int], list[str]] = {}
         for entry in etree.fromstring(archive.read(sheet.threads), _PARSER).iter(f"{_THREADS}threadedComment"):
             author = book.persons.get(entry.get("personId", ""))
             said = "reply" if entry.get("parentId") else "comment"
             text = entry.findtext(f"{_THREADS}text") or ""
-            threads.setdefault(coordinate_to_tuple(entry.get("ref", "")), []).append(
-                f"{said}{f', {author}' if author else ''}: {text}")
+            if cell := _cell(entry.get("ref")):
+                threads.setdefault(cell, []).append(f"{said}{f', {author}' if author else ''}: {text}")
         notes.update({cell: f"[{' — '.join(said)}]" for cell, said in threads.items()})
     return notes
+
+
+def _cell(ref: str | None) -> tuple[int, int] | None:
+    """(row, column) of a comment's cell; None for a reference that names no cell, which no table
+    row could show."""
+    try:
+        cell = coordinate_to_tuple(ref) if ref else None
+    except ValueError:
+        return None
+    return cell if cell and cell[0] >= 1 else None

@@ -449,8 +449,10 @@ class _Reader:
         cell (text, formula, comments); a cell holding only a comment is given too."""
         if sheet.part is None:  # a chart sheet
             return
-        notes = sheet_notes(self.archive, self.book, sheet)
-        pending = sorted({row for row, _ in notes if row >= start})  # rows whose comments are still to give
+        notes: dict[int, dict[int, str]] = {}  # row → column → its comments
+        for (row, column), note in sheet_notes(self.archive, self.book, sheet).items():
+            notes.setdefault(row, {})[column] = note
+        pending = sorted(row for row in notes if row >= start)  # rows whose comments are still to give
         xml = self.archive.open(sheet.part)
         try:
             if start > 1:
@@ -528,13 +530,12 @@ class _Reader:
                           shown=shown)
 
 
-def _noted(row: Row, notes: dict[tuple[int, int], str]) -> Row:
+def _noted(row: Row, notes: dict[int, dict[int, str]]) -> Row:
     """The row with its cells' comments: (text, formula, comments) a cell."""
     cells = {c: (*cell, None) for c, cell in row.cells.items()}
-    for (number, column), note in notes.items():
-        if number == row.number:
-            text, formula, _ = cells.get(column, ("", None, None))
-            cells[column] = (text, formula, note)
+    for column, note in notes.get(row.number, {}).items():
+        text, formula, _ = cells.get(column, ("", None, None))
+        cells[column] = (text, formula, note)
     return Row(row.number, dict(sorted(cells.items())), row.hidden)
 
 
