@@ -19,6 +19,7 @@ refer back to, then the sheet's bytes from the row found.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import posixpath
 import re
@@ -308,7 +309,7 @@ _REF = re.compile(r"([A-Z]{1,3})(\d+)$")
 
 class Row(NamedTuple):
     number: int
-    cells: dict[int, tuple[str, str | None]]  # column → (the text Excel shows, the formula or None)
+    cells: dict[int, tuple[Value | str, str | None]]  # column → (what Excel shows, its formula or None)
     hidden: bool  # hidden in Excel (the reader shows it, and says so)
 
 
@@ -322,7 +323,7 @@ def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[Row]:
     for _, row in etree.iterparse(xml, events=("end",), tag=f"{MAIN}row", resolve_entities=False,
                                   no_network=True):
         number = _row_number(row.get("r"), number)
-        cells: dict[int, tuple[str, str | None]] = {}
+        cells: dict[int, tuple[Value | str, str | None]] = {}
         column = 0
         for cell in row.iterchildren(f"{MAIN}c"):
             ref = _REF.match(cell.get("r") or "")
@@ -345,7 +346,7 @@ def _row_number(r: str | None, previous: int) -> int:
     return int(number)
 
 
-def _value(cell, book: Book) -> str:
+def _value(cell, book: Book) -> Value | str:
     kind = cell.get("t", "n")
     if kind == "inlineStr":
         text = cell.find(f"{MAIN}is")
@@ -365,9 +366,26 @@ def _value(cell, book: Book) -> str:
     elif kind == "e":
         return value  # an error such as #DIV/0!, which no format changes
     code = book.formats.get(int(cell.get("s") or 0))
-    return shown(value, code, book.date1904)
+    return Value(value, code, book.date1904) if code else _general(value)
 
 
+class Value(NamedTuple):
+    """A value under a number format, drawn when it is shown (`str`): a read draws the cells it
+    shows, not every cell it parses."""
+
+    value: object
+    code: str
+    date1904: bool
+
+    def __str__(self) -> str:
+        return shown(self.value, self.code, self.date1904)
+
+
+# Values drawn under their formats, kept: a sheet's dates and repeated amounts are drawn once.
+DRAWN_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=DRAWN_KEPT, typed=True)  # typed: TRUE is not 1, nor 1 1.0
 def shown(value, code: str | None, date1904: bool = False) -> str:
     """A value as Excel draws it under number format `code`. General, and a format xlfmt cannot
     draw, show the value itself: a number in full (as Excel's formula bar shows it), a date in ISO

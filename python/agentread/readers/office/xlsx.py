@@ -51,6 +51,7 @@ from agentread.readers.office.sheetxml import (
     Book,
     Row,
     Sheet,
+    Value,
     declared_dimension,
     hidden_columns,
     merged_ranges,
@@ -539,14 +540,15 @@ def _noted(row: Row, notes: dict[int, dict[int, str]]) -> Row:
     return Row(row.number, dict(sorted(cells.items())), row.hidden)
 
 
-def _show(value: str, formula: str | None, note: str | None = None, reads_on: str | None = None) -> str:
+def _show(value: Value | str, formula: str | None, note: str | None = None, reads_on: str | None = None) -> str:
     """A cell as its table shows it; `reads_on` names the call that shows it whole if it is cut."""
     return cell_text(_whole(value, formula, note), reads_on)
 
 
-def _whole(value: str, formula: str | None, note: str | None = None) -> str:
+def _whole(value: Value | str, formula: str | None, note: str | None = None) -> str:
     """A cell's text, or `formula → text`, then its comments; uncut."""
-    shown = (f"{formula} → {value}" if value else formula) if formula else value
+    text = str(value)
+    shown = (f"{formula} → {text}" if text else formula) if formula else text
     return f"{shown} {note}" if shown and note else shown or note or ""
 
 
