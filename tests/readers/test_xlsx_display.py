@@ -204,6 +204,19 @@ def test_each_cell_shows_as_its_number_format_draws_it(server: ServerProcess):
     assert [shown[row][1] for row in range(1, len(FORMATS) + 1)] == [want for _, _, want in FORMATS]
 
 
+def test_a_workbook_on_the_1904_calendar_shows_its_dates_as_excel_does(server: ServerProcess, ws: Path):
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904
+
+    wb = openpyxl.Workbook()
+    wb.epoch = CALENDAR_MAC_1904
+    wb.active["A1"] = dt.date(2024, 3, 5)
+    wb.active["A1"].number_format = "d mmm yyyy"
+    wb.save(ws / "mac.xlsx")
+    with zipfile.ZipFile(ws / "mac.xlsx") as archive:  # the serial counts days from 1904
+        assert "<v>43894</v>" in archive.read("xl/worksheets/sheet1.xml").decode()
+    assert cells(server.read(path="mac.xlsx"))[1] == ["5 Mar 2024"]
+
+
 def test_a_format_excel_would_not_draw_shows_the_value_as_general(server: ServerProcess, ws: Path):
     wb = openpyxl.Workbook()
     for value, code in ((1e308, "#,##0"), (2958466, "yyyy-mm-dd"), (5, "0" * 300), (-5, "yyyy-mm-dd")):
