@@ -378,14 +378,16 @@ class Value(NamedTuple):
     date1904: bool
 
     def __str__(self) -> str:
-        return shown(self.value, self.code, self.date1904)
+        # A text is drawn afresh: one can be 32,767 characters, too many to keep thousands of.
+        draw = shown if isinstance(self.value, str) else _kept
+        return draw(self.value, self.code, self.date1904)
 
 
-# Values drawn under their formats, kept: a sheet's dates and repeated amounts are drawn once.
+# Numbers and dates drawn under their formats, kept: a sheet's dates and repeated amounts are drawn
+# once.
 DRAWN_KEPT = 4096
 
 
-@functools.lru_cache(maxsize=DRAWN_KEPT, typed=True)  # typed: TRUE is not 1, nor 1 1.0
 def shown(value, code: str | None, date1904: bool = False) -> str:
     """A value as Excel draws it under number format `code`. General, and a format xlfmt cannot
     draw, show the value itself: a number in full (as Excel's formula bar shows it), a date in ISO
@@ -396,6 +398,9 @@ def shown(value, code: str | None, date1904: bool = False) -> str:
         except Exception:  # a format Excel would refuse; the value is still there to show
             pass
     return _general(value)
+
+
+_kept = functools.lru_cache(maxsize=DRAWN_KEPT, typed=True)(shown)  # typed: TRUE is not the number 1
 
 
 def _general(value) -> str:
