@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -453,7 +454,7 @@ class _Reader:
         notes: dict[int, dict[int, str]] = {}  # row → column → its comments
         for (row, column), note in sheet_notes(self.archive, self.book, sheet).items():
             notes.setdefault(row, {})[column] = note
-        pending = sorted(row for row in notes if row >= start)  # rows whose comments are still to give
+        pending = deque(sorted(row for row in notes if row >= start))  # rows whose comments are still to give
         xml = self.archive.open(sheet.part)
         try:
             if start > 1:
@@ -465,9 +466,9 @@ class _Reader:
                     xml = skipped
             for number, cells, hidden in sheet_rows(xml, self.book):
                 while pending and pending[0] < number:
-                    yield _noted(Row(pending.pop(0), {}, False), notes)
+                    yield _noted(Row(pending.popleft(), {}, False), notes)
                 if pending and pending[0] == number:
-                    pending.pop(0)
+                    pending.popleft()
                 yield _noted(Row(number, cells, hidden), notes)
             for number in pending:
                 yield _noted(Row(number, {}, False), notes)
