@@ -12,23 +12,18 @@ the plot area, their series, and each series' points by index; the kinds Office 
 A spreadsheet's charts are named in one line each (`sheet_charts`), with the cells their series
 take their values from, since those cells are the sheet's own rows.
 
-`format_value` shows a number as a format code asks (dates from serial numbers, percentages, fixed
-decimals, thousands separators, scientific, literal text); it is small and general, and fit for any
-part of a package that caches numbers with their format codes.
+Numbers are drawn as their format codes show them, as a sheet's cells are (sheetxml.shown).
 """
 
 from __future__ import annotations
 
-import calendar
-import datetime as dt
-import re
 import zipfile
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 
 from lxml import etree
 
 from agentread.readers.office.document import pipe_table
+from agentread.readers.office.sheetxml import relationships, shown
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 CX = "{http://schemas.microsoft.com/office/drawing/2014/chartex}"  # the charts Office 2016 added (waterfall...)
@@ -164,12 +159,12 @@ def sheet_charts(archive: zipfile.ZipFile, sheet_part: str | None, reply_bytes: 
     if sheet_part is None:
         return []
     charts = []
-    for drawing in (target for _, kind, target in _relationships(archive, sheet_part) if kind == "drawing"):
+    for drawing in (target for _, kind, target in relationships(archive, sheet_part) if kind == "drawing"):
         try:
             root = etree.fromstring(archive.read(drawing), _PARSER)
         except (KeyError, etree.XMLSyntaxError, ValueError):
             continue
-        targets = {rel_id: target for rel_id, _, target in _relationships(archive, drawing)}
+        targets = {rel_id: target for rel_id, _, target in relationships(archive, drawing)}
         for anchor in root:
             for reference in anchor.iter(CHART_REFERENCE, CHARTEX_REFERENCE):
                 part = targets.get(reference.get(_R + "id") or "")
@@ -381,19 +376,6 @@ def _short(text: str) -> str:
 # --- a sheet's drawings
 # -----------------------------------------------------------------------------------------
 
-def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
-    """(id, kind, target part) of each internal relationship of `part`, the kind the last word of
-    its type (drawing, chart...), as openpyxl reads a part's relationships."""
-    from openpyxl.packaging.relationship import get_dependents, get_rels_path
-
-    try:
-        rels = get_dependents(archive, get_rels_path(part))
-    except (KeyError, etree.XMLSyntaxError, SyntaxError, ValueError):
-        return []
-    return [(rel.id, (rel.Type or "").rsplit("/", 1)[-1], rel.target) for rel in rels
-            if rel.TargetMode != "External" and rel.target]
-
-
 def _anchor(anchor) -> str:
     """Where a drawing's anchor places its chart: `E2:L18` (the cells it spans), `from E2`, or a
     fixed position."""
@@ -419,175 +401,13 @@ def _cell(marker) -> str:
         return ""
 
 
-# --- number formats
-# -----------------------------------------------------------------------------------------
-
-# Tokens of a format code: quoted text, an escaped character, a space as wide as a character (_x),
-# a fill (*x), a bracketed condition, colour or locale, then date parts, then single characters.
-_TOKEN = re.compile(r'"[^"]*"|\\.|_.|\*.|\[[^\]]*\]|yyyy|yy|e|mmmmm|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|'
-                    r'am/pm|a/p|\.0+|[0#?,.]*[0#?][0#?,.]*(?:[eE][+-][0#?]+)?|.', re.IGNORECASE | re.DOTALL)
-_ELAPSED = re.compile(r"\[(h+|m+|s+)\]", re.IGNORECASE)
-
-
 def format_value(text: str, code: str | None, date1904: bool = False) -> str:
-    """A cached number shown as its format code asks; text that is no number as it is."""
+    """A cached number as its format code shows it, drawn as a sheet's cells are (sheetxml.shown);
+    text that is no number as it is."""
     try:
         value = float(text)
     except ValueError:
         return text.strip()
     if value != value or value in (float("inf"), float("-inf")):
         return text.strip()
-    sections = _sections(code or "")
-    if len(sections) > 2 and value == 0:
-        section = sections[2]
-    elif len(sections) > 1 and value < 0:
-        section, value = sections[1], -value  # the negative section writes its own sign, if any
-    else:
-        section = sections[0] if sections else ""
-    if section.strip().lower() in ("", "general"):
-        return _general(value)
-    from openpyxl.styles.numbers import is_date_format
-
-    try:
-        if is_date_format(section):
-            return _date(value, section, date1904).strip()
-        if "/" in "".join(t for t in _TOKEN.findall(section) if _literal(t) is None):
-            return _general(value)  # a fraction (`# ?/?`): the number itself
-        return _number(value, section).strip()
-    except (ValueError, OverflowError):  # a date no calendar reaches, a number no format writes
-        return _general(value)
-
-
-def _sections(code: str) -> list[str]:
-    """A code's sections (positive;negative;zero;text), split at semicolons outside quotes."""
-    sections, current = [], ""
-    for token in _TOKEN.findall(code):
-        if token == ";":
-            sections.append(current)
-            current = ""
-        else:
-            current += token
-    return [*sections, current]
-
-
-def _general(value: float) -> str:
-    """As Excel's General format shows a number: 2000, not 2000.0; at most 15 significant digits."""
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.15g}"
-
-
-def _literal(token: str) -> str | None:
-    """What a token that is no placeholder writes, or None for a placeholder."""
-    if token.startswith('"'):
-        return token[1:-1]
-    if token.startswith("\\"):
-        return token[1:]
-    if token.startswith("_"):
-        return " "
-    if token.startswith("[$"):  # a currency and locale, `[$€-407]`: its symbol
-        return token[2:-1].split("-", 1)[0]
-    if token.startswith(("*", "[")):
-        return ""
-    return None
-
-
-def _number(value: float, section: str) -> str:
-    tokens = _TOKEN.findall(section)
-    scale = 100 ** sum(t == "%" for t in tokens)
-    body = next((t for t in tokens if re.fullmatch(r"[0#?,.]*[0#?][0#?,.]*(?:[eE][+-][0#?]+)?", t)), None)
-    out = []
-    for token in tokens:
-        literal = _literal(token)
-        if token is body:
-            out.append(_placeholders(value * scale, token))
-            body = None  # one number a section
-        elif literal is not None:
-            out.append(literal)
-        elif not re.fullmatch(r"[0#?,]+", token):  # a digit placeholder outside the number is dropped
-            out.append(token)
-    return "".join(out)
-
-
-def _placeholders(value: float, body: str) -> str:
-    """The number written by a run of placeholders: `#,##0.00`, `0%`, `0.0E+00`."""
-    mantissa, exponent = (re.split(r"[eE][+-]", body, maxsplit=1) + [""])[:2]
-    whole, _, decimals = mantissa.partition(".")
-    places = sum(c in "0#?" for c in decimals)
-    if exponent:
-        return f"{value:.{places}E}"
-    value /= 1000 ** (len(whole) - len(whole.rstrip(",")))  # a trailing comma counts in thousands
-    grouped = "," in whole.rstrip(",")
-    # Rounded half away from zero, as Excel rounds (Python's format rounds half to even).
-    rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
-    text = f"{rounded:{',' if grouped else ''}f}"
-    digits = whole.rstrip(",").replace(",", "").count("0")
-    if digits == 0 and text.lstrip("-").startswith("0") and places:  # "#.00" writes .50, not 0.50
-        text = text.replace("0", "", 1)
-    return text
-
-
-def _date(value: float, section: str, date1904: bool) -> str:
-    from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel
-
-    epoch = CALENDAR_MAC_1904 if date1904 else CALENDAR_WINDOWS_1900
-    moment = from_excel(value, epoch)
-    if isinstance(moment, dt.time):  # a time of day alone (under one day): on the calendar's day 0
-        moment = dt.datetime.combine(epoch.date(), moment)
-    tokens = _TOKEN.findall(section)
-    twelve = any(t.lower() in ("am/pm", "a/p") for t in tokens)
-    kinds = [t.lower() for t in tokens]
-    out = []
-    for i, (token, low) in enumerate(zip(tokens, kinds)):
-        elapsed = _ELAPSED.fullmatch(token)
-        literal = _literal(token)
-        if elapsed:
-            unit = elapsed.group(1)[0].lower()
-            out.append(str(int(value * {"h": 24, "m": 1440, "s": 86400}[unit])))
-        elif literal is not None:
-            out.append(literal)
-        elif low in ("yyyy", "e"):
-            out.append(f"{moment.year:04d}")
-        elif low == "yy":
-            out.append(f"{moment.year % 100:02d}")
-        elif low in ("m", "mm") and _minutes(kinds, i):
-            out.append(f"{moment.minute:0{len(low)}d}")
-        elif low in ("m", "mm"):
-            out.append(f"{moment.month:0{len(low)}d}")
-        elif low == "mmm":
-            out.append(calendar.month_abbr[moment.month])
-        elif low == "mmmm":
-            out.append(calendar.month_name[moment.month])
-        elif low == "mmmmm":
-            out.append(calendar.month_name[moment.month][0])
-        elif low in ("d", "dd"):
-            out.append(f"{moment.day:0{len(low)}d}")
-        elif low == "ddd":
-            out.append(calendar.day_abbr[moment.weekday()])
-        elif low == "dddd":
-            out.append(calendar.day_name[moment.weekday()])
-        elif low in ("h", "hh"):
-            hour = (moment.hour % 12 or 12) if twelve else moment.hour
-            out.append(f"{hour:0{len(low)}d}")
-        elif low in ("s", "ss"):
-            out.append(f"{moment.second:0{len(low)}d}")
-        elif low == "am/pm":
-            out.append("AM" if moment.hour < 12 else "PM")
-        elif low == "a/p":
-            out.append("A" if moment.hour < 12 else "P")
-        elif low.startswith(".0"):
-            out.append(f"{moment.microsecond / 1e6:.{len(low) - 1}f}"[1:])
-        else:
-            out.append(token)
-    return "".join(out)
-
-
-def _minutes(kinds: list[str], i: int) -> bool:
-    """Whether the `m` or `mm` at `i` is minutes: after an hour, or before seconds."""
-    parts = [k for k in kinds if k in ("yyyy", "yy", "m", "mm", "mmm", "mmmm", "d", "dd", "h", "hh", "s", "ss")
-             or _ELAPSED.fullmatch(k)]
-    at = sum(1 for k in kinds[:i] if k in parts)
-    before = parts[at - 1] if at > 0 else ""
-    after = parts[at + 1] if at + 1 < len(parts) else ""
-    return before.strip("[]").startswith("h") or after.strip("[]").startswith("s")
-
+    return shown(value, None if not code or code.strip().lower() == "general" else code, date1904)

@@ -225,7 +225,7 @@ def read_book(archive: zipfile.ZipFile) -> Book:
     present = set(archive.namelist())
     # A part listed but missing from the zip is left out, as openpyxl does (a sheet without its part
     # is not listed; a workbook without styles has no number formats).
-    related = {rel_id: (kind, target) for rel_id, kind, target in _relationships(archive, main) if target in present}
+    related = {rel_id: (kind, target) for rel_id, kind, target in relationships(archive, main) if target in present}
     first = {}  # the first part of each kind (styles, sharedStrings, person)
     for kind, target in related.values():
         first.setdefault(kind, target)
@@ -234,7 +234,7 @@ def read_book(archive: zipfile.ZipFile) -> Book:
     for entry in root.iter(f"{MAIN}sheet"):
         kind, target = related.get(entry.get(_RELATIONSHIP_ID), (None, None))
         if kind == "worksheet":
-            own = {kind: part for _, kind, part in _relationships(archive, target) if part in present}
+            own = {kind: part for _, kind, part in relationships(archive, target) if part in present}
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), target, own.get("comments"),
                                 own.get("threadedComment")))
         elif kind is not None:
@@ -265,12 +265,12 @@ def _main_part(archive: zipfile.ZipFile) -> str:
     except (KeyError, etree.XMLSyntaxError):
         pass
     try:
-        return next(target for _, kind, target in _relationships(archive, "") if kind == "officeDocument")
+        return next(target for _, kind, target in relationships(archive, "") if kind == "officeDocument")
     except (StopIteration, etree.XMLSyntaxError):
         return "xl/workbook.xml"
 
 
-def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
+def relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
     """(id, kind, target part) of each relationship of `part` within the zip; the kind is the last
     word of its type (officeDocument, worksheet, styles...)."""
     folder, name = posixpath.split(part)
