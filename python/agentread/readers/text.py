@@ -400,11 +400,14 @@ def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[Bi
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's text reader: a window of the file as numbered lines; a first read of a
     file too long for one reply ends with the outline of the rest (structure.py), so the next read
-    can aim."""
+    can aim. An HTML or Markdown file's hidden passages are marked (markup_hidden.py)."""
     def window(request: ReadRequest) -> ReadResult:
-        return read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
-                         None if source.from_editor else source.cache_key,
-                         label="utf-8 (editor buffer)" if source.from_editor else None)
+        from agentread.readers.markup_hidden import marked
+
+        result = read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
+                           None if source.from_editor else source.cache_key,
+                           label="utf-8 (editor buffer)" if source.from_editor else None)
+        return marked(source, result, request.column or 1)  # HTML and Markdown passages a page hides
 
     result = window(request)
     if result.truncated and request.offset is None and request.limit is None:
@@ -584,8 +587,11 @@ def _count_total(stream: BinaryIO, index: LineIndex) -> int:
 
 
 def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
-    """The reader seam's text search."""
-    return "text", _search(source, request, matcher)
+    """The reader seam's text search; an HTML or Markdown file's hits in hidden passages show their
+    markers (markup_hidden.py)."""
+    from agentread.readers.markup_hidden import marked_hits
+
+    return "text", marked_hits(source, _search(source, request, matcher), matcher)
 
 
 def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit | Reached]:
