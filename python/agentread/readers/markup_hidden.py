@@ -177,8 +177,13 @@ def lines_of(text: str) -> str:
 
 def spans(text: str, kind: str) -> list[Span]:
     """The hidden passages of `text` (its line ends one "\\n" each: lines_of), HTML or Markdown."""
-    if kind == "markdown":
-        text = _without_code(text)
+    found = _found(text)
+    # Markdown's code is blanked only where its HTML holds a passage: most hold none, and its parse
+    # costs more than the tokenizer's.
+    return _found(_without_code(text)) if found and kind == "markdown" else found
+
+
+def _found(text: str) -> list[Span]:
     if "<" not in text:
         return []
     finder = _Finder(text)
@@ -297,36 +302,45 @@ def _without_code(text: str) -> str:
         node = stack.pop()
         if node.type in ("code_fence_content", "indented_code_block"):
             code.append(node)
-        elif node.type == "inline" and b"`" in data[node.start_byte:node.end_byte]:
-            inline.append(node)  # a code span there may hold what looks like HTML
+        elif node.type == "inline":
+            held = data[node.start_byte:node.end_byte]
+            if b"`" in held and b"<" in held:
+                inline.append(node)  # a code span there may hold what looks like HTML
         else:
             stack.extend(node.children)
     parser = ts.Parser(ts.Language(grammar.inline_language()))
+    blanks: list[tuple[tuple[int, int], tuple[int, int]]] = [(node.start_point, node.end_point) for node in code]
     for block in inline:  # each alone: a backtick left open in one does not run on into the next
-        parser.included_ranges = [block.range]
-        stack = [parser.parse(data).root_node]
+        stack = [parser.parse(data[block.start_byte:block.end_byte]).root_node]
         while stack:
             node = stack.pop()
             if node.type == "code_span":
-                code.append(node)
+                origin = block.start_point
+                blanks.append((_within(origin, node.start_point), _within(origin, node.end_point)))
             else:
                 stack.extend(node.children)
-    if not code:
+    if not blanks:
         return text
     lines = data.split(b"\n")
     starts = [0]
     for line in text.split("\n")[:-1]:
         starts.append(starts[-1] + len(line) + 1)
 
-    def at(point) -> int:
-        return starts[point.row] + len(lines[point.row][:point.column].decode("utf-8", "replace"))
+    def at(point: tuple[int, int]) -> int:
+        row, column = point
+        return starts[row] + len(lines[row][:column].decode("utf-8", "replace"))
 
     chars = list(text)
-    for node in code:
-        for i in range(at(node.start_point), at(node.end_point)):
+    for start, end in blanks:
+        for i in range(at(start), at(end)):
             if chars[i] != "\n":
                 chars[i] = " "
     return "".join(chars)
+
+
+def _within(origin: tuple[int, int], point: tuple[int, int]) -> tuple[int, int]:
+    """`point` (row, byte column) of a text parsed alone, in the text it starts at `origin` of."""
+    return (origin[0] + point[0], origin[1] + point[1]) if point[0] == 0 else (origin[0] + point[0], point[1])
 
 
 def mark_window(text: str, first: int, last: int, found: list[Span], file_line, column: int = 1
