@@ -235,6 +235,7 @@ class _Finder(HTMLParser):
         self.text = text
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.open: list[str] = []
+        self.opened: dict[str, int] = {}  # how many of each tag are open: a stray end tag costs nothing
         self.hiding: tuple[int, int, str] | None = None  # the hidden element's depth, start and why
         self.found: list[Span] = []
 
@@ -252,7 +253,9 @@ class _Finder(HTMLParser):
     def handle_comment(self, data: str) -> None:
         if self.hiding is None:
             start = self._at()
-            end = self.text.find(">", start + 4 + len(data))
+            # `<!-- data -->`, or a bogus comment (`<!x>`, `</ x>`), which ends at its first ">"
+            whole = self.text.startswith("<!--", start)
+            end = self.text.find(">", start + 4 + len(data) if whole else start)
             self._add(start, len(self.text) if end < 0 else end + 1, COMMENT)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -263,27 +266,37 @@ class _Finder(HTMLParser):
             if why is not None:
                 self.hiding = (len(self.open), self._at(), why)
         self.open.append(tag)
+        self.opened[tag] = self.opened.get(tag, 0) + 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         pass  # `<x/>` holds nothing
 
     def handle_endtag(self, tag: str) -> None:
-        if tag not in self.open:
+        if not self.opened.get(tag):
             return  # a stray end tag closes nothing
-        depth = len(self.open) - 1 - self.open[::-1].index(tag)
-        del self.open[depth:]
-        if self.hiding is not None and depth <= self.hiding[0]:
+        while True:  # it closes the elements opened after its own
+            top = self.open.pop()
+            self.opened[top] -= 1
+            if top == tag:
+                break
+        if self.hiding is not None and len(self.open) <= self.hiding[0]:
             _, start, why = self.hiding
             self.hiding = None
             end = self.text.find(">", self._at())
             self._add(start, len(self.text) if end < 0 else end + 1, why)
 
     def finish(self) -> None:
-        """An element left open hides the rest of the text."""
+        """An element left open hides the rest of the text, and so does a comment never closed
+        (which the tokenizer gives as text): one opened after the last "-->"."""
+        end = len(self.text.rstrip())
         if self.hiding is not None:
             _, start, why = self.hiding
             self.hiding = None
-            self._add(start, len(self.text.rstrip()), why)
+            self._add(start, end, why)
+        closed = self.text.rfind("-->")
+        opened = self.text.find("<!--", closed + 3 if closed >= 0 else 0)
+        if opened >= 0 and not any(s.start <= self._point(opened) < s.end for s in self.found):
+            self._add(opened, end, COMMENT)
 
 
 def _without_code(text: str) -> str:
@@ -414,21 +427,6 @@ def mark_tree(root) -> dict[str, int]:
     from lxml import etree
 
     counts: dict[str, int] = {}
-    hidden = set()
-    for element in root.iter(etree.Element):
-        why = _why_hidden(list(element.attrib.items()))
-        if why is None or any(above in hidden for above in element.iterancestors()):
-            continue
-        hidden.add(element)
-        for name in ("hidden", "style"):  # so that the layout shows it
-            element.attrib.pop(name, None)
-        head, _, tail = passage("\0", why).partition("\0")
-        element.text = head + (element.text or "")
-        if len(element):
-            element[-1].tail = (element[-1].tail or "") + tail
-        else:
-            element.text += tail
-        counts[why] = counts.get(why, 0) + 1
     body = root.find("body")
     body = root if body is None else body
     for at_start, outside in ((True, list(root.itersiblings(preceding=True))),
@@ -438,10 +436,31 @@ def mark_tree(root) -> dict[str, int]:
                 body.insert(0, comment)
             else:
                 body.append(comment)
-    for comment in list(root.iter(etree.Comment)):
+    comments, hidden = [], []
+    stack = [root]
+    while stack:  # a hidden element's comments and hidden children are inside its own passage
+        node = stack.pop()
+        why = _why_hidden(list(node.attrib.items())) if isinstance(node.tag, str) else None
+        if node.tag is etree.Comment:
+            comments.append(node)
+        elif why is not None:
+            hidden.append((node, why))
+        else:
+            stack.extend(reversed(node))
+    for element, why in hidden:
+        for inside in element.iter(etree.Element):  # so that the layout shows it and what it holds
+            if _why_hidden(list(inside.attrib.items())) is not None:
+                for name in ("hidden", "style"):
+                    inside.attrib.pop(name, None)
+        head, _, tail = passage("\0", why).partition("\0")
+        element.text = head + (element.text or "")
+        if len(element):
+            element[-1].tail = (element[-1].tail or "") + tail
+        else:
+            element.text += tail
+        counts[why] = counts.get(why, 0) + 1
+    for comment in comments:
         parent = comment.getparent()
-        if parent is None or parent in hidden or any(above in hidden for above in parent.iterancestors()):
-            continue
         shown = passage(f"<!--{comment.text or ''}-->", COMMENT) + (comment.tail or "")
         before = comment.getprevious()
         if before is not None:
