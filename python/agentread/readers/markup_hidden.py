@@ -14,7 +14,6 @@ states them.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from bisect import bisect_right
@@ -26,10 +25,8 @@ from typing import Iterator
 from agentread.find import Hit, around
 from agentread.hidden import note, passage
 from agentread.readers import TEXT_PARSE_BYTES, Source
+from agentread.readers.text import markup_kind
 from agentread.result import ReadResult, TextPart
-
-HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 COMMENT = "in HTML comments"
 _STYLED = "styled not to show"
@@ -60,12 +57,6 @@ class Span:
     start: tuple[int, int]
     end: tuple[int, int]
     why: str
-
-
-def markup_kind(path: str) -> str | None:
-    """"html" or "markdown" for a file of those kinds by its name, None for any other."""
-    suffix = os.path.splitext(path)[1].lower()
-    return "html" if suffix in HTML_SUFFIXES else "markdown" if suffix in MARKDOWN_SUFFIXES else None
 
 
 def marked(source: Source, result: ReadResult, column: int = 1) -> ReadResult:
