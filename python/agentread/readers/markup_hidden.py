@@ -34,6 +34,8 @@ _STYLED = "styled not to show"
 # Elements that never hold content, so no end tag closes them.
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 
+LINE_ENDS = re.compile(r"\r\n|\r|\n")  # as the text reader ends lines
+
 # A window's numbered line: its number, then a tab (numbering.numbered).
 _NUMBERED = re.compile(r"^ *(\d+)\t", re.MULTILINE)
 
@@ -68,18 +70,21 @@ def marked(source: Source, result: ReadResult, column: int = 1) -> ReadResult:
     if kind is None or result.is_error or not result.start_line or len(result.content) != 1:
         return result
     first, last, text = result.start_line, result.end_line or result.start_line, result.content[0].text
-    if source.size <= TEXT_PARSE_BYTES:
-        whole = _whole_spans(source, kind)
-        file_lines = _file_lines(source) if whole else []
-        found = whole
-        line = (lambda n: file_lines[n - 1] if n <= len(file_lines) else None)  # noqa: E731
-    else:
+    whole = source.size <= TEXT_PARSE_BYTES
+    if whole:
+        found = _whole_spans(source, kind)
+        file_lines = _file_lines(source) if found else []
+    else:  # the lines shown are all there is: each as the window shows it, from its first character
         bodies = [m.group(2) for m in re.finditer(r"^ *(\d+)\t(.*)$", text, re.MULTILINE)
                   if first <= int(m.group(1)) <= last]
         found = [Span((s.start[0] + first - 1, s.start[1]), (s.end[0] + first - 1, s.end[1]), s.why)
                  for s in spans(lines_of("\n".join(bodies)), kind)]
-        line, column = (lambda n: None), 1  # noqa: E731
-    shown, counts = mark_window(text, first, last, found, line, column)
+        column = 1
+
+    def file_line(number: int) -> str | None:
+        return file_lines[number - 1] if whole and number <= len(file_lines) else None
+
+    shown, counts = mark_window(text, first, last, found, file_line, column)
     if counts:
         result.content[0] = TextPart(shown)
         for why, n in counts.items():
@@ -142,7 +147,8 @@ def _file_text(source: Source) -> str:
 
 
 def _file_lines(source: Source) -> list[str]:
-    return lines_of(_file_text(source)).split("\n")
+    """The file's lines as the text reader splits them."""
+    return LINE_ENDS.split(_file_text(source))
 
 
 def _whole_spans(source: Source, kind: str) -> list[Span]:
