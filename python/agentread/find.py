@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from agentread.cancel import read_deadline
+from agentread.hidden import note
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import counted
 from agentread.request import ReadRequest
@@ -86,6 +87,7 @@ class Hit:
     context: str  # the hit and the text around it, on one line
     read: dict[str, Any]
     resume: dict[str, Any]
+    hidden: tuple[str, ...] = ()  # the `why` of each hidden passage its context marks (hidden.passage)
 
 
 @dataclass(frozen=True)
@@ -640,6 +642,7 @@ def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadReq
              **({"ignoreCase": True} if request.ignore_case else {}), **reading}
     lines: list[str] = []
     shown: list[dict[str, Any]] = []
+    result = ReadResult(kind=kind, path=path)
     used, stop = 0, None
     most = min(MAX_FIND_HITS, request.limit or MAX_FIND_HITS)  # `limit` counts hits
     for hit in hits:
@@ -655,13 +658,15 @@ def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadReq
         lines.append(line)
         shown.append({**hit.where, "read": read})
         used += cost
+        for why in hit.hidden:
+            note(result, why)
     what = f"{'regular expression' if request.regex else 'text'} {request.find!r}" + \
         (" (ignoring case)" if request.ignore_case else "")
     # A search that starts further in (a `next`) knows no hits before it: it says where it started.
     where = _scope(request)
     what += f" in {path}" + (f" from {call(where)} on" if where else "")
     count = f"{len(shown):,} hit{'' if len(shown) == 1 else 's'}"
-    result = ReadResult(kind=kind, path=path, shown={"hits": shown})
+    result.shown = {"hits": shown}
     if stop is None:
         lines.insert(0, f"[{count} of {what}.]" if shown else f"[No hit of {what}.]")
     elif isinstance(stop, Reached):

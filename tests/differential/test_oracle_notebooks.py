@@ -35,17 +35,23 @@ def notebook(name):
 
 
 CONTINUING = re.compile(r"\[… continuing cell \d+\]")
+# The markers around a comment of a markdown cell (docs/CONTRACT.md, "Hidden content"), which the
+# source as nbformat reads it has not.
+PASSAGE_MARKERS = re.compile("\u27e6(?:hidden: in HTML comments|hidden: styled not to show[^\u27e7]*|/hidden)\u27e7")
 
 
 def rendered(replies: list[dict]) -> list[str]:
     """The lines of the notebook's rendering as the replies show them, one after another: each
-    reply's first line (the notebook's), the warning of a notebook off nbformat's schema, its line
-    saying it continues a cell, and its closing line left out; a line cut at its marker joined to
-    the read that goes on at its column. A read by lines shows a cell's lines without a gutter
+    reply's first line (the notebook's, after any that counts hidden passages), the warning of a
+    notebook off nbformat's schema, its line saying it continues a cell, and its closing line left
+    out, the markers of hidden passages taken off; a line cut at its marker joined to the read
+    that goes on at its column. A read by lines shows a cell's lines without a gutter
     (`shown.cellLines` numbers them)."""
     stream: list[str] = []
     for result in replies:
-        lines = [line for line in body(result).split("\n") if line != IMAGE_LINE]
+        lines = [PASSAGE_MARKERS.sub("", line) for line in body(result).split("\n") if line != IMAGE_LINE]
+        if result.get("hidden"):
+            assert lines.pop(0).startswith("[Hidden from a person reading the file: ")
         if lines and lines[0].startswith("Notebook: "):
             lines.pop(0)
         if lines and lines[0].startswith("Warning: the notebook does not follow the nbformat schema"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import re
 import threading
 from array import array
@@ -107,6 +108,10 @@ FIND_CONTEXT_BYTES = 4 * FIND_CONTEXT_CHARS
 # Files whose line positions are remembered between calls (the path and workspace.file_version key
 # each entry).
 INDEX_CACHE_FILES = 32
+
+# HTML and Markdown files, by their names: the passages a rendered page hides are marked in them
+# (markup_hidden.py, imported by their reads alone).
+MARKUP_KINDS = {".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown", ".markdown": "markdown"}
 
 LINE_END = re.compile(rb"\r\n|\r|\n")
 # Encodings whose line ends are not single bytes: transcoded to UTF-8 before lines are split.
@@ -400,11 +405,16 @@ def _open_text(source: BinaryIO, encoding: str, bom: int, size: int) -> tuple[Bi
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's text reader: a window of the file as numbered lines; a first read of a
     file too long for one reply ends with the outline of the rest (structure.py), so the next read
-    can aim."""
+    can aim. An HTML or Markdown file's hidden passages are marked (markup_hidden.py)."""
     def window(request: ReadRequest) -> ReadResult:
-        return read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
-                         None if source.from_editor else source.cache_key,
-                         label="utf-8 (editor buffer)" if source.from_editor else None)
+        result = read_text(source.stream, request, source.path, source.encoding or "utf-8", source.bom, source.size,
+                           None if source.from_editor else source.cache_key,
+                           label="utf-8 (editor buffer)" if source.from_editor else None)
+        if markup_kind(source.path) is None:
+            return result
+        from agentread.readers.markup_hidden import marked
+
+        return marked(source, result, request.column or 1)
 
     result = window(request)
     if result.truncated and request.offset is None and request.limit is None:
@@ -412,6 +422,11 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
 
         return with_outline_of_rest(source, request, result, window)
     return result
+
+
+def markup_kind(path: str) -> str | None:
+    """"html" or "markdown" for a file of those kinds by its name, None for any other."""
+    return MARKUP_KINDS.get(os.path.splitext(path)[1].lower())
 
 
 def read_text(source: BinaryIO, request: ReadRequest, path: str, encoding: str, bom: int = 0,
@@ -584,8 +599,14 @@ def _count_total(stream: BinaryIO, index: LineIndex) -> int:
 
 
 def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
-    """The reader seam's text search."""
-    return "text", _search(source, request, matcher)
+    """The reader seam's text search; an HTML or Markdown file's hits in hidden passages show their
+    markers (markup_hidden.py)."""
+    hits = _search(source, request, matcher)
+    if markup_kind(source.path) is None:
+        return "text", hits
+    from agentread.readers.markup_hidden import marked_hits
+
+    return "text", marked_hits(source, hits, matcher)
 
 
 def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[Hit | Reached]:

@@ -1,11 +1,14 @@
 """An HTML output as the text a browser shows (tables laid out as columns, lists as bullets),
 for outputs whose only text form is HTML. lxml parses it and drops its scripts and styles (counted,
-so the read can say what it left out); inscriptis lays out the rest."""
+so the read can say what it left out); inscriptis lays out the rest. Its hidden passages (comments,
+elements styled not to show) are laid out between markers (markup_hidden.py), and counted."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from agentread.readers.markup_hidden import mark_tree, may_hide
 
 # HTML laid out per output: an object's rich view is a few KB. Laying out takes time in proportion
 # to the HTML (notebooks are read in the server's process), so a page of megabytes is laid out up
@@ -29,18 +32,20 @@ class HtmlText:
     scripts: int  # scripts left out
     styles: int  # styles left out
     dropped_chars: int  # the characters of their content
+    hidden: dict[str, int] = field(default_factory=dict)  # passages marked, by why (hidden.note)
 
 
 def html_text(html: str) -> HtmlText:
     """The text of `html`, one string per line, blank runs kept to one blank line, its scripts and
-    styles dropped; past MAX_HTML_CHARS of what remains (at a tag's start, so no text is split
-    there), a line saying so, then the source."""
+    styles dropped, its hidden passages marked; past MAX_HTML_CHARS of what remains (at a tag's
+    start, so no text is split there), a line saying so, then the source."""
     import lxml.html
     from lxml import etree
 
     if not html.strip():
         return HtmlText([], 0, 0, 0)
-    if not _DROPPED_TAG.search(html):
+    hides = may_hide(html)
+    if not _DROPPED_TAG.search(html) and not hides:
         return HtmlText(_laid_out(html), 0, 0, 0)
     # huge_tree: a script past libxml2's 10 MB text limit is otherwise cut short, and what
     # follows it lost.
@@ -52,9 +57,10 @@ def html_text(html: str) -> HtmlText:
     dropped = list(tree.iter(*_DROPPED_TAGS))
     dropped_chars = sum(len(element.text_content()) for element in dropped)
     etree.strip_elements(tree, *_DROPPED_TAGS, with_tail=False)
-    shown = lxml.html.tostring(tree, encoding="unicode") if dropped else html
+    hidden = mark_tree(tree) if hides else {}
+    shown = lxml.html.tostring(tree, encoding="unicode") if dropped or hidden else html
     scripts = sum(element.tag == "script" for element in dropped)
-    return HtmlText(_laid_out(shown, bool(dropped)), scripts, len(dropped) - scripts, dropped_chars)
+    return HtmlText(_laid_out(shown, bool(dropped)), scripts, len(dropped) - scripts, dropped_chars, hidden)
 
 
 def _laid_out(shown: str, dropped: bool = False) -> list[str]:

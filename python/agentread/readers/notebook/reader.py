@@ -290,6 +290,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
     cuts: list[dict] = []  # outputs shown cut to head and tail
     first_cut: dict | None = None  # the call reading what the first of them (or of the long lines cut) left out
     long_lines = False  # a line over MAX_LINE_CHARS was shown cut
+    hidden: dict[str, int] = {}  # passages marked hidden in the cells shown
     for pos in positions:
         cell = nb.cells[pos]
         address = format_cells(nb, [pos])
@@ -302,6 +303,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
             full = _which_budget(fits, budget)
             break
         shown.append(pos)
+        hidden = _add_counts(hidden, rendered.hidden)
         sent = len(lines)
         for i, line in enumerate(lines):
             # Only a first cell over the budget by itself gets here without room: as much of it as
@@ -348,7 +350,12 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
     if cuts:
         described["outputs"] = cuts
     return ReadResult(kind="notebook", path=path, content=parts.finish(nb, shown), total_cells=len(nb.cells),
-                      truncated=next_ is not None, next=next_, shown=described)
+                      truncated=next_ is not None, next=next_, shown=described, hidden=hidden or None)
+
+
+def _add_counts(total: dict[str, int], more: dict[str, int]) -> dict[str, int]:
+    """Passages marked hidden, counted by why (hidden.note), and `more`."""
+    return {**total, **{why: total.get(why, 0) + n for why, n in more.items()}}
 
 
 def _cut_lines(lines: list[Line], numbers, also: str) -> tuple[list[Line], list[tuple[int, dict]]]:
@@ -397,9 +404,11 @@ def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str)
     """offset/limit page through the uncut rendering of the selected cells, line by line."""
     lines: list[Line] = []
     spans: list[tuple[int, int, int]] = []  # per cell: its position, its first line (0-based), its line count
+    hidden: dict[int, dict[str, int]] = {}  # per cell index: the passages marked hidden in it
     for pos in positions:
         rendered = render_cell(nb.cells[pos], nb, None, format_cells(nb, [pos]))
         spans.append((pos, len(lines), len(rendered.lines)))
+        hidden[nb.cells[pos].index] = rendered.hidden
         lines.extend(rendered.lines)
     starts = {first: pos for pos, first, _ in spans}
 
@@ -422,7 +431,13 @@ def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str)
                 partial.append({"cell": nb.cells[pos].index, "lines": [own_first, own_last]})
         return shown, {"cellLines": partial} if partial else {}
 
-    return _paged(nb, lines, context, covered, request, path, "rendered line")
+    result = _paged(nb, lines, context, covered, request, path, "rendered line")
+    # Counted per cell the window shows, in whole or in part.
+    counts: dict[str, int] = {}
+    for index in result.shown.get("cells", []) if result.shown else []:
+        counts = _add_counts(counts, hidden[index])
+    result.hidden = counts or None
+    return result
 
 
 def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:

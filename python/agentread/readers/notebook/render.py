@@ -20,6 +20,7 @@ import pybase64
 
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount
+from agentread.readers.markup_hidden import mark_lines
 from agentread.readers.notebook import bokehdoc, figures
 from agentread.readers.notebook.clean import clean_output, editor_lines, source_lines
 from agentread.readers.notebook.htmltext import html_text
@@ -148,6 +149,7 @@ class RenderedCell:
     lines: list[Line]
     numbers: list[int]  # for each line, its number in the cell's uncut rendering (1 = the header)
     cuts: list[OutputCut] = field(default_factory=list)  # outputs cut to head and tail, in order
+    hidden: dict[str, int] = field(default_factory=dict)  # passages marked hidden, by why (hidden.note)
 
 
 def human_size(n: int) -> str:
@@ -207,11 +209,14 @@ def render_cell(cell: Cell, nb: Notebook, output_cap: Cap | None, address: str |
     # The source is never cut to head and tail (it is what an agent edits); only the call budget
     # stops it. Its lines stay one for one; an inlined base64 payload is shown as a placeholder
     # (raw=true shows it).
-    add_block([header(cell)] + source_lines(cell.source))
+    source = source_lines(cell.source)
+    if cell.cell_type == "markdown":  # its comments and hidden HTML, which the rendered cell never shows
+        source = _marked(cell.source, source, "markdown", out.hidden)
+    add_block([header(cell)] + source)
     attachments = [_attachment_line(name, bundle) for name, bundle in cell.attachments.items()]
     if attachments:
         add_block(attachments)
-    for number, (label, body) in enumerate(_outputs(cell, nb), 1):
+    for number, (label, body) in enumerate(_outputs(cell, nb, out.hidden), 1):
         add_block([f"--- output {number}: {label} ---"])
         add_block(body, output_cap, number)
     add_block([""])  # a blank line between cells
@@ -264,9 +269,19 @@ def _payload_chars(value: Any) -> int:
     return len(_dump_json(value))
 
 
-def _outputs(cell: Cell, nb: Notebook) -> list[tuple[str, list[Line]]]:
+def _marked(text: str, lines: list[str], kind: str, hidden: dict[str, int]) -> list[str]:
+    """`lines`, those of `text` (HTML or Markdown), with its hidden passages marked and counted in
+    `hidden`."""
+    lines, counts = mark_lines(text, lines, kind)
+    for why, n in counts.items():
+        hidden[why] = hidden.get(why, 0) + n
+    return lines
+
+
+def _outputs(cell: Cell, nb: Notebook, hidden: dict[str, int]) -> list[tuple[str, list[Line]]]:
     """(label, body) per output. Consecutive stream outputs of the same name are merged, as Jupyter
-    shows them; stdout, stderr, stdout stay three outputs in that order."""
+    shows them; stdout, stderr, stdout stay three outputs in that order. The passages marked hidden
+    are counted in `hidden`."""
     rendered: list[tuple[str, list[Line]]] = []
     stream_name: str | None = None
     stream_texts: list[str] = []
@@ -292,7 +307,7 @@ def _outputs(cell: Cell, nb: Notebook) -> list[tuple[str, list[Line]]]:
             data = output.get("data") if isinstance(output.get("data"), dict) else {}
             metadata = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
             label = "result" if kind == "execute_result" else "display"
-            rendered.append((label, _bundle(data, metadata, f"output {len(rendered) + 1}", nb)))
+            rendered.append((label, _bundle(data, metadata, f"output {len(rendered) + 1}", nb, hidden)))
         elif kind == "error":
             rendered.append(_error(output))
         else:
@@ -317,9 +332,9 @@ def strip_label(text: str) -> str:
     return clean_output(text).replace("\n", " ")[:200]
 
 
-def _bundle(data: dict, metadata: dict, label: str, nb: Notebook) -> list[Line]:
+def _bundle(data: dict, metadata: dict, label: str, nb: Notebook, hidden: dict[str, int]) -> list[Line]:
     """One output's lines: the image if it has one, else a figure's summary, else its best text
-    form, else a placeholder."""
+    form, else a placeholder; its hidden passages (HTML, Markdown) marked, counted in `hidden`."""
     # A formula (sympy) carries its LaTeX beside its picture: the LaTeX is what a model reads best
     # and can cite, so it is kept, and the picture follows it. So is a figure's summary: the picture
     # shows its shape, the summary its numbers.
@@ -340,11 +355,13 @@ def _bundle(data: dict, metadata: dict, label: str, nb: Notebook) -> list[Line]:
                             text)
     html_mime = _html_mime(data)
     if html_mime and (text_mime is None or (text_mime == "text/plain" and _default_repr(text))):
-        return _html(html_mime, _text(data[html_mime]))
+        return _html(html_mime, _text(data[html_mime]), hidden)
     rich = [m for m in data if _HTML_MIME.fullmatch(m) or m == "application/javascript"]
     if text_mime == "text/plain" and rich and _default_repr(text):
         # "<IPython.core.display.Javascript object>" stands for the script: say what the output is.
         return _placeholder(f"{', '.join(rich)} output, not shown", text)
+    if text_mime == "text/markdown":
+        return _marked(text, editor_lines(clean_output(text)), "markdown", hidden)
     if text_mime:
         return editor_lines(clean_output(text))
     if SVG_MIME in data:  # not rasterised: the SVG source is the next best thing, without inlined payloads
@@ -358,9 +375,12 @@ def _html_mime(data: dict) -> str | None:
     return "text/html" if "text/html" in data else next((m for m in data if _HTML_MIME.fullmatch(m)), None)
 
 
-def _html(mime: str, html: str) -> list[Line]:
-    """HTML as the text it lays out, saying what it left out (scripts and styles)."""
+def _html(mime: str, html: str, hidden: dict[str, int]) -> list[Line]:
+    """HTML as the text it lays out, saying what it left out (scripts and styles), its hidden
+    passages marked and counted in `hidden`."""
     shown = html_text(html)
+    for why, n in shown.hidden.items():
+        hidden[why] = hidden.get(why, 0) + n
     dropped = " and ".join(amount(n, noun) for n, noun in ((shown.scripts, "script"), (shown.styles, "style")) if n)
     left = f"its {dropped} ({human_size(shown.dropped_chars)}) left out" if dropped else ""
     if shown.lines:
