@@ -75,7 +75,7 @@ REFUSED = [
     ("doc.docx", {"cells": "1"}, "cells", "a Word document"),
     ("deck.pptx", {"cells": "1"}, "cells", 'a PowerPoint deck (PPTX): read it by slides (pages="2")'),
     ("deck.pptx", {"char": 4, "column": 1}, "char", "a PowerPoint deck"),
-    ("book.xlsx", {"cells": "1"}, "cells", "an Excel workbook (XLSX): read it by sheets"),
+    ("book.xlsx", {"cells": "1"}, "cells", "an Excel workbook (XLSX or XLS): read it by sheets"),
     ("book.xlsx", {"view": "image"}, "view", "an Excel workbook"),
     ("plot.png", {"offset": 2}, "offset", "an image: read it whole"),
     ("plot.png", {"pages": "1"}, "pages", "an image"),

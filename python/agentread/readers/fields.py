@@ -55,9 +55,14 @@ KINDS: dict[str, Takes] = {
                       "read it by lines with offset and limit (its outline lists the headings' lines)"),
     "presentation": Takes("a PowerPoint deck (PPTX)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
                           'read it by slides (pages="2") or by lines with offset and limit'),
-    "spreadsheet": Takes("an Excel workbook (XLSX)", _LINES | {"pages", "char"}, _OUTLINE, _FIND_LINES | {"pages"},
+    "spreadsheet": Takes("an Excel workbook (XLSX or XLS)", _LINES | {"pages", "char"}, _OUTLINE,
+                         _FIND_LINES | {"pages"},
                          'read it by sheets (pages="2" or the sheet\'s name), rows with offset and limit, and a '
                          "row's cells with offset and column"),
+    "mail": Takes("a mail message (EML or Outlook MSG)", _LINES, _OUTLINE, _FIND_LINES,
+                  "read it by lines with offset and limit, and an attachment by its path after the mail's "
+                  "(mail.eml/attachments/report.pdf)"),
+    "rtf": Takes("an RTF document", _LINES, None, _FIND_LINES, "read it by lines with offset and limit"),
     "directory": Takes("a folder", _OUTLINE, _OUTLINE, None,
                        "list it with offset and limit (they count entries), and read a file in it by its path"),
     "archive": Takes("an archive", _OUTLINE, _OUTLINE, None,

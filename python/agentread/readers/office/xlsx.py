@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
-from typing import Iterator
+from typing import Iterator, Protocol
 
 from openpyxl.utils.cell import range_boundaries
 
@@ -80,95 +80,121 @@ MARKER_DIGITS_BYTES = 24
 
 
 
+class Workbook(Protocol):
+    """A workbook as the sheet reader reads it, whatever its file format: its sheets (each with
+    `name`, `state` and `part`, None for a chart sheet) and, by sheet, its rows from a row on
+    (row number, {column: (value, formula)}), its declared rows and columns, and its merged
+    ranges."""
+
+    sheets: list
+
+    def rows(self, sheet, start: int) -> Iterator[tuple[int, dict]]: ...
+
+    def declared(self, sheet) -> tuple[int, int]: ...
+
+    def merges(self, sheet) -> list[str]: ...
+
+
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        book = _Zipped(archive, read_book(archive))
+        if not book.sheets:
+            raise ReadError("damaged_office", f"{path} is a damaged XLSX file: it lists no sheet whose part it "
+                            "holds. Try another copy of the file.")
+        return read_workbook(book, request, path)
+
+
+def read_workbook(book: Workbook, request: ReadRequest, path: str) -> ReadResult:
+    """The sheets and rows the request asks for, of a workbook holding at least one sheet."""
     if request.from_end:  # a sheet's last row is known only by reading all of it (its <dimension> is not trusted)
         raise ReadError("offset_from_end", f"offset {request.offset} counts rows from the end, which sheets do not "
                         "support. Call without an offset to read a sheet from its first row (the result says how "
                         "many rows it has), then offset=N to read from its row N.")
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        if not book.sheets:
-            raise ReadError("damaged_office", f"{path} is a damaged XLSX file: it lists no sheet whose part it "
-                            "holds. Try another copy of the file.")
-        names = [sheet.name for sheet in book.sheets]
-        first, last = select_sections(request.pages, len(names), "sheet", names)
-        reader = _Reader(archive, book, request, path)
-        if request.column is not None:
-            return reader.cells(first, last, request.first_line, request.column, request.char or 1)
-        if request.char is not None:
-            raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
-                                "and `offset` (its row), as a cut cell's `next` does")
-        for number in range(first, last + 1):
-            start = request.first_line if number == first else 1
-            if not reader.sheet(number, book.sheets[number - 1], start,
-                                span(number, last)):
-                break
-        return reader.result()
+    names = [sheet.name for sheet in book.sheets]
+    first, last = select_sections(request.pages, len(names), "sheet", names)
+    reader = _Reader(book, request, path)
+    if request.column is not None:
+        return reader.cells(first, last, request.first_line, request.column, request.char or 1)
+    if request.char is not None:
+        raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
+                            "and `offset` (its row), as a cut cell's `next` does")
+    for number in range(first, last + 1):
+        start = request.first_line if number == first else 1
+        if not reader.sheet(number, book.sheets[number - 1], start, span(number, last)):
+            break
+    return reader.result()
 
 
 def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+    def units() -> Iterator[Unit]:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            yield from cell_units(_Zipped(archive, read_book(archive)), request)
+
+    return search_workbook(units(), matcher)
+
+
+def search_workbook(units: Iterator[Unit], matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell: one
     hit a cell. `offset` is the first row searched and `column` its first column (A is 1)."""
-    return "spreadsheet", hits_in(_cell_units(data, request), matcher, first_only=True)
+    return "spreadsheet", hits_in(units, matcher, first_only=True)
 
 
-def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        names = [sheet.name for sheet in book.sheets]
-        first, last = select_sections(request.pages, len(names), "sheet", names)
-        reader = _Reader(archive, book, request, "")
-        for number in range(first, last + 1):
-            start = request.first_line if number == first else 1
-            for parsed, (row, cells) in enumerate(reader._rows(book.sheets[number - 1], start), 1):
-                if parsed % 1000 == 0:
-                    checkpoint()
-                if row < start:
+def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
+    names = [sheet.name for sheet in book.sheets]
+    first, last = select_sections(request.pages, len(names), "sheet", names)
+    for number in range(first, last + 1):
+        start = request.first_line if number == first else 1
+        for parsed, (row, cells) in enumerate(book.rows(book.sheets[number - 1], start), 1):
+            if parsed % 1000 == 0:
+                checkpoint()
+            if row < start:
+                continue
+            for column, (value, formula) in sorted(cells.items()):
+                if number == first and row == request.first_line and column < (request.column or 1):
                     continue
-                for column, (value, formula) in sorted(cells.items()):
-                    if number == first and row == request.first_line and column < (request.column or 1):
-                        continue
-                    text = _whole(value, formula)
-                    # A cell the table cuts is read alone, from the part of it that holds the hit.
-                    whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
-                    yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
-                               {"pages": str(number), "offset": row, "limit": 1, **whole},
-                               {"pages": span(number, last), "offset": row, "column": column},
-                               reads_on="char" if whole else None)
+                text = _whole(value, formula)
+                # A cell the table cuts is read alone, from the part of it that holds the hit.
+                whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
+                yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
+                           {"pages": str(number), "offset": row, "limit": 1, **whole},
+                           {"pages": span(number, last), "offset": row, "column": column},
+                           reads_on="char" if whole else None)
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return outline_workbook(_Zipped(archive, read_book(archive)), request, path)
+
+
+def outline_workbook(book: Workbook, request: ReadRequest, path: str) -> ReadResult:
     """One entry a sheet: its used range (its cells found, up to MAX_OUTLINE_ROWS rows) and its
     header row (its first row holding a value)."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        entries = []
-        for number, sheet in enumerate(book.sheets, 1):
-            checkpoint()
-            entries.append(_sheet_entry(archive, book, number, sheet))
+    entries = []
+    for number, sheet in enumerate(book.sheets, 1):
+        checkpoint()
+        entries.append(_sheet_entry(book, number, sheet))
     header = (f"[Outline of {path}: {len(entries):,} sheet{'' if len(entries) == 1 else 's'}, each with its used "
               "range and its first row holding a value. Read one with the arguments after \"→\" (offset=N starts "
               "at its row N).]")
     return outline_result(entries, request, path, "spreadsheet", header, total_pages=len(entries))
 
 
-def _sheet_entry(archive: zipfile.ZipFile, book: Book, number: int, sheet: Sheet) -> Entry:
+def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
     hidden = "" if sheet.state == "visible" else f", {sheet.state}"
     if sheet.part is None:
         return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
     first = None
     rows = top = left = right = 0
-    with archive.open(sheet.part) as xml:
-        for rows, (row, cells) in enumerate(sheet_rows(xml, book), 1):
-            if rows % 1000 == 0:
-                checkpoint()
-            if not cells:
-                continue
-            first = first or (row, cells)
-            top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
-            bottom = row
-            if rows >= MAX_OUTLINE_ROWS:
-                break
+    for rows, (row, cells) in enumerate(book.rows(sheet, 1), 1):
+        if rows % 1000 == 0:
+            checkpoint()
+        if not cells:
+            continue
+        first = first or (row, cells)
+        top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
+        bottom = row
+        if rows >= MAX_OUTLINE_ROWS:
+            break
     if first is None:
         where = "no cells"
     elif rows >= MAX_OUTLINE_ROWS:
@@ -184,9 +210,51 @@ def _sheet_entry(archive: zipfile.ZipFile, book: Book, number: int, sheet: Sheet
     return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
 
 
+class _Zipped:
+    """An XLSX workbook (a Workbook): its sheets' XML streamed from the zip."""
+
+    def __init__(self, archive: zipfile.ZipFile, book: Book):
+        self.archive, self.book, self.sheets = archive, book, book.sheets
+
+    def declared(self, sheet: Sheet) -> tuple[int, int]:
+        """Rows and columns the sheet declares, from its first bytes (0, 0 where it
+        declares none)."""
+        if sheet.part is None:
+            return 0, 0
+        with self.archive.open(sheet.part) as xml:
+            ref = declared_dimension(xml)
+        if not ref:
+            return 0, 0
+        _, _, columns, rows = range_boundaries(ref)
+        return rows or 0, columns or 0
+
+    def rows(self, sheet: Sheet, start: int) -> Iterator[tuple[int, dict]]:
+        """The sheet's rows, parsed from row `start` on where the bytes tell where it begins."""
+        if sheet.part is None:  # a chart sheet
+            return
+        xml = self.archive.open(sheet.part)
+        try:
+            if start > 1:
+                skipped = open_from_row(xml, start)
+                if skipped is None:
+                    xml.close()
+                    xml = self.archive.open(sheet.part)
+                else:
+                    xml = skipped
+            yield from sheet_rows(xml, self.book)
+        finally:
+            xml.close()
+
+    def merges(self, sheet: Sheet) -> list[str]:
+        """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
+        if sheet.part is None:
+            return []
+        with self.archive.open(sheet.part) as xml:
+            return merged_ranges(xml)
+
+
 class _Reader:
-    def __init__(self, archive: zipfile.ZipFile, book: Book, request: ReadRequest, path: str):
-        self.archive = archive
+    def __init__(self, book: Workbook, request: ReadRequest, path: str):
         self.book = book
         self.request = request
         self.path = path
@@ -210,11 +278,11 @@ class _Reader:
         The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for
         a full sheet. Every row is read until the sheet ends or the budget does; the window's rows
         are held (they are what the call shows anyway) to size the table's header."""
-        declared_rows, declared_cols = self._declared(sheet)
+        declared_rows, declared_cols = self.book.declared(sheet)
         rows: list[tuple[int, list[str], int]] = []  # row number, the cells shown, the row's cells
         used = self.used
         stop = reason = None
-        for parsed, (row_number, cells) in enumerate(self._rows(sheet, start), 1):
+        for parsed, (row_number, cells) in enumerate(self.book.rows(sheet, start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < start:  # the shared formulas the window refers to, or rows above it
@@ -280,7 +348,7 @@ class _Reader:
         remaining = span(number, last)
         found: dict | None = None
         following = None  # the next row holding a value
-        for parsed, (row_number, cells) in enumerate(self._rows(sheet, row), 1):
+        for parsed, (row_number, cells) in enumerate(self.book.rows(sheet, row), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < row or not cells:
@@ -334,35 +402,6 @@ class _Reader:
         self.shown_sheets, self.shown_rows = [number], [row, row]
         return self.result()
 
-    def _declared(self, sheet: Sheet) -> tuple[int, int]:
-        """Rows and columns the sheet declares, from its first bytes (0, 0 where it
-        declares none)."""
-        if sheet.part is None:
-            return 0, 0
-        with self.archive.open(sheet.part) as xml:
-            ref = declared_dimension(xml)
-        if not ref:
-            return 0, 0
-        _, _, columns, rows = range_boundaries(ref)
-        return rows or 0, columns or 0
-
-    def _rows(self, sheet: Sheet, start: int) -> Iterator[tuple[int, dict]]:
-        """The sheet's rows, parsed from row `start` on where the bytes tell where it begins."""
-        if sheet.part is None:  # a chart sheet
-            return
-        xml = self.archive.open(sheet.part)
-        try:
-            if start > 1:
-                skipped = open_from_row(xml, start)
-                if skipped is None:
-                    xml.close()
-                    xml = self.archive.open(sheet.part)
-                else:
-                    xml = skipped
-            yield from sheet_rows(xml, self.book)
-        finally:
-            xml.close()
-
     def _header(self, number: int, sheet, extent: str, columns: int) -> None:
         hidden = "" if sheet.state == "visible" else f", {sheet.state}"
         if self.lines:
@@ -370,7 +409,7 @@ class _Reader:
         self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {amount(columns, "column")}{hidden}) ---')
         if columns > MAX_COLUMNS:
             self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
-        merges = self._merges(sheet)
+        merges = self.book.merges(sheet)
         if merges:
             more = f" and {len(merges) - MAX_MERGES_LISTED:,} more" if len(merges) > MAX_MERGES_LISTED else ""
             self._add(f"Merged cells (value in the first cell): {', '.join(merges[:MAX_MERGES_LISTED])}{more}")
@@ -380,13 +419,6 @@ class _Reader:
         # After a cut the read goes on at the cut (result()): this line names no call of its own.
         goes_on = "" if self.cut else f' Call again with pages="{remaining}" and offset={row} to continue.'
         self.closing = f"[Sheet {sheet} stops before row {row:,} ({reason}).{goes_on}]"
-
-    def _merges(self, sheet: Sheet) -> list[str]:
-        """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
-        if sheet.part is None:
-            return []
-        with self.archive.open(sheet.part) as xml:
-            return merged_ranges(xml)
 
     def result(self) -> ReadResult:
         if self.closing:
