@@ -22,8 +22,9 @@ import os
 import re
 from dataclasses import dataclass
 from email import policy
+from email.header import decode_header, make_header
 from email.message import EmailMessage
-from email.parser import BytesParser
+from email.parser import BytesHeaderParser, BytesParser
 from typing import Callable, Iterator
 
 from agentread.find import Hit, Matcher, Reached
@@ -180,14 +181,19 @@ def _too_many(name: str, what: str, limit: int) -> ReadError:
 
 def _eml(data: bytes, name: str) -> Mail:
     message = BytesParser(policy=policy.default).parsebytes(data)
+    # The fields as written, their encoded words decoded: the default policy would parse an address
+    # field into its addresses and drop what else it says ("ann@example.com (Ann Lee)").
+    written = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
     headers = []
     for field in FIELDS:
+        value = written[field]
+        if value is None:
+            continue
         try:
-            value = message[field]
-        except (ValueError, TypeError, IndexError):  # a malformed header field the policy cannot parse
-            value = message.get_all(field, failobj=[None])[0]
-        if value is not None:
-            headers.append((field, str(value)))
+            value = str(make_header(decode_header(value)))
+        except (ValueError, LookupError, UnicodeError):  # an encoded word in an unknown or damaged charset
+            value = str(value)
+        headers.append((field, value))
     body, parts = _eml_parts(message, name)
     shown = [part for part in parts if part is not body]
     if len(shown) > MAX_ATTACHMENTS:
