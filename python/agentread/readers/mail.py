@@ -204,17 +204,18 @@ def _eml(data: bytes, name: str) -> Mail:
 
 
 def _eml_parts(message: EmailMessage, name: str) -> tuple[EmailMessage | None, list[EmailMessage]]:
-    """The part that is the body (the plain text, else the HTML) and every other leaf part, an
-    attached message whole, in order."""
+    """The part that is the body (the plain text, else the HTML) and every other leaf part but the
+    body's other forms (its HTML beside its plain text), an attached message whole, in order."""
     parts: list[EmailMessage] = []
-    stack = [(message, 0)]
+    stack = [(message, 0, None)]
     while stack:
-        part, depth = stack.pop()
+        part, depth, parent = stack.pop()
         if depth > MAX_NESTING:
             raise _too_many(name, "nested MIME parts", MAX_NESTING)
         if part.is_multipart() and part.get_content_type() != "message/rfc822":
-            stack.extend((child, depth + 1) for child in reversed(list(part.iter_parts())))
-        elif part is not message or not part.is_multipart():
+            kind = part.get_content_type()
+            stack.extend((child, depth + 1, kind) for child in reversed(list(part.iter_parts())))
+        elif parent != "multipart/alternative" or part.is_attachment():  # not another form of the body
             parts.append(part)
         if len(parts) + len(stack) > MAX_PARTS:
             raise _too_many(name, "MIME parts", MAX_PARTS)
