@@ -124,7 +124,7 @@ def sniff(head: bytes, name: str) -> FileInfo:
         return FileInfo("archive", archive.mime)
     if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
         return FileInfo("pdf", "application/pdf")
-    if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
+    if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, .msg, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
     control_share = _control_share(head)
     # filetype tries some 80 signatures in Python, a large share of a small read's time. Every

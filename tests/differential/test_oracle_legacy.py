@@ -10,6 +10,11 @@ from __future__ import annotations
 import email
 import email.header
 import email.policy
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
 
 import olefile
 import openpyxl
@@ -27,7 +32,7 @@ from harness import (
 )
 from test_oracle_xlsx import EXTDATA, rows_read, shown, trimmed
 
-from rpc import text_of
+from rpc import ServerProcess, text_of
 
 TWINS = ("datasets", "deaths", "clippy", "geometry", "type-me")
 XLRD_TESTS = ("xlrd-1.2.0", "xlrd-1.2.0", "tests")
@@ -177,3 +182,27 @@ def test_unreadable_compound_files_say_what_reads_them(rpc, name, code, words):
     path = need(*OLETOOLS, *name.split("/"))
     for result in (rpc({"path": str(path)}), rpc({"path": str(path), "outline": True})):
         assert result["error"]["code"] == code and words in result["error"]["message"], result["error"]
+
+
+# What the model is told to run on a legacy file: the command in the refusal, quoted as written.
+CONVERSION = re.compile(r"convert it with LibreOffice: (soffice --headless --convert-to (docx|pptx) \"[^\"]+\");")
+
+
+@pytest.mark.parametrize("name, words", [("msodde/harmless-clean.doc", "This is a harmless test document."),
+                                         ("oleobj/embedded-simple-2007.ppt", "# Embedded Objects")])
+def test_the_conversion_a_refusal_names_reads(tmp_path, name, words):
+    """The command a .doc's or .ppt's refusal names, run as written where the file is, makes a file
+    this tool reads."""
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed: scripts/test installs it")
+    source = need(*OLETOOLS, *name.split("/"))
+    shutil.copy(source, tmp_path / source.name)
+    server = ServerProcess(workspace=tmp_path)
+    try:
+        refusal = server.read(path=source.name)
+        command, modern = CONVERSION.search(refusal["error"]["message"]).groups()
+        subprocess.run(shlex.split(command), cwd=tmp_path, check=True, capture_output=True, timeout=300)
+        converted = server.read(path=Path(source.name).with_suffix(f".{modern}").name)
+    finally:
+        server.close()
+    assert not converted["isError"] and words in text_of(converted), text_of(converted)
