@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentread.readers.mail import MAX_ATTACHMENTS
+from agentread.readers.mail import MAX_ATTACHMENTS, MAX_NESTING
 from builders import build_pdf
 from rpc import REPO, serving, text_of
 
@@ -64,6 +64,15 @@ def ws(tmp_path_factory) -> Path:
     for n in range(MAX_ATTACHMENTS + 1):
         crowded.add_attachment(b"x", maintype="text", subtype="plain", filename=f"{n}.txt")
     (root / "crowded.eml").write_bytes(bytes(crowded))
+    deep = EmailMessage()
+    deep.set_content("the innermost part")
+    for _ in range(MAX_NESTING + 1):
+        outer = EmailMessage()
+        outer.make_mixed()
+        outer.attach(deep)
+        deep = outer
+    deep["From"], deep["To"], deep["Subject"] = "a@example.com", "b@example.com", "deep"
+    (root / "deep.eml").write_bytes(bytes(deep))
     (root / "notes.rtf").write_bytes(RTF)
     shutil.copy(DATA / "clippy.xls", root / "clippy.xls")
     shutil.copy(DATA / "clippy.xls", root / "book.bin")
@@ -155,9 +164,11 @@ def test_a_field_a_mail_does_not_take_is_refused(server):
     assert "a mail message (EML or Outlook MSG)" in result["error"]["message"]
 
 
-def test_a_mail_with_too_many_attachments_is_refused(server):
-    result = server.read(path="crowded.eml")
-    assert result["error"]["code"] == "too_complex" and f"{MAX_ATTACHMENTS:,} attachments" in text_of(result)
+@pytest.mark.parametrize("name, words", [("crowded.eml", f"more than {MAX_ATTACHMENTS:,} attachments"),
+                                         ("deep.eml", f"MIME parts nested more than {MAX_NESTING} deep")])
+def test_a_mail_past_its_limits_is_refused(server, name, words):
+    result = server.read(path=name)
+    assert result["error"]["code"] == "too_complex" and words in text_of(result), text_of(result)
 
 
 def test_a_mail_read_raw_is_its_source(server):

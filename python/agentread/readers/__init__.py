@@ -57,7 +57,8 @@ class Row:
     search: str | None = None
     outliner: str | None = None  # "module:function" listing the file's structure, where the kind has one
     # The request fields the kind takes: a key of readers.fields.KINDS ("office": by the format
-    # sniff found); None: checked where the reader dispatches (an archive), or the kind is refused
+    # sniff found); None: checked where the reader dispatches (an archive, a compound file, a mail),
+    # or the kind is refused
     # whatever is asked (binary).
     takes: str | None = None
     # A read that parses the whole file, of more bytes than this, runs in a worker process where the

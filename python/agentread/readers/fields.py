@@ -4,7 +4,9 @@ and the error a field it does not take gets (`not_for_this_kind`). A field passe
 
 The check runs once a read knows the file's kind, before its reader: readers.Row.read for the
 rows of READERS (an archive member by its own kind's row), the engine for a folder and a notebook
-open in the editor, readers/archive.py for an archive's listing. `since`, `consent`, `maxBytes` and
+open in the editor, readers/archive.py for an archive's listing, readers/compound.py and
+readers/mail.py once a compound file's or a mail's kind is known (an attachment by its own kind's
+row). `since`, `consent`, `maxBytes` and
 `view: "text"` (which drops pictures) apply to every kind and are not checked.
 """
 

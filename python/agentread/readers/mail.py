@@ -172,9 +172,9 @@ def _unique(names: list[str], mimes: list[str]) -> list[str]:
     return out
 
 
-def _too_many(name: str, what: str, limit: int) -> ReadError:
-    return ReadError("too_complex", f"{name} holds more than {limit:,} {what}, past what a mail holds (it may be "
-                     "made to stall a reader). It cannot be read; ask the user to save the part they need.")
+def _too_many(name: str, what: str) -> ReadError:
+    return ReadError("too_complex", f"{name} holds {what}, past what a mail holds (it may be made to stall a "
+                     "reader). It cannot be read; ask the user to save the part they need.")
 
 
 # --- .eml
@@ -197,7 +197,7 @@ def _eml(data: bytes, name: str) -> Mail:
     body, parts = _eml_parts(message, name)
     shown = [part for part in parts if part is not body]
     if len(shown) > MAX_ATTACHMENTS:
-        raise _too_many(name, "attachments", MAX_ATTACHMENTS)
+        raise _too_many(name, f"more than {MAX_ATTACHMENTS:,} attachments")
     names = _unique([part.get_filename() or "" for part in shown], [part.get_content_type() for part in shown])
     attachments = [Attachment(unique, part.get_content_type(), _eml_bytes(part)) for unique, part in zip(names, shown)]
     return Mail(headers, _eml_text(body) if body is not None else "", attachments)
@@ -211,14 +211,14 @@ def _eml_parts(message: EmailMessage, name: str) -> tuple[EmailMessage | None, l
     while stack:
         part, depth, parent = stack.pop()
         if depth > MAX_NESTING:
-            raise _too_many(name, "nested MIME parts", MAX_NESTING)
+            raise _too_many(name, f"MIME parts nested more than {MAX_NESTING} deep")
         if part.is_multipart() and part.get_content_type() != "message/rfc822":
             kind = part.get_content_type()
             stack.extend((child, depth + 1, kind) for child in reversed(list(part.iter_parts())))
         elif parent != "multipart/alternative" or part.is_attachment():  # not another form of the body
             parts.append(part)
         if len(parts) + len(stack) > MAX_PARTS:
-            raise _too_many(name, "MIME parts", MAX_PARTS)
+            raise _too_many(name, f"more than {MAX_PARTS:,} MIME parts")
     try:
         body = message.get_body(preferencelist=("plain", "html"))
     except (KeyError, ValueError, TypeError):
@@ -298,7 +298,7 @@ def _msg(message, name: str) -> Mail:
     except Exception as exc:  # noqa: BLE001 - extract-msg parses its properties when first asked for
         raise _damaged_msg(name, exc) from None
     if len(shown) > MAX_ATTACHMENTS:
-        raise _too_many(name, "attachments", MAX_ATTACHMENTS)
+        raise _too_many(name, f"more than {MAX_ATTACHMENTS:,} attachments")
     names = []
     for attachment in shown:
         given = attachment.longFilename or attachment.shortFilename or getattr(attachment, "name", None) or ""
