@@ -212,3 +212,14 @@ def test_mcp_reads_a_mail_its_attachment_and_a_workbook(ws):
     mail, attachment, book = run({}, "--root", str(ws), calls=calls)
     assert "Subject: Quarterly report" in mail and "first copy" in attachment
     assert '--- Sheet 1 "list-column"' in book
+
+
+def test_an_outlook_message_and_its_attachment_are_searched(server, ws):
+    if not (ws / "message.msg").exists():
+        pytest.skip(f"{THIRDPARTY_MSG} is absent: run ./scripts/fetch-thirdparty")
+    found = server.read(path="message.msg", find="Withings", limit=1)
+    assert found["kind"] == "mail" and "line 18" in text_of(found) and found["next"]
+    inside = server.read(path="message.msg/attachments/_MS-OXPROPS_.txt", find="Property ID: 0x6850")
+    assert inside["kind"] == "text" and "line 16,034: Property ID: 0x6850" in text_of(inside), text_of(inside)
+    outline = text_of(server.read(path="message.msg", outline=True, maxBytes=1400))
+    assert '→ path="message.msg/attachments/Create a database on Azure in 90 seconds.msg"' in outline

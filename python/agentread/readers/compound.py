@@ -28,32 +28,32 @@ FIELDS = {"xls": "spreadsheet", "msg": "mail"}
 
 def read(source: Source, request: ReadRequest) -> ReadResult:
     """The reader seam's compound file reader: a read, or with `outline: true` an outline."""
-    what = _contents(source, request)
+    what, data = _contents(source, request)
     if what == "xls":
         from agentread.readers.office.xls import outline_xls, read_xls
 
-        return (outline_xls if request.outline else read_xls)(source.whole(), request, source.name)
+        return (outline_xls if request.outline else read_xls)(data, request, source.name)
     from agentread.readers.mail import read_msg
 
-    return read_msg(source, request)
+    return read_msg(source, request, data)
 
 
 def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """The reader seam's search of a compound file: an Excel 97-2003 workbook's cells, an Outlook
     message's lines."""
-    what = _contents(source, request)
+    what, data = _contents(source, request)
     if what == "xls":
         from agentread.readers.office.xls import search_xls
 
-        return search_xls(source.whole(), request, matcher)
+        return search_xls(data, request, matcher)
     from agentread.readers.mail import search_msg
 
-    return search_msg(source, request, matcher)
+    return search_msg(source, request, matcher, data)
 
 
-def _contents(source: Source, request: ReadRequest) -> str:
-    """"xls" or "msg", the request's fields checked for it; a ReadError for any other compound
-    file."""
+def _contents(source: Source, request: ReadRequest) -> tuple[str, bytes]:
+    """"xls" or "msg", the request's fields checked for it, and the file's bytes; a ReadError for
+    any other compound file."""
     from agentread.readers.office import refuse_legacy
 
     data = source.whole()
@@ -70,4 +70,4 @@ def _contents(source: Source, request: ReadRequest) -> str:
     elif what != "msg":
         raise ReadError("not_found", f"{request.path} does not exist: {source.path} is an Excel 97-2003 workbook, "
                         f"not a folder, an archive or a mail. Read {source.path} itself.")
-    return what
+    return what, data

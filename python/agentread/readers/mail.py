@@ -80,14 +80,16 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     return search_lines("mail", _render(_eml(source.whole(), source.name), source.name).lines, request, matcher)
 
 
-def read_msg(source: Source, request: ReadRequest) -> ReadResult:
-    """An Outlook message (compound.py found it one): read as `read` reads an .eml."""
-    with _opened_msg(source) as message:
+def read_msg(source: Source, request: ReadRequest, data: bytes) -> ReadResult:
+    """An Outlook message of bytes `data` (compound.py found it one): read as `read` reads an
+    .eml."""
+    with _opened_msg(data, source.name) as message:
         return read_mail(_msg(message, source.name), source, request)
 
 
-def search_msg(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
-    with _opened_msg(source) as message:
+def search_msg(source: Source, request: ReadRequest, matcher: Matcher,
+               data: bytes) -> tuple[str, Iterator[Hit | Reached]]:
+    with _opened_msg(data, source.name) as message:
         lines = _render(_msg(message, source.name), source.name).lines
     return search_lines("mail", lines, request, matcher)
 
@@ -259,19 +261,19 @@ def _html_text(html: str) -> str:
 class _opened_msg:
     """An Outlook message opened by extract-msg, closed after the read; damaged ones refused."""
 
-    def __init__(self, source: Source) -> None:
-        self.source = source
+    def __init__(self, data: bytes, name: str) -> None:
+        self.data, self.name = data, name
         self.message = None
 
     def __enter__(self):
         import extract_msg
 
         try:
-            self.message = extract_msg.openMsg(self.source.whole(), delayAttachments=False)
+            self.message = extract_msg.openMsg(self.data, delayAttachments=False)
         except (MemoryError, RecursionError):
             raise
         except Exception as exc:  # noqa: BLE001 - extract-msg and olefile fail in many ways on a damaged file
-            raise _damaged_msg(self.source.name, exc) from None
+            raise _damaged_msg(self.name, exc) from None
         return self.message
 
     def __exit__(self, *exc: object) -> None:
