@@ -39,6 +39,8 @@ def _mail(attachments: int = 2) -> bytes:
         message.add_attachment(b"first copy\n", maintype="text", subtype="plain", filename="notes.txt")
         message.add_attachment(b"second copy\n", maintype="text", subtype="plain", filename="notes.txt")
         message.add_attachment(bytes(range(256)) * 4, maintype="application", subtype="octet-stream")
+        message.add_attachment(b"TOKEN=secret\n", maintype="text", subtype="plain", filename=".env")
+        message.add_attachment(b"up\n", maintype="text", subtype="plain", filename="..")
     return bytes(message)
 
 
@@ -110,12 +112,14 @@ def test_a_mail_shows_its_fields_attachments_and_body(server, ws):
     lines = _lines(server, path="mail.eml")
     assert lines[:5] == ["From: Ann Lee <ann@example.com>", "To: Bo <bo@example.com>", "Cc: Zöe <zoe@example.com>",
                          "Date: Mon, 03 Mar 2025 09:12:00 +0000", "Subject: Quarterly report"]
-    assert lines[5] == "Attachments (4): read one by its path"
-    assert lines[6:10] == ["  mail.eml/attachments/report.pdf  (application/pdf)",
+    assert lines[5] == "Attachments (6): read one by its path"
+    assert lines[6:12] == ["  mail.eml/attachments/report.pdf  (application/pdf)",
                            "  mail.eml/attachments/notes.txt  (text/plain)",
                            "  mail.eml/attachments/notes-2.txt  (text/plain)",
-                           "  mail.eml/attachments/attachment-4.bin  (application/octet-stream)"]
-    assert lines[11:] == ["Plain body line one", "line two with budget"]
+                           "  mail.eml/attachments/attachment-4.bin  (application/octet-stream)",
+                           "  mail.eml/attachments/.env  (text/plain)",
+                           "  mail.eml/attachments/__  (text/plain)"]
+    assert lines[13:] == ["Plain body line one", "line two with budget"]
     # The same lines at the smallest reply, following `next`.
     assert _lines(server, path="mail.eml", maxBytes=1400) == lines
 
@@ -135,6 +139,9 @@ def test_an_attachment_is_read_by_its_path_as_its_own_kind(server, ws):
     assert "second copy" in text_of(second) and second["version"] != server.read(path="mail.eml")["version"]
     binary = server.read(path="mail.eml/attachments/attachment-4.bin")
     assert binary["error"]["code"] == "binary"
+    # An attachment is held to the secret rule by its name, as an archive's member is.
+    assert server.read(path="mail.eml/attachments/.env")["error"]["code"] == "sensitive_file"
+    assert "up" in text_of(server.read(path="mail.eml/attachments/__"))
 
 
 @pytest.mark.parametrize("path, code, words", [
@@ -150,10 +157,10 @@ def test_a_path_inside_that_leads_nowhere_says_what_does(server, path, code, wor
 
 def test_a_mail_outline_and_find(server):
     outline = text_of(server.read(path="mail.eml", outline=True))
-    assert "Headers  (lines 1-10)  → offset=1 limit=10" in outline
+    assert "Headers  (lines 1-12)  → offset=1 limit=12" in outline
     assert '→ path="mail.eml/attachments/report.pdf"' in outline
     found = server.read(path="mail.eml", find="budget")
-    assert "line 13, column 15" in text_of(found)
+    assert "line 15, column 15" in text_of(found)
     inside = server.read(path="mail.eml/attachments/report.pdf", find="page two")
     assert inside["kind"] == "pdf" and "page 2" in text_of(inside)
 

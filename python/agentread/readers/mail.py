@@ -160,7 +160,11 @@ def _unique(names: list[str], mimes: list[str]) -> list[str]:
     out: list[str] = []
     taken: set[str] = set()
     for number, (name, mime) in enumerate(zip(names, mimes), 1):
-        name = _UNSAFE.sub("_", name or "").strip().lstrip(".")
+        # Kept as given otherwise, a leading dot too: an attachment named ".env" is held to the
+        # secret rule as such a file is (workspace.py); "." and ".." would name folders.
+        name = _UNSAFE.sub("_", name or "").strip()
+        if name in (".", ".."):
+            name = name.replace(".", "_")
         if not name:
             extension = ".eml" if mime == "message/rfc822" else mimetypes.guess_extension(mime) or ""
             name = f"attachment-{number}{extension}"
