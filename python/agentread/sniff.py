@@ -169,8 +169,10 @@ def _text_or_notebook(body: bytes, name: str, encoding: str, bom: int) -> FileIn
 
 def _is_mail(body: bytes) -> bool:
     """Whether the head begins with a mail's header fields, ended by a blank line within it."""
+    if not MAIL_FIELD.match(body):  # most text fails here, before the head is searched
+        return False
     end = re.search(rb"\r?\n\r?\n", body)
-    if end is None or not MAIL_FIELD.match(body):
+    if end is None:
         return False
     names = set()
     for line in body[:end.start()].splitlines():

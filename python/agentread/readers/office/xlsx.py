@@ -27,6 +27,9 @@ shown, and one pass gives each cell's value and formula. Opening the workbook pa
 parts only (sheet list, strings, styles), never a sheet. A read from a deep row starts the parse
 at that row's bytes, and a sheet's extent is taken from its declaration alone, never by parsing
 the whole sheet.
+
+The table, its addressing, outline and search take any Workbook (below): xls.py reads Excel 97-2003
+workbooks through them.
 """
 
 from __future__ import annotations
