@@ -1,6 +1,6 @@
 // Times agentread/read over stdio from a vscode-jsonrpc client, as the extension talks to the server.
 //   node bench/rpc_client.mjs '<json config>'
-// config: {command: [...], cwd, root, small, big, runs, inflight, total, method, files?: [{name, params}]}
+// config: {command: [...], cwd, root, small, big, runs, inflight, total, method, settle_ms?, files?: [{name, params}]}
 // (files: the requests timed, each by its name; by default the small and the big file read whole)
 // Prints JSON: cold start (spawn to first answer), sequential p50/p99 per file, requests/s with N in flight.
 import { spawn } from "node:child_process";
@@ -25,6 +25,8 @@ await conn.sendRequest("initialize", { processId: process.pid, rootUri: root, ca
 conn.sendNotification("initialized", {});
 await conn.sendRequest(method, { path: cfg.small });
 const cold = performance.now() - t0;
+// A server an agent calls has been up for a while: settle_ms lets its worker processes start first.
+if (cfg.settle_ms) await new Promise((resolve) => setTimeout(resolve, cfg.settle_ms));
 
 const out = { cold_ms: cold };
 const files = cfg.files || [{ name: "small", params: { path: cfg.small } }, { name: "big", params: { path: cfg.big } }];

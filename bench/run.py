@@ -2,7 +2,7 @@
 one machine.
 
     python bench/run.py [--runs 3] [--full-pdf] [--data DIR]
-        [--only text,pdf,server,image,find,notebook,big-notebook,hostile,races]
+        [--only text,pdf,server,image,find,waits,notebook,load,big-notebook,hostile,races]
 
 Generates its inputs deterministically under DIR (default /tmp/agentread-bench, ~1 GB; nothing is
 committed), runs each peer and agentread alternately, round after round, and prints a Markdown table
@@ -362,6 +362,63 @@ def bench_find(table: Table, runs: int, root: Path) -> None:
         table.row(w, "agentread find cold", ours=True).add(r["ms"][0], r["rss_mb"])
 
 
+# --- 7. where an agent waits
+# ----------------------------------------------------------------------------------------
+
+# The pages of the R manual that print its contents: what a user without an outline reads.
+CONTENTS_PAGES = (2, 31)
+# How long a fresh server is left to start its worker processes before its first read of the manual:
+# the editor starts it with the window, seconds before an agent's first call.
+SETTLE_MS = 3000
+
+
+def bench_waits(table: Table, runs: int) -> None:
+    """The reads an agent waits on, each beside its peer: page 1 of the R manual through a fresh
+    server (its first read) and a warm one, a small PDF page behind six slow reads, and the
+    command line's cold page and outline."""
+    pdf = data.r_manual()
+    if pdf is None or shutil.which("node") is None:
+        print("waits: skipped (needs r-doc-pdf, poppler-utils and node)", file=sys.stderr)
+        return
+    import behind_slow
+
+    ws = Path(tempfile.mkdtemp(prefix="agentread-waits-"))
+    shutil.copy(pdf, ws / "manual.pdf")
+    (ws / "small.txt").write_text("a small file\n")
+    manual, q = ws / "manual.pdf", shlex_quote(str(ws / "manual.pdf"))
+    cli = [PY, "-m", "agentread", "read", "--root", str(ws), str(manual)]
+    first, last = CONTENTS_PAGES
+    for _ in range(runs):
+        cfg = {"command": [PY, "-m", "agentread", "serve"], "cwd": str(REPO), "root": str(ws),
+               "small": str(ws / "small.txt"), "runs": 200, "inflight": 8, "total": 400,
+               "settle_ms": SETTLE_MS,
+               "files": [{"name": "page", "params": {"path": str(manual), "pages": "1"}}]}
+        done = subprocess.run(["node", str(HERE / "rpc_client.mjs"), json.dumps(cfg)], check=True,
+                              capture_output=True, text=True, env=ENV, cwd=REPO)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        page = shell(f"pdftotext -f 1 -l 1 {q} -")
+        w = "R manual page 1: a fresh server's first read (its workers started)"
+        table.row(w, "pdftotext -f 1 -l 1").add(*page)
+        table.row(w, "agentread serve", ours=True).add(r["page_first_ms"])
+        table.row("R manual page 1: a warm server (p50, goal 2 ms)", "agentread serve", ours=True).add(
+            r["page_p50_ms"])
+        w = "R manual page 1: a cold command line"
+        table.row(w, "pdftotext -f 1 -l 1").add(*page)
+        table.row(w, "agentread read --pages 1", ours=True).add(
+            *shell(" ".join(map(shlex_quote, [*cli, "--pages", "1"]))))
+        w = "R manual outline: a cold command line"
+        table.row(w, f"pdftotext -f {first} -l {last} (its contents pages)").add(
+            *shell(f"pdftotext -f {first} -l {last} {q} -"))
+        table.row(w, "agentread read --outline", ours=True).add(
+            *shell(" ".join(map(shlex_quote, [*cli, "--outline", "--limit", "2000"]))))
+    behind = behind_slow.run(max(runs, 3))
+    w = "a small PDF page behind six slow PDF reads (goal 1.5× or 50 ms)"
+    for alone, slow in zip(behind["alone_ms"], behind["behind_ms"]):
+        table.row(w, "the same read alone").add(alone)
+        table.row(w, "agentread serve", ours=True).add(slow)
+    shutil.rmtree(ws, ignore_errors=True)
+
+
 def _commit(checkout: Path) -> str:
     return subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
@@ -370,7 +427,7 @@ def _commit(checkout: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="text,pdf,server,image,find")
+    parser.add_argument("--only", default="text,pdf,server,image,find,waits")
     parser.add_argument("--full-pdf", action="store_true", help="page through all 2,415 pages (minutes)")
     parser.add_argument("--data", type=Path, default=data.DEFAULT_DIR)
     args = parser.parse_args()
@@ -388,6 +445,8 @@ def main() -> None:
         bench_images(table, args.runs, args.data)
     if "find" in only:
         bench_find(table, args.runs, args.data)
+    if "waits" in only:
+        bench_waits(table, args.runs)
     print(f"agentread bench, {started}, {platform.node()}: {os.cpu_count()} cores, "
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') >> 30} GB, {platform.platform()}, "
           f"Python {platform.python_version()}; load average at the end {os.getloadavg()[0]:.1f}; "
@@ -395,6 +454,8 @@ def main() -> None:
     print(table.markdown())
     if "notebook" in only:
         subprocess.run([PY, str(HERE / "bench_notebook.py"), "--runs", str(args.runs)], check=False, env=ENV)
+    if "load" in only:  # one run: mixed reads with hostile files, reads a second
+        subprocess.run([PY, str(HERE / "load.py")], check=False, env=ENV)
     if "big-notebook" in only:  # one run: its figures are memory, and the quick reads' p99 beside it
         subprocess.run([PY, str(HERE / "big_notebook.py")], check=False, env=ENV)
     if "hostile" in only:  # one run: hostile patterns as `find`, the server's memory and quick reads beside them

@@ -29,6 +29,8 @@ export interface ReadInput {
   outline?: boolean;
   /** Excel, with `column`: the 1-based character of that cell where a cell longer than one reply reads on. */
   char?: number;
+  /** Excel: an A1 range of one sheet (`Data!B2:F40`); a cut reply's `next` goes on within it. */
+  range?: string;
 }
 
 /** What the server receives: the model's input plus what only the extension sets: the user's consent, and
@@ -136,6 +138,8 @@ export interface ReadResult {
   /** The file changed since the version `since` named, or since this session last read it; `diff`: the text is a diff. */
   changed?: boolean;
   diff?: boolean;
+  /** Passages a person reading the file would not see, marked ⟦…⟧ in the text, counted by kind (docs/CONTRACT.md). */
+  hidden?: Record<string, number>;
   encoding?: string;
   isError: boolean;
   error?: { code: string; message: string };
@@ -174,6 +178,7 @@ export interface ManyFile {
   truncated?: boolean;
   next?: Record<string, unknown>;
   shown?: Shown;
+  hidden?: Record<string, number>;
   error?: { code: string; message: string };
   /** The file's version and what changed, as a single read gives them (ReadResult). */
   version?: string;
@@ -199,7 +204,7 @@ export interface ReadManyResult {
 /** Sends one request; `vscode-languageclient` and `vscode-jsonrpc` connections both fit. */
 export type SendRequest = (method: string, params: unknown, token?: unknown) => Promise<unknown>;
 
-const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase', 'outline', 'char'] as const;
+const INPUT_FIELDS = ['path', 'offset', 'limit', 'pages', 'cells', 'raw', 'view', 'since', 'column', 'find', 'regex', 'ignoreCase', 'outline', 'char', 'range'] as const;
 
 /** The search, or the outline, a read of many files may ask of every file it lists. */
 const MANY_FIND_FIELDS = ['find', 'regex', 'ignoreCase', 'outline'] as const;
@@ -378,6 +383,9 @@ export function describeRange(input: ReadInput): string | undefined {
   const unit = pageUnitOf(input.path);
   if (input.pages) {
     parts.push(describePages(String(input.pages), unit));
+  }
+  if (input.range) {
+    parts.push(`range ${input.range}`);
   }
   if (input.cells) {
     const cells = String(input.cells);

@@ -38,6 +38,8 @@ export interface ReadEntry {
   endLine?: number;
   /** The 1-based notebook cells the model was shown, as the result's `shown.cells` names them. */
   cells?: number[];
+  /** Passages of the file a person would not see, which the model was shown marked: how many. */
+  hidden?: number;
   /** The lines of a `find`'s hits in a text file, each highlighted when the entry is revealed. */
   hitLines?: number[];
   time: Date;
@@ -98,14 +100,27 @@ export class ReadLog implements vscode.TreeDataProvider<ReadEntry>, vscode.Dispo
     if (entry.truncated) {
       flags.push('truncated');
     }
+    if (entry.hidden) {
+      flags.push(`${entry.hidden} hidden`);
+    }
     flags.push(entry.time.toLocaleTimeString());
     item.description = flags.join(' · ');
-    item.iconPath = new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
+    item.iconPath = entry.hidden
+      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+      : new vscode.ThemeIcon(entry.isError ? 'error' : ICONS[entry.kind] ?? 'file');
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${escapeMarkdown(entry.file)}**\n\n`);
     tooltip.appendMarkdown(escapeMarkdown(what.join(', ')));
     tooltip.appendMarkdown(entry.truncated ? ', truncated' : '');
     tooltip.appendMarkdown(`, ${entry.durationMs} ms, at ${entry.time.toLocaleString()}\n\n`);
+    if (entry.hidden) {
+      tooltip.appendMarkdown(
+        `$(warning) The file holds ${entry.hidden} passage${entry.hidden === 1 ? '' : 's'} a person reading it would not ` +
+          'see (invisible or bidirectional characters, tag characters), shown to the agent marked ⟦…⟧. Text like this ' +
+          'can carry instructions meant for the agent alone.\n\n',
+      );
+      tooltip.supportThemeIcons = true;
+    }
     tooltip.appendCodeblock(JSON.stringify(entry.input), 'json');
     if (entry.error) {
       tooltip.appendMarkdown(`\n\n${escapeMarkdown(entry.error)}`);
@@ -157,6 +172,7 @@ function entryFields(input: ReadInput, result: ReadResult, started: Date, size?:
     truncated: result.truncated,
     isError: result.isError,
     error: result.error?.message,
+    hidden: hiddenCount(result),
     startLine,
     endLine,
     cells: result.kind === 'notebook' ? (hits ? hitCells(hits) : shownCells(result)) : undefined,
@@ -164,6 +180,12 @@ function entryFields(input: ReadInput, result: ReadResult, started: Date, size?:
     time: started,
     durationMs: Date.now() - started.getTime(),
   };
+}
+
+/** How many hidden passages a read showed the model marked; undefined for none. */
+function hiddenCount(result: ReadResult): number | undefined {
+  const total = Object.values(result.hidden ?? {}).reduce((sum, n) => sum + n, 0);
+  return total > 0 ? total : undefined;
 }
 
 /** The notebook cells a find's hits are in. */
@@ -180,6 +202,7 @@ function asResult(file: ManyFile): ReadResult {
     truncated: file.truncated ?? false,
     next: file.next,
     shown: file.shown,
+    hidden: file.hidden,
     isError: file.state === 'error',
     error: file.error,
   };

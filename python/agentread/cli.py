@@ -22,6 +22,7 @@ def _read(args: argparse.Namespace) -> int:
     window["since"] = args.since
     window["column"] = args.column
     window["char"] = args.char
+    window["range"] = args.range
     window = {k: v for k, v in window.items() if v is not None}
     size = {"maxBytes": args.max_bytes} if args.max_bytes is not None else {}
     size.update({k: v for k, v in (("find", args.find), ("regex", args.regex), ("ignoreCase", args.ignore_case))
@@ -39,8 +40,8 @@ def _read(args: argparse.Namespace) -> int:
             from agentread.many import parse_many_request
 
             if window or args.consent:
-                raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --view, --since, --column, --char and "
-                                    "--consent apply to one path; read the files one at a time for them")
+                raise InvalidParams("--offset, --limit, --pages, --cells, --raw, --view, --since, --column, --char, "
+                                    "--range and --consent apply to one path; read the files one at a time for them")
             result = service.read_many_now(parse_many_request({"paths": args.paths, **size}), lambda path: frozenset())
         else:
             result = service.read_now(parse_request({"path": args.paths[0], **window, **size,
@@ -113,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                       "diff since then (the session folder, AGENTREAD_SESSION_DIR or ~/.cache/agentread/session, "
                       "holds earlier texts; set empty, none is kept)")
     read.add_argument("--column", type=int, help="1-based character where the first line continues (a cut line)")
+    read.add_argument("--range", help="a spreadsheet's A1 range of one sheet: Data!B2:F40, or B2:F40 of the first")
     read.add_argument("--char", type=int, help="with --column in a spreadsheet: the character where a cut cell "
                       "continues")
     read.add_argument("--find", help="list the hits of this text instead of a window (every path's)")

@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
+from agentread.hidden import mark_result
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
 from agentread.readers import READERS, Source
@@ -179,7 +180,7 @@ def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:
 
 
 def _read(plan: Plan, request: ReadRequest) -> ReadResult:
-    result = _read_kind(plan, request)
+    result = mark_result(_read_kind(plan, request))
     return result.text_only() if request.view == "text" else result
 
 
@@ -258,8 +259,8 @@ def _read_live_notebook(plan: Plan, request: ReadRequest) -> ReadResult:
         from agentread.readers.notebook import search_notebook
 
         data = live_notebook_bytes(saved, live)
-        return find_with(resolved.path, lambda matcher: search_notebook(data, request, matcher), request)
-    result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path)
+        return find_with(resolved.path, lambda matcher: search_notebook(data, request, matcher, saved), request)
+    result = read_notebook(live_notebook_bytes(saved, live), request, resolved.path, saved)
     outputs = "outputs as shown there" if live.outputs_from_editor else "outputs as last saved"
     note = f"[Read from the notebook open in the editor: unsaved edits included, {outputs}."
     if resolved.st.st_mtime > live.changed_at > 0:

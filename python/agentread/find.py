@@ -139,9 +139,16 @@ class Matcher:
         self.linear, self.held = (_linear(request.find, request.ignore_case, self.pattern) if request.regex
                                   else (None, b""))
         # Whether it may hold ^ or $ (beside the sets linear_pattern keeps from line ends), which
-        # RE2 finds at LFs alone (see linear_spans); an escaped one counts too.
+        # RE2 finds at LFs alone (see ascii_spans); an escaped one counts too.
         unkept = self.linear.pattern.replace(_KEPT_FROM_ENDS, "") if self.linear is not None else ""
         self.anchored = "^" in unkept or "$" in unkept
+        # The held text found by `re`, whose search skips ahead on the text's last character where
+        # bytes.find steps a byte or two at a time past a common first one (bench/README.md).
+        self.skip_to = re.compile(re.escape(self.held)).search if self.held else None
+        # An ASCII string ignoring case, as a pattern over bytes, which folds ASCII letters alone:
+        # exact in ASCII text, and in any text for a string FOLDED_FROM_BEYOND_ASCII leaves.
+        self.caseless = (regex.compile(regex.escape(request.find.encode("ascii")), regex.IGNORECASE)
+                         if self.plain and self.ignore_case and request.find.isascii() else None)
 
     def spans(self, text: str, start: int = 0) -> Iterator[tuple[int, int]]:
         """(start, end) of each match in `text` from `start`, in order."""
@@ -197,21 +204,32 @@ class Matcher:
             for start, end in self.spans(line.group(1) if line.group(1) is not None else line.group(2)):
                 yield line.start() + start, line.start() + end
 
-    def linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
-        """`line_spans` of data[start:end], whole lines of ASCII bytes (each byte a character),
-        on RE2 (`linear`) in place: offsets in `data`. Where every match holds a text (`held`),
-        only the lines from one holding it on, LINEAR_SKIP_BYTES at a time, are searched."""
+    @property
+    def in_place(self) -> bool:
+        """Whether runs of ASCII lines are searched where they lie in the bytes (ascii_spans)."""
+        return self.linear is not None or self.caseless is not None
+
+    def ascii_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """`line_spans` of data[start:end], whole lines of ASCII bytes (each byte a character), in
+        place (`in_place`): offsets in `data`. A string ignoring case by its caseless bytes pattern;
+        a regular expression on RE2 (`linear`), and where every match holds a text (`held`), only
+        the lines from one holding it on, LINEAR_SKIP_BYTES at a time."""
+        if self.linear is None:
+            for match in self.caseless.finditer(data, start, end):
+                yield match.span()
+            return
         if not self.held:
             yield from self._linear_spans(data, start, end)
             return
         at = start
-        while (found := data.find(self.held, at, end)) >= 0:
+        while (found := self.skip_to(data, at, end)) is not None:
+            found = found.start()
             begin = max(data.rfind(b"\n", at, found), data.rfind(b"\r", at, found), at - 1) + 1  # its line
             at = line_start(data, min(found + LINEAR_SKIP_BYTES, end), end)
             yield from self._linear_spans(data, begin, at)
 
     def _linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
-        """linear_spans of whole lines data[start:end], each searched."""
+        """ascii_spans on RE2 of whole lines data[start:end], each searched."""
         # RE2 finds ^ and $ by the bytes around them, past `start` and `end` too: where those or a
         # line end between are not LFs, the part is searched in a copy with its line ends made LFs.
         if self.anchored and (start and data[start - 1] != 10 or end < len(data) and data[end] != 10
@@ -585,6 +603,8 @@ def cite(where: dict[str, Any]) -> str:
         parts.append(f"page {where['page']}" + (f" (labelled {where['label']})" if where.get("label") else ""))
     if "slide" in where:
         parts.append(f"slide {where['slide']}")
+    if "chapter" in where:
+        parts.append(f"chapter {where['chapter']}")
     if "sheet" in where:
         parts.append(f"sheet {where['sheet']!r} {where['cell']}")
     if "cell" in where and "sheet" not in where:

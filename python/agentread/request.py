@@ -33,6 +33,7 @@ class ReadRequest:
     since: str | None = None  # a `version` of an earlier read: answer what changed since it
     view: str | None = None  # "image": PDF pages rendered as pictures, each with its text; "text": no pictures
     char: int | None = None  # an XLSX cell read (`column`): the 1-based character of its first cell to start from
+    range: str | None = None  # XLSX: an A1 range of one sheet ("Data!B2:F40", "B2:F40" of the first sheet)
 
     @property
     def output_bytes(self) -> int:
@@ -66,9 +67,9 @@ class ReadRequest:
 # longer text is more than any search needs, and what a search compiles grows with it.
 MAX_FIND_CHARS = MAX_LINE_CHARS
 
-# The longest `pages`, `cells`, `since` or `view`: a list of ranges, a sheet name (at most 31
-# characters), a cell id (at most 64) or a version (16) fits many times over; each is quoted back in
-# the errors that refuse it, and a sheet name is looked for in every sheet's.
+# The longest `pages`, `cells`, `since`, `view` or `range`: a list of ranges, a sheet name (at most
+# 31 characters), a cell id (at most 64) or a version (16) fits many times over; each is quoted
+# back in the errors that refuse it, and a sheet name is looked for in every sheet's.
 MAX_ARGUMENT_CHARS = 1000
 
 # A page (or slide, sheet) range as `pages` spells it: "3", "10-20" or "10-" (to the end).
@@ -78,7 +79,7 @@ PAGE_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$")
 MAX_QUOTED_VALUE_CHARS = 80
 
 _FIELDS = {"path", "offset", "limit", "pages", "cells", "consent", "raw", "maxBytes", "column", "outline", "find",
-           "regex", "ignoreCase", "since", "view", "char"}
+           "regex", "ignoreCase", "since", "view", "char", "range"}
 VIEWS = ("text", "image")
 
 
@@ -89,11 +90,11 @@ def _integer(params: dict[str, Any], name: str, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise InvalidParams(f"'{name}' must be {what}, got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be {what}, got {quoted(value)}")
     return value
 
 
-def _quoted(value: Any) -> str:
+def quoted(value: Any) -> str:
     """A value as an error quotes it: its repr, cut to MAX_QUOTED_VALUE_CHARS."""
     text = repr(value)
     return text if len(text) <= MAX_QUOTED_VALUE_CHARS else f"{text[:MAX_QUOTED_VALUE_CHARS]}…"
@@ -121,7 +122,7 @@ def _optional_str(params: dict[str, Any], name: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # models often send pages: 3
     if not isinstance(value, str):
-        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be a string like \"3\" or \"2-7\", got {quoted(value)}")
     value = value.strip()
     if len(value) > MAX_ARGUMENT_CHARS:
         raise InvalidParams(f"'{name}' is {len(value):,} characters long; at most {MAX_ARGUMENT_CHARS:,} are "
@@ -147,7 +148,7 @@ def parse_request(params: Any) -> ReadRequest:
                        max_bytes=max_bytes(params), column=_positive_int(params, "column"),
                        outline=_flag(params, "outline"), find=_find(params), regex=_flag(params, "regex"),
                        ignore_case=_flag(params, "ignoreCase"), since=_optional_str(params, "since"),
-                       view=_view(params), char=_positive_int(params, "char"))
+                       view=_view(params), char=_positive_int(params, "char"), range=_optional_str(params, "range"))
 
 
 def _find(params: dict[str, Any]) -> str | None:
@@ -155,13 +156,13 @@ def _find(params: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise InvalidParams(f"'find' must be a non-empty string to search for, got {_quoted(value)}")
+        raise InvalidParams(f"'find' must be a non-empty string to search for, got {quoted(value)}")
     if len(value) > MAX_FIND_CHARS:
         raise InvalidParams(f"'find' is {len(value):,} characters long; at most {MAX_FIND_CHARS:,} are taken. Search "
                             f"for a distinctive part of it, such as find={value[:MAX_QUOTED_VALUE_CHARS]!r}.")
     if not params.get("regex") and ("\n" in value or "\r" in value):  # a hit is within one line
         longest = max(value.splitlines(), key=len)
-        raise InvalidParams(f"find matches within one line, and {_quoted(value)} holds a line break. Search for "
+        raise InvalidParams(f"find matches within one line, and {quoted(value)} holds a line break. Search for "
                             f"one line of it, such as find={longest!r}.")
     return value
 
@@ -169,7 +170,7 @@ def _find(params: dict[str, Any]) -> str | None:
 def _view(params: dict[str, Any]) -> str | None:
     value = _optional_str(params, "view")
     if value is not None and value not in VIEWS:
-        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {_quoted(value)}")
+        raise InvalidParams(f"'view' must be one of {', '.join(VIEWS)}, got {quoted(value)}")
     return value
 
 
@@ -184,5 +185,5 @@ def _flag(params: dict[str, Any], name: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise InvalidParams(f"'{name}' must be true or false, got {_quoted(value)}")
+        raise InvalidParams(f"'{name}' must be true or false, got {quoted(value)}")
     return value

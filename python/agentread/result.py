@@ -112,6 +112,8 @@ class ReadResult:
     mtime: str | None = None
     changed: bool = False
     diff: bool = False
+    # Passages a person reading the file would not see, marked in the text, by kind (hidden.py).
+    hidden: dict[str, int] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -178,6 +180,8 @@ class ReadResult:
             out["changed"] = True
         if self.diff:
             out["diff"] = True
+        if self.hidden:
+            out["hidden"] = self.hidden
         out["isError"] = self.is_error
         if self.error is not None:
             out["error"] = {"code": self.error.code, "message": sendable(self.error.message)}

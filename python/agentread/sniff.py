@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import filetype
 
 from agentread.readers.office_detect import MIMES as OFFICE_MIMES
-from agentread.readers.office_detect import OLE2_MAGIC, ooxml_format
+from agentread.readers.office_detect import OLE2_MAGIC, PACKAGE_MIMES, ooxml_format, package_mime
 
 # Byte order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one).
 BOMS = (
@@ -31,7 +31,7 @@ IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"
                "image/x-icon", "image/vnd.microsoft.icon", "image/avif", "image/heic", "image/heif"}
 
 # Archives listed and read member by member (readers/archive.py): zip (and the formats built on it
-# that no other reader takes, such as EPUB and OpenDocument) and tar, plain or compressed.
+# that no other reader takes, such as a JAR) and tar, plain or compressed.
 TAR_MIME = "application/x-tar"
 ARCHIVE_MATCHERS = [filetype.get_type(mime="application/zip"), filetype.get_type(mime=TAR_MIME)]
 # A compressed file is a tar when its first unpacked bytes are a tar header: the decompressor of
@@ -99,7 +99,8 @@ SINGLE_BYTE_MARGIN = 0.2
 
 @dataclass(frozen=True)
 class FileInfo:
-    kind: str  # text | pdf | image | notebook | office | legacy_office | archive | mail | rtf | binary
+    kind: str  # text | pdf | image | notebook | office | legacy_office | epub | opendocument | archive | mail | rtf
+    # | binary
     mime: str | None = None  # detected mime type, where known
     encoding: str | None = None  # for text: Python codec name
     bom: int = 0  # bytes of byte order mark to skip
@@ -119,6 +120,9 @@ def sniff(head: bytes, name: str) -> FileInfo:
     office = ooxml_format(head)  # before filetype, which would call an Office zip a plain binary
     if office:
         return FileInfo("office", OFFICE_MIMES[office])
+    package = package_mime(head)  # EPUB and OpenDocument: zips that name their type first
+    if package:
+        return FileInfo(PACKAGE_MIMES[package][0], package)
     archive = filetype.match(head, ARCHIVE_MATCHERS)  # before PDF: an archive's first member may be one
     if archive:
         return FileInfo("archive", archive.mime)

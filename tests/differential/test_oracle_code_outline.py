@@ -1,10 +1,14 @@
-"""Python outlines against `ast`: every class and function, nested as written, spanning its
-decorators to its last line, and the read each names shows exactly those lines."""
+"""Code outlines against independent parsers: Python's against `ast` (every class and function,
+nested as written, spanning its decorators to its last line, and the read each names shows exactly
+those lines); C and C++ headers' against Universal Ctags (every declaration, nested as written)."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import shutil
+import subprocess
 
 import pytest
 from harness import SIZES, THIRDPARTY, body, editor_lines, need, outline_lines
@@ -88,3 +92,120 @@ def test_each_entry_reads_its_symbol(rpc):
         result = rpc({"path": str(path), "offset": first, "limit": last - first + 1})
         shown = [re.sub(r"^ *\d+\t", "", line) for line in body(result).split("\n")[: last - first + 1]]
         assert shown == lines[first - 1:last], name
+
+
+# Headers whose declarations are wrapped in macros the outline's parser does not expand: glibc's
+# (`__BEGIN_DECLS`, `__THROW`, `__wur`, `__nonnull ((1))`), zlib's (`ZEXTERN int ZEXPORT f
+# OF((...))`) and libstdc++'s (`_GLIBCXX_BEGIN_NAMESPACE_VERSION`, `_GLIBCXX20_CONSTEXPR`,
+# `_GLIBCXX_NOEXCEPT`). Ctags is given, as `-D`, the definitions from the headers they include
+# that it would otherwise take for declarations of their own: zconf.h's `OF` (the parameters it
+# wraps), concept_check.h's class requirements (nothing, without _GLIBCXX_CONCEPT_CHECKS).
+HEADERS = [("libc6-dev", "usr/include/stdio.h", []),
+           ("zlib1g-dev", "usr/include/zlib.h", ["OF(args)=args"]),
+           ("libstdc++-12-dev", "usr/include/c++/12/bits/stl_vector.h",
+            ["__glibcxx_class_requires(_a,_b)=", "__glibcxx_class_requires2(_a,_b,_c)="])]
+
+# Ctags' kinds as the outline words them; its others (members, enumerators, variables defined,
+# included headers) the outline does not list.
+CTAGS_WORDS = {"function": "function", "prototype": "function", "externvar": "extern", "typedef": "typedef",
+               "struct": "struct", "union": "union", "enum": "enum", "class": "class", "namespace": "namespace",
+               "macro": "#define"}
+# What a macro is defined to, from the line ctags names: the outline lists one defined to something.
+DEFINE = re.compile(r"\s*#\s*define\s+\w+(?P<params>\([^)]*\))?(?P<value>.*)")
+
+
+def ctags_symbols(path, defines: list[str]) -> list[tuple[str, str, str, int, int | None]]:
+    """(scope, word, name, line of the name, last line or None) of each declaration Universal
+    Ctags finds, prototypes and `extern` variables included; not those in a function's body, nor
+    anonymous ones, nor a macro defined empty or the guard of the `#ifndef` just before it. Ctags
+    takes `extern FILE *__REDIRECT (fopen, (...), fopen64)` for a variable: a declaration whose
+    name is followed by a parameter list is a function's, as C reads it."""
+    if shutil.which("ctags") is None:
+        pytest.skip("ctags is absent: install Universal Ctags (Debian's universal-ctags; scripts/test does)")
+    # (ctags reads a `.h` as C++, which parses C's declarations as well)
+    done = subprocess.run(["ctags", "--output-format=json", "--sort=no", "--fields=+neZ", "--kinds-C++=+px",
+                           *(f"-D{define}" for define in defines), "-o", "-", str(path)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for tag in map(json.loads, done.stdout.splitlines()):
+        word = CTAGS_WORDS.get(tag["kind"])
+        if word is None or tag.get("scopeKind") == "function" or tag["name"].startswith("__anon"):
+            continue
+        if word == "#define":
+            line = lines[tag["line"] - 1]
+            define = DEFINE.match(line)
+            before = lines[tag["line"] - 2].split() if tag["line"] > 1 else []
+            if define is None or not (define["params"] or define["value"].strip().strip("\\")
+                                      or line.endswith("\\")) or before == ["#ifndef", tag["name"]]:
+                continue
+        if word == "extern" and re.search(rf"\b{re.escape(tag['name'])}\s*\(", tag["pattern"]):
+            word = "function"
+        found.append(("" if word == "#define" else tag.get("scope", ""), word, tag["name"].replace(" ", ""),
+                      tag["line"], tag.get("end")))
+    return found
+
+
+C_ENTRY = re.compile(r"( *)(\S+) (.*?)  \(lines? (\d+)(?:-(\d+))?\)  → offset=\d+ limit=\d+")
+
+
+def c_outline(read, path, size=None) -> list[tuple[str, str, str, int, int]]:
+    """(scope, word, name, first line, last line) of each entry of the outline, as ctags words
+    them: the scope the names of the entries it is nested in joined by `::` (a macro's none, as the
+    preprocessor knows no scopes), a template's arguments left out, a namespace `a::b` as `b` in
+    `a`."""
+    found, scopes = [], []  # scopes[level]: the scope an entry at that level opens
+    for match in outline_lines(read, path, size, C_ENTRY):
+        level, word, name = len(match[1]) // 2, match[2], match[3]
+        if not name.startswith("operator"):
+            name = re.sub(r"<.*>$", "", name)
+        first, last = int(match[4]), int(match[5] or match[4])
+        scopes = scopes[:level]
+        scope = scopes[-1] if scopes else ""
+        *outer, name = name.split("::") if word == "namespace" else [name]
+        for part in outer:
+            found.append((scope, word, part, first, last))
+            scope = f"{scope}::{part}" if scope else part
+        found.append(("" if word == "#define" else scope, word, name, first, last))
+        scopes.append(f"{scope}::{name}" if scope else name)
+    return found
+
+
+def else_lines(lines: list[str]) -> set[int]:
+    """The lines in an `#else` or `#elif` branch: ctags reads the first branch of a conditional,
+    and the others where it finds braces balanced."""
+    found, branches = set(), []
+    for number, line in enumerate(lines, 1):
+        directive = line.split()[:1] if line.lstrip().startswith("#") else []
+        word = directive[0].lstrip("#") or (line.split()[1] if len(line.split()) > 1 else "") if directive else ""
+        if word in ("if", "ifdef", "ifndef"):
+            branches.append(False)
+        elif word in ("else", "elif") and branches:
+            branches[-1] = True
+        elif word == "endif" and branches:
+            branches.pop()
+        elif any(branches):
+            found.add(number)
+    return found
+
+
+@pytest.mark.parametrize("package,header,defines", HEADERS, ids=[h[1].rsplit("/", 1)[1] for h in HEADERS])
+def test_every_declaration_ctags_finds_in_a_header_is_listed(rpc, package, header, defines):
+    """Both ways: each declaration ctags finds is listed, spanning the line ctags names and ending
+    where ctags ends it; each entry listed is one ctags finds (or stands in a branch it skips)."""
+    path = need(package, header)
+    listed = c_outline(rpc, path)
+    expected = ctags_symbols(path, defines)
+    elsewhere = else_lines(path.read_text(encoding="utf-8").splitlines())
+    missing = [tag for tag in expected if not any(
+        (scope, word, name) == tag[:3] and first <= tag[3] <= last and tag[4] in (None, last)
+        for scope, word, name, first, last in listed)]
+    extra = [entry for entry in listed if entry[3] not in elsewhere and not any(
+        entry[:3] == tag[:3] and entry[3] <= tag[3] <= entry[4] for tag in expected)]
+    assert (missing, extra) == ([], [])
+
+
+@pytest.mark.parametrize("size", SIZES[1:])
+def test_a_paged_header_outline_lists_every_declaration_once(rpc, size):
+    path = need("libstdc++-12-dev", "usr/include/c++/12/bits/stl_vector.h")
+    assert c_outline(rpc, path, size) == c_outline(rpc, path)

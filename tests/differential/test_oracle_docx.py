@@ -13,10 +13,11 @@ SDIST = THIRDPARTY / "python_docx-1.2.0" / "python_docx-1.2.0"
 DOCUMENTS = sorted(str(p.relative_to(SDIST)) for p in SDIST.rglob("*.docx")) or ["(absent)"]
 
 # What a read adds to a paragraph's text (docs/CONTRACT.md, Rendering, DOCX): a list item's marker,
-# a comment's or footnote's marker, a hyperlink's address (as Markdown writes one).
+# a comment's or footnote's marker, a hyperlink's address (as Markdown writes one; a link to a
+# bookmark with the line it leads to as its title).
 LIST_MARK = re.compile(r"(?:- |\d+\. )")
 NOTE_MARK = re.compile(r"\[comment \d+\]|\[\^\d+\]")
-LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+LINK = re.compile(r'\[([^\]]*)\]\([^)\s]*(?: "line \d+")?\)')
 
 
 def plain(line: str) -> str:
@@ -137,3 +138,35 @@ def test_every_heading_is_outlined_at_its_line(rpc, name):
 def test_a_document_is_the_same_in_every_front_end(rpc):
     path = document("features/steps/test_files/tbl-having-tables.docx")
     same_in_every_front_end(rpc, chain(rpc, {"path": str(path)})[:3], cli_reads=2)
+
+
+# What python-docx's paragraphs leave out and a read shows, each on its test file.
+
+def test_smartart_text_is_read_from_its_diagram_data(rpc):
+    lines = follow_lines(rpc, {"path": str(document("features/steps/test_files/shp-inline-shape-access.docx"))})
+    at = lines.index("[SmartArt:]")
+    assert lines[at + 1:at + 4] == ["- foo", "- bar", "- baz"]
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("hdr-header-footer.docx", ["Header (sections 1-2): Header for section-1",
+                                "Footer (sections 1-2): Footer for section 1"]),
+    ("doc-odd-even-hdrs.docx", ["Odd-page header (section 1): Odd page header.",
+                                "Even-page header (section 1): Even page header."]),
+    ("sct-first-page-hdrftr.docx", ["Header (sections 1-2): Default (odd, primary) Header",
+                                    "First-page header (section 2): First Page Header (section 2)"])])
+def test_headers_and_footers_once_with_their_sections_and_kind(rpc, name, shown):
+    path = str(document(f"features/steps/test_files/{name}"))
+    lines = follow_lines(rpc, {"path": path})
+    at = lines.index("Headers and footers:")
+    assert lines[at + 1:] == shown
+    # find searches what a read shows, at the line the read shows it on
+    hit = rpc({"path": path, "find": shown[0].split(": ", 1)[1]})["shown"]["hits"][0]
+    assert hit["line"] == at + 2
+
+
+def test_a_link_keeps_its_fragment_and_a_link_to_a_bookmark_is_shown(rpc):
+    lines = follow_lines(rpc, {"path": str(document("features/steps/test_files/par-hlink-frags.docx"))})
+    assert "Five with link to [http://foo.com#introduction](http://foo.com/#intro)." in lines
+    assert 'Two with [link to bookmark](#linkedBookmark "line 7").' in lines
+    assert lines[6] == "Seven with bookmark referred to by prior link."

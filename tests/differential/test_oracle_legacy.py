@@ -43,12 +43,13 @@ OLETOOLS = ("oletools-0.60.2", "oletools-0.60.2", "tests", "test-data")
 
 def values(path) -> dict[tuple[int, int], list[str]]:
     """(sheet, row) -> its cells' values as openpyxl reads them (the value Excel last computed: an
-    .xls keeps no formula's text)."""
+    .xls keeps no formula's text), a date drawn in its number format as test_oracle_xlsx draws
+    it."""
     rows = {}
     for number, sheet in enumerate(openpyxl.load_workbook(path, read_only=True, data_only=True).worksheets, 1):
         sheet.reset_dimensions()
         for row in sheet.iter_rows():
-            cells = [shown(cell.value) for cell in row]
+            cells = [shown(cell.value, getattr(cell, "number_format", "General")) for cell in row]
             if any(cells):
                 rows[(number, next(c.row for c in row if hasattr(c, "row")))] = cells
     return rows

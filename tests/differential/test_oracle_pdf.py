@@ -17,14 +17,17 @@ OUTLINED = READ_WHOLE + [(*R_MANUALS, "R-exts.pdf"), (*R_MANUALS, "R-admin.pdf")
 
 
 def page_texts(path) -> dict[int, str]:
-    """Each page's text as PDFium lays it out; lines end with LF where PDFium writes CRLF, and a
+    """Each page's text as PDFium lays it out; lines end with LF where PDFium writes CRLF, a control
+    character within a line (a glyph PDFium gives by its code: a lone CR, LF, ...) is U+FFFD, and a
     word hyphenated across a line is whole (PDFium's U+FFFE in the hyphen's place dropped)."""
     pdf = pypdfium2.PdfDocument(str(path))
     try:
         texts = {}
         for number in range(1, len(pdf) + 1):
-            text = pdf[number - 1].get_textpage().get_text_range()
-            texts[number] = text.replace("\r\n", "\n").replace("\ufffe", "").strip("\n")
+            lines = pdf[number - 1].get_textpage().get_text_range().split("\r\n")
+            text = "\n".join("".join("\ufffd" if ord(c) < 32 and c != "\t" or c == "\x7f" else c for c in line)
+                             for line in lines)
+            texts[number] = text.replace("\ufffe", "").strip("\n")
         return texts
     finally:
         pdf.close()

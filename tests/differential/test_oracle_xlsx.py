@@ -1,5 +1,6 @@
 """Workbooks (readxl's examples, made in Excel) read to their end by following `next`: every sheet
-and row, each cell as openpyxl reads it (a formula with the value Excel last computed)."""
+and row, each cell as openpyxl reads it (a formula with the value Excel last computed, a date drawn
+in its number format by strftime)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,24 @@ EXTDATA = ("r-cran-readxl", "usr", "lib", "R", "site-library", "readxl", "extdat
 WORKBOOKS = sorted(p.name for p in THIRDPARTY.joinpath(*EXTDATA).glob("*.xlsx")) or ["(absent)"]
 
 
-def shown(value) -> str:
+# The number formats these workbooks give their cells, as strftime draws them; a cell of any other
+# format fails the comparison (add its drawing here, from Excel's documentation of the codes).
+DRAWN = {"mm\\/dd\\/yyyy\\ hh:mm:ss\\ AM/PM": "%m/%d/%Y %I:%M:%S %p", "yyyy/mm/dd": "%Y/%m/%d"}
+# General, and the formats Excel draws in its user's locale (the short date, the date and time),
+# which the contract shows in ISO 8601.
+AS_STORED = ("General", "mm-dd-yy", "m/d/yy h:mm")
+
+
+def shown(value, number_format: str = "General") -> str:
     """A cell's value as a sheet's table writes it: the contract's presentation of numbers, dates
-    and truth values (`TRUE`), nothing else."""
+    and truth values (`TRUE`), and the number formats of DRAWN; nothing else."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if number_format not in AS_STORED and not isinstance(value, str):
+        assert number_format in DRAWN, f"{value!r} has the number format {number_format!r}, not in DRAWN"
+        return value.strftime(DRAWN[number_format])
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, dt.datetime) and value.time() == dt.time():
@@ -41,10 +53,11 @@ def oracle(path) -> dict[tuple[int, int], list[str]]:
         for row, cached in zip(list(sheet.iter_rows()), list(computed.iter_rows())):
             cells = []
             for cell, value in zip(row, cached):
+                drawn = getattr(cell, "number_format", "General")
                 if getattr(cell, "data_type", None) == "f":
-                    cells.append(f"{cell.value} → {shown(value.value)}")
+                    cells.append(f"{cell.value} → {shown(value.value, drawn)}")
                 else:
-                    cells.append(shown(cell.value))
+                    cells.append(shown(cell.value, drawn))
             if any(cells):
                 rows[(number, next(c.row for c in row if hasattr(c, "row")))] = cells
     return rows
@@ -73,18 +86,31 @@ def rows_read(replies) -> dict[tuple[int, int], list[str]]:
         cells[column] = value
     for result in replies:
         sheet = result["shown"]["pages"][0]
+        letters: list[str] = []  # the table's columns, as its header names them (a range's start past A)
         for line in body(result).split("\n"):
             if line.startswith("--- Sheet "):
                 sheet = int(line.split()[2])
+            elif line.startswith("| row | "):
+                letters = line[2:-2].split(" | ")[1:]
             elif line.startswith("| ") and line.endswith(" |") and line[2:].split(" | ")[0].isdigit():
                 number, *cells = line[2:-2].split(" | ")
                 if cells and ROW_CUT.fullmatch(cells[-1]):
                     cells.pop()
-                for column, value in enumerate(cells, 1):
-                    put(sheet, int(number), column, value)
+                for letter, value in zip(letters, cells):
+                    put(sheet, int(number), column_number(letter), value)
             elif match := CELL.fullmatch(line):
                 put(sheet, int(match[2]), column_number(match[1]), match[3])
     return {key: [cells.get(c, "") for c in range(1, max(cells, default=0) + 1)] for key, cells in rows.items()}
+
+
+def within(rows, sheet: int, left: int, top: int, right: int, bottom: int):
+    """The oracle's rows cut to a range: its columns (blank left of it), rows holding a value."""
+    out = {}
+    for (number, row), cells in rows.items():
+        kept = ["" if c < left else value for c, value in enumerate(cells[:right], 1)]
+        if number == sheet and top <= row <= bottom and any(kept):
+            out[(number, row)] = kept
+    return out
 
 
 def trimmed(rows):
@@ -105,6 +131,23 @@ def test_following_next_gives_every_row_as_openpyxl_reads_it(rpc, name, size):
         pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
     params = {"path": str(path)} | ({"maxBytes": size} if size else {})
     assert trimmed(rows_read(follow(rpc, params))) == trimmed(oracle(path))
+
+
+# Ranges of readxl's workbooks: a date column and formulas (deaths.xlsx), a wide numeric table
+# whose sheet declares a wrong extent (datasets.xlsx), whole columns.
+RANGES = [("deaths.xlsx", "other!B5:F15", (2, 2, 5, 6, 15)), ("datasets.xlsx", "mtcars!C3:H30", (2, 3, 3, 8, 30)),
+          ("datasets.xlsx", "B:C", (1, 2, 1, 3, 1_048_576))]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name, given, bounds", RANGES)
+def test_following_next_of_a_range_gives_its_cells_and_no_other(rpc, name, given, bounds, size):
+    path = THIRDPARTY.joinpath(*EXTDATA, name)
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    replies = follow(rpc, {"path": str(path), "range": given} | ({"maxBytes": size} if size else {}))
+    assert all("range" in r["next"] for r in replies[:-1])  # each call goes on within the range
+    assert trimmed(rows_read(replies)) == trimmed(within(oracle(path), *bounds))
 
 
 def test_a_workbook_is_the_same_in_every_front_end(rpc):

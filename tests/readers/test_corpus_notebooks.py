@@ -253,7 +253,7 @@ def test_an_object_shown_by_html_behind_a_default_repr_reads_as_its_text():
     # rst_output: the reST form replaces "<__main__.Note at 0x...>"; test4: the HTML is laid out.
     assert ".. note::\n\n    Testing testing" in _text("notebooks/nbconvert/rst_output.ipynb")
     assert "<__main__.Note" not in _text("notebooks/nbconvert/rst_output.ipynb")
-    assert "--- output 1: result ---\n[text/html output, shown as text]\nHTML\n" in \
+    assert "--- output 1: result ---\n[text/html output, shown as text; its 1 script (23 B) left out]\nHTML\n" in \
         _text("notebooks/nbformat/test4.ipynb")
     table = _text("notebooks/real/hf_simple_nlp_example.ipynb")
     assert re.search(r"\n   idx   label +sentence1 +sentence2\n0  1302  equivalent +John Logsdon", table)

@@ -200,6 +200,16 @@ def test_an_xls_reads_by_its_content_whatever_its_name(server):
     assert "sheet 'list-column' B2" in text_of(found)
 
 
+def test_an_xls_reads_a_range_as_an_xlsx_does(server):
+    first = server.read(path="clippy.xls", range="'two-row-header'!B2:C9", limit=1)
+    assert '--- Sheet 2 "two-row-header" (range B2:C9) ---' in text_of(first)
+    assert "| 2 | (office supply type) | (date is approximate) |" in text_of(first)
+    assert first["next"] == {"range": "'two-row-header'!B3:C9"}
+    rest = server.read(path="clippy.xls", **first["next"])
+    assert "| 3 | paperclip | 2007-01-01 |" in text_of(rest) and "Clippy" not in text_of(rest)
+    assert not rest.get("next")
+
+
 @pytest.mark.parametrize("name, code", [("cut.xls", "damaged_office"), ("junk.xls", "damaged_office"),
                                         ("cut.msg", "damaged_office")])
 def test_a_damaged_compound_file_says_so(server, ws, name, code):

@@ -305,8 +305,8 @@ def test_rich_outputs_become_text_or_placeholders():
              code("blob", stream(base64.b64encode(bytes(range(256)) * 4).decode() + "\n"))]
     text = read(notebook(*cells)).text()
     assert "   a\n0  1" in text and "<table>" not in text
-    assert "[interactive widget (application/vnd.jupyter.widget-view+json), not shown; its text form: " \
-           "IntSlider(value=3)]" in text
+    assert "[interactive widget (application/vnd.jupyter.widget-view+json), not shown: model abc, its state not " \
+           "saved in the notebook; its text form: IntSlider(value=3)]" in text
     assert "--- output 1: result ---\n[text/html output, shown as text]\nx\n" in text
     assert "**m**" in text
     assert "application/pdf" in text and "%PDF" not in text
@@ -317,8 +317,9 @@ def test_a_long_text_form_beside_a_widget_follows_its_placeholder_whole():
     widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2},
               "text/plain": "VBox(children=(\n" + "".join(f"  IntSlider(value={n}),\n" for n in range(40)) + "))"}
     text = read(notebook(code("w", result(widget)))).text()
-    assert "--- output 1: result ---\n[interactive widget (application/vnd.jupyter.widget-view+json), not shown; " \
-           "its text form follows]\nVBox(children=(\n  IntSlider(value=0),\n" in text
+    assert "--- output 1: result ---\n[interactive widget (application/vnd.jupyter.widget-view+json), not shown: " \
+           "model abc, its state not saved in the notebook; its text form follows]\nVBox(children=(\n" \
+           "  IntSlider(value=0),\n" in text
     assert "  IntSlider(value=39),\n))" in text
 
 
@@ -762,8 +763,8 @@ def test_html_only_or_behind_a_default_repr_is_shown_as_text():
              code("show()", result({"text/html": "<p>first</p><p>second</p>"})),
              code("big()", result({"text/html": "<p>" + "word " * MAX_HTML_CHARS + "</p>"}))]
     text = read(notebook(*cells)).text()
-    assert "--- output 1: result ---\n[text/html output, shown as text]\nQuarterly\n\nregion  sales\nnorth   12\n" \
-           in text
+    assert "--- output 1: result ---\n[text/html output, shown as text; its 1 script and 1 style (26 B) left out]\n" \
+           "Quarterly\n\nregion  sales\nnorth   12\n" in text
     assert "0x7f457c0250d0" not in text and "alert" not in text and "color" not in text
     assert "[text/html output, shown as text]\nfirst\n\nsecond\n" in text
     assert (f"[… this HTML goes on past character {MAX_HTML_CHARS:,} of {5 * MAX_HTML_CHARS + 7:,}, too long to lay "

@@ -84,6 +84,9 @@ def _block_ends(language_file: str, lines: list[str], first: int, last: int) -> 
         return bool(end) and (after is None or len(after) - len(after.lstrip()) <= indent)
     if first == last and language_file.endswith((".js", ".ts")):  # `exports.f = (a) => a * 2;`
         return end.endswith(("}", ";"))
+    if language_file.endswith((".c", ".cpp", ".h")):  # a declaration ends at `;`, a macro where its line does
+        return end.endswith(("}", "};", ";")) or (lines[first - 1].lstrip().startswith("#")
+                                                   and not end.endswith("\\"))
     return end.endswith(("}", "};", "})", "});", "}\\", "},"))
 
 
@@ -230,7 +233,7 @@ def test_outline_numbers_lines_as_the_read_does_whatever_ends_them(tmp_path: Pat
         assert read["startLine"] == entry["read"]["offset"]
         shown = [line.split("\t", 1)[1] for line in read["content"][0]["text"].splitlines() if "\t" in line]
         assert len(shown) == entry["read"]["limit"] or read["truncated"], entry  # a long section: the reply's cap
-        if entry["title"].startswith(("#", "=")) or path.endswith(".rst"):  # a heading: its own line
+        if path.endswith((".md", ".rst", ".adoc")):  # a heading: its own line
             assert entry["title"] in shown[:2], (entry, shown[:2])
         else:
             symbol = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1].split("<")[0]
@@ -243,6 +246,104 @@ def _has_asciidoctor() -> bool:
 
     return shutil.which("ruby") is not None and subprocess.run(
         ["ruby", "-e", "require 'asciidoctor'"], capture_output=True).returncode == 0
+
+
+# A C header as glibc and zlib write theirs: its declarations wrapped in macros the parser does not
+# expand (the real headers are the differential suite's, against ctags).
+MACRO_HEADER = """\
+#ifndef _DEMO_H
+#define _DEMO_H 1
+#define __need_size_t
+#include <stddef.h>
+#define DEMO_MAX 64
+#define demo_min(a, b) ((a) < (b) ? (a) : (b))
+__BEGIN_DECLS
+typedef struct demo_s {
+  int n;
+  int (*callback)(int);
+} demo_t;
+extern int demo_count;
+extern int demo_open (const char *__restrict __path, int __flags)
+     __THROW __nonnull ((1)) __wur;
+ZEXTERN int ZEXPORT demo_read OF((demo_t *d, void *buf, unsigned len));
+ZEXTERN const char * ZEXPORT demo_version OF((void));
+extern void demo_close (demo_t *__d) __THROW;
+static inline int demo_twice (int x) {
+  extern int demo_hidden (void);
+  if (x) DEMO_LOG (x);
+  return 2 * x;
+}
+__END_DECLS
+#endif
+"""
+
+# A C++ header as libstdc++ writes its: namespaces opened and closed by macros, methods marked by
+# them before and after.
+MACRO_CPP_HEADER = """\
+namespace std _GLIBCXX_VISIBILITY(default)
+{
+_GLIBCXX_BEGIN_NAMESPACE_VERSION
+_GLIBCXX_BEGIN_NAMESPACE_CONTAINER
+  template<typename _Tp>
+    struct _Base
+    {
+      typedef _Tp value_type;
+      _GLIBCXX20_CONSTEXPR
+      _Base() _GLIBCXX_NOEXCEPT { }
+      _GLIBCXX_NODISCARD bool
+      empty() const _GLIBCXX_NOEXCEPT
+      { return true; }
+      void swap(_Base& __x) _GLIBCXX_NOEXCEPT;
+      __glibcxx_class_requires(_Tp, _SGIAssignableConcept)
+      _GLIBCXX_ABI_TAG_CXX11
+      iterator
+      erase(iterator __position);
+    };
+_GLIBCXX_END_NAMESPACE_CONTAINER
+_GLIBCXX_END_NAMESPACE_VERSION
+}
+namespace __gnu_cxx _GLIBCXX_VISIBILITY(default)
+{
+  template<typename _Tp>
+    class _GLIBCXX_VISIBILITY(default) __pool_base
+    { };
+}
+"""
+
+
+def test_a_headers_declarations_wrapped_in_macros_are_each_listed(tmp_path: Path, server):
+    """Prototypes, typedefs, `extern` variables and macros with a value or parameters, each on its
+    own lines whatever macros wrap it; not an empty flag, an include guard, a function pointer
+    field, a declaration in a function's body, nor the use of a macro."""
+    from rpc import text_of
+
+    def listed(name: str) -> list[tuple[int, str, str]]:
+        text = text_of(server.read(path=name, outline=True))
+        return [(e["level"], e["title"], e["where"]) for e in entries({"content": [{"text": text}]})]
+
+    (tmp_path / "demo.h").write_text(MACRO_HEADER)
+    assert listed("demo.h") == [
+        (0, "#define DEMO_MAX", "line 5"), (0, "#define demo_min", "line 6"), (0, "typedef demo_t", "lines 8-11"),
+        (0, "struct demo_s", "lines 8-11"), (0, "extern demo_count", "line 12"),
+        (0, "function demo_open", "lines 13-14"), (0, "function demo_read", "line 15"),
+        (0, "function demo_version", "line 16"), (0, "function demo_close", "line 17"),
+        (0, "function demo_twice", "lines 18-22")]
+    (tmp_path / "demo.hpp").write_text(MACRO_CPP_HEADER)
+    assert listed("demo.hpp") == [
+        (0, "namespace std", "lines 1-22"), (1, "struct _Base", "lines 5-19"), (2, "typedef value_type", "line 8"),
+        (2, "function _Base", "line 10"), (2, "function empty", "lines 11-13"), (2, "function swap", "line 14"),
+        (2, "function erase", "lines 17-18"), (0, "namespace __gnu_cxx", "lines 23-28"),
+        (1, "class __pool_base", "lines 25-27")]
+
+
+def test_a_header_of_unpaired_parentheses_after_its_macros_is_outlined(tmp_path: Path, server):
+    """Macros are looked for in a file whose parentheses never close: the declaration before them
+    is listed."""
+    from rpc import text_of
+
+    (tmp_path / "open.h").write_bytes(b"extern int f (void) __THROW;\n" + b"FOO (" * 20_000 + b"\n")
+    text = text_of(server.read(path="open.h", outline=True))
+    assert [e["title"] for e in entries({"content": [{"text": text}]})][:1] == ["function f"], text[:300]
 
 
 def test_a_header_named_h_is_outlined_as_cpp_where_it_holds_cpp_and_as_c_otherwise(tmp_path: Path):
@@ -676,3 +777,18 @@ def test_a_word_heading_level_is_inherited_down_a_long_chain_of_styles(tmp_path:
     document.save(tmp_path / "chain.docx")
     found = entries(outline(Engine(Workspace([str(tmp_path)])), tmp_path / "chain.docx", limit=1000))
     assert [(e["level"], e["title"]) for e in found] == [(1, f"## Part {n}") for n in range(300)]
+
+
+def test_a_page_label_holding_a_carriage_return_ends_no_line(tmp_path: Path, server):
+    """A label's control characters are U+FFFD, in the outline's header and a find's citation: a
+    lone CR there would end a line of the reply."""
+    from builders import build_pdf
+    from rpc import text_of
+
+    labelled = b"/PageLabels << /Nums [0 << /S /D /P (A\\rB-) >>] >>"
+    (tmp_path / "labels.pdf").write_bytes(build_pdf([f"page {n}" for n in range(1, 4)], catalog=labelled))
+    header = text_of(server.read(path="labels.pdf", outline=True)).split("\n")[0]
+    assert "pages 1-3 labelled A\ufffdB-1 to A\ufffdB-3" in header and "\r" not in header
+    found = server.read(path="labels.pdf", find="page 2")
+    assert found["shown"]["hits"][0]["label"] == "A\ufffdB-2"
+    assert "page 2 (labelled A\ufffdB-2), line 2: page 2" in text_of(found) and "\r" not in text_of(found)

@@ -18,6 +18,7 @@ from agentread.result import ReadError
 from agentread.workspace import Workspace, path_version
 from builders import build_pdf, pdf_of
 from rpc import ServerProcess, serving, text_of
+from shared_corpus import REPO
 
 
 def page_blocks(text: str) -> dict[int, str]:
@@ -411,3 +412,30 @@ def test_a_find_in_a_pdf_only_pypdf_opens_names_its_pages_without_text_as_not_se
     assert pdf._unsearched(scans, pictures=False) == [
         "[Page 2 has no text layer (a scan or a drawing) and was not searched. No read shows more: only pypdf "
         "opens this file, and it draws no pages.]"]
+
+
+TASN1 = REPO / ".thirdparty" / "libtasn1-doc" / "usr" / "share" / "doc" / "libtasn1-doc"
+
+
+@pytest.fixture
+def tasn1_server():
+    if not (TASN1 / "libtasn1.pdf").is_file():
+        pytest.skip(f"{TASN1} is absent: run ./scripts/fetch-thirdparty (scripts/test does) to fetch it")
+    yield from serving(TASN1)
+
+
+def test_a_glyph_given_as_a_carriage_return_never_ends_a_line(tasn1_server: ServerProcess):
+    # Texinfo draws © as a circle (code 13 of TeX's symbol font, named no character) over a c:
+    # PDFium gives the circle as a carriage return.
+    page = text_of(tasn1_server.read(path="libtasn1.pdf", pages="2"))
+    assert "Copyright \ufffdc 2001–2022 Free Software Foundation, Inc.\n" in page
+    found = tasn1_server.read(path="libtasn1.pdf", find="Copyright")
+    assert "page 2 (labelled T-2), line 4: Copyright \ufffdc 2001–2022" in text_of(found)
+    assert [hit["line"] for hit in found["shown"]["hits"]][:2] == [4, 6]
+    outline = tasn1_server.read(path="libtasn1.pdf", outline=True)
+    whole = tasn1_server.read(path="libtasn1.pdf", pages="1-20")
+    for reply in (page, text_of(found), text_of(outline), text_of(whole)):
+        assert "\r" not in reply
+    # The line the find names is that line of the page read by lines, as a client numbers them.
+    line = tasn1_server.read(path="libtasn1.pdf", pages="2", offset=4, limit=1)
+    assert text_of(line).startswith("     4\tCopyright \ufffdc 2001")

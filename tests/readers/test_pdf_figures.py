@@ -4,6 +4,7 @@ the page's picture beside its text; view "text" leaves every picture out and say
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -18,8 +19,17 @@ from agentread.request import InvalidParams, parse_request
 from agentread.result import ImagePart, TextPart
 from agentread.workspace import Workspace
 from builders import build_pdf, code, drawn_pdf, notebook, png_b64, result, table_rules
+from figure_set import LABELS, ROOTS, documents, score
+from rpc import ServerProcess, serving, text_of
+from shared_corpus import REPO
 
 CURVE = "300 300 m 350 400 400 250 450 350 c S"  # a stroke bending across some 150x100 pt
+
+R_MANUALS = REPO / ".thirdparty" / "r-doc-pdf" / "usr" / "share" / "R" / "doc" / "manual"
+
+# What the figure rule must reach on the labelled pages (tests/data/figures/labels.json): of the
+# pages it announces, how many hold a figure; of the pages holding one, how many it announces.
+MIN_PRECISION = MIN_RECALL = 0.9
 
 
 def read(folder: Path, **params):
@@ -87,6 +97,10 @@ def test_rules_underlines_and_table_borders_are_not_figures_but_a_curve_or_a_sla
     assert "has 1 figure " in text(read(tmp_path, path="curve.pdf"))
     assert "has 1 figure " in text(read(tmp_path, path="chart.pdf"))
     assert "figure " not in text(read(tmp_path, path="small.pdf"))
+    # A slant plotted as hundreds of points, each step too small to slant on its own.
+    points = " ".join(f"{100 + 0.4 * n:.1f} {100 + 0.2 * n:.1f} l" for n in range(1, 400))
+    (tmp_path / "points.pdf").write_bytes(drawn_pdf(f"100 100 m {points} S"))
+    assert "has 1 figure " in text(read(tmp_path, path="points.pdf"))
 
 
 def test_objects_past_the_cap_are_not_looked_at(tmp_path):
@@ -144,3 +158,54 @@ def test_a_text_only_read_gets_the_text_and_one_line_for_the_pictures_left_out(c
     assert images(plots) == [] and plots.content[-1].text.startswith("[2 pictures left out: ")
     words = read(tmp_path, path="plot.ipynb", view="text", cells="outline")
     assert "left out" not in text(words)  # nothing was: nothing to say
+
+
+@pytest.fixture
+def r_manuals():
+    if not (R_MANUALS / "R-intro.pdf").is_file():
+        pytest.skip(f"{R_MANUALS} is absent: run ./scripts/fetch-thirdparty (scripts/test does) to fetch it")
+    yield from serving(R_MANUALS)
+
+
+def announced(server: ServerProcess, page: int) -> bool:
+    return f"[Page {page} has 1 figure (images or drawings)" in text_of(server.read(path="R-intro.pdf",
+                                                                                  pages=str(page)))
+
+
+def test_a_box_plot_drawn_with_level_and_upright_lines_is_a_figure(r_manuals):
+    assert announced(r_manuals, 46)  # the box plot of section 8.3: boxes, whiskers, ticks and two circles
+    assert announced(r_manuals, 84)  # already found by its slants
+    # Framed code and tables of data (pages 39 and 40), and text with rules only, are not.
+    assert not any(announced(r_manuals, page) for page in (39, 40, 41, 47))
+
+
+STEPS = "100 400 m 150 400 l 150 380 l 200 380 l 200 350 l 260 350 l 260 330 l 320 330 l S"
+AXIS = "\n".join([*(f"{x} 300 m {x} 296 l S" for x in (100, 150, 200, 250)),
+                  "100 300 m 250 300 l S", "100 304 150 80 re S"])  # ticks below a frame
+MOSAIC = "\n".join(f"{x} {y} {w} {h} re f" for x, y, w, h in
+                   ((100, 300, 60, 40), (164, 300, 30, 40), (100, 344, 60, 20), (164, 344, 30, 20)))
+
+
+FRAMED_MOSAIC = MOSAIC + "\n96 296 102 72 re S"  # a panel's frame holds the tiles, touching none
+
+
+@pytest.mark.parametrize("drawing", [STEPS, AXIS, MOSAIC, FRAMED_MOSAIC],
+                         ids=["step curve", "axis", "mosaic", "framed mosaic"])
+def test_plots_of_level_and_upright_lines_are_figures_but_a_table_of_words_is_not(tmp_path, drawing):
+    (tmp_path / "plot.pdf").write_bytes(drawn_pdf(drawing))
+    assert "has 1 figure " in text(read(tmp_path, path="plot.pdf"))
+    # The same drawing covered by words (a table's cells) is not a plot.
+    words = "\n".join(f"BT /F1 12 Tf 100 {y} Td (cell words cell words cell words) Tj ET" for y in range(290, 410, 12))
+    (tmp_path / "table.pdf").write_bytes(drawn_pdf(drawing + "\n" + words))
+    assert "figure " not in text(read(tmp_path, path="table.pdf"))
+
+
+def test_the_rule_finds_the_figures_of_the_labelled_pages(corpus):
+    present = documents()
+    absent = [entry for entry in json.loads(LABELS.read_text())["documents"]
+              if not (ROOTS[entry["root"]] / entry["path"]).is_file()]
+    if absent:
+        pytest.skip(f"{absent[0]['path']} is absent: run ./scripts/fetch-thirdparty (scripts/test does) to fetch it")
+    found = score(Engine(Workspace([str(folder) for folder in ROOTS.values()])), present)
+    assert found.precision >= MIN_PRECISION, f"announced without a figure: {found.false}"
+    assert found.recall >= MIN_RECALL, f"missed: {found.misses}"

@@ -31,6 +31,12 @@ describe('toReadParams', () => {
     assert.equal(invocationMessage({ path: 'scan.pdf', view: 'text' }), 'Reading scan.pdf, text only');
   });
 
+  it('forwards an Excel range, and names it while the read runs', () => {
+    assert.deepEqual(toReadParams({ path: 'b.xlsx', range: 'Data!B2:F40', limit: 5 }, false),
+      { path: 'b.xlsx', range: 'Data!B2:F40', limit: 5 });
+    assert.equal(invocationMessage({ path: 'b.xlsx', range: 'Data!B2:F40' }), 'Reading b.xlsx, range Data!B2:F40');
+  });
+
   it('drops what the model may not set and empty values', () => {
     const input = { path: 'x', consent: true, pages: '', note: 'hi', offset: null } as unknown as { path: string };
     assert.deepEqual(toReadParams(input, false), { path: 'x' });

@@ -62,7 +62,7 @@ FIT_MARGIN = 0.95
 _BY_LINES = {"text", "pdf", "notebook", "document", "presentation", "spreadsheet", "directory"}
 
 # A request's window: the fields of one entry besides its path.
-_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "char", "view", "outline")
+_WINDOW = ("offset", "limit", "pages", "cells", "raw", "column", "char", "range", "view", "outline")
 # A file's version and what changed since an earlier one (versions.py), as its result gives them.
 _VERSIONED = ("version", "size", "mtime", "unchanged", "changed", "diff")
 # The search a call may ask of every file it lists (each entry's own comes first); an entry left for
@@ -183,7 +183,8 @@ class ManyResult:
             entry: dict[str, Any] = {"path": sendable(f.request.path), "state": f.state}
             if f.result is not None:
                 whole = f.result.to_json()
-                entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "error") if k in whole})
+                entry.update({k: whole[k] for k in ("kind", "truncated", "next", "shown", "hidden", "error")
+                              if k in whole})
                 entry.update({k: whole[k] for k in _VERSIONED if k in whole})
             if f.images_dropped:
                 entry["imagesLeftOut"] = f.images_dropped

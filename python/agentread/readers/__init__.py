@@ -57,9 +57,8 @@ class Row:
     search: str | None = None
     outliner: str | None = None  # "module:function" listing the file's structure, where the kind has one
     # The request fields the kind takes: a key of readers.fields.KINDS ("office": by the format
-    # sniff found); None: checked where the reader dispatches (an archive, a compound file, a mail),
-    # or the kind is refused
-    # whatever is asked (binary).
+    # sniff found, OpenDocument's too); None: checked where the reader dispatches (an archive, a
+    # compound file, a mail), or the kind is refused whatever is asked (binary).
     takes: str | None = None
     # A read that parses the whole file, of more bytes than this, runs in a worker process where the
     # server has them: a parse holds memory many times the file's size, and the file decides how
@@ -154,6 +153,12 @@ READERS: dict[str, Row] = {
                 search="agentread.readers.mail:search", outliner="agentread.readers.mail:read", holds_files=True),
     "rtf": Row("agentread.readers.rtf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                search="agentread.readers.rtf:search", takes="rtf"),
+    # EPUB and OpenDocument (ODT, ODS, ODP): lxml parses them whole.
+    "epub": Row("agentread.readers.epub:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+                search="agentread.readers.epub:search", outliner="agentread.readers.epub:outline", takes="epub"),
+    "opendocument": Row("agentread.readers.odf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+                        search="agentread.readers.odf:search", outliner="agentread.readers.odf:outline",
+                        takes="office"),
     # A notebook's image outputs are decoded and drawn (Pillow, cairo): one that holds any is read
     # in a worker (Engine.plan looks), and so is a large one; the rest here.
     "notebook": Row("agentread.readers.notebook:read", isolated=False, max_bytes=MAX_DOCUMENT_BYTES,

@@ -57,10 +57,19 @@ KINDS: dict[str, Takes] = {
                       "read it by lines with offset and limit (its outline lists the headings' lines)"),
     "presentation": Takes("a PowerPoint deck (PPTX)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
                           'read it by slides (pages="2") or by lines with offset and limit'),
-    "spreadsheet": Takes("an Excel workbook (XLSX or XLS)", _LINES | {"pages", "char"}, _OUTLINE,
+    "spreadsheet": Takes("an Excel workbook (XLSX or XLS)", _LINES | {"pages", "char", "range"}, _OUTLINE,
                          _FIND_LINES | {"pages"},
-                         'read it by sheets (pages="2" or the sheet\'s name), rows with offset and limit, and a '
-                         "row's cells with offset and column"),
+                         'read it by sheets (pages="2" or the sheet\'s name), rows with offset and limit, a range '
+                         'of cells (range="Data!B2:F40"), and a row\'s cells with offset and column'),
+    "odt": Takes("an OpenDocument text (ODT)", _LINES, _OUTLINE, _FIND_LINES,
+                 "read it by lines with offset and limit (its outline lists the headings' lines)"),
+    "odp": Takes("an OpenDocument presentation (ODP)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                 'read it by slides (pages="2") or by lines with offset and limit'),
+    "ods": Takes("an OpenDocument spreadsheet (ODS)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                 'read it by sheets (pages="2" or the sheet\'s name) and by lines with offset and limit'),
+    "epub": Takes("an EPUB book", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
+                  'read it by chapters in reading order (pages="3"; its outline maps the table of contents to '
+                  "them) or by lines with offset and limit"),
     "mail": Takes("a mail message (EML or Outlook MSG)", _LINES, _OUTLINE, _FIND_LINES,
                   "read it by lines with offset and limit, and an attachment by its path after the mail's "
                   "(mail.eml/attachments/report.pdf)"),
@@ -76,10 +85,11 @@ KINDS: dict[str, Takes] = {
 USES = {
     "offset": "offset is the first line to read (an XLSX row, a listing's or an outline's entry)",
     "limit": "limit counts lines (XLSX rows, entries, hits)",
-    "pages": "pages reads PDF pages, PPTX slides and XLSX sheets",
+    "pages": "pages reads PDF pages, slides (PPTX, ODP), sheets (XLSX, ODS) and EPUB chapters",
     "cells": "cells reads notebook cells",
     "column": "column continues a line cut at 2,000 characters (in an XLSX sheet, a cell's column)",
     "char": "char continues an XLSX cell read with column",
+    "range": 'range reads an A1 range of an XLSX sheet ("Data!B2:F40")',
     "raw": "raw reads a text-based file (a notebook's JSON, say) as its numbered source text",
     "view": 'view="image" shows PDF pages as pictures',
     "outline": "outline lists a file's structure, which a find does not",
@@ -93,7 +103,7 @@ _MODE_FIELDS = {"read": _set(), "outline": _set("outline"), "find": _set("find",
 def given(request: ReadRequest) -> list[str]:
     """The fields the request gives that some kind may not take, in the contract's order."""
     values = {"offset": request.offset, "limit": request.limit, "pages": request.pages, "cells": request.cells,
-              "column": request.column, "char": request.char, "raw": request.raw or None,
+              "column": request.column, "char": request.char, "range": request.range, "raw": request.raw or None,
               "view": "image" if request.view == "image" else None, "outline": request.outline or None,
               "regex": request.regex or None, "ignoreCase": request.ignore_case or None}
     return [field for field, value in values.items() if value is not None]
@@ -127,9 +137,11 @@ def refusal(refused: list[str], takes: Takes, name: str, mode: str, fields: froz
 
 
 def office_kind(description: str) -> str:
-    """The KINDS key of an Office file, by the MIME type sniff gave it."""
-    from agentread.readers.office_detect import MIMES
+    """The KINDS key of an Office or OpenDocument file, by the MIME type sniff gave it."""
+    from agentread.readers.office_detect import MIMES, PACKAGE_MIMES
 
+    if description in PACKAGE_MIMES:
+        return PACKAGE_MIMES[description][1]
     formats = {mime: fmt for fmt, mime in MIMES.items()}
     return {"docx": "document", "xlsx": "spreadsheet", "pptx": "presentation"}[formats[description]]
 

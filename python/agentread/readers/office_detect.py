@@ -10,6 +10,7 @@ directory.
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 
@@ -128,3 +129,38 @@ def ole2_contents(data: bytes) -> str | None:
     with olefile.OleFileIO(data) as ole:
         names = {entry[0] for entry in ole.listdir(streams=True, storages=True)}
     return next((what for stream, what in OLE2_STREAMS if stream in names), None)
+
+
+# EPUB and OpenDocument zips name their type in a member `mimetype`, first and stored uncompressed
+# (OCF 3.0, ODF 1.2 part 3): the type → (the kind sniff gives, the format).
+PACKAGE_MIMES = {
+    "application/epub+zip": ("epub", "epub"),
+    "application/vnd.oasis.opendocument.text": ("opendocument", "odt"),
+    "application/vnd.oasis.opendocument.text-template": ("opendocument", "odt"),
+    "application/vnd.oasis.opendocument.spreadsheet": ("opendocument", "ods"),
+    "application/vnd.oasis.opendocument.spreadsheet-template": ("opendocument", "ods"),
+    "application/vnd.oasis.opendocument.presentation": ("opendocument", "odp"),
+    "application/vnd.oasis.opendocument.presentation-template": ("opendocument", "odp"),
+}
+EPUB_MIME = "application/epub+zip"
+# A zip repacked in name order (as reproducible builds do) has `mimetype` late; its META-INF comes
+# first: an EPUB's container (META-INF/container.xml, which only OCF has), or an OpenDocument
+# manifest, whose root entry names the type.
+_MANIFEST_ROOT = re.compile(rb'full-path="/"[^>]*?media-type="([^"]+)"|media-type="([^"]+)"[^>]*?full-path="/"')
+
+
+def package_mime(head: bytes) -> str | None:
+    """The type an EPUB or OpenDocument zip head names (a key of PACKAGE_MIMES), else None."""
+    if not head.startswith(ZIP_MAGIC):
+        return None
+    for name, body in _zip_entries(head):
+        if name == b"mimetype":
+            mime = body.strip().decode("ascii", "replace") if body else None
+            return mime if mime in PACKAGE_MIMES else None
+        if name == b"META-INF/container.xml":
+            return EPUB_MIME
+        if name == b"META-INF/manifest.xml" and body:
+            found = _MANIFEST_ROOT.search(body)
+            mime = (found.group(1) or found.group(2)).decode("ascii", "replace") if found else None
+            return mime if mime in PACKAGE_MIMES else None
+    return None

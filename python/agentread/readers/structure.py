@@ -9,7 +9,8 @@ text file of no language known here is said to have no outline, with its line co
 Lines are the read's and the editor's: CRLF, LF and a lone CR each end one. The parsers end lines at
 LF alone, so each lone CR is handed to them as an LF (CRLF numbers the same). A symbol spans its
 whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
-to the line before the next heading of its level or higher.
+to the line before the next heading of its level or higher. C and C++ list their declarations too,
+read past the macros wrapped around them (cmacros.py).
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ MORE_LINE_BYTES = 100
 OUTLINE_CACHE_FILES = 8
 MAX_CACHED_ENTRIES = 200_000
 
+# A C or C++ file whose parse has errors is parsed again with its macros blanked (cmacros.py) up to
+# this size: the blanking is Python's work on every token, slower than the parse itself, and the
+# parse of a hostile file's errors is slow too, so a larger file (generated, seldom a header) keeps
+# its first parse.
+MAX_UNMACRO_BYTES = 1 << 20
+
 # A CR that ends a line alone (not that of a CRLF).
 LONE_CR = re.compile(rb"\r(?!\n)")
 
@@ -75,12 +82,20 @@ class Grammar:
     # node type → its name and value fields: a binding that is a symbol where its value is a
     # function, a class or an object holding functions (BINDING_VALUES), named by what it binds.
     bindings: dict[str, tuple[str | None, str]] = dataclasses.field(default_factory=dict)
+    # node types that are symbols where `_declared` gives them a word (C and C++ declarations).
+    declarations: frozenset[str] = frozenset()
 
 
 # The node types that are symbols, by language: definitions a reader looks for (classes and their
 # kin, functions, methods), not every declaration.
-_C_FAMILY = {"function_definition": "function", "struct_specifier": "struct", "union_specifier": "union",
-             "enum_specifier": "enum"}
+_C_FAMILY = {"struct_specifier": "struct", "union_specifier": "union", "enum_specifier": "enum"}
+# A header is mostly declarations: prototypes (`function`, a C++ class's methods among them),
+# variables declared `extern`, typedefs (C++'s `using` aliases) and the macros it defines with a
+# value or parameters (`#define`; not a flag defined empty, nor the guard of the `#ifndef` around
+# it). Declarations in a function's body are not listed, nor a function defined in one (C and C++
+# define none there: it is a macro's use taken for one, `__catch (...) { }`).
+_C_DECLARATIONS = frozenset({"function_definition", "declaration", "field_declaration", "type_definition",
+                             "alias_declaration", "preproc_def", "preproc_function_def"})
 _JS = {"class_declaration": "class", "function_declaration": "function", "generator_function_declaration":
        "function*", "method_definition": "method"}
 # JavaScript and TypeScript define much by binding a value: a variable, an assignment to a member
@@ -113,9 +128,10 @@ GRAMMARS: dict[str, Grammar] = {
         "class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
         "record_declaration": "record", "annotation_type_declaration": "@interface",
         "method_declaration": "method", "constructor_declaration": "constructor"}),
-    "c": Grammar("tree_sitter_c", "language", _C_FAMILY),
+    "c": Grammar("tree_sitter_c", "language", _C_FAMILY, declarations=_C_DECLARATIONS),
     "cpp": Grammar("tree_sitter_cpp", "language", {**_C_FAMILY, "class_specifier": "class",
-                                                   "namespace_definition": "namespace"}),
+                                                   "namespace_definition": "namespace"},
+                   declarations=_C_DECLARATIONS),
     "csharp": Grammar("tree_sitter_c_sharp", "language", {
         "namespace_declaration": "namespace", "file_scoped_namespace_declaration": "namespace",
         "class_declaration": "class", "interface_declaration": "interface", "struct_declaration": "struct",
@@ -296,7 +312,10 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     from tree_sitter import Language, Parser
 
     module = importlib.import_module(grammar.module)
-    tree = _parse(Parser(Language(getattr(module, grammar.function)())), data)
+    parser = Parser(Language(getattr(module, grammar.function)()))
+    tree = _parse(parser, data)
+    if grammar.declarations and tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES:
+        tree = _without_macros(parser, data, tree)
     if language == "markdown":
         return heading_entries(list(_markdown_headings(tree.root_node)), total), False
     if language == "rst":
@@ -304,6 +323,27 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar, entries)
     return entries, cut
+
+
+def _without_macros(parser, data: bytes, tree):
+    """The parse of C or C++ `data` whose first parse, `tree`, has errors, made again with the
+    macros its declarations are wrapped in blanked (cmacros.py); `tree` where it names none."""
+    from agentread.readers.cmacros import masked
+
+    again = masked(data, tree, _keywords(parser.language))
+    return tree if again is None else _parse(parser, again)
+
+
+_KEYWORDS: dict[object, frozenset[str]] = {}
+
+
+def _keywords(language) -> frozenset[str]:
+    """The words a grammar knows as tokens of their own (`extern`, `__attribute__`, `noexcept`)."""
+    if language not in _KEYWORDS:
+        kinds = (language.node_kind_for_id(i) for i in range(language.node_kind_count)
+                 if not language.node_kind_is_named(i) and language.node_kind_is_visible(i))
+        _KEYWORDS[language] = frozenset(kind for kind in kinds if kind and re.fullmatch(r"[A-Za-z_]\w*", kind))
+    return _KEYWORDS[language]
 
 
 def _lf_ended(data: bytes) -> bytes:
@@ -337,7 +377,7 @@ def _symbols(root, grammar: Grammar, entries: list[Entry]) -> bool:
             checkpoint()
             if seen > MAX_OUTLINE_NODES:
                 return True
-        word = grammar.symbols.get(node.type)
+        word = _declared(node) if node.type in grammar.declarations else grammar.symbols.get(node.type)
         name = _name(node) if word else None
         if name is not None:
             word = _marked(node, word)
@@ -348,9 +388,46 @@ def _symbols(root, grammar: Grammar, entries: list[Entry]) -> bool:
             span = _with_wrappers(node)
             title = f"{word}{name}" if word.endswith(".") else f"{word} {name}"
             entries.append(lines_entry(level, title, span.start_point.row + 1, _last_row(span) + 1))
-            inner = level + 1
+            # A typedef's struct (`typedef struct s {...} t;`) is listed beside it, not in it.
+            inner = level if node.type == "type_definition" else level + 1
         stack.extend((child, inner) for child in reversed(node.named_children))
     return False
+
+
+def _declared(node) -> str | None:
+    """The word shown before a C or C++ declaration's name (_C_DECLARATIONS); None for one that is
+    not listed."""
+    kind = node.type
+    if kind == "preproc_def":
+        value, around = node.child_by_field_name("value"), node.parent
+        guard = around is not None and around.type == "preproc_ifdef" and around.children[0].type == "#ifndef" \
+            and _text(around.child_by_field_name("name")) == _text(node.child_by_field_name("name"))
+        return "#define" if value is not None and value.text.strip() and not guard else None
+    if kind == "preproc_function_def":
+        return "#define"
+    around = node.parent
+    while around is not None:  # a declaration in a function's body is the function's own
+        if around.type == "compound_statement":
+            return None
+        around = around.parent
+    if kind == "function_definition":
+        return "function"
+    if kind == "type_definition":
+        return "typedef"
+    if kind == "alias_declaration":
+        return "using"
+    if _declares_function(node):
+        return "function"
+    extern = any(child.type == "storage_class_specifier" and child.text == b"extern" for child in node.children)
+    return "extern" if kind == "declaration" and extern else None
+
+
+def _declares_function(node) -> bool:
+    """Whether a declaration declares a function (not a pointer to one, `int (*f)(void)`); one
+    whose `;` is not written is the use of a macro (`__glibcxx_class_requires(_Tp, _Concept)`)."""
+    kinds = [declarator.type for declarator in _declarators(node)]
+    written = node.child_count > 0 and node.children[-1].type == ";" and not node.children[-1].is_missing
+    return written and "function_declarator" in kinds and "parenthesized_declarator" not in kinds
 
 
 def _name(node) -> str | None:
@@ -372,18 +449,33 @@ def _name(node) -> str | None:
     named = node.child_by_field_name("name")
     if named is not None:
         return _text(named)
-    declarator = node.child_by_field_name("declarator")  # C and C++ functions: the name is inside it
-    for _ in range(16):
-        if declarator is None:
-            return None
-        if declarator.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
-                               "operator_name", "template_function"):
-            return _text(declarator)
-        # A pointer or reference declarator holds the next one as a field; a C++ reference
-        # declarator as its only named child.
+    declarators = _declarators(node)  # C and C++ declarations: the name is inside the declarator
+    named = declarators[-1] if declarators else None
+    return _text(named) if named is not None and named.type in DECLARED_NAMES and named.text.strip() else None
+
+
+# The node that names what a C or C++ declarator declares (tree-sitter's C grammar takes `ssize_t`
+# and its kin for built-in types: `typedef __ssize_t ssize_t;`).
+DECLARED_NAMES = ("identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
+                  "operator_name", "template_function", "primitive_type")
+# Declarators nest (`*(*f)(int)`) at most this deep before the name: deeper is read as none.
+MAX_DECLARATOR_DEPTH = 16
+
+
+def _declarators(node) -> list:
+    """A C or C++ declaration's declarators from the outermost in, ending with the name's node."""
+    found = []
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and len(found) < MAX_DECLARATOR_DEPTH:
+        found.append(declarator)
+        if declarator.type in DECLARED_NAMES:
+            break
+        # A pointer declarator holds the next one as a field; a C++ reference declarator as its
+        # only named child.
         declarator = declarator.child_by_field_name("declarator") or next(
-            (child for child in declarator.named_children if child.type.endswith("declarator")), None)
-    return None
+            (child for child in declarator.named_children
+             if child.type.endswith("declarator") or child.type in DECLARED_NAMES), None)
+    return found
 
 
 def _marked(node, word: str) -> str:

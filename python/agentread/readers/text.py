@@ -620,14 +620,14 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             return
         if needle is not None:
             hits = _Hits(buffer, size, decode_as, line, carried)
-            spans = (_caseless_all if matcher.ignore_case else _find_all)(buffer, needle, size)
+            spans = matcher.ascii_spans(buffer, 0, size) if matcher.ignore_case else _find_all(buffer, needle, size)
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
         elif in_parts:
             hits = _Hits(buffer, size, decode_as, line, carried)
-            for at, text in _texts(buffer, size, decode_as, matcher.linear is not None):
-                if isinstance(text, int):  # ASCII lines up to `text`, searched by RE2 in the buffer
+            for at, text in _texts(buffer, size, decode_as, matcher.in_place):
+                if isinstance(text, int):  # ASCII lines up to `text`, searched in the buffer
                     yield from filter(shown, (hits.at(begin, end) for begin, end in
-                                              matcher.linear_spans(buffer, at, text)))
+                                              matcher.ascii_spans(buffer, at, text)))
                     continue
                 part = None
                 try:
@@ -708,15 +708,6 @@ def _find_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, 
     while at >= 0:
         yield at, at + len(needle)
         at = data.find(needle, at + len(needle), size)
-
-
-def _caseless_all(data: bytearray, needle: bytes, size: int) -> Iterator[tuple[int, int]]:
-    """_find_all of an ASCII needle in data lowered, in one compiled pass without the lowered copy
-    (the `regex` package folds the case of ASCII letters alone in a bytes pattern)."""
-    import regex  # imported by the first search (find.Matcher)
-
-    for match in regex.compile(regex.escape(needle), regex.IGNORECASE).finditer(data, 0, size):
-        yield match.span()
 
 
 class _Hits:

@@ -204,14 +204,25 @@ def _parts(parts) -> list:
 
 def _content(result: ReadResult) -> types.CallToolResult:
     """A read as MCP content: text parts as text, images as images; an error result as an
-    error (isError)."""
-    return types.CallToolResult(content=_parts(result.content), is_error=result.is_error)
+    error (isError). A read holding hidden content says how much in its structured content too,
+    so that a client can warn its user without parsing the text."""
+    return types.CallToolResult(content=_parts(result.content), is_error=result.is_error,
+                                structured_content=_hidden(result.hidden))
 
 
 def _many_content(reply: ManyResult | ReadResult) -> types.CallToolResult:
     if isinstance(reply, ReadResult):  # the whole call failed (its deadline)
         return _content(reply)
-    return types.CallToolResult(content=_parts(reply.content), is_error=False)
+    hidden: dict[str, int] = {}
+    for f in reply.files:
+        for kind, n in ((f.result.hidden or {}) if f.result is not None else {}).items():
+            hidden[kind] = hidden.get(kind, 0) + n
+    return types.CallToolResult(content=_parts(reply.content), is_error=False, structured_content=_hidden(hidden))
+
+
+def _hidden(counts: dict[str, int] | None) -> dict | None:
+    """The structured content of a reply holding passages a person would not see (hidden.py)."""
+    return {"hidden": counts} if counts else None
 
 
 class _Lines:

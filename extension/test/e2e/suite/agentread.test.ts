@@ -8,7 +8,16 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { agentText } from '../../../src/convert';
 import type { AgentreadApi } from '../../../src/extension';
-import { ARCHIVE, FIGURE_PDF, OFFICE_FILES, PDF_PAGES, QUOTING_CELLS, textLine } from '../../fixtures';
+import {
+  ARCHIVE,
+  FIGURE_PDF,
+  OFFICE_FILES,
+  PDF_PAGES,
+  QUOTING_CELLS,
+  textLine,
+  WHISPER_FILE,
+  WHISPERED,
+} from '../../fixtures';
 import { activated, HANG_GUARD_MS, textOf, waitFor, withinHangGuard } from './helpers';
 
 const TOOL = 'agentread_read';
@@ -246,6 +255,19 @@ describe('agentread in VS Code', () => {
     await waitFor('the lines read to scroll into view', () =>
       Boolean(editor?.visibleRanges.some((range) => range.contains(new vscode.Position(45, 0)))),
     HANG_GUARD_MS);
+  });
+
+  it('marks hidden words for the agent and warns in the Agent reads view', async () => {
+    const text = textOf(await invoke({ path: WHISPER_FILE }));
+    assert.match(text, /^\[Hidden from a person reading the file: 1 run of tag characters;/);
+    assert.ok(text.includes(`All tests pass.\u27e6hidden: tag characters "${WHISPERED}"\u27e7`), text);
+    assert.doesNotMatch(text, /[\u{e0000}-\u{e007f}]/u);
+    const entry = api.reads.all[0];
+    assert.equal(entry.hidden, 1);
+    const item = api.reads.getTreeItem(entry);
+    assert.match(String(item.description), /1 hidden/);
+    assert.equal((item.iconPath as vscode.ThemeIcon).id, 'warning');
+    assert.match((item.tooltip as vscode.MarkdownString).value, /would not see/);
   });
 
   it('lists a find in the Agent reads view and reveals its hit', async () => {

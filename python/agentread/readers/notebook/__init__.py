@@ -57,17 +57,25 @@ Outputs are cleaned: ANSI escapes removed, `\\r` progress frames collapsed to th
 never shown (a data: URI or a long run of base64, wrapped or not, becomes "[… 4,096 characters of
 base64 not shown; raw=true shows them]", in sources too, where lines stay one for one; raw=true
 shows the file as it is); text/plain is preferred (markdown and LaTeX are kept as text, LaTeX beside
-a picture too); HTML is shown as laid-out text when no text form says more than a default repr
-(htmltext.py: past 200,000 characters, the rest as its source); widgets and JavaScript outputs
-become one-line placeholders naming the mime type, their text form on that line or, when long,
-whole after it. PNG, JPEG, GIF (and SVG where cairosvg is installed) outputs and markdown
-attachments are attached as downscaled image parts; an
-SVG the rasteriser would recurse on (a <use> pointing nowhere or at its own ancestor, deep
-nesting) is shown as text, saying why.
+a picture too); HTML (text/html, text/vnd.*+html) is shown as laid-out text when no text form says
+more than a default repr, its scripts and styles left out and counted (htmltext.py: past 200,000
+characters, the rest as its source); figure specifications (Plotly, Vega, Vega-Lite, Bokeh) are
+summarised, naming the raw read of their whole JSON (figures.py, bokehdoc.py, locate.py); widgets
+and JavaScript outputs become one-line placeholders naming the mime type (a widget its model and
+saved state, widgets.py), their text form on that line or, when long, whole after it. PNG, JPEG, GIF
+(and SVG where cairosvg is installed) outputs and markdown attachments are attached as downscaled
+image parts; an SVG the rasteriser would recurse on (a <use> pointing nowhere or at its own
+ancestor, deep nesting) is shown as text, saying why.
+    --- output 2: display ---
+    [Plotly figure (application/vnd.plotly.v1+json) "Sales", 1 bar trace; raw=true, offset=66,
+        limit=807 shows its whole JSON]
+    x axis: region; y axis: units
+    trace 1: bar "2024", 3 points; x: north, south, east; y: 2, 3, 1
 
 Outline line per cell (`cells="outline"`), one line, wrapped here:
     Cell 3 [id=ab12cd34] code (python) exec=7, 12 lines: import numpy as np | stdout 3 lines;
-        display image/png 640x480 33.1 KB, text/plain 21 B
+        display image/png 640x480 33.1 KB, text/plain 21 B; display application/vnd.plotly.v1+json
+        7.3 KB (Plotly figure "Sales", 1 bar trace)
 """
 
 from agentread.readers.notebook.reader import notebook_outline, read, read_notebook, search, search_notebook

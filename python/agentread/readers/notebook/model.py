@@ -24,6 +24,8 @@ from typing import Any
 # error reporter.
 import orjson
 
+from agentread.readers.notebook.locate import FileJson
+from agentread.readers.notebook.widgets import widget_states
 from agentread.result import ReadError
 
 try:  # compiled with the package (setup.py); orjson checks each payload whole where it is not
@@ -216,6 +218,8 @@ class Notebook:
     top: dict[str, Any] = field(default_factory=dict)  # the nbformat 4 document without its cells
     minor: int = 0  # the nbformat 4 minor whose schema applies (0 when missing, as nbformat reads it)
     odd: bool = False  # a field is off nbformat 4's layout: a read has nbformat's validator check what it shows
+    widgets: dict[str, Any] = field(default_factory=dict)  # model id → the widget state the metadata saved
+    file: FileJson | None = None  # the file a raw read shows, where a figure's JSON is looked for
 
 
 def load_json(data: bytes) -> Any:
@@ -258,6 +262,7 @@ def parse_notebook(data: bytes) -> Notebook:
     notebook = _from_document(doc)
     if payloads and _restore(notebook.cells, mark, payloads) != len(payloads):
         notebook = _from_document(load_json(data))  # a payload stood outside every bundle (in metadata, say)
+    notebook.file = FileJson(data)
     return notebook
 
 
@@ -337,7 +342,7 @@ def notebook_from_dict(doc: dict, version: str | None = None, warnings: list[str
     layouts = _CELL_LAYOUTS[minor >= IDS_FROM_MINOR]
     odd = _top_off_layout(doc) or any(_cell_off_layout(raw, layouts) for raw in raw_cells)
     top = {key: value for key, value in doc.items() if key != "cells"}
-    return Notebook(cells, language, version or f"4.{minor}", warnings, ids, top, minor, odd)
+    return Notebook(cells, language, version or f"4.{minor}", warnings, ids, top, minor, odd, widget_states(metadata))
 
 
 def _language(metadata: dict) -> str | None:

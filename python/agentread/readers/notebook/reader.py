@@ -21,6 +21,7 @@ from agentread.numbering import (
 from agentread.readers import Source
 from agentread.readers.image import image_part
 from agentread.readers.notebook.clean import editor_lines
+from agentread.readers.notebook.locate import FileJson
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
 from agentread.readers.notebook.render import (
     SVG_MIME,
@@ -79,10 +80,12 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     return search_notebook(source.whole()[source.bom:], request, matcher)
 
 
-def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher,
+                    saved: bytes | None = None) -> tuple[str, Iterator[Hit | Reached]]:
     """The cells asked for (all by default): each one's source lines and its outputs' lines as a
-    read of that cell numbers them (line 1 is its header), cited by cell, id and where."""
-    nb = parse_notebook(data)
+    read of that cell numbers them (line 1 is its header), cited by cell, id and where. `saved`:
+    as for read_notebook."""
+    nb = _parsed(data, saved)
     positions = select_cells(nb, request.cells)
     return "notebook", hits_in(_cell_units(nb, positions, request.offset or 1), matcher, request.column or 1)
 
@@ -90,7 +93,7 @@ def search_notebook(data: bytes, request: ReadRequest, matcher: Matcher) -> tupl
 def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Unit]:
     for i, position in enumerate(positions):
         cell = nb.cells[position]
-        rendered = render_cell(cell, None)  # its lines uncut: a hit past a long line's cut is found
+        rendered = render_cell(cell, nb, None)  # its lines uncut: a hit past a long line's cut is found
         sources = len(editor_lines(cell.source))
         where, outputs = "source", 0
         rest = format_cells(nb, positions[i:])
@@ -107,14 +110,22 @@ def _cell_units(nb: Notebook, positions: list[int], offset: int) -> Iterator[Uni
                        {"cells": str(cell.index), "offset": number, "limit": 1}, {"cells": rest, "offset": number})
 
 
-def read_notebook(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+def read_notebook(data: bytes, request: ReadRequest, path: str, saved: bytes | None = None) -> ReadResult:
     """Read a notebook by cells (whole cells within budget), as an outline, or as a window of
     rendered lines.
 
-    The engine calls this with the raw .ipynb bytes (file or live editor buffer). See the package
-    docstring for the `cells` grammar and the formats.
+    The engine calls this with the raw .ipynb bytes (file or live editor buffer); for a live buffer,
+    `saved` is the file on disk, which a raw read shows (a figure's summary names its lines there).
+    See the package docstring for the `cells` grammar and the formats.
     """
-    return render_notebook(parse_notebook(data), request, path)
+    return render_notebook(_parsed(data, saved), request, path)
+
+
+def _parsed(data: bytes, saved: bytes | None) -> Notebook:
+    nb = parse_notebook(data)
+    if saved is not None:
+        nb.file = FileJson(saved)
+    return nb
 
 
 def render_notebook(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
@@ -282,7 +293,7 @@ def _by_cells(nb: Notebook, positions: list[int], path: str, budget: int) -> Rea
     for pos in positions:
         cell = nb.cells[pos]
         address = format_cells(nb, [pos])
-        rendered = render_cell(cell, cap, address)
+        rendered = render_cell(cell, nb, cap, address)
         lines, line_cuts = _cut_lines(rendered.lines, rendered.numbers, f'cells="{address}", ')
         images = sum(isinstance(line, ImageRef) for line in lines)
         fits = parts.fits(sum(map(_size, lines)), len(lines))
@@ -387,7 +398,7 @@ def _window(nb: Notebook, positions: list[int], request: ReadRequest, path: str)
     lines: list[Line] = []
     spans: list[tuple[int, int, int]] = []  # per cell: its position, its first line (0-based), its line count
     for pos in positions:
-        rendered = render_cell(nb.cells[pos], None, format_cells(nb, [pos]))
+        rendered = render_cell(nb.cells[pos], nb, None, format_cells(nb, [pos]))
         spans.append((pos, len(lines), len(rendered.lines)))
         lines.extend(rendered.lines)
     starts = {first: pos for pos, first, _ in spans}
@@ -422,7 +433,7 @@ def _outline(nb: Notebook, request: ReadRequest, path: str) -> ReadResult:
             return len(nb.cells)
 
         def __getitem__(self, i: int) -> str:
-            return outline_line(nb.cells[i])
+            return outline_line(nb.cells[i], nb)
 
     return _paged(nb, _Lazy(), lambda i: None, lambda first, last: (list(range(first - 1, last)), {}), request,
                   path, "outline line", cells=OUTLINE)

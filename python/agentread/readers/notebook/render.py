@@ -19,10 +19,13 @@ import orjson
 import pybase64
 
 from agentread.limits import MAX_LINE_CHARS
+from agentread.numbering import amount
+from agentread.readers.notebook import bokehdoc, figures
 from agentread.readers.notebook.clean import clean_output, editor_lines, source_lines
-from agentread.readers.notebook.htmltext import html_lines
+from agentread.readers.notebook.htmltext import html_text
 from agentread.readers.notebook.model import Cell, Notebook, Payload
 from agentread.readers.notebook.svgcheck import unsafe_reason
+from agentread.readers.notebook.widgets import WIDGET_MIME, describe
 
 
 def _payload_text(value: Any) -> str:
@@ -50,12 +53,15 @@ def _dump_json(value: Any) -> str:
 # Image outputs a model can see as they are, in the order we prefer when an output carries several.
 RASTER_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 SVG_MIME = "image/svg+xml"
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # Text forms of a rich output, best first. text/plain is what the kernel meant as the text view;
 # markdown, LaTeX and reST read well as source; JSON is data. HTML is shown as the text it lays out
 # when no text form says more than an object's default repr; JavaScript never (a placeholder).
 TEXT_MIMES = ("text/plain", "text/markdown", "text/latex", "text/x-rst", "application/json")
+
+# HTML by any of its media types: text/html, and those a library gives its own HTML
+# (text/vnd.plotly.v1+html), which is HTML all the same.
+_HTML_MIME = re.compile(r"text/html|text/vnd\.[\w.-]+\+html")
 
 # The text/plain repr IPython gives objects that only have a rich form ("<IPython.core.display.HTML
 # object>") says nothing; a markdown or LaTeX alternative is better then.
@@ -164,9 +170,10 @@ def header(cell: Cell) -> str:
     return text
 
 
-def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) -> RenderedCell:
+def render_cell(cell: Cell, nb: Notebook, output_cap: Cap | None, address: str | None = None) -> RenderedCell:
     """The cell's lines; `address` is the `cells` value that reads this cell alone (its index unless
-    an id of the notebook is that number too), which the mark of a cut output names."""
+    an id of the notebook is that number too), which the mark of a cut output names. `nb` holds what
+    its outputs refer to: the widgets' saved state, the file a figure's raw read shows."""
     out = RenderedCell([], [])
     address = address or str(cell.index)
     position = 0
@@ -204,7 +211,7 @@ def render_cell(cell: Cell, output_cap: Cap | None, address: str | None = None) 
     attachments = [_attachment_line(name, bundle) for name, bundle in cell.attachments.items()]
     if attachments:
         add_block(attachments)
-    for number, (label, body) in enumerate(_outputs(cell), 1):
+    for number, (label, body) in enumerate(_outputs(cell, nb), 1):
         add_block([f"--- output {number}: {label} ---"])
         add_block(body, output_cap, number)
     add_block([""])  # a blank line between cells
@@ -257,7 +264,7 @@ def _payload_chars(value: Any) -> int:
     return len(_dump_json(value))
 
 
-def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
+def _outputs(cell: Cell, nb: Notebook) -> list[tuple[str, list[Line]]]:
     """(label, body) per output. Consecutive stream outputs of the same name are merged, as Jupyter
     shows them; stdout, stderr, stdout stay three outputs in that order."""
     rendered: list[tuple[str, list[Line]]] = []
@@ -283,8 +290,9 @@ def _outputs(cell: Cell) -> list[tuple[str, list[Line]]]:
         flush()
         if kind in ("execute_result", "display_data"):
             data = output.get("data") if isinstance(output.get("data"), dict) else {}
+            metadata = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
             label = "result" if kind == "execute_result" else "display"
-            rendered.append((label, _bundle(data, f"output {len(rendered) + 1}")))
+            rendered.append((label, _bundle(data, metadata, f"output {len(rendered) + 1}", nb)))
         elif kind == "error":
             rendered.append(_error(output))
         else:
@@ -309,28 +317,31 @@ def strip_label(text: str) -> str:
     return clean_output(text).replace("\n", " ")[:200]
 
 
-def _bundle(data: dict, label: str) -> list[Line]:
-    """One output's lines: the image if it has one, else its best text form, else a placeholder."""
+def _bundle(data: dict, metadata: dict, label: str, nb: Notebook) -> list[Line]:
+    """One output's lines: the image if it has one, else a figure's summary, else its best text
+    form, else a placeholder."""
     # A formula (sympy) carries its LaTeX beside its picture: the LaTeX is what a model reads best
-    # and can cite, so it is kept, and the picture follows it.
+    # and can cite, so it is kept, and the picture follows it. So is a figure's summary: the picture
+    # shows its shape, the summary its numbers.
     latex = editor_lines(clean_output(_text(data["text/latex"]))) if "text/latex" in data else []
+    figure = _figure(data, metadata, nb)
     for mime in RASTER_MIMES:
         if mime in data:
-            return [*latex, ImageRef(mime, data[mime], label)]
+            return [*latex, *figure, ImageRef(mime, data[mime], label)]
     svg_refused = _svg_refusal(data[SVG_MIME]) if SVG_MIME in data else None
     if SVG_MIME in data and svg_refused is None:
-        return [*latex, ImageRef(SVG_MIME, data[SVG_MIME], label)]
+        return [*latex, *figure, ImageRef(SVG_MIME, data[SVG_MIME], label)]
+    if figure:  # its HTML or script form draws the same figure in a browser
+        return figure
     text_mime = _best_text_mime(data)
     text = _text(data[text_mime]) if text_mime else ""
     if WIDGET_MIME in data:
-        return _placeholder(f"interactive widget ({WIDGET_MIME}), not shown", text)
-    if "text/html" in data and (text_mime is None or (text_mime == "text/plain" and _default_repr(text))):
-        html = _text(data["text/html"])
-        shown = html_lines(html)
-        if any(shown):
-            return ["[text/html output, shown as text]"] + editor_lines(clean_output("\n".join(shown)))
-        return [f"[text/html {human_size(len(html))}: not shown, no visible text (only scripts, styles or frames)]"]
-    rich = [m for m in data if m in ("text/html", "application/javascript")]
+        return _placeholder(f"interactive widget ({WIDGET_MIME}), not shown: {describe(data[WIDGET_MIME], nb.widgets)}",
+                            text)
+    html_mime = _html_mime(data)
+    if html_mime and (text_mime is None or (text_mime == "text/plain" and _default_repr(text))):
+        return _html(html_mime, _text(data[html_mime]))
+    rich = [m for m in data if _HTML_MIME.fullmatch(m) or m == "application/javascript"]
     if text_mime == "text/plain" and rich and _default_repr(text):
         # "<IPython.core.display.Javascript object>" stands for the script: say what the output is.
         return _placeholder(f"{', '.join(rich)} output, not shown", text)
@@ -340,6 +351,58 @@ def _bundle(data: dict, label: str) -> list[Line]:
         return [f"[{SVG_MIME} shown as text: {svg_refused}]"] + editor_lines(clean_output(_text(data[SVG_MIME])))
     kinds = ", ".join(f"{mime} {human_size(_payload_chars(value))}" for mime, value in data.items())
     return [f"[{kinds or 'empty output'}: not shown, no text or image form; raw=true shows it]"]
+
+
+def _html_mime(data: dict) -> str | None:
+    """The HTML form of an output bundle: text/html, else another HTML media type."""
+    return "text/html" if "text/html" in data else next((m for m in data if _HTML_MIME.fullmatch(m)), None)
+
+
+def _html(mime: str, html: str) -> list[Line]:
+    """HTML as the text it lays out, saying what it left out (scripts and styles)."""
+    shown = html_text(html)
+    dropped = " and ".join(amount(n, noun) for n, noun in ((shown.scripts, "script"), (shown.styles, "style")) if n)
+    left = f"its {dropped} ({human_size(shown.dropped_chars)}) left out" if dropped else ""
+    if shown.lines:
+        return [f"[{mime} output, shown as text{'; ' + left if left else ''}]"] + \
+            editor_lines(clean_output("\n".join(shown.lines)))
+    if left:
+        return [f"[{mime} {human_size(len(html))}: no visible text; {left}, raw=true shows them]"]
+    return [f"[{mime} {human_size(len(html))}: not shown, no visible text (only frames or empty elements); "
+            "raw=true shows it]"]
+
+
+def _figure(data: dict, metadata: dict, nb: Notebook) -> list[str]:
+    """A figure specification's summary, its first line naming the raw read of its whole JSON; []
+    when the output carries none."""
+    mime = figures.figure_mime(data)
+    if mime is None:
+        return []
+    name, spec = figures.figure_name(mime), data[mime]
+    if mime == figures.BOKEH_LOAD_MIME:
+        return [f"[{name} ({mime}): the script that loads Bokeh into the page, not shown]"]
+    if mime == figures.BOKEH_EXEC_MIME:  # the figure's model is in the script beside it
+        script = data.get(figures.BOKEH_SCRIPT_MIME)
+        root = metadata.get(mime, {}).get("id") if isinstance(metadata.get(mime), dict) else None
+        head = f"[{name} ({mime})" + (f", root model {_text(root)}" if root is not None else "")
+        if script is None:
+            return [head + ", drawn by a script this output does not hold; not shown]"]
+        docs = bokehdoc.document(_text(script))
+        title, lines = bokehdoc.summary(docs) if docs else (None, [])
+        return [head + (f' "{title}"' if title else "") + f": drawn by its script ({figures.BOKEH_SCRIPT_MIME} "
+                f"{human_size(_payload_chars(script))}), which holds its data, not shown; "
+                f"{_raw_call(nb, figures.BOKEH_SCRIPT_MIME, script)} shows it]", *lines]
+    head = f"[{name} ({mime}){figures.details(mime, spec)}"
+    return [head + f"; {_raw_call(nb, mime, spec)} shows its whole JSON]", *figures.summary(mime, spec)]
+
+
+def _raw_call(nb: Notebook, key: str, value: Any) -> str:
+    """The raw read of the lines of the file that hold `value` (under `key`), or of the file when
+    it is not found there (an output the editor has not saved)."""
+    lines = nb.file.lines_of(key, value) if nb.file is not None else None
+    if lines is None:
+        return "raw=true (the notebook's JSON as saved)"
+    return f"raw=true, offset={lines[0]}, limit={lines[1] - lines[0] + 1}"
 
 
 def _placeholder(note: str, text: str) -> list[Line]:
@@ -355,7 +418,7 @@ def _placeholder(note: str, text: str) -> list[Line]:
 
 def _best_text_mime(data: dict) -> str | None:
     candidates = [m for m in TEXT_MIMES if m in data]
-    candidates += [m for m in data if m.startswith("text/") and m != "text/html" and m not in candidates]
+    candidates += [m for m in data if m.startswith("text/") and not _HTML_MIME.fullmatch(m) and m not in candidates]
     if len(candidates) > 1 and candidates[0] == "text/plain":
         if _default_repr(_text(data["text/plain"])):
             return candidates[1]
@@ -441,7 +504,7 @@ def _base64_head(payload: Any, chars: int) -> bytes:
         return b""
 
 
-def outline_line(cell: Cell) -> str:
+def outline_line(cell: Cell, nb: Notebook) -> str:
     """One line per cell: index, id, type, size of the source, its first line, and what its
     outputs hold."""
     lines = editor_lines(cell.source)
@@ -451,14 +514,14 @@ def outline_line(cell: Cell) -> str:
     text = header(cell)[4:] + f", {len(lines)} line{'s' if len(lines) != 1 else ''}"
     if first:
         text += f": {first}"
-    kinds = [_output_summary(o) for o in cell.outputs]
+    kinds = [_output_summary(o, nb) for o in cell.outputs]
     kinds += [f"attachment {name}" for name in cell.attachments]
     if kinds:
         text += " | " + "; ".join(kinds)
     return text
 
 
-def _output_summary(output: Any) -> str:
+def _output_summary(output: Any, nb: Notebook) -> str:
     if not isinstance(output, dict):
         return "unknown output"
     kind = output.get("output_type")
@@ -479,9 +542,19 @@ def _output_summary(output: Any) -> str:
             dims = image_dims(mime, value)
             parts.append(f"{mime}{f' {dims[0]}x{dims[1]}' if dims else ''} {human_size(size * 3 // 4)}")
         else:
-            parts.append(f"{mime} {human_size(size)}")
+            parts.append(f"{mime} {human_size(size)}{_named(mime, value, nb)}")
     return ("result " if kind == "execute_result" else "display ") + ", ".join(parts)
 
 
+def _named(mime: str, value: Any, nb: Notebook) -> str:
+    """What a figure or a widget is, in a few words, as the read names it: ' (Plotly figure "Sales",
+    2 bar traces)'."""
+    if mime == WIDGET_MIME:
+        return f" ({describe(value, nb.widgets)})"
+    if figures.figure_mime({mime: value}) != mime:
+        return ""
+    return f" ({figures.figure_name(mime)}{figures.details(mime, value)})"
+
+
 def outline(nb: Notebook) -> list[str]:
-    return [outline_line(cell) for cell in nb.cells]
+    return [outline_line(cell, nb) for cell in nb.cells]

@@ -36,7 +36,7 @@ LEGACY = {
     "ppt": ("a PowerPoint 97-2003 presentation (.ppt)", "pptx"),
 }
 
-_PACKAGES = {"docx": "python-docx", "xlsx": "openpyxl", "pptx": "python-pptx"}
+_PACKAGES = {"docx": "python-docx", "xlsx": "openpyxl xlfmt", "pptx": "python-pptx"}
 
 # Sheets in a workbook, slides in a deck: the format libraries set up every one when the file is
 # opened, whichever are read. Real files stay far below this (a deck of 300 slides is long); a main
@@ -73,8 +73,8 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
         module = importlib.import_module(f"agentread.readers.office.{fmt}")
         reader = getattr(module, f"{'outline' if request.outline else 'read'}_{fmt}")  # outline_docx, read_docx...
     except ImportError as exc:
-        raise ReadError("internal", f"reading {fmt.upper()} files needs the Python package {_PACKAGES[fmt]}, "
-                        f"which is not installed ({exc}). Install it with: pip install {_PACKAGES[fmt]}") from None
+        raise ReadError("internal", f"reading {fmt.upper()} files needs these Python packages: {_PACKAGES[fmt]}; "
+                        f"one is not installed ({exc}). Install them with: pip install {_PACKAGES[fmt]}") from None
     try:
         return reader(data, request, path)
     except (ReadError, InvalidParams, MemoryError, RecursionError):

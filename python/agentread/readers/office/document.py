@@ -131,8 +131,8 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
     if offset > max(len(lines), 1):
         raise past_end(offset, len(lines), "line", f"the rendered {kind}")
     also = f'pages="{pages}" and ' if pages else ""
-    out, last, following = window(lines, offset, request.line_limit, request.output_bytes, also,
-                                  request.column or 1)
+    budget = request.output_bytes - (len(header.encode("utf-8")) + 1 if header else 0)  # the header's line too
+    out, last, following = window(lines, offset, request.line_limit, budget, also, request.column or 1)
     content: list[TextPart | ImagePart] = []
     text: list[str] = [header] if header else []
     held_back: list[int] = []

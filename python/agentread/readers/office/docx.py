@@ -1,18 +1,28 @@
 """DOCX: the body in reading order as Markdown-like lines, paged by offset/limit like text.
 
+    [This document has tracked changes, shown as all markup: ...]   (only when it has any)
     # Heading 1                      (headings by outline level, as Word's navigation pane shows)
-    A paragraph with a footnote[^1] and a comment[comment 0].
+    A paragraph with a footnote[^1], a comment[comment 0] and a [link](https://x.org/#part).
       - a bullet at level 2          (lists from the numbering definitions: "- " or "3. ")
+    The fee is {--ten--}{++twelve++} euros.   (tracked changes in place)
+    > the text of a text box         (text boxes and shapes, quoted after their paragraph)
+    [SmartArt "alt text":]           (SmartArt's items from its data part, smartart.py)
+    - Plan
     | Name | Value |                 (tables as pipe tables, the first row as header; a merged
     | --- | --- |                     cell's text once, in its first grid cell)
     [image 1: word/media/image1.png "alt text", image/png 640x480, attached]
     The area is $\\pi r^{2}$.         (equations as LaTeX, omml.py; a display equation on a line
     $$\\frac{a}{b}$$                   of its own, between $$)
-    Footnotes:                       (footnotes, endnotes and comments follow the body)
+    Headers and footers:             (after the body: each once, with its sections and kind)
+    Header (sections 1-2): Annual report
+    Footnotes:                       (footnotes, endnotes and comments follow)
     [^1]: The footnote's text.
+    Comments:
+    [comment 0] Ann on "the text it is on": The comment's text.
 
-Python-docx opens the package and resolves styles and parts; the body is walked as XML so that
-content controls, tracked insertions, hyperlinks and text boxes are read where they stand.
+Python-docx opens the package and resolves styles, sections and parts; each story (the body, a
+header, the notes) is walked as XML so that content controls, tracked changes, fields, hyperlinks
+and text boxes are read where they stand, with links and pictures resolved in the story's own part.
 """
 
 from __future__ import annotations
@@ -23,8 +33,10 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
 from agentread.outline import heading_entries, outline_result
+from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
 from agentread.readers.office.document import Rendered, pipe_table, search_lines, show
 from agentread.readers.office.omml import M, equation
+from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
 from agentread.result import ReadResult
 
@@ -37,18 +49,62 @@ R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 VML = "{urn:schemas-microsoft-com:vml}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
+W15 = "{http://schemas.microsoft.com/office/word/2012/wordml}"
+DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+
+# The namespaces a markup-compatibility choice may require and still be read here: Word 2010's
+# shapes, groups, canvases and additions to its markup and drawings, and Word 2012's.
+READ_CHOICES = {"http://schemas.microsoft.com/office/word/2010/wordprocessingShape",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingGroup",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingCanvas",
+                "http://schemas.microsoft.com/office/word/2010/wordprocessingDrawing",
+                "http://schemas.microsoft.com/office/word/2010/wordml",
+                "http://schemas.microsoft.com/office/word/2012/wordml",
+                "http://schemas.microsoft.com/office/drawing/2010/main",
+                "http://schemas.openxmlformats.org/officeDocument/2006/math"}
+
+# Tracked changes, shown in place with CriticMarkup's marks; a moved passage is deleted where it was
+# and inserted where it went.
+CHANGES = {W + "ins": "{{++{}++}}", W + "moveTo": "{{++{}++}}", W + "del": "{{--{}--}}", W + "moveFrom": "{{--{}--}}"}
+TRACKED_CHANGES = ("[This document has tracked changes, shown as all markup: inserted text as {++text++}, deleted "
+                   "text as {--text--}. The document as it reads with every change accepted has the first and not "
+                   "the second.]")
+CHANGES_SHOWN = "[Tracked changes are shown as all markup: {++inserted++}, {--deleted--}; line 1 says more.]"
+
+# The kinds of notes, each with its part's relationship, the title it is listed under, and its line.
+NOTES = {"footnote": ("/footnotes", "Footnotes:", "[^{id}]: {text}"),
+         "endnote": ("/endnotes", "Endnotes:", "[^e{id}]: {text}"),
+         "comment": ("/comments", "Comments:", "[comment {id}] {author}{on}: {text}")}
+
+# Characters of the text a comment anchors to shown with it: enough to tell the passage (a comment
+# on a whole page would otherwise repeat it).
+MAX_ANCHOR_CHARS = 200
+
+# Marks a complex field's result is held between until its paragraph is done (characters that
+# cannot occur in XML text): begin, result, end.
+FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
+# The mark after a link to a bookmark until the bookmark's line is known (a character that cannot
+# occur in XML text).
+BOOKMARK_LINK = "\x04"
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
 BODY_TEXT_LEVEL = 9
 
-# Containers whose children stand in the body or the paragraph as if the container were not there.
-TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins", W + "fldSimple",
-               W + "r", W + "moveTo"}
+# Containers whose children stand in the body or the paragraph as if the container were not there
+# (a tracked insertion around rows or paragraphs too; in a paragraph it is marked, CHANGES).
+TRANSPARENT = {W + "sdt", W + "sdtContent", W + "customXml", W + "smartTag", W + "ins",
+               W + "r", W + "moveTo", W + "dir", W + "bdo"}
 
 
 def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
-    return show(render_docx(data), request, path, "document")
+    """A window of the document's lines; one that starts past the first line of a document with
+    tracked changes is headed by a line saying how they are shown, as that first line does."""
+    out = render_docx(data)
+    changed = out.lines[:1] == [TRACKED_CHANGES] and request.line_from(len(out.lines)) > 1
+    return show(out, request, path, "document", header=CHANGES_SHOWN if changed else None)
 
 
 def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
@@ -75,20 +131,71 @@ def render_docx(data: bytes) -> Rendered:
 
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
-    walker.blocks(document.element.body)
-    walker.notes()
+    walker.render()
     return walker.out
 
 
 class _Walker:
     def __init__(self, document):
         self.document = document
-        self.part = document.part
+        self.part = document.part  # the part whose story is walked: its relationships resolve links and pictures
         self.out = Rendered()
         self.counters: dict[tuple[str, int], int] = {}
         self._formats: dict[tuple[str, int], str] = {}
         self._styles = {s.style_id: s for s in document.styles}
         self._levels: dict[str, int | None] = {}  # by style id: the heading level its paragraphs take
+        self._aside = False  # walking a header, a note or a text box: no headings, no blank lines
+        self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
+        self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
+        self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
+
+    def render(self) -> None:
+        """The body, then the headers and footers, footnotes, endnotes and comments; a first line
+        saying how tracked changes are shown when the document holds any."""
+        from docx.oxml import parse_xml
+
+        body = self.document.element.body
+        headers = self._headers_footers()
+        notes = [(kind, part, parse_xml(part.blob)) for kind, part in self._note_parts()]
+        stories = [body] + [part.element for _, part, _ in headers] + [root for _, _, root in notes]
+        if any(_changed(root) for root in stories):
+            self.out.add(TRACKED_CHANGES)
+        for root in stories:
+            _comment_anchors(root, self._anchors)
+        self._body(body)
+        self._headers_and_footers(headers)
+        for kind, part, root in notes:
+            self._notes(kind, part, root)
+        self._name_bookmark_lines()
+
+    def _body(self, body) -> None:
+        """The body's blocks, noting the line each bookmark in them lands on: the first line a
+        block with it shows, or, where it shows none (an empty paragraph), the next block's."""
+        waiting: list[str] = []
+        for child in body:
+            first = len(self.out.lines)
+            self.blocks([child])
+            waiting += (mark.get(W + "name") or "" for mark in child.iter(W + "bookmarkStart"))
+            shown = next((n for n in range(first, len(self.out.lines)) if self.out.lines[n]), None)
+            if shown is not None:
+                for name in waiting:
+                    self._bookmarks.setdefault(name, shown + 1)
+                waiting = []
+
+    def _name_bookmark_lines(self) -> None:
+        """Each link to a bookmark with the line it leads to, as a Markdown link's title:
+        `[text](#name "line 7")`; links are shown before the lines of the bookmarks after them are
+        known, so they are marked as they are shown and named here."""
+        def named(match: re.Match) -> str:
+            line = self._bookmarks.get(match[1])
+            return f'(#{match[1]} "line {line}")' if line else f"(#{match[1]})"
+
+        lines = self.out.lines
+        for i, line in enumerate(lines):
+            if BOOKMARK_LINK in line:
+                lines[i] = _BOOKMARK_LINK.sub(named, line)
+        self.out.headings[:] = [(level, _BOOKMARK_LINK.sub(named, text), line)
+                                for level, text, line in self.out.headings]
 
     # Body: paragraphs, tables, and the containers that hold them.
     def blocks(self, parent) -> None:
@@ -97,51 +204,58 @@ class _Walker:
                 self.paragraph(child)
             elif child.tag == W + "tbl":
                 self.table(child)
+            elif child.tag == MC + "AlternateContent":
+                self.blocks(_choice(child))
             elif child.tag in TRANSPARENT:
                 self.blocks(child)
 
     def paragraph(self, p) -> None:
-        images: list = []
-        text = self.inline(p, images).strip()
+        follows: list = []
+        text = self.text(p, follows)
         style = self._style(p)
-        level = self._heading_level(p, style)
+        level = None if self._aside else self._heading_level(p, style)
         if text and level:
             text = "#" * level + " " + text
             self.out.headings.append((level, text, len(self.out.lines) + 1))
         elif text:
             text = self._list_prefix(p, (style.name or "") if style is not None else "") + text
         # Empty paragraphs: one blank line, not many; a paragraph of pictures alone is their lines.
-        if text or (not images and (not self.out.lines or self.out.lines[-1])):
+        if text or (not self._aside and not follows and (not self.out.lines or self.out.lines[-1])):
             self.out.add(text)
-        self._images(images)
+        self._follow(follows)
 
     def table(self, tbl) -> None:
-        images: list = []
+        follows: list = []
         rows: list[list[str]] = []
         above: list = []
         for tcs in _grid(tbl):
             row = []
             for i, tc in enumerate(tcs):
                 repeated = (i and tcs[i - 1] is tc) or (i < len(above) and above[i] is tc)
-                row.append("" if repeated else "\n".join(self.inline(p, images).strip() for p in tc.iter(W + "p")))
+                row.append("" if repeated else "\n".join(self.text(p, follows) for p in _outside_boxes(tc, {W + "p"})))
             rows.append(row)
             above = tcs
-        if self.out.lines and self.out.lines[-1]:
+        if self.out.lines and self.out.lines[-1] and not self._aside:
             self.out.add("")
         for line in pipe_table(rows):
             self.out.add(line)
-        self.out.add("")
-        self._images(images)
+        if not self._aside:
+            self.out.add("")
+        self._follow(follows)
 
-    # Inline content: runs, breaks, references, hyperlinks, images (collected to follow
-    # the paragraph).
-    def inline(self, el, images: list) -> str:
+    def text(self, el, follows: list) -> str:
+        """A paragraph's text (or a note's, a cell's), with the links its fields make."""
+        return _field_links(self.inline(el, follows)).strip()
+
+    # Inline content: runs, breaks, references, hyperlinks, tracked changes, fields; pictures,
+    # text boxes and SmartArt are collected into `follows` to come after the paragraph.
+    def inline(self, el, follows: list) -> str:
         parts: list[str] = []
         for child in el:
             tag = child.tag
-            if tag == W + "t":
+            if tag in (W + "t", W + "delText"):
                 parts.append(child.text or "")
-            elif tag == W + "tab":
+            elif tag in (W + "tab", W + "ptab"):
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
                 parts.append("\n")
@@ -154,29 +268,92 @@ class _Walker:
             elif tag == W + "commentReference":
                 parts.append(f"[comment {child.get(W + 'id')}]")
             elif tag == W + "hyperlink":
-                text = self.inline(child, images)
-                rel = self.part.rels.get(child.get(R + "id") or "")
-                parts.append(f"[{text}]({rel.target_ref})" if rel is not None and rel.is_external and text else text)
+                text = self.inline(child, follows)
+                target = self._link_target(child)
+                parts.append(f"[{text}]({target})" if target and text.strip() else text)
+            elif tag in CHANGES:
+                text = self.inline(child, follows)
+                parts.append(CHANGES[tag].format(text) if text else "")
+            elif tag in (W + "fldChar", W + "instrText"):
+                parts.append(self._field(child))
+            elif tag == W + "fldSimple":  # a field in one element: its result, a link if it is a HYPERLINK
+                text, target = self.inline(child, follows), _hyperlink_field(child.get(W + "instr") or "")
+                parts.append(f"[{text}]({target})" if target and text.strip() else text)
             elif tag in (W + "drawing", W + "pict", W + "object"):
-                self._find_images(child, images)
-                parts.extend(self.inline(p, images) + " " for p in child.iter(W + "p"))  # text boxes
+                self._drawing(child, follows)
+            elif tag == MC + "AlternateContent":
+                parts.append(self.inline(_choice(child), follows))
             elif tag in (M + "oMath", M + "oMathPara"):
                 parts.append(equation(child))
-            elif tag in TRANSPARENT or tag == W + "hyperlink":
-                parts.append(self.inline(child, images))
+            elif tag == W + "ruby":  # a phonetic guide: the text, then its reading in brackets
+                base, guide = (self.inline(part, follows) if part is not None else ""
+                               for part in (child.find(W + "rubyBase"), child.find(W + "rt")))
+                parts.append(f"{base}({guide})" if guide else base)
+            elif tag in TRANSPARENT:
+                parts.append(self.inline(child, follows))
         return "".join(parts)
 
-    def _find_images(self, el, images: list) -> None:
-        alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
-        for node in el.iter(A + "blip", VML + "imagedata"):
-            rid = node.get(R + "embed") or node.get(R + "id")
-            part = self.part.related_parts.get(rid) if rid else None
-            if part is not None:
-                images.append((str(part.partname).lstrip("/") + (f' "{alt}"' if alt else ""), part))
+    def _link_target(self, link) -> str:
+        """A hyperlink's address with its fragment (`w:anchor`), or `#bookmark` for a link to a
+        place in the document; "" when it has neither."""
+        rel = self.part.rels.get(link.get(R + "id") or "")
+        address = rel.target_ref if rel is not None and rel.is_external else ""
+        return _target(address, link.get(W + "anchor"))
 
-    def _images(self, images: list) -> None:
-        for label, part in images:
-            self.out.add_image(label, lambda part=part: part.blob)
+    def _field(self, el) -> str:
+        """A complex field's pieces: its instruction is kept (not shown), its result shown between
+        marks that _field_links turns into a link for a HYPERLINK field."""
+        if el.tag == W + "instrText":
+            if self._fields:
+                self._fields[-1] += el.text or ""
+            return ""
+        kind = el.get(W + "fldCharType")
+        if kind == "begin":
+            self._fields.append("")
+            return FIELD_START
+        if kind == "end" and self._fields:
+            return f"{FIELD_END}{_hyperlink_field(self._fields.pop())}{FIELD_CLOSE}"
+        return ""
+
+    def _drawing(self, el, follows: list) -> None:
+        """A drawing's pictures, SmartArt and text boxes, to follow the paragraph."""
+        from docx.oxml import parse_xml
+        from lxml import etree
+
+        alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
+        named = f' "{alt}"' if alt else ""
+        for node in _outside_boxes(el, {A + "blip", VML + "imagedata", DGM + "relIds", CHART_REFERENCE}):
+            rid = node.get(R + "dm") if node.tag == DGM + "relIds" else node.get(R + "embed") or node.get(R + "id")
+            part = self.part.related_parts.get(rid) if rid else None
+            if part is None:
+                continue
+            if node.tag == DGM + "relIds":
+                try:
+                    lines = [f"[SmartArt{named}:]"] + smartart_lines(parse_xml(part.blob))
+                except etree.XMLSyntaxError as exc:
+                    lines = [f"[SmartArt{named}: its data could not be read ({exc})]"]
+                follows.append(lambda lines=lines: [self.out.add(line) for line in lines])
+            elif part.content_type == CHART_CONTENT_TYPE:  # a chart: its title and data, where a picture would be
+                follows.append(lambda part=part: self.out.add("\n".join(chart_lines(part.blob))))
+            else:
+                label = str(part.partname).lstrip("/") + named
+                follows.append(lambda label=label, part=part: self.out.add_image(label, lambda: part.blob))
+        for box in _outside_boxes(el, {W + "txbxContent"}):
+            follows.append(lambda box=box: self._box(box))
+
+    def _box(self, content) -> None:
+        """A text box's or shape's text, its lines quoted (`> `), after its paragraph."""
+        first, aside = len(self.out.lines), self._aside
+        self._aside = True
+        self.blocks(content)
+        self._aside = aside
+        for i in range(first, len(self.out.lines)):
+            if i + 1 not in self.out.images:
+                self.out.lines[i] = "> " + self.out.lines[i]
+
+    def _follow(self, follows: list) -> None:
+        for add in follows:
+            add()
 
     def _style(self, p):
         """The paragraph's style: the one it names, else the document's default paragraph style."""
@@ -240,7 +417,7 @@ class _Walker:
         if key not in self._formats:
             self._formats[key] = "decimal"
             try:
-                numbering = self.part.numbering_part.element
+                numbering = self.document.part.numbering_part.element  # a header's lists too
             except (KeyError, NotImplementedError, AttributeError):
                 return "decimal"
             for num in numbering.iter(W + "num"):
@@ -253,31 +430,238 @@ class _Walker:
                                     self._formats[key] = _val(lvl.find(W + "numFmt")) or "decimal"
         return self._formats[key]
 
+    # Headers and footers, after the body: each once, with the sections it stands in.
+    def _headers_footers(self) -> list[tuple[str, object, list[int]]]:
+        """(label, part, section numbers) of each header and footer the document shows, in the
+        order first met: a section without its own inherits the previous section's."""
+        even = self.document.settings.odd_and_even_pages_header_footer
+        current: dict[str, object] = {}
+        found: dict[tuple[str, str], tuple[str, object, list[int]]] = {}
+        for number, section in enumerate(self.document.sections, 1):
+            first = section.different_first_page_header_footer
+            for label, story, shown in (
+                    ("Odd-page header" if even else "Header", section.header, True),
+                    ("Odd-page footer" if even else "Footer", section.footer, True),
+                    ("First-page header", section.first_page_header, first),
+                    ("First-page footer", section.first_page_footer, first),
+                    ("Even-page header", section.even_page_header, even),
+                    ("Even-page footer", section.even_page_footer, even)):
+                if not story.is_linked_to_previous:  # only then is `part` its own, not one made for it
+                    current[label] = _story_part(story)
+                part = current.get(label)
+                if part is not None and shown:
+                    found.setdefault((label, str(part.partname)), (label, part, []))[2].append(number)
+        return list(found.values())
+
+    def _headers_and_footers(self, headers) -> None:
+        """Each as `Header (sections 1-2): its text`, or its label line followed by its lines when
+        it has several; an empty one is left out."""
+        title = len(self.out.lines)
+        self._gap()
+        self.out.add("Headers and footers:")
+        kept = False
+        for label, part, sections in headers:
+            first, images = len(self.out.lines), len(self.out.images)
+            self.out.add(f"{label} ({_sections(sections)}):")
+            self._story(part, part.element)
+            added = self.out.lines[first + 1:]
+            if not added:
+                del self.out.lines[first:]
+            elif len(added) == 1 and len(self.out.images) == images:
+                self.out.lines[first:] = [f"{self.out.lines[first]} {added[0]}"]
+            kept = kept or bool(added)
+        if not kept:
+            del self.out.lines[title:]
+
     # Footnotes, endnotes and comments, after the body, each under its marker.
-    def notes(self) -> None:
+    def _note_parts(self) -> list[tuple[str, object]]:
+        """(kind, part) of the footnotes, endnotes and comments the document has."""
+        parts = ((tag, self._related(reltype)) for tag, (reltype, _, _) in NOTES.items())
+        return [(tag, part) for tag, part in parts if part is not None]
+
+    def _related(self, reltype: str):
+        """The document's part of a relationship type (by the end of its URI), or None."""
+        return next((rel.target_part for rel in self.document.part.rels.values()
+                     if rel.reltype.endswith(reltype) and not rel.is_external), None)
+
+    def _threads(self, root) -> dict[str, str]:
+        """By comment id: the comment it replies to and whether it is resolved, as its line says
+        them; from the comments' extended part (Word 2013 on), which names each comment by the id
+        of its last paragraph."""
         from docx.oxml import parse_xml
 
-        kinds = (("/footnotes", "footnote", "Footnotes:", "[^{id}]: {text}"),
-                 ("/endnotes", "endnote", "Endnotes:", "[^e{id}]: {text}"),
-                 ("/comments", "comment", "Comments:", "[comment {id}] {author}: {text}"))
-        for reltype, tag, title, form in kinds:
-            part = next((rel.target_part for rel in self.part.rels.values()
-                         if rel.reltype.endswith(reltype) and not rel.is_external), None)
-            if part is None:
+        part = self._related("/commentsExtended")
+        if part is None:
+            return {}
+        ids = {}
+        for comment in root.iter(W + "comment"):
+            last = next(reversed(list(comment.iter(W + "p"))), None)
+            if last is not None and last.get(W14 + "paraId"):
+                ids[last.get(W14 + "paraId")] = comment.get(W + "id")
+        threads = {}
+        for entry in parse_xml(part.blob).iter(W15 + "commentEx"):
+            own, parent = ids.get(entry.get(W15 + "paraId")), ids.get(entry.get(W15 + "paraIdParent") or "")
+            if own is not None:
+                threads[own] = ((f", replying to comment {parent}" if parent else "")
+                                + (" (resolved)" if entry.get(W15 + "done") == "1" else ""))
+        return threads
+
+    def _notes(self, tag: str, part, root) -> None:
+        _, title, form = NOTES[tag]
+        titled = False
+        threads = self._threads(root) if tag == "comment" else {}
+        for note in root.iter(W + tag):
+            if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
                 continue
-            lines = []
-            for note in parse_xml(part.blob).iter(W + tag):
-                if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
-                    continue
-                text = " ".join(self.inline(p, []).strip() for p in note.iter(W + "p")).strip()
-                lines.append(form.format(id=note.get(W + "id"), author=note.get(W + "author") or "unknown",
-                                         text=text))
-            if lines:
-                if self.out.lines and self.out.lines[-1]:
-                    self.out.add("")
+            if not titled:
+                self._gap()
                 self.out.add(title)
-                for line in lines:
-                    self.out.add(line)
+                titled = True
+            follows: list = []
+            self.part, aside, self._aside, self._fields = part, self._aside, True, []
+            text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
+            key = note.get(W + "id") or ""
+            anchor = " ".join("".join(self._anchors.get(key, [])).split())
+            if len(anchor) > MAX_ANCHOR_CHARS:
+                anchor = anchor[:MAX_ANCHOR_CHARS] + "…"
+            thread = threads.get(key, "")
+            # A reply is on its first comment's text: it names that comment instead.
+            on = thread if thread.startswith(",") else (f' on "{anchor}"' if anchor else "") + thread
+            self.out.add(form.format(id=key, author=note.get(W + "author") or "unknown", on=on, text=text))
+            self._follow(follows)
+            self.part, self._aside = self.document.part, aside
+
+    def _story(self, part, root) -> None:
+        """A header's or footer's blocks, their links and pictures resolved in its own part."""
+        self.part, aside, self._aside, self._fields = part, self._aside, True, []
+        self.blocks(root)
+        self.part, self._aside = self.document.part, aside
+
+    def _gap(self) -> None:
+        """A blank line before what follows the body, unless there is one."""
+        if self.out.lines and self.out.lines[-1]:
+            self.out.add("")
+
+
+def _story_part(story):
+    """A header's or footer's own part; None when its reference leads nowhere, or to a part that
+    is not XML (a damaged file: the rest of it is read)."""
+    try:
+        part = story.part
+    except KeyError:
+        return None
+    return part if hasattr(part, "element") else None
+
+
+def _sections(numbers: list[int]) -> str:
+    """Section numbers as runs: "section 2", "sections 1-3, 5"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"section{'s' if len(numbers) > 1 else ''} {text}"
+
+
+def _changed(root) -> bool:
+    """Whether a story holds a tracked insertion or deletion of text."""
+    return any(next(change.iter(W + "t", W + "delText"), None) is not None for change in root.iter(*CHANGES))
+
+
+def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
+    """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story, up
+    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short."""
+    wanting: dict[str, int] = {}  # the ranges open and still short, with their length so far
+    for el in root.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t", W + "delText", W + "p"):
+        key = el.get(W + "id") or ""
+        if el.tag == W + "commentRangeStart":
+            anchors.setdefault(key, [])
+            wanting[key] = sum(map(len, anchors[key]))
+        elif el.tag == W + "commentRangeEnd":
+            wanting.pop(key, None)
+        elif wanting and (text := " " if el.tag == W + "p" else el.text):
+            for key in list(wanting):
+                anchors[key].append(text)
+                wanting[key] += len(text)
+                if wanting[key] > MAX_ANCHOR_CHARS:
+                    del wanting[key]
+
+
+def _choice(alternate):
+    """What a markup-compatibility block holds for this reader: its first choice whose required
+    namespaces are all READ_CHOICES (a text box as a DrawingML shape), else its fallback (the same
+    as VML, or a picture of a kind of chart Word 2016 added)."""
+    for choice in alternate.iterchildren(MC + "Choice"):
+        if all(choice.nsmap.get(prefix) in READ_CHOICES for prefix in (choice.get("Requires") or "").split()):
+            return choice
+    return next(alternate.iterchildren(MC + "Fallback"), ())
+
+
+def _outside_boxes(el, tags: set[str]):
+    """The elements of `tags` within `el`, in order, but those inside a text box in it (walked as
+    the box) and those in a fallback of markup compatibility (the same content again)."""
+    for child in el:
+        if child.tag in tags:  # not looked into: a paragraph holds another only in a text box
+            yield child
+        elif child.tag not in (W + "txbxContent", MC + "Fallback") and len(child):
+            yield from _outside_boxes(child, tags)
+
+
+# A field instruction's words: a quoted argument or a run of other characters.
+_FIELD_WORD = re.compile(r'"([^"]*)"|(\S+)')
+# The HYPERLINK field's switches that take an argument: \l the bookmark, \o the tooltip, \t
+# the frame.
+_LINK_SWITCHES = {"\\l", "\\o", "\\t"}
+_BOOKMARK_LINK = re.compile(f"\\(#([^{BOOKMARK_LINK})]*){BOOKMARK_LINK}\\)")
+_FIELD_MARKS = re.compile(f"([{FIELD_START}{FIELD_END}{FIELD_CLOSE}])")
+
+
+def _hyperlink_field(instruction: str) -> str:
+    """The target of a HYPERLINK field (`HYPERLINK "url" \\l "bookmark"`), else ""."""
+    words = [(quoted, bare) for quoted, bare in _FIELD_WORD.findall(instruction)]
+    if not words or words[0][1].upper() != "HYPERLINK":
+        return ""
+    address, anchor, switch = "", None, None
+    for quoted, bare in words[1:]:
+        word = quoted or bare
+        if switch == "\\l":
+            anchor = word
+        elif switch is None and not bare.startswith("\\") and not address:
+            address = word
+        switch = bare.lower() if bare.lower() in _LINK_SWITCHES and switch is None else None
+    return _target(address, anchor)
+
+
+def _target(address: str, anchor: str | None) -> str:
+    """A link's target: its address with its fragment, or a bookmark in the document marked for
+    _name_bookmark_lines."""
+    if address:
+        return f"{address}#{anchor}" if anchor else address
+    return f"#{anchor}{BOOKMARK_LINK}" if anchor else ""
+
+
+def _field_links(text: str) -> str:
+    """A text's complex fields as their results, a HYPERLINK field's as a link; the marks of a
+    field begun or ended in another paragraph dropped."""
+    results: list[list[str]] = [[]]  # the text outside any field, then each open field's result
+    target = None  # a field's target, between its end's two marks
+    for piece in _FIELD_MARKS.split(text):
+        if piece == FIELD_START:
+            results.append([])
+        elif piece == FIELD_END:
+            target = ""
+        elif piece == FIELD_CLOSE:
+            if len(results) > 1:
+                result = "".join(results.pop())
+                results[-1].append(f"[{result}]({target})" if target and result.strip() else result)
+            target = None
+        elif target is not None:
+            target += piece
+        else:
+            results[-1].append(piece)
+    return "".join("".join(pieces) for pieces in results)
 
 
 def _outline_level(el) -> int | None:

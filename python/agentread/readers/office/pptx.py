@@ -9,6 +9,9 @@
     | category | 2023 | 2024 |
     Notes:                           (the speaker notes)
     Mention the new office.
+    Comments:                        (review comments, legacy and threaded, with their authors;
+    - Ann Lee: Check the figures.     a reply under the comment it answers)
+      - Bo Chen: Done.
 
 `pages` picks slides ("3", "2-5", "4-"); `offset`/`limit` page through the lines of the slides
 picked (all slides when `pages` is absent), like the lines of a text file.
@@ -23,6 +26,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import span
 from agentread.outline import Entry, outline_result
+from agentread.readers.office.charts import CHARTEX_REFERENCE, chart_lines
 from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
@@ -33,7 +37,10 @@ from agentread.result import ReadResult, TextPart
 MAX_SHAPES_PER_SLIDE = 2000
 
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"  # DrawingML: the namespace of table XML
-_C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"  # DrawingML charts
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"  # legacy comments and their authors
+_P15 = "{http://schemas.microsoft.com/office/powerpoint/2012/main}"  # a legacy reply's threading
+_P188 = "{http://schemas.microsoft.com/office/powerpoint/2018/8/main}"  # threaded comments and their authors
 
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -72,8 +79,9 @@ def _render(data: bytes, request: ReadRequest) -> tuple[Rendered, int, int, list
     slides = list(deck.slides)
     first, last = select_sections(request.pages, len(slides), "slide")
     out = Rendered()
+    authors = _authors(deck.part)
     for number in range(first, last + 1):
-        _slide(out, number, slides[number - 1])
+        _slide(out, number, slides[number - 1], authors)
     return out, first, last, slides
 
 
@@ -97,7 +105,7 @@ def outline_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     return outline_result(entries, request, path, "presentation", header, total_pages=len(slides))
 
 
-def _slide(out: Rendered, number: int, slide) -> None:
+def _slide(out: Rendered, number: int, slide, authors: dict[str, str]) -> None:
     if out.lines:
         out.add("")
     out.open_section(number)
@@ -110,6 +118,13 @@ def _slide(out: Rendered, number: int, slide) -> None:
         # python-pptx makes a new shape object on each access: the same shape is the same element.
         if title is None or shape.element is not title.element:
             _shape(out, shape, budget)
+    # The newer chart kinds (waterfall, treemap...) stand in mc:AlternateContent, which python-pptx
+    # passes over: their parts are read after the slide's shapes.
+    for reference in slide.element.iter(CHARTEX_REFERENCE):
+        budget[0] -= 1  # each a shape
+        if budget[0] < 0:
+            break
+        _chart(out, lambda rid=reference.get(_R + "id"): slide.part.related_part(rid).blob)
     if budget[0] < 0:
         out.add(f"[Slide {number} has more than {MAX_SHAPES_PER_SLIDE:,} shapes (groups included): the first "
                 f"{MAX_SHAPES_PER_SLIDE:,} in the file's order are read.]")
@@ -118,6 +133,11 @@ def _slide(out: Rendered, number: int, slide) -> None:
         if notes is not None and notes.text.strip():
             out.add("Notes:")
             out.add(notes.text.strip())
+    comments = _comments(slide.part, authors)
+    if comments:
+        out.add("Comments:")
+        for line in comments:
+            out.add(line)
 
 
 def _reading_order(shapes):
@@ -160,10 +180,7 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         for line in pipe_table(_table_rows(shape)):
             out.add(line)
     elif getattr(shape, "has_chart", False) and shape.has_chart:
-        try:
-            _chart(out, shape.chart)
-        except (ValueError, NotImplementedError, KeyError) as exc:  # a chart kind python-pptx does not model
-            out.add(f"[chart: its data could not be read ({type(exc).__name__}: {str(exc)[:200]})]")
+        _chart(out, lambda: shape.chart_part.blob)
     elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or hasattr(shape.element, "blip_rId"):
         try:
             part = shape.part.related_part(shape.element.blip_rId)
@@ -182,53 +199,73 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
                 out.add(bullet + text.replace("\v", "\n"))
 
 
-def _chart(out: Rendered, chart) -> None:
-    """The chart's title and type, then its data: one row per category, one column per series (all
-    plots' series: a combined chart has several plots), every row and series: the rows are numbered
-    lines that a read pages and a find searches, and a row too wide is cut and read on by `column`,
-    like any line. Plots, series and categories come from
-    python-pptx's chart API; the values are read from the chart's XML in one walk, as python-pptx's
-    `values` looks each point up anew (a series of 5,000 points took seconds)."""
-    title = chart.chart_title.text_frame.text if chart.has_title and chart.chart_title.has_text_frame else ""
-    kind = str(chart.chart_type).split(" ")[0].lower().replace("_", " ") if chart.chart_type else "chart"
-    out.add(f"[chart: {title + ' ' if title else ''}({kind})]")
-    plots = list(chart.plots)
-    series = [s for plot in plots for s in plot.series]
-    categories = [str(c) for c in plots[0].categories] if plots else []
-    by_index = {ser.find(_C + "idx").get("val"): ser for ser in chart.element.iter(_C + "ser")
-                if ser.find(_C + "idx") is not None}
-    columns = [_values(by_index.get(str(s.index))) for s in series]
-    # The points the file holds (not the count it declares, nor an index it names: either may be
-    # anything), so the rows are as many as its XML has values.
-    points = sorted(set(range(len(categories))).union(*columns))
-    if not points:
+def _chart(out: Rendered, blob) -> None:
+    """A chart's lines, from its part's bytes (`blob()`)."""
+    try:
+        data = blob()
+    except KeyError:  # the relationship names a part the package lacks
+        out.add("[chart: its part is missing from the file, so its data cannot be shown]")
         return
-    rows = [["category" if categories else "point", *(s.name or f"series {i}" for i, s in enumerate(series, 1))]]
-    for i in points:
-        label = categories[i] if i < len(categories) else str(i + 1)
-        rows.append([label, *(values.get(i, "") for values in columns)])
-    for line in pipe_table(rows):
+    for line in chart_lines(data):
         out.add(line)
 
 
-def _values(ser) -> dict[int, str]:
-    """A series' values by point index."""
-    values: dict[int, str] = {}
-    data = None if ser is None else ser.find(_C + "val")
-    data = ser.find(_C + "yVal") if data is None and ser is not None else data
-    if data is None:
-        return values
-    for pt in data.iter(_C + "pt"):
-        idx = pt.get("idx", "")
-        if idx.isdigit():
-            values[int(idx)] = _number(pt.findtext(_C + "v") or "")
-    return values
+def _related_parts(part, kind: str) -> list:
+    """The parts `part` relates to by relationships whose type ends in `/kind` (the legacy and the
+    threaded comment parts share their last word, in two namespaces)."""
+    return [rel.target_part for rel in part.rels.values() if not rel.is_external and rel.reltype.endswith("/" + kind)]
 
 
-def _number(text: str) -> str:
-    """A value as Excel would show it unformatted: 2000, not 2000.0."""
+def _authors(presentation_part) -> dict[str, str]:
+    """Comment authors by id: the legacy list (numbers) and the threaded one (GUIDs) together."""
+    authors = {}
+    for part in _related_parts(presentation_part, "commentAuthors") + _related_parts(presentation_part, "authors"):
+        root = _parsed(part)
+        for author in [] if root is None else root.iter(_P + "cmAuthor", _P188 + "author"):
+            authors[author.get("id", "")] = " ".join((author.get("name") or "").split())
+    return authors
+
+
+def _comments(slide_part, authors: dict[str, str]) -> list[str]:
+    """A slide's review comments, a line each (`- Ann Lee: text`), a reply indented under its
+    comment: the legacy part's (a reply names its parent in its threading extension) and the
+    threaded part's (a reply inside its comment)."""
+    lines = []
+    for part in _related_parts(slide_part, "comments"):
+        root = _parsed(part)
+        if root is None:
+            lines.append(f"[The comments in {str(part.partname).lstrip('/')} cannot be shown: the part is not "
+                         "well-formed XML.]")
+            continue
+        for cm in root.iterchildren(_P + "cm"):
+            answers = next(cm.iter(_P15 + "parentCm"), None) is not None  # a reply to the comment it names
+            lines.append(_comment_line(authors, cm.get("authorId"), cm.findtext(_P + "text") or "", answers))
+        for cm in root.iterchildren(_P188 + "cm"):
+            status = f" ({cm.get('status')})" if cm.get("status") and cm.get("status") != "active" else ""
+            lines.append(_comment_line(authors, cm.get("authorId"), _paragraphs(cm.find(_P188 + "txBody")) + status,
+                                       False))
+            lines += [_comment_line(authors, reply.get("authorId"), _paragraphs(reply.find(_P188 + "txBody")), True)
+                      for reply in cm.iter(_P188 + "reply")]
+    return lines
+
+
+def _comment_line(authors: dict[str, str], author_id: str | None, text: str, reply: bool) -> str:
+    author = authors.get(author_id or "") or "unknown author"
+    return f"{'  ' if reply else ''}- {author}: {' '.join(text.split())}"
+
+
+def _paragraphs(body) -> str:
+    if body is None:
+        return ""
+    return " ".join("".join(t.text or "" for t in p.iter(_A + "t")) for p in body.iter(_A + "p"))
+
+
+def _parsed(part):
+    """A part's XML, or None where it is not well-formed (the slide is read without it)."""
+    from lxml import etree
+    from pptx.oxml import parse_xml
+
     try:
-        value = float(text)
-    except ValueError:
-        return text.strip()
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+        return parse_xml(part.blob)
+    except etree.XMLSyntaxError:
+        return None

@@ -6,8 +6,9 @@ the cells), and a stream that starts at a row.
 The project reads the parts itself, rather than through openpyxl's workbook, so that opening a
 workbook parses no sheet (openpyxl sizes every sheet at load, parsing whole each one that declares
 no extent) and one pass over a sheet gives both the values Excel last computed and the formulas.
-What a cell means is still openpyxl's: its number formats tell dates, its calendar converts them,
-its translator gives each cell of a shared formula.
+What a cell means is still openpyxl's (its table of built-in number formats, its translator that
+gives each cell of a shared formula, its comments' model), and what it shows is xlfmt's: the text
+Excel draws for a value under its number format.
 
 Parsing a sheet of 200,000 rows takes seconds before its last row can be shown; finding that row's
 bytes takes a fraction of that. `open_from_row` gives the parser a well-formed document of the rows
@@ -18,19 +19,22 @@ refer back to, then the sheet's bytes from the row found.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import posixpath
 import re
 import zipfile
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, NamedTuple
 
 from lxml import etree
+from openpyxl.comments.comment_sheet import CommentSheet
 from openpyxl.formula.translate import Translator
 from openpyxl.reader.strings import read_string_table
-from openpyxl.styles.numbers import builtin_format_code, is_date_format, is_timedelta_format
-from openpyxl.utils.cell import column_index_from_string
-from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel, from_ISO8601
+from openpyxl.styles.numbers import builtin_format_code
+from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple
+from openpyxl.utils.datetime import from_ISO8601
+from xlfmt import format_value
 
 MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _RELATIONSHIPS = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
@@ -38,6 +42,7 @@ _CONTENT_TYPES = "{http://schemas.openxmlformats.org/package/2006/content-types}
 _WORKBOOK_TYPES = ("spreadsheetml.sheet.main+xml", "spreadsheetml.template.main+xml",
                    "ms-excel.sheet.macroEnabled.main+xml", "ms-excel.template.macroEnabled.main+xml")
 _RELATIONSHIP_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_THREADS = "{http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments}"
 
 # The workbook's small parts are parsed whole; no entity is expanded and nothing is fetched.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -55,6 +60,7 @@ HEAD_BYTES = 1 << 16
 _ROOT = re.compile(rb"<(?:\w+:)?worksheet\b[^>]*>")
 _DIMENSION = re.compile(rb'<(?:\w+:)?dimension\s[^>]*\bref="([A-Z]+\d+(?::[A-Z]+\d+)?)"')
 _MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]+\d+(?::[A-Z]+\d+)?)"')
+_COLUMN = re.compile(rb"<(?:\w+:)?col\s[^>]*>")
 _ROW = re.compile(rb"<((?:\w+:)?)row\b([^>]*)>")
 _ROW_NUMBER = re.compile(rb'\sr="(\d+)"')
 _SHARED_MASTER = re.compile(rb'<(?:\w+:)?f\s(?=[^>]*\bt="shared")(?=[^>]*\bref=)[^>]*\bsi="(\d+)"[^>]*>')
@@ -87,6 +93,25 @@ def declared_dimension(xml: BinaryIO) -> str | None:
 def merged_ranges(xml: BinaryIO) -> list[str]:
     return [m.group(1).decode() for block, keep, _ in _blocks(xml)
             for m in _MERGE.finditer(block) if m.start() < keep]
+
+
+def hidden_columns(xml: BinaryIO) -> list[tuple[int, int]]:
+    """The runs of columns (first, last) the sheet hides, from its column list, which comes before
+    its cells (a list past HEAD_BYTES is not looked at)."""
+    head = xml.read(HEAD_BYTES)
+    head = head[:head.find(b"sheetData")] if b"sheetData" in head else head
+    runs = []
+    for match in _COLUMN.finditer(head):
+        tag = match.group(0)
+        low, high = _attribute(tag, b"min"), _attribute(tag, b"max")
+        if _attribute(tag, b"hidden") in (b"1", b"true") and low.isdigit() and high.isdigit():
+            runs.append((int(low), int(high)))
+    return runs
+
+
+def _attribute(tag: bytes, name: bytes) -> bytes:
+    match = re.search(rb"\s" + name + rb'="([^"]*)"', tag)
+    return match.group(1) if match else b""
 
 
 def open_from_row(xml: BinaryIO, start: int) -> BinaryIO | None:
@@ -170,43 +195,62 @@ class Sheet:
     name: str
     state: str  # visible, hidden or veryHidden
     part: str | None  # the sheet's XML in the zip; None for a chart sheet, which has no cells
+    notes: str | None = None  # its notes' part (Excel's comments before threads), if any
+    threads: str | None = None  # its threaded comments' part, if any
+    chartsheet: str | None = None  # a chart sheet's XML, which names its chart's drawing
 
 
 @dataclass(frozen=True)
 class Book:
     sheets: list[Sheet]
     strings: list[str]
-    date_styles: frozenset[int]  # cell styles (indexes) whose number format shows a date or time
-    duration_styles: frozenset[int]  # ... or a duration ([h]:mm)
-    epoch: dt.datetime  # day 0 of the workbook's calendar (1900, or 1904 from old Macs)
+    formats: dict[int, str]  # cell style (index) → its number format's code, for styles not General
+    date1904: bool  # the calendar of old Macs: day 0 is 1904-01-01
+    persons: dict[str, str]  # a threaded comment's author id → the name Excel shows
+
+
+# Number formats Excel draws in the locale of whoever opens the file (the short date, the date and
+# time): shown in ISO 8601, which every reader takes the same way.
+LOCALE_FORMATS = {14: "yyyy-mm-dd", 22: "yyyy-mm-dd hh:mm"}
+
+# The longest number format Excel accepts; a longer code in a file is no format Excel would draw,
+# and its cells show their values as General does.
+MAX_FORMAT_CHARS = 255
 
 
 def read_book(archive: zipfile.ZipFile) -> Book:
-    """The workbook's sheets, shared strings and date styles: every part but the
-    sheets themselves."""
+    """The workbook's sheets, shared strings, number formats and comment authors: every part but
+    the sheets themselves."""
     main = _main_part(archive)
     present = set(archive.namelist())
     # A part listed but missing from the zip is left out, as openpyxl does (a sheet without its part
-    # is not listed; a workbook without styles has no dates).
-    related = {rel_id: (kind, target) for rel_id, kind, target in _relationships(archive, main) if target in present}
-    first = {}  # the first part of each kind (styles, sharedStrings)
+    # is not listed; a workbook without styles has no number formats).
+    related = {rel_id: (kind, target) for rel_id, kind, target in relationships(archive, main) if target in present}
+    first = {}  # the first part of each kind (styles, sharedStrings, person)
     for kind, target in related.values():
         first.setdefault(kind, target)
     root = etree.fromstring(archive.read(main), _PARSER)
     sheets = []
     for entry in root.iter(f"{MAIN}sheet"):
         kind, target = related.get(entry.get(_RELATIONSHIP_ID), (None, None))
-        if kind is not None:
-            sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"),
-                                target if kind == "worksheet" else None))
+        if kind == "worksheet":
+            own = {kind: part for _, kind, part in relationships(archive, target) if part in present}
+            sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), target, own.get("comments"),
+                                own.get("threadedComment")))
+        elif kind is not None:
+            sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), None,
+                                chartsheet=target if kind == "chartsheet" else None))
     properties = root.find(f"{MAIN}workbookPr")
     mac = properties is not None and properties.get("date1904") in ("1", "true")
     strings = []
     if "sharedStrings" in first:
         with archive.open(first["sharedStrings"]) as xml:
             strings = read_string_table(xml)
-    dates, durations = _date_styles(archive, first.get("styles"))
-    return Book(sheets, strings, dates, durations, CALENDAR_MAC_1904 if mac else CALENDAR_WINDOWS_1900)
+    persons = {}
+    if "person" in first:
+        for person in etree.fromstring(archive.read(first["person"]), _PARSER).iter(f"{_THREADS}person"):
+            persons[person.get("id", "")] = person.get("displayName", "")
+    return Book(sheets, strings, _number_formats(archive, first.get("styles")), mac, persons)
 
 
 def _main_part(archive: zipfile.ZipFile) -> str:
@@ -221,12 +265,12 @@ def _main_part(archive: zipfile.ZipFile) -> str:
     except (KeyError, etree.XMLSyntaxError):
         pass
     try:
-        return next(target for _, kind, target in _relationships(archive, "") if kind == "officeDocument")
+        return next(target for _, kind, target in relationships(archive, "") if kind == "officeDocument")
     except (StopIteration, etree.XMLSyntaxError):
         return "xl/workbook.xml"
 
 
-def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
+def relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
     """(id, kind, target part) of each relationship of `part` within the zip; the kind is the last
     word of its type (officeDocument, worksheet, styles...)."""
     folder, name = posixpath.split(part)
@@ -243,21 +287,27 @@ def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, 
     return out
 
 
-def _date_styles(archive: zipfile.ZipFile, part: str | None) -> tuple[frozenset[int], frozenset[int]]:
+def _number_formats(archive: zipfile.ZipFile, part: str | None) -> dict[int, str]:
     if part is None:
-        return frozenset(), frozenset()
+        return {}
     root = etree.fromstring(archive.read(part), _PARSER)
     custom = {fmt.get("numFmtId"): fmt.get("formatCode", "") for fmt in root.iter(f"{MAIN}numFmt")}
-    dates, durations = set(), set()
+    formats = {}
     styles = root.find(f"{MAIN}cellXfs")
     for index, style in enumerate(styles.iterchildren(f"{MAIN}xf") if styles is not None else ()):
         number = style.get("numFmtId", "0")
-        code = custom.get(number) or (builtin_format_code(int(number)) if number.isdigit() else None)
-        if code and is_date_format(code):
-            dates.add(index)
-        if code and is_timedelta_format(code):
-            durations.add(index)
-    return frozenset(dates), frozenset(durations)
+        builtin = int(number) if number.isdigit() else None
+        code = format_code(builtin, custom.get(number) or (builtin_format_code(builtin) if builtin else None))
+        if code:
+            formats[index] = code
+    return formats
+
+
+def format_code(number: int | None, code: str | None) -> str | None:
+    """The code a cell of number format `number` (whose code the file gives as `code`) is drawn
+    with, or None for General and a code no Excel would draw."""
+    code = LOCALE_FORMATS.get(number) or code
+    return code if code and code != "General" and len(code) <= MAX_FORMAT_CHARS else None
 
 
 # --- a sheet's rows
@@ -266,17 +316,23 @@ def _date_styles(archive: zipfile.ZipFile, part: str | None) -> tuple[frozenset[
 _REF = re.compile(r"([A-Z]{1,3})(\d+)$")
 
 
-def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[tuple[int, dict[int, tuple[object, str | None]]]]:
-    """(row number, {column: (value, formula)}) for each row the sheet holds, in order; empty
-    rows are not written by most writers and not given here. The value is the one Excel last
-    computed (None if it never did); the formula is its text (`=A2*2`), a shared formula's
-    translated to its cell."""
+class Row(NamedTuple):
+    number: int
+    cells: dict[int, tuple[Value | str, str | None]]  # column → (what Excel shows, its formula or None)
+    hidden: bool  # hidden in Excel (the reader shows it, and says so)
+
+
+def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[Row]:
+    """Each row the sheet holds, in order; empty rows are not written by most writers and not
+    given here. A cell's text is the value Excel last computed as its number format shows it ("" if
+    it never computed one); its formula is its text (`=A2*2`), a shared formula's translated to its
+    cell."""
     shared: dict[str, Translator] = {}  # a shared formula's id → its master's formula, to translate
     number = given = 0
     for _, row in etree.iterparse(xml, events=("end",), tag=f"{MAIN}row", resolve_entities=False,
                                   no_network=True):
         number = _row_number(row.get("r"), number)
-        cells: dict[int, tuple[object, str | None]] = {}
+        cells: dict[int, tuple[Value | str, str | None]] = {}
         column = 0
         for cell in row.iterchildren(f"{MAIN}c"):
             ref = _REF.match(cell.get("r") or "")
@@ -284,7 +340,7 @@ def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[tuple[int, dict[int, tuple
             cells[column] = (_value(cell, book), _formula(cell, ref.group(0) if ref else None, shared))
         if number > given:  # a row repeated, or out of order, is not given again (nor by openpyxl)
             given = number
-            yield number, cells
+            yield Row(number, cells, row.get("hidden") in ("1", "true"))
         row.clear()  # a streamed sheet keeps no row it has given
         while row.getprevious() is not None:
             del row.getparent()[0]
@@ -299,31 +355,78 @@ def _row_number(r: str | None, previous: int) -> int:
     return int(number)
 
 
-def _value(cell, book: Book):
+def _value(cell, book: Book) -> Value | str:
     kind = cell.get("t", "n")
     if kind == "inlineStr":
         text = cell.find(f"{MAIN}is")
-        return None if text is None else "".join(
+        return "" if text is None else "".join(
             t.text or "" for t in text.iter(f"{MAIN}t") if t.getparent().tag != f"{MAIN}rPh")  # not phonetic
     value = cell.findtext(f"{MAIN}v") or None
     if value is None:
-        return None
-    if kind == "n":
-        number = float(value) if any(c in value for c in ".Ee") else int(value)
-        style = int(cell.get("s") or 0)
-        if style not in book.date_styles:
-            return number
-        try:
-            return from_excel(number, book.epoch, timedelta=style in book.duration_styles)
-        except (OverflowError, ValueError):
-            return "#VALUE!"  # a date style on a number no calendar reaches
+        return ""
     if kind == "s":
-        return book.strings[int(value)]
-    if kind == "b":
-        return bool(int(value))
-    if kind == "d":
-        return from_ISO8601(value)
-    return value  # str (a formula's text result), e (an error such as #DIV/0!)
+        value = book.strings[int(value)]
+    elif kind == "b":
+        value = bool(int(value))
+    elif kind == "n":
+        value = float(value) if any(c in value for c in ".Ee") else int(value)
+    elif kind == "d":
+        value = from_ISO8601(value)
+    elif kind == "e":
+        return value  # an error such as #DIV/0!, which no format changes
+    return drawn(value, book.formats.get(int(cell.get("s") or 0)), book.date1904)
+
+
+def drawn(value, code: str | None, date1904: bool) -> Value | str:
+    """A cell's value as a sheet's row gives it: to be drawn under its number format `code` when
+    shown, or its text under General."""
+    return Value(value, code, date1904) if code else _general(value)
+
+
+class Value(NamedTuple):
+    """A value under a number format, drawn when it is shown (`str`): a read draws the cells it
+    shows, not every cell it parses."""
+
+    value: object
+    code: str
+    date1904: bool
+
+    def __str__(self) -> str:
+        # A text is drawn afresh: one can be 32,767 characters, too many to keep thousands of.
+        draw = shown if isinstance(self.value, str) else _kept
+        return draw(self.value, self.code, self.date1904)
+
+
+# Numbers and dates drawn under their formats, kept: a sheet's dates and repeated amounts are drawn
+# once.
+DRAWN_KEPT = 4096
+
+
+def shown(value, code: str | None, date1904: bool = False) -> str:
+    """A value as Excel draws it under number format `code`. General, and a format xlfmt cannot
+    draw, show the value itself: a number in full (as Excel's formula bar shows it), a date in ISO
+    8601."""
+    if code is not None and not isinstance(value, bool):
+        try:
+            return str(format_value(value, code, date1904=date1904))
+        except Exception:  # a format Excel would refuse; the value is still there to show
+            pass
+    return _general(value)
+
+
+_kept = functools.lru_cache(maxsize=DRAWN_KEPT, typed=True)(shown)  # typed: TRUE is not the number 1
+
+
+def _general(value) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def _formula(cell, ref: str | None, shared: dict[str, Translator]) -> str | None:
@@ -338,3 +441,42 @@ def _formula(cell, ref: str | None, shared: dict[str, Translator]) -> str | None
         if text != "=" and ref:
             shared[element.get("si")] = Translator(text, ref)
     return text if text != "=" else None
+
+
+# --- a sheet's comments
+# -------------------------------------------------------------------------------------------
+
+def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tuple[int, int], str]:
+    """(row, column) → the comments on that cell as its table shows them after its value: a thread
+    (`[comment, Ann: Is this right? — reply, Bob: Yes]`), else a note (`[note, Ann: text]`). Excel
+    writes a note beside each thread for older versions to show; the thread is shown instead."""
+    notes: dict[tuple[int, int], str] = {}
+    if sheet.notes is not None:
+        for ref, comment in CommentSheet.from_tree(etree.fromstring(archive.read(sheet.notes), _PARSER)).comments:
+            if cell := _cell(ref):
+                notes[cell] = note_text(comment.author, comment.text)
+    if sheet.threads is not None:
+        threads: dict[tuple[int, int], list[str]] = {}
+        for entry in etree.fromstring(archive.read(sheet.threads), _PARSER).iter(f"{_THREADS}threadedComment"):
+            author = book.persons.get(entry.get("personId", ""))
+            said = "reply" if entry.get("parentId") else "comment"
+            text = entry.findtext(f"{_THREADS}text") or ""
+            if cell := _cell(entry.get("ref")):
+                threads.setdefault(cell, []).append(f"{said}{f', {author}' if author else ''}: {text}")
+        notes.update({cell: f"[{' — '.join(said)}]" for cell, said in threads.items()})
+    return notes
+
+
+def note_text(author: str | None, text: str) -> str:
+    """A note as its cell's table shows it after the cell's value."""
+    return f"[note{f', {author}' if author else ''}: {text}]"
+
+
+def _cell(ref: str | None) -> tuple[int, int] | None:
+    """(row, column) of a comment's cell; None for a reference that names no cell, which no table
+    row could show."""
+    try:
+        cell = coordinate_to_tuple(ref) if ref else None
+    except ValueError:
+        return None
+    return cell if cell and cell[0] >= 1 else None

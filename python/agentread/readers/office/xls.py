@@ -1,9 +1,10 @@
 """Excel 97-2003 workbooks (.xls, BIFF in an OLE2 compound file), read by xlrd and shown as XLSX
-sheets are (xlsx.py: the same table, addressing, outline and search): a cell is its value as xlrd
-types it by the cell's number format (a date shows as a date, a truth value as TRUE or FALSE, an
-error as Excel writes it). An .xls keeps only the value a formula last computed, which is what
-is shown. xlrd reads the whole workbook into memory, which an .xls (at most 65,536 rows by 256
-columns a sheet) keeps within bounds.
+sheets are (xlsx.py: the same table, addressing, ranges, outline and search): a cell is its value
+drawn under its number format as an XLSX cell's is (xlrd gives each cell's format from the file's
+XF records), then its notes; the header says which rows and columns Excel hides. An .xls keeps
+only the value a formula last computed, which is what is shown; its charts are not read. xlrd
+reads the whole workbook into memory, which an .xls (at most 65,536 rows by 256 columns a sheet)
+keeps within bounds.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
 from agentread.readers.office import MAX_SECTIONS
+from agentread.readers.office.sheetxml import Row, drawn, format_code, note_text
 from agentread.readers.office.xlsx import cell_units, outline_workbook, read_workbook, search_workbook
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
@@ -36,8 +38,13 @@ class _Book:
         self.book = book
         self.sheets = [_Sheet(sheet.name, STATES.get(sheet.visibility, "hidden"), number)
                        for number, sheet in enumerate(book.sheets())]
+        self.formats = {}  # XF record (index) → its number format's code, for those not General
+        for index, xf in enumerate(book.xf_list):
+            listed = book.format_map.get(xf.format_key)
+            if code := format_code(xf.format_key, listed.format_str if listed else None):
+                self.formats[index] = code
 
-    def rows(self, sheet: _Sheet, start: int) -> Iterator[tuple[int, dict]]:
+    def rows(self, sheet: _Sheet, start: int) -> Iterator[Row]:
         import xlrd
 
         cells = self.book.sheet_by_index(sheet.part)
@@ -47,7 +54,8 @@ class _Book:
                 if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
                     continue
                 values[column] = (self._value(cell), None)
-            yield row + 1, values
+            info = cells.rowinfo_map.get(row)
+            yield Row(row + 1, values, bool(info and info.hidden))
 
     def declared(self, sheet: _Sheet) -> tuple[int, int]:
         cells = self.book.sheet_by_index(sheet.part)
@@ -59,20 +67,24 @@ class _Book:
         return [f"{xlrd.cellname(top, left)}:{xlrd.cellname(bottom - 1, right - 1)}"
                 for top, bottom, left, right in self.book.sheet_by_index(sheet.part).merged_cells]
 
+    def notes(self, sheet: _Sheet) -> dict[tuple[int, int], str]:
+        return {(row + 1, column + 1): note_text(note.author, note.text)
+                for (row, column), note in self.book.sheet_by_index(sheet.part).cell_note_map.items()}
+
+    def hidden_columns(self, sheet: _Sheet) -> list[tuple[int, int]]:
+        return [(column + 1, column + 1)
+                for column, info in sorted(self.book.sheet_by_index(sheet.part).colinfo_map.items()) if info.hidden]
+
+    def charts(self, sheet: _Sheet, reply_bytes: int) -> list[str]:
+        return []  # xlrd does not read an .xls's charts
+
     def _value(self, cell):
         import xlrd
 
-        if cell.ctype == xlrd.XL_CELL_BOOLEAN:
-            return bool(cell.value)
         if cell.ctype == xlrd.XL_CELL_ERROR:
             return xlrd.error_text_from_code.get(cell.value, f"#ERR{cell.value}")
-        if cell.ctype == xlrd.XL_CELL_DATE:
-            try:
-                when = xlrd.xldate_as_datetime(cell.value, self.book.datemode)
-            except (xlrd.XLDateError, ValueError, OverflowError):
-                return cell.value
-            return when.time() if 0 <= cell.value < 1 else when
-        return cell.value
+        value = bool(cell.value) if cell.ctype == xlrd.XL_CELL_BOOLEAN else cell.value
+        return drawn(value, self.formats.get(cell.xf_index), self.book.datemode == 1)
 
 
 def read_xls(data: bytes, request: ReadRequest, path: str) -> ReadResult:

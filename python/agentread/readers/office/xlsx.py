@@ -7,14 +7,16 @@
     | 1 | Budget 2024 |  |  |  |
     | 17 | Rent | 1200 | =B17*12 → 14400 |  |
 
-A cell is cited as column letter and row number (C17). A formula shows its text and the value Excel
-last computed (`→`); a workbook never computed by Excel has no such value and shows the formula
-alone. Empty rows are left out (the numbers say where).
+A cell is cited as column letter and row number (C17). Its value shows as its number format draws it
+($1,234.50, 12.5%, 5 Mar 2024), then its comments; a formula shows its text and the value Excel last
+computed (`→`); a workbook never computed by Excel has no such value and shows the formula alone.
+Empty rows are left out (the numbers say where); what Excel hides is shown, and the header says so.
 
 Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of
 the first sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`,
-every sheet in order. A read stops at the per-call budget; `next` says where to continue, e.g.
-{pages: "2-3", offset: 2001}.
+every sheet in order. `range` instead reads one block of one sheet ("Data!B2:F40"), every call that
+goes on naming what is left of it. A read stops at the per-call budget; `next` says where to
+continue, e.g. {pages: "2-3", offset: 2001}, {range: "Data!B41:F90"}.
 
 A cell over MAX_CELL_CHARS, or a row over MAX_LINE_CHARS, is cut with a marker naming the call that
 shows it whole: `column` is then a sheet column (A = 1), and a read with it shows row `offset`'s
@@ -34,10 +36,12 @@ workbooks through them.
 
 from __future__ import annotations
 
-import datetime as dt
 import io
+import re
 import zipfile
-from typing import Iterator, Protocol
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Iterator, Protocol
 
 from openpyxl.utils.cell import range_boundaries
 
@@ -46,17 +50,22 @@ from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
+from agentread.readers.office.charts import sheet_charts
 from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
     Book,
+    Row,
     Sheet,
+    Value,
     declared_dimension,
+    hidden_columns,
     merged_ranges,
     open_from_row,
     read_book,
+    sheet_notes,
     sheet_rows,
 )
-from agentread.request import InvalidParams, ReadRequest
+from agentread.request import InvalidParams, ReadRequest, quoted
 from agentread.result import ReadError, ReadResult, TextPart
 
 # Columns shown per row. Past this a row is no longer a line a model reads as a row; the section
@@ -66,6 +75,9 @@ MAX_COLUMNS = 100
 # Merged ranges listed per sheet; a sheet merging thousands of cells (a formatted report)
 # lists the first.
 MAX_MERGES_LISTED = 50
+
+# Runs of hidden rows, and of hidden columns, a sheet's header lists; past them it counts the rest.
+MAX_HIDDEN_RUNS = 50
 
 # Rows of a sheet an outline reads to find its used range: the declared one (<dimension>) is not
 # trusted, and a sheet of millions of rows must not hold up the outline.
@@ -85,17 +97,24 @@ MARKER_DIGITS_BYTES = 24
 
 class Workbook(Protocol):
     """A workbook as the sheet reader reads it, whatever its file format: its sheets (each with
-    `name`, `state` and `part`, None for a chart sheet) and, by sheet, its rows from a row on
-    (row number, {column: (value, formula)}), its declared rows and columns, and its merged
-    ranges."""
+    `name`, `state` and `part`, None for a chart sheet) and, by sheet, its rows from a row on (each
+    cell's text as its number format draws it, and its formula), its declared rows and columns, its
+    merged ranges, its comments by (row, column), the runs of columns it hides, and the lines that
+    describe its charts. A format that has none of these gives none."""
 
     sheets: list
 
-    def rows(self, sheet, start: int) -> Iterator[tuple[int, dict]]: ...
+    def rows(self, sheet, start: int) -> Iterator[Row]: ...
 
     def declared(self, sheet) -> tuple[int, int]: ...
 
     def merges(self, sheet) -> list[str]: ...
+
+    def notes(self, sheet) -> dict[tuple[int, int], str]: ...
+
+    def hidden_columns(self, sheet) -> list[tuple[int, int]]: ...
+
+    def charts(self, sheet, reply_bytes: int) -> list[str]: ...
 
 
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -108,24 +127,88 @@ def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 
 
 def read_workbook(book: Workbook, request: ReadRequest, path: str) -> ReadResult:
-    """The sheets and rows the request asks for, of a workbook holding at least one sheet."""
+    """The sheets and rows (or the range) the request asks for, of a workbook holding at least one
+    sheet."""
     if request.from_end:  # a sheet's last row is known only by reading all of it (its <dimension> is not trusted)
         raise ReadError("offset_from_end", f"offset {request.offset} counts rows from the end, which sheets do not "
                         "support. Call without an offset to read a sheet from its first row (the result says how "
                         "many rows it has), then offset=N to read from its row N.")
     names = [sheet.name for sheet in book.sheets]
+    if request.char is not None and request.column is None:
+        raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
+                            "and `offset` (its row), as a cut cell's `next` does")
+    if request.range is not None:
+        area = parse_range(request, names)
+        reader = _Reader(book, request, path, area)
+        if request.column is not None:
+            return reader.cells(area.sheet, area.sheet, area.top, request.column, request.char or 1)
+        reader.sheet(area.sheet, book.sheets[area.sheet - 1], area.top, str(area.sheet))
+        return reader.result()
     first, last = select_sections(request.pages, len(names), "sheet", names)
     reader = _Reader(book, request, path)
     if request.column is not None:
         return reader.cells(first, last, request.first_line, request.column, request.char or 1)
-    if request.char is not None:
-        raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
-                            "and `offset` (its row), as a cut cell's `next` does")
     for number in range(first, last + 1):
         start = request.first_line if number == first else 1
         if not reader.sheet(number, book.sheets[number - 1], start, span(number, last)):
             break
     return reader.result()
+
+
+# Excel's grid: a range past it names no cell.
+EXCEL_ROWS = 1_048_576
+EXCEL_COLUMNS = 16_384
+
+# A sheet name a range names without quotes, as Excel writes it; any other is quoted ('My Sheet').
+BARE_SHEET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+RANGE_FORMS = ('an A1 range of one sheet: "B2:F40" (of the first sheet), "Data!B2:F40", "\'My Sheet\'!B2:F40", a cell '
+               '"B2", whole columns "B:D" or whole rows "2:5"')
+
+
+@dataclass(frozen=True)
+class Area:
+    """A range of one sheet (`range`): its sheet's number and name, its first and last columns and
+    rows."""
+
+    sheet: int
+    name: str
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+    def rest(self, row: int) -> str:
+        """The range from row `row` on, as `range` takes it: how a read of it goes on."""
+        name = self.name if BARE_SHEET_NAME.fullmatch(self.name) else "'" + self.name.replace("'", "''") + "'"
+        return f"{name}!{_letters(self.left)}{row}:{_letters(self.right)}{self.bottom}"
+
+
+def parse_range(request: ReadRequest, names: list[str]) -> Area:
+    """The `range` asked for, or InvalidParams saying what a range is (and, for a sheet not in the
+    workbook, which sheets are)."""
+    given = request.range
+    if request.pages is not None or request.offset is not None:
+        raise InvalidParams(f"'range' names its sheet and rows: call with range={quoted(given)} alone (and `limit` for "
+                            "fewer rows), without pages or offset")
+    sheet, bang, cells = given.rpartition("!")
+    if bang and len(sheet) > 1 and sheet[0] == sheet[-1] == "'":
+        sheet = sheet[1:-1].replace("''", "'")
+    if bang and sheet not in names:
+        listed = ", ".join(repr(name) for name in names)
+        raise InvalidParams(f"'range' names sheet {quoted(sheet)}, which the workbook does not hold; its sheets are "
+                            f"{listed}; send {RANGE_FORMS}")
+    try:
+        left, top, right, bottom = range_boundaries(cells.replace(" ", "").upper())
+    except (ValueError, TypeError):
+        raise InvalidParams(f"'range' must be {RANGE_FORMS}; got {quoted(given)}") from None
+    left, right = (1, EXCEL_COLUMNS) if left is None else (min(left, right), max(left, right))
+    top, bottom = (1, EXCEL_ROWS) if top is None else (min(top, bottom), max(top, bottom))
+    if not (1 <= left and right <= EXCEL_COLUMNS and 1 <= top and bottom <= EXCEL_ROWS):
+        raise InvalidParams(f"'range' {quoted(given)} goes past Excel's grid (columns A to XFD, rows 1 to "
+                            f"{EXCEL_ROWS:,}); send {RANGE_FORMS}")
+    number = names.index(sheet) + 1 if bang else 1
+    return Area(number, names[number - 1], left, top, right, bottom)
 
 
 def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
@@ -147,15 +230,15 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
     first, last = select_sections(request.pages, len(names), "sheet", names)
     for number in range(first, last + 1):
         start = request.first_line if number == first else 1
-        for parsed, (row, cells) in enumerate(book.rows(book.sheets[number - 1], start), 1):
+        for parsed, (row, cells, _) in enumerate(noted_rows(book, book.sheets[number - 1], start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row < start:
                 continue
-            for column, (value, formula) in sorted(cells.items()):
+            for column, cell in sorted(cells.items()):
                 if number == first and row == request.first_line and column < (request.column or 1):
                     continue
-                text = _whole(value, formula)
+                text = _whole(*cell)
                 # A cell the table cuts is read alone, from the part of it that holds the hit.
                 whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
                 yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
@@ -188,7 +271,7 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
         return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
     first = None
     rows = top = left = right = 0
-    for rows, (row, cells) in enumerate(book.rows(sheet, 1), 1):
+    for rows, (row, cells, _) in enumerate(book.rows(sheet, 1), 1):
         if rows % 1000 == 0:
             checkpoint()
         if not cells:
@@ -231,7 +314,7 @@ class _Zipped:
         _, _, columns, rows = range_boundaries(ref)
         return rows or 0, columns or 0
 
-    def rows(self, sheet: Sheet, start: int) -> Iterator[tuple[int, dict]]:
+    def rows(self, sheet: Sheet, start: int) -> Iterator[Row]:
         """The sheet's rows, parsed from row `start` on where the bytes tell where it begins."""
         if sheet.part is None:  # a chart sheet
             return
@@ -255,12 +338,44 @@ class _Zipped:
         with self.archive.open(sheet.part) as xml:
             return merged_ranges(xml)
 
+    def notes(self, sheet: Sheet) -> dict[tuple[int, int], str]:
+        return sheet_notes(self.archive, self.book, sheet)
+
+    def hidden_columns(self, sheet: Sheet) -> list[tuple[int, int]]:
+        if sheet.part is None:
+            return []
+        with self.archive.open(sheet.part) as xml:
+            return hidden_columns(xml)
+
+    def charts(self, sheet: Sheet, reply_bytes: int) -> list[str]:
+        return sheet_charts(self.archive, sheet.part or sheet.chartsheet, reply_bytes)
+
+
+def noted_rows(book: Workbook, sheet, start: int) -> Iterator[Row]:
+    """The sheet's rows from row `start` on (and any the parse gives before it), each cell (text,
+    formula, comments); a cell holding only a comment is given too."""
+    notes: dict[int, dict[int, str]] = {}  # row → column → its comments
+    for (row, column), note in book.notes(sheet).items():
+        notes.setdefault(row, {})[column] = note
+    pending = deque(sorted(row for row in notes if row >= start))  # rows whose comments are still to give
+    for number, cells, hidden in book.rows(sheet, start):
+        while pending and pending[0] < number:
+            yield _noted(Row(pending.popleft(), {}, False), notes)
+        if pending and pending[0] == number:
+            pending.popleft()
+        yield _noted(Row(number, cells, hidden), notes)
+    for number in pending:
+        yield _noted(Row(number, {}, False), notes)
+
 
 class _Reader:
-    def __init__(self, book: Workbook, request: ReadRequest, path: str):
+    def __init__(self, book: Workbook, request: ReadRequest, path: str, area: Area | None = None):
         self.book = book
         self.request = request
         self.path = path
+        self.area = area  # a read of a range: its bounds, and every call that goes on names what is left of it
+        self.left, self.right = (area.left, area.right) if area else (1, EXCEL_COLUMNS)
+        self.bottom = area.bottom if area else EXCEL_ROWS
         self.lines: list[str] = []
         self.used = 0
         self.rows_left = request.line_limit
@@ -275,6 +390,12 @@ class _Reader:
         self.lines.append(line)
         self.used += len(line.encode("utf-8")) + 1
 
+    def _at(self, remaining: str, row: int, column: int | None = None) -> dict:
+        """The arguments that read on from `row` (its cells from `column`), of the sheets
+        `remaining` or of the range."""
+        where = {"range": self.area.rest(row)} if self.area else {"pages": remaining, "offset": row}
+        return where | ({"column": column} if column is not None else {})
+
     def sheet(self, number: int, sheet: Sheet, start: int, remaining: str) -> bool:
         """Render sheet `number` from row `start`; False once the call's budget is spent.
 
@@ -283,19 +404,26 @@ class _Reader:
         are held (they are what the call shows anyway) to size the table's header."""
         declared_rows, declared_cols = self.book.declared(sheet)
         rows: list[tuple[int, list[str], int]] = []  # row number, the cells shown, the row's cells
+        hidden: list[int] = []  # the rows shown that Excel hides
         used = self.used
         stop = reason = None
-        for parsed, (row_number, cells) in enumerate(self.book.rows(sheet, start), 1):
+        left = self.left
+        last_column = min(self.right, left + MAX_COLUMNS - 1)
+        for parsed, (row_number, cells, row_hidden) in enumerate(noted_rows(self.book, sheet, start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < start:  # the shared formulas the window refers to, or rows above it
                 continue
+            if row_number > self.bottom:  # a range's end, as a sheet's
+                break
             if row_number - start >= self.rows_left:  # the next row of the sheet, written or empty
                 stop, reason = start + self.rows_left, f"limit of {amount(self.request.line_limit, 'row')}"
                 break
-            reads_on = f'pages="{remaining}", offset={row_number}, column='
-            shown = [_show(*cells[c], f"{reads_on}{c}") if c in cells else ""
-                     for c in range(1, min(max(cells, default=0), MAX_COLUMNS) + 1)]
+
+            def reads_on(column: int, row_number=row_number) -> str:
+                return call(self._at(remaining, row_number, column))
+            shown = [_show(*cells[c], reads_on(c)) if c in cells else ""
+                     for c in range(left, min(max(cells, default=0), last_column) + 1)]
             while shown and not shown[-1]:
                 shown.pop()
             if not shown:
@@ -304,38 +432,45 @@ class _Reader:
             room = self.request.output_bytes - CLOSING_RESERVE_BYTES
             # Only the call's first row is cut to the bytes left: later ones wait for the next call.
             alone = not rows and not self.showed_rows
-            shown, first_cut = _fit_row(str(row_number), shown, reads_on, room - used if alone else room)
+            shown, first_cut = _fit_row(str(row_number), shown, lambda i: reads_on(left + i - 1),
+                                        room - used if alone else room)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
             if not alone and used > room:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
             rows.append((row_number, shown, width))
+            if row_hidden:
+                hidden.append(row_number)
             if first_cut and self.cut is None:
-                self.cut = {"pages": remaining, "offset": row_number, "column": first_cut}
-        if stop is None and start > 1 and not rows:
+                self.cut = self._at(remaining, row_number, left + first_cut - 1)
+        if stop is None and start > 1 and not rows and self.area is None:
             raise past_end(start, None, "row", f"sheet {number}")
         if stop is not None and not rows:  # the sheets before filled the call: this one waits whole
             self.next = {"pages": remaining}
             self.closing = f'[Sheet {number} is not begun ({reason}). Call again with pages="{remaining}" to continue.]'
             return False
-        if stop is None:
+        if self.area is not None:
+            extent = f"range {self.area.rest(self.area.top).partition('!')[2]}"
+        elif stop is None:
             extent = amount(rows[-1][0], "row") if rows else "empty"
         elif declared_rows >= stop:
             extent = amount(declared_rows, "row")
         else:
             extent = f"more than {amount(stop - 1, 'row')}"
-        width = max([declared_cols, *(count for _, _, count in rows)])
-        self._header(number, sheet, extent, width)
+        widest = max([declared_cols, *(left + count - 1 for _, _, count in rows)])
+        columns = max(min(widest, last_column) - left + 1, 0)  # the table's, from column `left`
+        self._header(number, sheet, extent, widest, hidden, left + columns - 1)
         self.shown_sheets.append(number)
         self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
         self.showed_rows = self.showed_rows or bool(rows)
         if rows:
-            columns = min(width, MAX_COLUMNS)
-            self._add(pipe_row(["row", *(_letters(c) for c in range(1, columns + 1))]))
+            self._add(pipe_row(["row", *(_letters(c) for c in range(left, left + columns))]))
             self._add(pipe_row(["---"] * (columns + 1)))
             for row_number, cells, count in rows:
                 pad = [""] * (columns - len(cells)) if len(cells) == count else []  # a cut row ends at its marker
                 self._add(pipe_row([str(row_number), *cells, *pad]))
+        elif self.area is not None:
+            self._add("(No cell of this range holds a value.)")
         if stop is not None:
             self._stop(number, stop, remaining, reason)
             return False
@@ -346,30 +481,32 @@ class _Reader:
         """Row `row` of sheet `number` from its column `column` on (that cell from its character
         `char`): each cell whole on a line of its own, within the budget; a first cell over the
         budget is cut where it fills it and `next` reads on inside it, else `next` goes on with the
-        cells and rows after it (to sheet `last`)."""
+        cells and rows after it (to sheet `last`, or to the range's end)."""
         sheet = self.book.sheets[number - 1]
         remaining = span(number, last)
         found: dict | None = None
         following = None  # the next row holding a value
-        for parsed, (row_number, cells) in enumerate(self.book.rows(sheet, row), 1):
+        for parsed, (row_number, cells, _) in enumerate(noted_rows(self.book, sheet, row), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < row or not cells:
                 continue
             if row_number > row and found is not None:
-                following = row_number
+                following = row_number if row_number <= self.bottom else None
                 break
-            found = {c: cell for c, cell in cells.items() if c >= column} if row_number == row else {}
+            found = ({c: cell for c, cell in cells.items() if max(column, self.left) <= c <= self.right}
+                     if row_number == row else {})
         if not found:
+            where = f'range="{self.area.rest(row)}"' if self.area else f'pages="{number}"'
             raise ReadError("offset_past_end", f"row {row:,} of sheet {number} holds no value from column "
-                            f"{_letters(column)} ({column}) on. Call again with pages=\"{number}\" and no column to "
+                            f"{_letters(column)} ({column}) on. Call again with {where} and no column to "
                             "read its rows.")
         self._add(f'--- Sheet {number} "{sheet.name}", row {row:,} from column {_letters(column)}, '
                   "each cell whole ---")
         budget = self.request.output_bytes - CLOSING_RESERVE_BYTES
         shown: list[int] = []
-        for c, (value, formula) in sorted(found.items()):
-            text, at = _whole(value, formula), char if c == column else 1
+        for c, cell in sorted(found.items()):
+            text, at = _whole(*cell), char if c == column else 1
             if at > len(text):
                 raise ReadError("offset_past_end", f"char {at:,} is past the end of cell {_letters(c)}{row}, which has "
                                 f"{len(text):,} characters. Call again with a char from 1 to {max(len(text), 1):,}, "
@@ -378,10 +515,10 @@ class _Reader:
             line = f"{name}: {text[at - 1:]}"
             size = len(line.encode("utf-8")) + 1
             if shown and self.used + size > budget:
-                self.next = {"pages": remaining, "offset": row, "column": c}
+                self.next = self._at(remaining, row, c)
                 break
             if self.used + size > budget:  # one cell over the whole reply: what fits of it, and where it reads on
-                self.next = {"pages": remaining, "offset": row, "column": c}
+                self.next = self._at(remaining, row, c)
                 marker = (f" [… cell {_letters(c)}{row} cut at character {{}} of {len(text):,}; {call(self.next)}, "
                           "char={} reads on]")
                 room = budget - self.used - len(f"{name}: {marker}".encode("utf-8")) - MARKER_DIGITS_BYTES
@@ -394,7 +531,7 @@ class _Reader:
             self._add(line)
             shown.append(c)
         if self.next is None and following is not None:
-            self.next = {"pages": remaining, "offset": following}
+            self.next = self._at(remaining, following)
         elif self.next is None and last > number:
             self.next = {"pages": span(number + 1, last)}
         if self.next is not None:
@@ -405,22 +542,40 @@ class _Reader:
         self.shown_sheets, self.shown_rows = [number], [row, row]
         return self.result()
 
-    def _header(self, number: int, sheet, extent: str, columns: int) -> None:
-        hidden = "" if sheet.state == "visible" else f", {sheet.state}"
+    def _header(self, number: int, sheet, extent: str, columns: int, hidden: list[int], last: int) -> None:
+        """The sheet's header: its extent (or the range read), its state, what it merges and what it
+        hides among the rows shown and the columns from `self.left` to `last`."""
+        state = "" if sheet.state == "visible" else f", {sheet.state}"
         if self.lines:
             self._add("")
-        self._add(f'--- Sheet {number} "{sheet.name}" ({extent} × {amount(columns, "column")}{hidden}) ---')
-        if columns > MAX_COLUMNS:
-            self._add(f"[Columns past {_letters(MAX_COLUMNS)} are not shown: {MAX_COLUMNS} columns per row.]")
+        size = "" if self.area else f" × {amount(columns, 'column')}"
+        self._add(f'--- Sheet {number} "{sheet.name}" ({extent}{size}{state}) ---')
+        if last - self.left + 1 >= MAX_COLUMNS and columns > last:
+            self._add(f"[Columns past {_letters(last)} are not shown: {MAX_COLUMNS} columns per row.]")
         merges = self.book.merges(sheet)
+        if self.area is not None:  # those the range meets
+            merges = [m for m in merges if _meets(range_boundaries(m), self.area)]
         if merges:
             more = f" and {len(merges) - MAX_MERGES_LISTED:,} more" if len(merges) > MAX_MERGES_LISTED else ""
             self._add(f"Merged cells (value in the first cell): {', '.join(merges[:MAX_MERGES_LISTED])}{more}")
+        hid = []
+        if hidden:
+            hid.append(f"{'row' if len(hidden) == 1 else 'rows'} {_runs([(r, r) for r in hidden], str)}")
+        shown = [(max(a, self.left), min(b, last)) for a, b in self.book.hidden_columns(sheet)
+                 if a <= last and b >= self.left]
+        if shown:
+            one = len(shown) == 1 and shown[0][0] == shown[0][1]
+            hid.append(f"{'column' if one else 'columns'} {_runs(shown, _letters)}")
+        if hid:
+            self._add(f"Hidden in Excel (shown here): {'; '.join(hid)}")
+        for line in self.book.charts(sheet, self.request.output_bytes):
+            self._add(line)
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
-        self.next = {"pages": remaining, "offset": row}
+        self.next = self._at(remaining, row)
         # After a cut the read goes on at the cut (result()): this line names no call of its own.
-        goes_on = "" if self.cut else f' Call again with pages="{remaining}" and offset={row} to continue.'
+        words = call(self.next) if self.area else f'pages="{remaining}" and offset={row}'
+        goes_on = "" if self.cut else f" Call again with {words} to continue."
         self.closing = f"[Sheet {sheet} stops before row {row:,} ({reason}).{goes_on}]"
 
     def result(self) -> ReadResult:
@@ -437,21 +592,33 @@ class _Reader:
                           shown=shown)
 
 
-def _show(value, formula: str | None, reads_on: str | None = None) -> str:
+def _noted(row: Row, notes: dict[int, dict[int, str]]) -> Row:
+    """The row with its cells' comments: (text, formula, comments) a cell."""
+    cells = {c: (*cell, None) for c, cell in row.cells.items()}
+    for column, note in notes.get(row.number, {}).items():
+        text, formula, _ = cells.get(column, ("", None, None))
+        cells[column] = (text, formula, note)
+    return Row(row.number, dict(sorted(cells.items())), row.hidden)
+
+
+def _show(value: Value | str, formula: str | None, note: str | None = None, reads_on: str | None = None) -> str:
     """A cell as its table shows it; `reads_on` names the call that shows it whole if it is cut."""
-    return cell_text(_whole(value, formula), reads_on)
+    return cell_text(_whole(value, formula, note), reads_on)
 
 
-def _whole(value, formula: str | None) -> str:
-    """A cell's value, or `formula → value`, uncut."""
-    shown = _text(value)
-    return (f"{formula} → {shown}" if shown else formula) if formula else shown
+def _whole(value: Value | str, formula: str | None, note: str | None = None) -> str:
+    """A cell's text, or `formula → text`, then its comments; uncut."""
+    text = str(value)
+    shown = (f"{formula} → {text}" if text else formula) if formula else text
+    return f"{shown} {note}" if shown and note else shown or note or ""
 
 
-def _fit_row(number: str, cells: list[str], reads_on: str, room: int) -> tuple[list[str], int | None]:
+def _fit_row(number: str, cells: list[str], reads_on: Callable[[int], str],
+             room: int) -> tuple[list[str], int | None]:
     """A row's cells as its table line shows them: those that fit MAX_LINE_CHARS characters and
-    `room` bytes, then a marker naming the call that shows the rest whole → (the cells, the first
-    column cut, or None). A first cell over either leaves only the marker: the call reads it on."""
+    `room` bytes, then a marker naming the call (`reads_on` of the cell's place in `cells`) that
+    shows the rest whole → (the cells, the place of the first cell cut, or None). A first cell over
+    either leaves only the marker: the call reads it on."""
     cut = next((i for i, cell in enumerate(cells, 1) if len(cell) > MAX_CELL_CHARS), None)
     line = pipe_row([number, *cells])
     if len(line) <= MAX_LINE_CHARS and len(line.encode("utf-8")) <= room:
@@ -462,22 +629,27 @@ def _fit_row(number: str, cells: list[str], reads_on: str, room: int) -> tuple[l
         length += len(cells[kept]) + 3
         size += len(cells[kept].encode("utf-8")) + 3
         kept += 1
-    return ([*cells[:kept], f"[… row cut at column {_letters(kept + 1)}; {reads_on}{kept + 1} reads on]"],
+    return ([*cells[:kept], f"[… row cut at column {_letters(kept + 1)}; {reads_on(kept + 1)} reads on]"],
             min(cut or kept + 1, kept + 1))
 
 
-def _text(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    if isinstance(value, dt.datetime):
-        return value.date().isoformat() if value.time() == dt.time() else value.isoformat(sep=" ")
-    if isinstance(value, (dt.date, dt.time)):
-        return value.isoformat()
-    return str(value)
+def _meets(bounds: tuple, area: Area) -> bool:
+    left, top, right, bottom = bounds
+    return left <= area.right and right >= area.left and top <= area.bottom and bottom >= area.top
+
+
+def _runs(spans: list[tuple[int, int]], name: Callable[[int], str]) -> str:
+    """Spans of rows or columns as a header lists them, neighbours joined: "5-7, 12", "B, D-E";
+    at most MAX_HIDDEN_RUNS, then a count of the rest."""
+    joined: list[list[int]] = []
+    for first, last in sorted(spans):
+        if joined and first <= joined[-1][1] + 1:
+            joined[-1][1] = max(joined[-1][1], last)
+        else:
+            joined.append([first, last])
+    listed = [name(a) if a == b else f"{name(a)}-{name(b)}" for a, b in joined[:MAX_HIDDEN_RUNS]]
+    more = f" and {len(joined) - MAX_HIDDEN_RUNS:,} more" if len(joined) > MAX_HIDDEN_RUNS else ""
+    return ", ".join(listed) + more
 
 
 def _letters(column: int) -> str:

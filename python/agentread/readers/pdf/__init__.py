@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import shutil
 import threading
 import time
@@ -84,6 +85,14 @@ MAX_SCAN_OBJECTS = 1000
 # once started, so the rest of such a page is left out and the page says so.
 MAX_TEXT_OBJECTS = 20_000
 
+# What stands for a control character in a page's text or a page's label. PDFium and pypdf give a
+# glyph whose font names no character for it by its code: TeX's symbol fonts draw the circle of ©
+# as code 13, a carriage return, and their big delimiters as other codes below 32. A carriage return
+# or a line feed there would end a line where the page has none (a client that ends lines at a lone
+# CR would number the page's lines differently), and the others mean nothing to a reader.
+UNNAMED_GLYPH = "\ufffd"
+CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # all but tab, line ends included
+
 log = logging.getLogger(__name__)
 
 # pypdf logs every repair it makes to a damaged file; the reader reports what matters in its result.
@@ -108,7 +117,7 @@ class _Pdfium:
             cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
             # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
             # U+FFFE in place of the hyphen: the word is given whole, as written.
-            text = page.text().replace("\r\n", "\n").replace("\ufffe", "")
+            text = plain_lines(page.text(), "\r\n").replace("\ufffe", "")
             if cut:
                 text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
                          f"included): the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the "
@@ -175,7 +184,13 @@ class _Pypdf:
             if page is None:
                 page = self.reader.pages[number - 1]  # the tree does not add up: let pypdf flatten it
             self.pages[number] = page
-        return page.extract_text() or ""
+        return plain_lines(page.extract_text() or "", "\n")
+
+
+def plain_lines(text: str, line_end: str) -> str:
+    """A page's text with its lines (ended by `line_end`) ended by LF, and each control character
+    within them, CR and LF included, as UNNAMED_GLYPH."""
+    return "\n".join(CONTROLS.sub(UNNAMED_GLYPH, line) for line in text.split(line_end))
 
 
 class _Document:
@@ -229,7 +244,7 @@ def _page_labels(doc: _Document) -> list[str]:
         return []
     if not any(labels) or all(label == str(number) for number, label in enumerate(labels, 1)):
         return []
-    return labels
+    return [CONTROLS.sub(UNNAMED_GLYPH, label) for label in labels]
 
 
 class _DocumentCache:

@@ -1,14 +1,20 @@
-"""What a PDF page shows besides its text: its figures (images and vector drawings), counted from
+"""What a PDF page shows besides its text: its figures (images, drawings and plots), counted from
 the page's objects, so that the page's text can say they are there and how to see them.
 
 An image of some size is a figure. A drawn path is part of one when it bends or slants (a curve, a
-diagonal line): rules, underlines, table borders and cell shading are drawn with straight lines
-along the page's axes, and are not. Images and drawings near each other make one figure.
+diagonal line). Rules, underlines, table borders and cell shading are drawn with straight lines
+along the page's axes, and are not; but plots are drawn that way too (box plots, bar charts,
+histograms, step curves, mosaics), and what sets them apart is their shape: an axis is a row of
+short ticks of one length standing on one line, a step curve turns back and forth between level
+and upright many times in one path, a mosaic is boxes apart from each other; a table has none of
+these, and is mostly words. Images, drawings and plots near each other make one figure.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from ctypes import byref, c_float
+from dataclasses import dataclass
 
 from agentread.readers.pdf import pdfium
 
@@ -17,13 +23,14 @@ from agentread.readers.pdf import pdfium
 # counted.
 MAX_FIGURE_OBJECTS = 5000
 
-# Segments of one path looked at for a curve or a slant: a figure's path shows one in its first
-# few; a hostile path can hold millions.
+# Segments of one path looked at for its shape: a figure's path shows a curve, a slant or steps in
+# its first few; a hostile path can hold millions.
 MAX_PATH_SEGMENTS = 64
 
-# Parts (images, bent or slanted paths) grouped into figures: grouping compares each with the
-# figures so far, so its time grows with the square of the parts; a plot's markers and a drawing's
-# strokes lie close together and make few figures.
+# Parts (images, bent or slanted paths) grouped into figures, and paths grouped into drawings to
+# look for plots among, each: grouping compares each with the groups so far, so its time grows with
+# the square of the parts; a plot's markers and a drawing's strokes lie close together and make few
+# groups.
 MAX_FIGURE_PARTS = 1000
 
 # Parts closer than this (in points, 1/72 inch) belong to one figure: the strokes of a drawing
@@ -34,65 +41,184 @@ FIGURE_GAP = 6.0
 # and logos of the text's own size.
 MIN_FIGURE_SIDE = 24.0
 
-# A path is along the page's axes when each segment moves less than this (in the path's units)
-# across its direction: drawing programs leave such jitter in straight rules.
+# A path is along the page's axes when its lines heading one way (level or upright) drift less than
+# this across that way, together (in the path's units): drawing programs leave such jitter in
+# straight rules, while a slant plotted as many tiny steps drifts on.
 AXIS_SLACK = 0.5
+
+# A tick is a straight line at most this thick (its box: the stroke's width on either side) and
+# this long, in points, and longer than twice its thickness (not a dot): plotting programs draw
+# ticks a few points long, while a table's shortest border spans a line of text.
+TICK_THICKNESS = 2.5
+TICK_LENGTH = 10.0
+
+# An axis is at least this many ticks of one length side by side on one line: a scale needs three
+# values to read, and fraction bars and short rules seldom line up so.
+MIN_AXIS_TICKS = 3
+
+# A step curve turns between level and upright at least this many times in one path: a rectangle
+# turns three times (four with its closing side), a staircase of three steps six.
+MIN_STEP_TURNS = 6
+
+# A mosaic is at least this many boxes, none touching another (a panel's frame round them does not):
+# a table's cells share their borders, a framed paragraph is one box.
+MIN_MOSAIC_TILES = 4
+
+# A drawing whose box is covered by text past this share is a table or a framed passage, not a
+# plot: a plot's words are its labels, around its edges.
+MAX_PLOT_TEXT_SHARE = 0.3
 
 Box = tuple  # (left, bottom, right, top) in points on the page
 
 
+@dataclass
+class _Path:
+    box: Box
+    bends: bool  # a curve or a slant among its first segments
+    turns: int  # level-upright turns in a row of its lines
+    tile: bool  # a closed rectangle
+
+
 def count_figures(page) -> int:
-    """The figures on a loaded pdfium.Page: groups of images and bent or slanted drawings, each at
-    least MIN_FIGURE_SIDE on both sides."""
+    """The figures on a loaded pdfium.Page: groups of images, bent or slanted drawings and plots,
+    each at least MIN_FIGURE_SIDE on both sides."""
     raw = pdfium.library().raw
-    image, path = raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
-    parts: list[Box] = []
+    image, path, text = raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_TEXT
+    parts: list[Box] = []  # images and bent paths: figures by their size alone
+    paths: list[_Path] = []
+    texts = []  # the text objects (and their matrices), measured only where a plot may be
     for seen, (thing, matrix) in enumerate(page.objects(), 1):
         if seen > MAX_FIGURE_OBJECTS or len(parts) >= MAX_FIGURE_PARTS:
             break
         kind = raw.FPDFPageObj_GetType(thing)
-        if kind == image or (kind == path and _bends(raw, thing)):
-            box = pdfium.bounds(thing, matrix)
-            if box is not None:
+        if kind not in (image, path, text):
+            continue
+        if kind == text:
+            texts.append((thing, matrix))
+            continue
+        box = pdfium.bounds(thing, matrix)
+        if box is None:
+            continue
+        if kind == image:
+            parts.append(box)
+        else:
+            shape = _shape(raw, thing, box)
+            if len(paths) < MAX_FIGURE_PARTS:  # a plot's paths: the first ones draw its frame and axes
+                paths.append(shape)
+            if shape.bends:
                 parts.append(box)
-    return sum(1 for left, bottom, right, top in _grouped(parts)
-               if right - left >= MIN_FIGURE_SIDE and top - bottom >= MIN_FIGURE_SIDE)
+    # Grouped only where the page's paths could make a plot at all: most pages hold none.
+    plots = [box for box, members in (_grouped_with([p.box for p in paths]) if _plot_shaped(paths) else [])
+             if _large(box) and _plot_shaped([paths[i] for i in members])]
+    if plots:
+        words = [box for box in (pdfium.bounds(thing, matrix) for thing, matrix in texts) if box is not None]
+        parts += [box for box in plots if _text_share(box, words) <= MAX_PLOT_TEXT_SHARE]
+    return sum(1 for box, _ in _grouped_with(parts) if _large(box))
 
 
-def _bends(raw, thing) -> bool:
-    """Whether the path has a curve, or a line neither level nor upright, among its first
-    MAX_PATH_SEGMENTS segments."""
+def _shape(raw, thing, box: Box) -> _Path:
+    """The path's bends, turns and whether it is a rectangle, from its first MAX_PATH_SEGMENTS
+    segments."""
     x = y = 0.0
     px, py = c_float(), c_float()
-    for index in range(min(raw.FPDFPath_CountSegments(thing), MAX_PATH_SEGMENTS)):
+    turns = most = sides = 0
+    heading = None  # "-" or "|": the direction of the last line in the row
+    across = 0.0  # how far the lines heading that way have drifted across it
+    closed = False
+    count = raw.FPDFPath_CountSegments(thing)
+    for index in range(min(count, MAX_PATH_SEGMENTS)):
         segment = raw.FPDFPath_GetPathSegment(thing, index)
         kind = raw.FPDFPathSegment_GetType(segment)
         if kind == raw.FPDF_SEGMENT_BEZIERTO:
-            return True
+            return _Path(box, True, 0, False)
         if not raw.FPDFPathSegment_GetPoint(segment, byref(px), byref(py)):
             continue
-        if kind == raw.FPDF_SEGMENT_LINETO and abs(px.value - x) > AXIS_SLACK and abs(py.value - y) > AXIS_SLACK:
-            return True
+        if kind == raw.FPDF_SEGMENT_LINETO and (px.value, py.value) != (x, y):
+            dx, dy = px.value - x, py.value - y
+            way = "-" if abs(dx) >= abs(dy) else "|"
+            # A slant drawn as many tiny lines (a plotted function's points) drifts across its way.
+            across = (across if way == heading else 0.0) + (dy if way == "-" else dx)
+            if abs(across) > AXIS_SLACK:
+                return _Path(box, True, 0, False)
+            turns += heading is not None and way != heading
+            heading = way
+            sides += max(abs(dx), abs(dy)) > AXIS_SLACK
+        elif kind != raw.FPDF_SEGMENT_LINETO:  # a move starts another row of lines
+            most, turns, heading = max(most, turns), 0, None
+        closed = closed or bool(raw.FPDFPathSegment_GetClose(segment))
         x, y = px.value, py.value
-    return False
+    tile = count <= 6 and 3 <= sides <= 4 and (closed or sides == 4)
+    return _Path(box, False, max(most, turns), tile)
 
 
-def _grouped(parts: list[Box]) -> list[Box]:
+def _plot_shaped(paths: list[_Path]) -> bool:
+    """Whether drawn paths grouped together are shaped as a plot: an axis of ticks, a step curve or
+    a mosaic."""
+    ticks = Counter()
+    for path in paths:
+        left, bottom, right, top = path.box
+        width, height = right - left, top - bottom
+        thick, long = min(width, height), max(width, height)
+        if not path.bends and thick <= TICK_THICKNESS and 2 * thick < long <= TICK_LENGTH:
+            # Ticks on one axis share their span across it: a level tick's left and right ends
+            # (rounded to the point), an upright one's bottom and top.
+            ticks[("-", round(left), round(right)) if width > height else ("|", round(bottom), round(top))] += 1
+    if max(ticks.values(), default=0) >= MIN_AXIS_TICKS or any(p.turns >= MIN_STEP_TURNS for p in paths):
+        return True
+    tiles = [path.box for path in paths if path.tile]
+    apart = (tile for tile in tiles if not any(other is not tile and _touch(tile, other) for other in tiles))
+    return sum(1 for _ in zip(range(MIN_MOSAIC_TILES), apart)) == MIN_MOSAIC_TILES
+
+
+def _text_share(box: Box, words: list[Box]) -> float:
+    """The share of `box` that the text objects' boxes cover (their overlaps counted twice: lines
+    of text seldom overlap)."""
+    left, bottom, right, top = box
+    covered = sum(max(0.0, min(right, r) - max(left, x)) * max(0.0, min(top, t) - max(bottom, y))
+                  for x, y, r, t in words)
+    return covered / ((right - left) * (top - bottom))
+
+
+def _large(box: Box) -> bool:
+    return box[2] - box[0] >= MIN_FIGURE_SIDE and box[3] - box[1] >= MIN_FIGURE_SIDE
+
+
+def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
     """The parts' boxes merged where they come within FIGURE_GAP of each other, until no two
-    merged boxes do."""
-    groups: list[Box] = []
-    for box in parts:
+    merged boxes do; each with the indexes of the parts in it."""
+    groups: list[tuple[Box, list[int]]] = []
+    for index, box in enumerate(parts):
+        members = [index]
         while True:
-            near = [group for group in groups if _near(group, box)]
+            near: list[tuple[Box, list[int]]] = []
+            far: list[tuple[Box, list[int]]] = []
+            for group in groups:
+                (near if _near(group[0], box, FIGURE_GAP) else far).append(group)
             if not near:
                 break
-            groups = [group for group in groups if not _near(group, box)]
-            box = (min(b[0] for b in (box, *near)), min(b[1] for b in (box, *near)),
-                   max(b[2] for b in (box, *near)), max(b[3] for b in (box, *near)))
-        groups.append(box)
+            boxes = [box, *(group[0] for group in near)]
+            box = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+                   max(b[3] for b in boxes))
+            # The largest group's list takes the others' members: a plot's hundreds of parts are
+            # not copied again with each one that joins.
+            largest = max((group[1] for group in near), key=len)
+            for group in near:
+                if group[1] is not largest:
+                    largest += group[1]
+            largest += members
+            members, groups = largest, far
+        groups.append((box, members))
     return groups
 
 
-def _near(a: Box, b: Box) -> bool:
-    return (a[0] - FIGURE_GAP <= b[2] and b[0] - FIGURE_GAP <= a[2]
-            and a[1] - FIGURE_GAP <= b[3] and b[1] - FIGURE_GAP <= a[3])
+def _touch(a: Box, b: Box) -> bool:
+    """Whether two boxes meet: overlap or share a border, one not lying wholly inside the other
+    (a mosaic's frame, a panel's, holds its tiles)."""
+    inside = (a[0] > b[0] and a[1] > b[1] and a[2] < b[2] and a[3] < b[3]
+              or b[0] > a[0] and b[1] > a[1] and b[2] < a[2] and b[3] < a[3])
+    return _near(a, b, 0.0) and not inside
+
+
+def _near(a: Box, b: Box, gap: float) -> bool:
+    return (a[0] - gap <= b[2] and b[0] - gap <= a[2]
+            and a[1] - gap <= b[3] and b[1] - gap <= a[3])

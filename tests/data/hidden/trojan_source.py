@@ -1,0 +1,3 @@
+access_level = "user"
+if access_level != "user‮ ⁦# Check if admin⁩ ⁦":
+    print("You are an admin.")
