@@ -105,9 +105,12 @@ def pdf_next(path: str, limit: str = "0") -> dict:
         assert not result.is_error, result.text()
         calls += 1
         chars += len(result.content[0].text)
-        if not result.next or (stop and int(result.next["pages"].split("-")[0]) > stop):
+        # A read that showed all the pages it asked for has no `next`: the pages after them follow.
+        last = max(result.shown["pages"])
+        following = result.next or ({"pages": f"{last + 1}-{last + 20}"} if last < result.total_pages else None)
+        if not following or (stop and int(following["pages"].split("-")[0]) > stop):
             break
-        args = {"path": path, **result.next}
+        args = {"path": path, **following}
     return {"ms": [(time.perf_counter() - start) * 1000], "calls": calls, "chars": chars}
 
 

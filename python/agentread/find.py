@@ -56,6 +56,10 @@ FIND_TIME_SHARE = 0.5
 # skipping to the next such line: one call's cost spreads over many lines where the text is
 # common, and where it is rare the lines between are passed over. Figures: bench/README.md.
 LINEAR_SKIP_BYTES = 64 * 1024
+# The longest text every match holds that `re` finds rather than bytes.find: CPython's bytes.find
+# skips at most a needle's length at a time, and `re` is faster on a needle this short but slower
+# on a longer one whose first byte is common. Figures: bench/README.md.
+SHORT_HELD_BYTES = 3
 
 # ASCII letters that a character beyond ASCII matches regardless of case, alone or in a ligature
 # (K matches the Kelvin sign, "ss" matches ß, "fi" the ligature ﬁ, i matches İ): a caseless search
@@ -142,9 +146,10 @@ class Matcher:
         # RE2 finds at LFs alone (see ascii_spans); an escaped one counts too.
         unkept = self.linear.pattern.replace(_KEPT_FROM_ENDS, "") if self.linear is not None else ""
         self.anchored = "^" in unkept or "$" in unkept
-        # The held text found by `re`, whose search skips ahead on the text's last character where
-        # bytes.find steps a byte or two at a time past a common first one (bench/README.md).
-        self.skip_to = re.compile(re.escape(self.held)).search if self.held else None
+        # A short held text is found by `re`, whose search skips ahead where bytes.find steps a byte
+        # or two at a time past a common first byte; a longer one by bytes.find (bench/README.md).
+        self.short_held = (re.compile(re.escape(self.held)).search if 0 < len(self.held) <= SHORT_HELD_BYTES
+                           else None)
         # An ASCII string ignoring case, as a pattern over bytes, which folds ASCII letters alone:
         # exact in ASCII text, and in any text for a string FOLDED_FROM_BEYOND_ASCII leaves.
         self.caseless = (regex.compile(regex.escape(request.find.encode("ascii")), regex.IGNORECASE)
@@ -222,11 +227,17 @@ class Matcher:
             yield from self._linear_spans(data, start, end)
             return
         at = start
-        while (found := self.skip_to(data, at, end)) is not None:
-            found = found.start()
+        while (found := self._held_at(data, at, end)) >= 0:
             begin = max(data.rfind(b"\n", at, found), data.rfind(b"\r", at, found), at - 1) + 1  # its line
             at = line_start(data, min(found + LINEAR_SKIP_BYTES, end), end)
             yield from self._linear_spans(data, begin, at)
+
+    def _held_at(self, data: bytearray, start: int, end: int) -> int:
+        """Where the held text is next in data[start:end], or -1."""
+        if self.short_held is None:
+            return data.find(self.held, start, end)
+        found = self.short_held(data, start, end)
+        return -1 if found is None else found.start()
 
     def _linear_spans(self, data: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
         """ascii_spans on RE2 of whole lines data[start:end], each searched."""

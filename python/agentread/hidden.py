@@ -40,6 +40,9 @@ _SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 # Invisible characters beside the zero-width space, which decide whether a line's zero-width spaces
 # are marked (see _marker).
 _OTHER_INVISIBLE = re.compile(f"[{_INVISIBLE.replace(ZWSP, '')}]")
+# Any character of the kinds above: one compiled set, checked first, which most text passes in a
+# fraction of the time the search by kinds takes.
+_ANY = re.compile(f"[\U000e0000-\U000e007f{_BIDI}{_INVISIBLE}{_SELECTORS}]")
 _FOUND = re.compile(f"(?P<tags>[\U000e0000-\U000e007f]+)|(?P<bidi>[{_BIDI}])|(?P<invisible>[{_INVISIBLE}]+)"
                     f"|(?P<selectors>[{_SELECTORS}]+)")
 
@@ -59,7 +62,7 @@ class Marked:
 def mark(text: str) -> Marked:
     """`text` with each hidden passage replaced by its marker, and how many of each kind."""
     counts: dict[str, int] = {}
-    if text.isascii():
+    if text.isascii() or not _ANY.search(text):
         return Marked(text, counts)
     out: list[str] = []
     at = 0
