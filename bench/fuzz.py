@@ -88,7 +88,7 @@ ZIP_MUTATION_SHARE = 0.75
 ZIP_MAGIC = b"PK\x03\x04"
 
 # Every kind sniff may answer; anything else is a crash.
-KINDS = ("text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "binary")
+KINDS = ("text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "mail", "rtf", "binary")
 
 # Seeds above this size are left out: an input grown from one costs ten times the average (pypdf
 # rebuilding the cross-reference table of a damaged 400 KB PDF, a 700 KB notebook mutated as JSON)

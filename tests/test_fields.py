@@ -75,7 +75,7 @@ REFUSED = [
     ("doc.docx", {"cells": "1"}, "cells", "a Word document"),
     ("deck.pptx", {"cells": "1"}, "cells", 'a PowerPoint deck (PPTX): read it by slides (pages="2")'),
     ("deck.pptx", {"char": 4, "column": 1}, "char", "a PowerPoint deck"),
-    ("book.xlsx", {"cells": "1"}, "cells", "an Excel workbook (XLSX): read it by sheets"),
+    ("book.xlsx", {"cells": "1"}, "cells", "an Excel workbook (XLSX or XLS): read it by sheets"),
     ("book.xlsx", {"view": "image"}, "view", "an Excel workbook"),
     ("report.pdf", {"range": "A1:B2"}, "range", "a PDF"),
     ("bundle.zip/readme.md", {"range": "A1"}, "range", "a text file"),

@@ -27,7 +27,7 @@ from agentread.sniff import sniff
 from agentread.workspace import Workspace
 from lines import take
 
-KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "binary"}
+KINDS = {"text", "pdf", "image", "notebook", "office", "legacy_office", "archive", "mail", "rtf", "binary"}
 TERMINATORS = re.compile(rb"\r\n|\r|\n")
 BOUNDED = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.data_too_large])

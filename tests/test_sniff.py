@@ -102,10 +102,28 @@ def test_real_binary_files_keep_their_detected_type(name: str):
     assert info.kind == ("archive" if name == "tar" else "binary" if name.islower() else "image")
 
 
-@pytest.mark.parametrize("head", [b"{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} Hello.}\n",
-                                  b"%!PS-Adobe-3.0\n%%Title: plot\n/Times findfont 12 scalefont setfont\n"])
-def test_text_based_document_formats_are_text(head: bytes):
-    assert sniff(head, "doc.rtf").kind == "text"
+def test_text_based_document_formats_are_text():
+    # PostScript is read as the text it is; RTF too, with a reader of its own for its text.
+    assert sniff(b"%!PS-Adobe-3.0\n%%Title: plot\n/Times findfont 12 scalefont setfont\n", "plot.ps").kind == "text"
+    rtf = sniff(b"{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} Hello.}\n", "notes.txt")
+    assert (rtf.kind, rtf.mime, rtf.encoding) == ("rtf", "application/rtf", "utf-8")
+
+
+MAIL = (b"Return-Path: <ann@example.com>\nFrom: Ann <ann@example.com>\nTo: bo@example.com\n"
+        b"Subject: Report\n\tcontinued\nDate: Mon, 3 Mar 2025 09:12:00 +0000\n\nHello.\n")
+
+
+@pytest.mark.parametrize("head, kind", [
+    (MAIL, "mail"),
+    (MAIL.replace(b"\n", b"\r\n"), "mail"),
+    # An mbox line first (git's patches): the file stays text, numbered as the editor numbers it.
+    (b"From 0123abc Mon Sep 17 00:00:00 2001\n" + MAIL, "text"),
+    # A note that only begins like a mail: no sender, or no blank line closing the fields.
+    (b"To: the team\nSubject: lunch\n\nPizza.\n", "text"),
+    (b"From: Ann\nTo: Bo\nSubject: x\nnot a field\n\nbody\n", "text"),
+])
+def test_mail_is_told_by_its_header_fields(head: bytes, kind: str):
+    assert sniff(head, "notes.txt").kind == kind
 
 
 def test_zip_named_ipynb_is_an_archive():

@@ -56,7 +56,10 @@ export interface ImageContent {
 
 export type Content = TextContent | ImageContent;
 
-/** `document`, `spreadsheet`, `presentation`: a Word (.docx), Excel (.xlsx) or PowerPoint (.pptx) file. */
+/**
+ * `document`, `spreadsheet`, `presentation`: a Word (.docx), Excel (.xlsx, .xls) or PowerPoint (.pptx) file;
+ * `mail`: an .eml or Outlook .msg message; `rtf`: an RTF document's text.
+ */
 export type ResultKind =
   | 'text'
   | 'notebook'
@@ -67,6 +70,8 @@ export type ResultKind =
   | 'document'
   | 'spreadsheet'
   | 'presentation'
+  | 'mail'
+  | 'rtf'
   | 'error';
 
 /** A range `[first, last]`, 1-based and inclusive. */

@@ -257,6 +257,8 @@ export class ReadRevealer implements vscode.Disposable {
       case 'document':
       case 'spreadsheet':
       case 'presentation':
+      case 'mail': // numbered as rendered, not as the file's source lines
+      case 'rtf':
         return this.showAgentView(entry);
       case 'image':
         return this.openFile(uri);

@@ -96,7 +96,7 @@ class Engine:
                         or (kind == "notebook" and NOTEBOOK_IMAGE_KEY in data))
         with open_verified(resolved) as f:
             info = sniff(f.read(SNIFF_BYTES), resolved.path)
-            if resolved.member is not None and info.kind != "archive":
+            if resolved.member is not None and not READERS[info.kind].holds_files:
                 raise ReadError("not_found", f"{request.path} does not exist: {resolved.path} is a file "
                                 f"({info.description}), not a folder or an archive. Read {resolved.path} itself.")
             kind = _kind(info, request, resolved.path, resolved.st.st_size)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import lzma
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -44,6 +45,18 @@ TAR_COMPRESSIONS = {
 TAR_NAMES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
 # A tar header block: what filetype needs to see its magic.
 TAR_HEADER_BYTES = 512
+
+# An RTF document's first bytes (the format's group and control word).
+RTF_MAGIC = b"{\\rtf"
+
+# A mail (RFC 5322: .eml, a message saved from a mail client) begins with header fields, `Name:
+# value` lines and their indented continuations, up to a blank line. It is told from a note that
+# happens to begin "To: ..." by naming its sender and at least MIN_MAIL_FIELDS of the fields
+# mail software writes. A file beginning with an mbox "From " line (git's patches) stays text.
+MAIL_FIELD = re.compile(rb"([!-9;-~]+):")
+MAIL_FIELDS = frozenset({b"date", b"subject", b"message-id", b"to", b"received", b"mime-version", b"cc",
+                         b"return-path", b"content-type"})
+MIN_MAIL_FIELDS = 2
 
 # Share of NUL bytes above which a UTF-8-valid head is still binary. A stray NUL in a log is text; a
 # struct of integers is not.
@@ -86,7 +99,8 @@ SINGLE_BYTE_MARGIN = 0.2
 
 @dataclass(frozen=True)
 class FileInfo:
-    kind: str  # text | pdf | image | notebook | office | legacy_office | epub | opendocument | archive | binary
+    kind: str  # text | pdf | image | notebook | office | legacy_office | epub | opendocument | archive | mail | rtf
+    # | binary
     mime: str | None = None  # detected mime type, where known
     encoding: str | None = None  # for text: Python codec name
     bom: int = 0  # bytes of byte order mark to skip
@@ -114,7 +128,7 @@ def sniff(head: bytes, name: str) -> FileInfo:
         return FileInfo("archive", archive.mime)
     if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
         return FileInfo("pdf", "application/pdf")
-    if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, an encrypted OOXML file, or another compound file
+    if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, .msg, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
     control_share = _control_share(head)
     # filetype tries some 80 signatures in Python, a large share of a small read's time. Every
@@ -148,9 +162,30 @@ def sniff(head: bytes, name: str) -> FileInfo:
 def _text_or_notebook(body: bytes, name: str, encoding: str, bom: int) -> FileInfo:
     if name.lower().endswith(".ipynb") and body.lstrip()[:1] == b"{":
         return FileInfo("notebook", "application/x-ipynb+json", encoding, bom)
+    if body.startswith(RTF_MAGIC):
+        return FileInfo("rtf", "application/rtf", encoding, bom)
+    if _is_mail(body):
+        return FileInfo("mail", "message/rfc822", encoding, bom)
     if body.lstrip()[:5].lower() in (b"<svg ", b"<?xml") and b"<svg" in body[:4096]:
         return FileInfo("text", "image/svg+xml", encoding, bom)
     return FileInfo("text", "text/plain", encoding, bom)
+
+
+def _is_mail(body: bytes) -> bool:
+    """Whether the head begins with a mail's header fields, ended by a blank line within it."""
+    if not MAIL_FIELD.match(body):  # most text fails here, before the head is searched
+        return False
+    end = re.search(rb"\r?\n\r?\n", body)
+    if end is None:
+        return False
+    names = set()
+    for line in body[:end.start()].splitlines():
+        field = MAIL_FIELD.match(line)
+        if field is not None:
+            names.add(field.group(1).lower())
+        elif line[:1] not in (b" ", b"\t"):
+            return False
+    return b"from" in names and len(names & MAIL_FIELDS) >= MIN_MAIL_FIELDS
 
 
 def _compressed_tar(head: bytes, mime: str, name: str) -> bool:

@@ -15,6 +15,9 @@ GNUPLOT = "jupytext-1.19.6/jupytext-1.19.6/tests/data/notebooks/inputs/ipynb_gnu
 IMAGES_DOCX = "python_docx-1.2.0/python_docx-1.2.0/tests/test_files/having-images.docx"
 FILL_PPTX = "python_pptx-1.0.2/python_pptx-1.0.2/features/steps/test_files/dml-fill.pptx"
 DATASETS = "r-cran-readxl/usr/lib/R/site-library/readxl/extdata/datasets.xlsx"
+MESSAGE = "msg_parser-1.2.0/msg_parser-1.2.0/tests/files/complete.msg"
+DIGEST = "libpython3.11-testsuite/usr/lib/python3.11/test/test_email/data/msg_02.txt"
+RTF_SPEC = "oletools-0.60.2/oletools-0.60.2/tests/test-data/msodde/RTF-Spec-1.7.rtf"
 
 # One cut read of each kind (a `limit` where the file fits the reply whole), as VS Code's chat
 # sends it at its smallest; those of a file with pictures also with view "text".
@@ -35,13 +38,20 @@ READS = {
     "pptx": {"path": FILL_PPTX, "limit": 3},
     "xlsx": {"path": DATASETS},
     "xlsx outline": {"path": DATASETS, "outline": True, "limit": 2},
+    "xls": {"path": DATASETS.replace(".xlsx", ".xls")},
+    "msg": {"path": MESSAGE},
+    "msg outline": {"path": MESSAGE, "outline": True},
+    "msg find": {"path": MESSAGE, "find": "Azure", "limit": 2},
+    "eml": {"path": DIGEST},
+    "eml attachment": {"path": f"{DIGEST}/attachments/attachment-1.txt", "limit": 3},
+    "rtf": {"path": RTF_SPEC},
 }
 
 
 @pytest.mark.parametrize("name", list(READS))
 def test_a_cut_read_ends_with_how_to_read_on(rpc, name):
     params = READS[name]
-    need(*params["path"].split("/"))
+    need(*params["path"].split("/attachments/")[0].split("/"))
     result = rpc({**params, "maxBytes": 1400})
     assert result["truncated"] and result["next"], text_of(result)[-300:]
     last = text_of(result).rstrip("\n").split("\n")[-1]

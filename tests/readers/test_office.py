@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from agentread.engine import Engine
-from agentread.readers.office_detect import OLE2_MAGIC, ooxml_format
+from agentread.readers.office_detect import ooxml_format
 from agentread.request import InvalidParams, parse_request
 from agentread.result import ImagePart
 from agentread.sniff import sniff
@@ -342,32 +342,7 @@ def test_generated_deck_image_budget_and_paging(deck: Path):
     assert read(deck, path="deck.pptx", pages="31").error.code == "page_out_of_range"
 
 
-# Legacy and encrypted files
-
-def test_legacy_xls_is_refused_with_what_reads_it(real: Path):
-    result = read(real, path="clippy.xls")
-    assert result.error.code == "legacy_office"
-    assert "Excel 97-2003" in result.error.message and "--convert-to xlsx" in result.error.message
-
-
-def _ole2(stream: str) -> bytes:
-    """A minimal compound file head: the magic, then a directory sector naming `stream`."""
-    name = (stream + "\0").encode("utf-16-le")
-    entry = name.ljust(64, b"\0") + len(name).to_bytes(2, "little")
-    return OLE2_MAGIC + b"\0" * (512 - len(OLE2_MAGIC)) + b"\0" * 128 + entry.ljust(128, b"\0")
-
-
-@pytest.mark.parametrize("stream, code, words", [
-    ("EncryptedPackage", "encrypted_office", "password-protected"),
-    ("WordDocument", "legacy_office", "Word 97-2003"),
-    ("PowerPoint Document", "legacy_office", "PowerPoint 97-2003"),
-    ("__substg1.0_0037001F", "binary", "OLE2 compound file"),
-])
-def test_ole2_files_say_what_they_are(tmp_path: Path, stream: str, code: str, words: str):
-    (tmp_path / "f.docx").write_bytes(_ole2(stream))
-    result = read(tmp_path, path="f.docx")
-    assert result.error.code == code and words in result.error.message
-
+# Legacy and encrypted files: tests/readers/test_legacy.py
 
 def test_damaged_office_file(tmp_path: Path, real: Path):
     data = (real / "docx-test.docx").read_bytes()

@@ -57,8 +57,8 @@ class Row:
     search: str | None = None
     outliner: str | None = None  # "module:function" listing the file's structure, where the kind has one
     # The request fields the kind takes: a key of readers.fields.KINDS ("office": by the format
-    # sniff found, OpenDocument's too); None: checked where the reader dispatches (an archive),
-    # or the kind is refused whatever is asked (binary).
+    # sniff found, OpenDocument's too); None: checked where the reader dispatches (an archive, a
+    # compound file, a mail), or the kind is refused whatever is asked (binary).
     takes: str | None = None
     # A read that parses the whole file, of more bytes than this, runs in a worker process where the
     # server has them: a parse holds memory many times the file's size, and the file decides how
@@ -66,6 +66,9 @@ class Row:
     # request), whether that read parses the file whole; None: every read does.
     parse_bytes: int | None = None
     parses: str | None = None
+    # The kind holds files read by a path inside it (an archive's members, a mail's attachments:
+    # bundle.zip/docs/readme.md, mail.eml/attachments/report.pdf), which its reader reads.
+    holds_files: bool = False
 
     def in_worker(self, size: int, request: ReadRequest) -> bool:
         """Whether a read of a file of `size` bytes runs in a worker process where the server has
@@ -110,6 +113,9 @@ def refuse_binary(source: Source, request: ReadRequest) -> ReadResult:
 # cross-references, and pypdf reads it whole.
 MAX_DOCUMENT_BYTES = 512 << 20
 MAX_IMAGE_FILE_BYTES = 100 << 20
+# A mail is parsed whole, its attachments decoded in memory: mail servers refuse messages far
+# smaller (tens of MB), so a larger "mail" is not one.
+MAX_MAIL_BYTES = 200 << 20
 # Text is streamed: a window costs what it shows, whatever the file's size.
 UNLIMITED = 1 << 62
 # Files parsed whole in the server process up to these sizes, in a worker past them
@@ -138,8 +144,15 @@ READERS: dict[str, Row] = {
     "office": Row("agentread.readers.office:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                   search="agentread.readers.office:search", outliner="agentread.readers.office:read",
                   takes="office"),
-    "legacy_office": Row("agentread.readers.office:refuse_legacy_file", isolated=True,
-                         max_bytes=MAX_DOCUMENT_BYTES, outliner="agentread.readers.office:refuse_legacy_file"),
+    # A compound file (OLE2) is told by its streams (readers/compound.py): an Excel 97-2003 workbook
+    # and an Outlook message are read, the rest refused saying what would read them.
+    "legacy_office": Row("agentread.readers.compound:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+                         search="agentread.readers.compound:search", outliner="agentread.readers.compound:read",
+                         holds_files=True),
+    "mail": Row("agentread.readers.mail:read", isolated=True, max_bytes=MAX_MAIL_BYTES,
+                search="agentread.readers.mail:search", outliner="agentread.readers.mail:read", holds_files=True),
+    "rtf": Row("agentread.readers.rtf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
+               search="agentread.readers.rtf:search", takes="rtf"),
     # EPUB and OpenDocument (ODT, ODS, ODP): lxml parses them whole.
     "epub": Row("agentread.readers.epub:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                 search="agentread.readers.epub:search", outliner="agentread.readers.epub:outline", takes="epub"),
@@ -155,5 +168,5 @@ READERS: dict[str, Row] = {
     # its own limit (readers/archive.py). Its listing is its outline, as a directory's is.
     "archive": Row("agentread.readers.archive:read", isolated=True, max_bytes=UNLIMITED,
                    search="agentread.readers.archive:search",
-                   outliner="agentread.readers.archive:read"),
+                   outliner="agentread.readers.archive:read", holds_files=True),
 }

@@ -221,23 +221,28 @@ def read(source: Source, request: ReadRequest) -> ReadResult:
     if isinstance(found, ReadResult):
         return found
     member, data = found
+    entry = member.entry
+    where = entry.CRC if isinstance(entry, zipfile.ZipInfo) else entry.offset_data
+    # A large member's version is of what its record says of it (size, date, a zip's CRC-32, a
+    # tar's place) and samples of its bytes.
+    return read_inside(source, request, member.path, data, f"{member.size}:{member.stamp}:{where}".encode(),
+                       member.iso_date)
+
+
+def read_inside(source: Source, request: ReadRequest, inner: str, data: bytes, identity: bytes,
+                date: str | None) -> ReadResult:
+    """A file held inside `source` (an archive's member, a mail's attachment) at path `inner`,
+    its bytes `data` in memory, read by the reader of its kind, with its own version, size and
+    date (`identity`: what names it when it is too large to hash whole, versions.py)."""
     from agentread.engine import read_member  # the engine imports the readers' table: imported when used
 
-    path = f"{source.path}/{member.path}"
+    path = f"{source.path}/{inner}"
     result = read_member(replace(source, path=path, stream=io.BytesIO(data), size=len(data), member=None,
                                  cache_key=(path, *source.cache_key[1:]), limit=MAX_MEMBER_BYTES), request)
     if not result.is_error:  # the member's own version, size and date, not the archive's
-        result.version, result.size, result.mtime = _member_version(member, data, path), len(data), member.iso_date
+        result.version = content_version(io.BytesIO(data), len(data), identity, path)
+        result.size, result.mtime = len(data), date
     return result
-
-
-def _member_version(member: Member, data: bytes, path: str) -> str:
-    """The member's version, as a file's is made (versions.py): of its bytes, or when large of what
-    its record says of it (size, date, a zip's CRC-32, a tar's place) and samples of them."""
-    entry = member.entry
-    where = entry.CRC if isinstance(entry, zipfile.ZipInfo) else entry.offset_data
-    identity = f"{member.size}:{member.stamp}:{where}".encode()
-    return content_version(io.BytesIO(data), len(data), identity, path)
 
 
 def search(source: Source, request: ReadRequest, matcher: object) -> None:

@@ -4,7 +4,9 @@ and the error a field it does not take gets (`not_for_this_kind`). A field passe
 
 The check runs once a read knows the file's kind, before its reader: readers.Row.read for the
 rows of READERS (an archive member by its own kind's row), the engine for a folder and a notebook
-open in the editor, readers/archive.py for an archive's listing. `since`, `consent`, `maxBytes` and
+open in the editor, readers/archive.py for an archive's listing, readers/compound.py and
+readers/mail.py once a compound file's or a mail's kind is known (an attachment by its own kind's
+row). `since`, `consent`, `maxBytes` and
 `view: "text"` (which drops pictures) apply to every kind and are not checked.
 """
 
@@ -55,7 +57,7 @@ KINDS: dict[str, Takes] = {
                       "read it by lines with offset and limit (its outline lists the headings' lines)"),
     "presentation": Takes("a PowerPoint deck (PPTX)", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
                           'read it by slides (pages="2") or by lines with offset and limit'),
-    "spreadsheet": Takes("an Excel workbook (XLSX)", _LINES | {"pages", "char", "range"}, _OUTLINE,
+    "spreadsheet": Takes("an Excel workbook (XLSX or XLS)", _LINES | {"pages", "char", "range"}, _OUTLINE,
                          _FIND_LINES | {"pages"},
                          'read it by sheets (pages="2" or the sheet\'s name), rows with offset and limit, a range '
                          'of cells (range="Data!B2:F40"), and a row\'s cells with offset and column'),
@@ -68,6 +70,10 @@ KINDS: dict[str, Takes] = {
     "epub": Takes("an EPUB book", _LINES | {"pages"}, _OUTLINE, _FIND_LINES | {"pages"},
                   'read it by chapters in reading order (pages="3"; its outline maps the table of contents to '
                   "them) or by lines with offset and limit"),
+    "mail": Takes("a mail message (EML or Outlook MSG)", _LINES, _OUTLINE, _FIND_LINES,
+                  "read it by lines with offset and limit, and an attachment by its path after the mail's "
+                  "(mail.eml/attachments/report.pdf)"),
+    "rtf": Takes("an RTF document", _LINES, None, _FIND_LINES, "read it by lines with offset and limit"),
     "directory": Takes("a folder", _OUTLINE, _OUTLINE, None,
                        "list it with offset and limit (they count entries), and read a file in it by its path"),
     "archive": Takes("an archive", _OUTLINE, _OUTLINE, None,

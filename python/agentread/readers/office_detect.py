@@ -3,8 +3,9 @@ OLE2 file holds.
 
 An OOXML file (DOCX, XLSX, PPTX) is a zip whose `[Content_Types].xml` names the main part's type;
 Office and every library that writes these files put that entry first, so the first bytes are
-enough. A legacy binary file (.doc, .xls, .ppt) and a password-protected OOXML file are both OLE2
-compound files; what they hold is told by the names in the compound file's directory.
+enough. A legacy binary file (.doc, .xls, .ppt), an Outlook message (.msg) and a password-protected
+OOXML file are all OLE2 compound files; what they hold is told by the names in the compound file's
+directory.
 """
 
 from __future__ import annotations
@@ -43,15 +44,17 @@ MIMES = {
 # it any more.
 MAX_CONTENT_TYPES_BYTES = 1 << 20
 
-# OLE2 streams that say what a compound file is, first match wins (an encrypted OOXML file holds
-# only the encryption streams; a .doc may also hold a "Workbook" stream of an embedded sheet, so
-# Word comes first).
+# OLE2 streams (or storages) at the top of a compound file that say what it is, first match wins
+# (an encrypted OOXML file holds only the encryption streams; a .doc may also hold a "Workbook"
+# stream of an embedded sheet, so Word comes first; an Outlook message keeps its properties in the
+# storage named last).
 OLE2_STREAMS = (
     ("EncryptedPackage", "encrypted"),
     ("WordDocument", "doc"),
     ("PowerPoint Document", "ppt"),
     ("Workbook", "xls"),
     ("Book", "xls"),  # Excel 5.0/95
+    ("__properties_version1.0", "msg"),
 )
 
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
@@ -118,19 +121,14 @@ def _inflate(data: bytes, method: int) -> bytes | None:
 
 
 def ole2_contents(data: bytes) -> str | None:
-    """What an OLE2 compound file holds: "encrypted", "doc", "ppt", "xls", or None for
-    anything else.
+    """What an OLE2 compound file holds: "encrypted", "doc", "ppt", "xls", "msg", or None for
+    anything else, by the names olefile lists at the top of its directory. Raises OSError (olefile's
+    own errors among them) for a file whose directory cannot be read."""
+    import olefile  # imported on first use: sniffing every file imports this module
 
-    Directory entries are 128 bytes, aligned to 128 in the file, and begin with the stream's
-    UTF-16LE name followed by the name's byte length at offset 64; matching that shape keeps text
-    inside a document that happens to spell a stream's name from counting."""
-    for stream, what in OLE2_STREAMS:
-        name = (stream + "\0").encode("utf-16-le")
-        for match in re.finditer(re.escape(name), data):
-            at = match.start()
-            if at % 128 == 0 and data[at + 64:at + 66] == struct.pack("<H", len(name)):
-                return what
-    return None
+    with olefile.OleFileIO(data) as ole:
+        names = {entry[0] for entry in ole.listdir(streams=True, storages=True)}
+    return next((what for stream, what in OLE2_STREAMS if stream in names), None)
 
 
 # EPUB and OpenDocument zips name their type in a member `mimetype`, first and stored uncompressed

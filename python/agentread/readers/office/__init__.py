@@ -1,5 +1,5 @@
-"""Office documents: DOCX, XLSX and PPTX read into text a model can cite; legacy and encrypted files
-refused with what they are and what would read them.
+"""Office documents: DOCX, XLSX, PPTX and Excel 97-2003 (.xls) read into text a model can cite;
+Word and PowerPoint 97-2003 and encrypted files refused with what they are and what would read them.
 
 One module per format (docx.py, xlsx.py, pptx.py), each `read_<format>(data, request, path) ->
 ReadResult`, and `outline_<format>` for `outline: true` (headings, slide titles, sheets);
@@ -20,7 +20,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
 from agentread.readers import Source
-from agentread.readers.office_detect import ole2_contents, ooxml_format_of_zip
+from agentread.readers.office_detect import ooxml_format_of_zip
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult
 
@@ -29,10 +29,10 @@ from agentread.result import ReadError, ReadResult
 # report is tens of MB); a zip bomb does not.
 MAX_INFLATED_BYTES = 512 << 20
 
-# What each legacy binary format is, and what reads it.
+# What each legacy binary format read nowhere here is, and what reads it (an Excel 97-2003
+# workbook is read: office/xls.py).
 LEGACY = {
     "doc": ("a Word 97-2003 document (.doc)", "docx"),
-    "xls": ("an Excel 97-2003 workbook (.xls)", "xlsx"),
     "ppt": ("a PowerPoint 97-2003 presentation (.ppt)", "pptx"),
 }
 
@@ -66,11 +66,6 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     return searcher(data, request, matcher)
 
 
-def refuse_legacy_file(source: Source, request: ReadRequest) -> ReadResult:
-    """The reader seam's answer to an OLE2 compound file: what it is, and how to convert it."""
-    raise refuse_legacy(source.whole(), source.name, source.size)
-
-
 def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     """Read a DOCX, XLSX or PPTX (as sniff found it) into a ReadResult."""
     fmt = _check_package(data, path)
@@ -90,10 +85,10 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
                         "Try another copy of the file.") from None
 
 
-def refuse_legacy(data: bytes, path: str, size: int) -> ReadError:
-    """The error for an OLE2 compound file: a legacy Office file, an encrypted OOXML file, or
-    something else."""
-    what = ole2_contents(data)
+def refuse_legacy(what: str | None, path: str, size: int) -> ReadError:
+    """The error for an OLE2 compound file no reader here reads, by what
+    office_detect.ole2_contents found it holds: a Word or PowerPoint 97-2003 file, an encrypted
+    OOXML file, or something else."""
     if what == "encrypted":
         return ReadError("encrypted_office", f"{path} is a password-protected Office document: its content is "
                          "encrypted. Passwords cannot be passed to this tool: ask the user for a copy saved "
@@ -104,7 +99,7 @@ def refuse_legacy(data: bytes, path: str, size: int) -> ReadError:
                          f"user to save it as .{modern}, or convert it with LibreOffice: soffice --headless "
                          f"--convert-to {modern} \"{path}\"; then read the .{modern}.")
     return ReadError("binary", f"{path} is an OLE2 compound file ({size:,} bytes) that is not a Word, Excel or "
-                     "PowerPoint file (an Outlook message, an installer or a Visio drawing, for example) and "
+                     "PowerPoint file nor an Outlook message (an installer or a Visio drawing, for example) and "
                      "cannot be shown as text.")
 
 

@@ -6,8 +6,9 @@ pipe tables, and the `pages` range that addresses slides and sheets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
+from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, shown_lines, up_to, window
 from agentread.readers.image import image_part
@@ -51,6 +52,15 @@ class Rendered:
         # An alt text may span lines; its line stays one numbered line.
         self.lines.append(f"[image {len(self.images) + 1}: {' '.join(label.split())}]")
         self.images[len(self.lines)] = Image(label, blob)
+
+
+def search_lines(kind: str, lines: list[str], request: ReadRequest,
+                 matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+    """The hits in a rendered document's lines as a read numbers them, from `offset`."""
+    first = request.offset or 1
+    units = (Unit(text, {"line": number}, {"offset": number, "limit": 1}, {"offset": number})
+             for number, text in enumerate(lines[first - 1:], first))
+    return kind, hits_in(units, matcher, request.column or 1)
 
 
 def one_line(text: str) -> str:

@@ -31,10 +31,10 @@ import io
 import re
 from typing import Iterator
 
-from agentread.find import Hit, Matcher, Reached, Unit, hits_in
+from agentread.find import Hit, Matcher, Reached
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, pipe_table, show
+from agentread.readers.office.document import Rendered, pipe_table, search_lines, show
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -109,11 +109,7 @@ def read_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
 
 def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """Its lines as a read numbers them, from `offset`."""
-    lines = render_docx(data).lines
-    first = request.offset or 1
-    units = (Unit(text, {"line": number}, {"offset": number, "limit": 1}, {"offset": number})
-             for number, text in enumerate(lines[first - 1:], first))
-    return "document", hits_in(units, matcher, request.column or 1)
+    return search_lines("document", render_docx(data).lines, request, matcher)
 
 
 def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:

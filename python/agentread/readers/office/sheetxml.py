@@ -297,10 +297,17 @@ def _number_formats(archive: zipfile.ZipFile, part: str | None) -> dict[int, str
     for index, style in enumerate(styles.iterchildren(f"{MAIN}xf") if styles is not None else ()):
         number = style.get("numFmtId", "0")
         builtin = int(number) if number.isdigit() else None
-        code = LOCALE_FORMATS.get(builtin) or custom.get(number) or (builtin_format_code(builtin) if builtin else None)
-        if code and code != "General" and len(code) <= MAX_FORMAT_CHARS:
+        code = format_code(builtin, custom.get(number) or (builtin_format_code(builtin) if builtin else None))
+        if code:
             formats[index] = code
     return formats
+
+
+def format_code(number: int | None, code: str | None) -> str | None:
+    """The code a cell of number format `number` (whose code the file gives as `code`) is drawn
+    with, or None for General and a code no Excel would draw."""
+    code = LOCALE_FORMATS.get(number) or code
+    return code if code and code != "General" and len(code) <= MAX_FORMAT_CHARS else None
 
 
 # --- a sheet's rows
@@ -367,8 +374,13 @@ def _value(cell, book: Book) -> Value | str:
         value = from_ISO8601(value)
     elif kind == "e":
         return value  # an error such as #DIV/0!, which no format changes
-    code = book.formats.get(int(cell.get("s") or 0))
-    return Value(value, code, book.date1904) if code else _general(value)
+    return drawn(value, book.formats.get(int(cell.get("s") or 0)), book.date1904)
+
+
+def drawn(value, code: str | None, date1904: bool) -> Value | str:
+    """A cell's value as a sheet's row gives it: to be drawn under its number format `code` when
+    shown, or its text under General."""
+    return Value(value, code, date1904) if code else _general(value)
 
 
 class Value(NamedTuple):
@@ -441,9 +453,8 @@ def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tupl
     notes: dict[tuple[int, int], str] = {}
     if sheet.notes is not None:
         for ref, comment in CommentSheet.from_tree(etree.fromstring(archive.read(sheet.notes), _PARSER)).comments:
-            author = f", {comment.author}" if comment.author else ""
             if cell := _cell(ref):
-                notes[cell] = f"[note{author}: {comment.text}]"
+                notes[cell] = note_text(comment.author, comment.text)
     if sheet.threads is not None:
         threads: dict[tuple[int, int], list[str]] = {}
         for entry in etree.fromstring(archive.read(sheet.threads), _PARSER).iter(f"{_THREADS}threadedComment"):
@@ -454,6 +465,11 @@ def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tupl
                 threads.setdefault(cell, []).append(f"{said}{f', {author}' if author else ''}: {text}")
         notes.update({cell: f"[{' — '.join(said)}]" for cell, said in threads.items()})
     return notes
+
+
+def note_text(author: str | None, text: str) -> str:
+    """A note as its cell's table shows it after the cell's value."""
+    return f"[note{f', {author}' if author else ''}: {text}]"
 
 
 def _cell(ref: str | None) -> tuple[int, int] | None:

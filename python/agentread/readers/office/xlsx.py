@@ -29,6 +29,9 @@ shown, and one pass gives each cell's value and formula. Opening the workbook pa
 parts only (sheet list, strings, styles), never a sheet. A read from a deep row starts the parse
 at that row's bytes, and a sheet's extent is taken from its declaration alone, never by parsing
 the whole sheet.
+
+The table, its addressing, outline and search take any Workbook (below): xls.py reads Excel 97-2003
+workbooks through them.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import re
 import zipfile
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 from openpyxl.utils.cell import range_boundaries
 
@@ -92,37 +95,64 @@ MARKER_DIGITS_BYTES = 24
 
 
 
+class Workbook(Protocol):
+    """A workbook as the sheet reader reads it, whatever its file format: its sheets (each with
+    `name`, `state` and `part`, None for a chart sheet) and, by sheet, its rows from a row on (each
+    cell's text as its number format draws it, and its formula), its declared rows and columns, its
+    merged ranges, its comments by (row, column), the runs of columns it hides, and the lines that
+    describe its charts. A format that has none of these gives none."""
+
+    sheets: list
+
+    def rows(self, sheet, start: int) -> Iterator[Row]: ...
+
+    def declared(self, sheet) -> tuple[int, int]: ...
+
+    def merges(self, sheet) -> list[str]: ...
+
+    def notes(self, sheet) -> dict[tuple[int, int], str]: ...
+
+    def hidden_columns(self, sheet) -> list[tuple[int, int]]: ...
+
+    def charts(self, sheet, reply_bytes: int) -> list[str]: ...
+
+
 def read_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        book = _Zipped(archive, read_book(archive))
+        if not book.sheets:
+            raise ReadError("damaged_office", f"{path} is a damaged XLSX file: it lists no sheet whose part it "
+                            "holds. Try another copy of the file.")
+        return read_workbook(book, request, path)
+
+
+def read_workbook(book: Workbook, request: ReadRequest, path: str) -> ReadResult:
+    """The sheets and rows (or the range) the request asks for, of a workbook holding at least one
+    sheet."""
     if request.from_end:  # a sheet's last row is known only by reading all of it (its <dimension> is not trusted)
         raise ReadError("offset_from_end", f"offset {request.offset} counts rows from the end, which sheets do not "
                         "support. Call without an offset to read a sheet from its first row (the result says how "
                         "many rows it has), then offset=N to read from its row N.")
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        if not book.sheets:
-            raise ReadError("damaged_office", f"{path} is a damaged XLSX file: it lists no sheet whose part it "
-                            "holds. Try another copy of the file.")
-        names = [sheet.name for sheet in book.sheets]
-        if request.char is not None and request.column is None:
-            raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
-                                "and `offset` (its row), as a cut cell's `next` does")
-        if request.range is not None:
-            area = parse_range(request, names)
-            reader = _Reader(archive, book, request, path, area)
-            if request.column is not None:
-                return reader.cells(area.sheet, area.sheet, area.top, request.column, request.char or 1)
-            reader.sheet(area.sheet, book.sheets[area.sheet - 1], area.top, str(area.sheet))
-            return reader.result()
-        first, last = select_sections(request.pages, len(names), "sheet", names)
-        reader = _Reader(archive, book, request, path)
+    names = [sheet.name for sheet in book.sheets]
+    if request.char is not None and request.column is None:
+        raise InvalidParams("'char' reads on inside one cell: pass it with `column` (the cell's sheet column) "
+                            "and `offset` (its row), as a cut cell's `next` does")
+    if request.range is not None:
+        area = parse_range(request, names)
+        reader = _Reader(book, request, path, area)
         if request.column is not None:
-            return reader.cells(first, last, request.first_line, request.column, request.char or 1)
-        for number in range(first, last + 1):
-            start = request.first_line if number == first else 1
-            if not reader.sheet(number, book.sheets[number - 1], start,
-                                span(number, last)):
-                break
+            return reader.cells(area.sheet, area.sheet, area.top, request.column, request.char or 1)
+        reader.sheet(area.sheet, book.sheets[area.sheet - 1], area.top, str(area.sheet))
         return reader.result()
+    first, last = select_sections(request.pages, len(names), "sheet", names)
+    reader = _Reader(book, request, path)
+    if request.column is not None:
+        return reader.cells(first, last, request.first_line, request.column, request.char or 1)
+    for number in range(first, last + 1):
+        start = request.first_line if number == first else 1
+        if not reader.sheet(number, book.sheets[number - 1], start, span(number, last)):
+            break
+    return reader.result()
 
 
 # Excel's grid: a range past it names no cell.
@@ -182,68 +212,75 @@ def parse_range(request: ReadRequest, names: list[str]) -> Area:
 
 
 def search_xlsx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+    def units() -> Iterator[Unit]:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            yield from cell_units(_Zipped(archive, read_book(archive)), request)
+
+    return search_workbook(units(), matcher)
+
+
+def search_workbook(units: Iterator[Unit], matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
     """Each cell of the sheets asked for as its table shows it (uncut), cited by sheet and cell: one
     hit a cell. `offset` is the first row searched and `column` its first column (A is 1)."""
-    return "spreadsheet", hits_in(_cell_units(data, request), matcher, first_only=True)
+    return "spreadsheet", hits_in(units, matcher, first_only=True)
 
 
-def _cell_units(data: bytes, request: ReadRequest) -> Iterator[Unit]:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        names = [sheet.name for sheet in book.sheets]
-        first, last = select_sections(request.pages, len(names), "sheet", names)
-        reader = _Reader(archive, book, request, "")
-        for number in range(first, last + 1):
-            start = request.first_line if number == first else 1
-            for parsed, (row, cells, _) in enumerate(reader._rows(book.sheets[number - 1], start), 1):
-                if parsed % 1000 == 0:
-                    checkpoint()
-                if row < start:
+def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
+    names = [sheet.name for sheet in book.sheets]
+    first, last = select_sections(request.pages, len(names), "sheet", names)
+    for number in range(first, last + 1):
+        start = request.first_line if number == first else 1
+        for parsed, (row, cells, _) in enumerate(noted_rows(book, book.sheets[number - 1], start), 1):
+            if parsed % 1000 == 0:
+                checkpoint()
+            if row < start:
+                continue
+            for column, cell in sorted(cells.items()):
+                if number == first and row == request.first_line and column < (request.column or 1):
                     continue
-                for column, cell in sorted(cells.items()):
-                    if number == first and row == request.first_line and column < (request.column or 1):
-                        continue
-                    text = _whole(*cell)
-                    # A cell the table cuts is read alone, from the part of it that holds the hit.
-                    whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
-                    yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
-                               {"pages": str(number), "offset": row, "limit": 1, **whole},
-                               {"pages": span(number, last), "offset": row, "column": column},
-                               reads_on="char" if whole else None)
+                text = _whole(*cell)
+                # A cell the table cuts is read alone, from the part of it that holds the hit.
+                whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
+                yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
+                           {"pages": str(number), "offset": row, "limit": 1, **whole},
+                           {"pages": span(number, last), "offset": row, "column": column},
+                           reads_on="char" if whole else None)
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return outline_workbook(_Zipped(archive, read_book(archive)), request, path)
+
+
+def outline_workbook(book: Workbook, request: ReadRequest, path: str) -> ReadResult:
     """One entry a sheet: its used range (its cells found, up to MAX_OUTLINE_ROWS rows) and its
     header row (its first row holding a value)."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        book = read_book(archive)
-        entries = []
-        for number, sheet in enumerate(book.sheets, 1):
-            checkpoint()
-            entries.append(_sheet_entry(archive, book, number, sheet))
+    entries = []
+    for number, sheet in enumerate(book.sheets, 1):
+        checkpoint()
+        entries.append(_sheet_entry(book, number, sheet))
     header = (f"[Outline of {path}: {len(entries):,} sheet{'' if len(entries) == 1 else 's'}, each with its used "
               "range and its first row holding a value. Read one with the arguments after \"→\" (offset=N starts "
               "at its row N).]")
     return outline_result(entries, request, path, "spreadsheet", header, total_pages=len(entries))
 
 
-def _sheet_entry(archive: zipfile.ZipFile, book: Book, number: int, sheet: Sheet) -> Entry:
+def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
     hidden = "" if sheet.state == "visible" else f", {sheet.state}"
     if sheet.part is None:
         return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
     first = None
     rows = top = left = right = 0
-    with archive.open(sheet.part) as xml:
-        for rows, (row, cells, _) in enumerate(sheet_rows(xml, book), 1):
-            if rows % 1000 == 0:
-                checkpoint()
-            if not cells:
-                continue
-            first = first or (row, cells)
-            top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
-            bottom = row
-            if rows >= MAX_OUTLINE_ROWS:
-                break
+    for rows, (row, cells, _) in enumerate(book.rows(sheet, 1), 1):
+        if rows % 1000 == 0:
+            checkpoint()
+        if not cells:
+            continue
+        first = first or (row, cells)
+        top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
+        bottom = row
+        if rows >= MAX_OUTLINE_ROWS:
+            break
     if first is None:
         where = "no cells"
     elif rows >= MAX_OUTLINE_ROWS:
@@ -259,10 +296,80 @@ def _sheet_entry(archive: zipfile.ZipFile, book: Book, number: int, sheet: Sheet
     return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
 
 
+class _Zipped:
+    """An XLSX workbook (a Workbook): its sheets' XML streamed from the zip."""
+
+    def __init__(self, archive: zipfile.ZipFile, book: Book):
+        self.archive, self.book, self.sheets = archive, book, book.sheets
+
+    def declared(self, sheet: Sheet) -> tuple[int, int]:
+        """Rows and columns the sheet declares, from its first bytes (0, 0 where it
+        declares none)."""
+        if sheet.part is None:
+            return 0, 0
+        with self.archive.open(sheet.part) as xml:
+            ref = declared_dimension(xml)
+        if not ref:
+            return 0, 0
+        _, _, columns, rows = range_boundaries(ref)
+        return rows or 0, columns or 0
+
+    def rows(self, sheet: Sheet, start: int) -> Iterator[Row]:
+        """The sheet's rows, parsed from row `start` on where the bytes tell where it begins."""
+        if sheet.part is None:  # a chart sheet
+            return
+        xml = self.archive.open(sheet.part)
+        try:
+            if start > 1:
+                skipped = open_from_row(xml, start)
+                if skipped is None:
+                    xml.close()
+                    xml = self.archive.open(sheet.part)
+                else:
+                    xml = skipped
+            yield from sheet_rows(xml, self.book)
+        finally:
+            xml.close()
+
+    def merges(self, sheet: Sheet) -> list[str]:
+        """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
+        if sheet.part is None:
+            return []
+        with self.archive.open(sheet.part) as xml:
+            return merged_ranges(xml)
+
+    def notes(self, sheet: Sheet) -> dict[tuple[int, int], str]:
+        return sheet_notes(self.archive, self.book, sheet)
+
+    def hidden_columns(self, sheet: Sheet) -> list[tuple[int, int]]:
+        if sheet.part is None:
+            return []
+        with self.archive.open(sheet.part) as xml:
+            return hidden_columns(xml)
+
+    def charts(self, sheet: Sheet, reply_bytes: int) -> list[str]:
+        return sheet_charts(self.archive, sheet.part or sheet.chartsheet, reply_bytes)
+
+
+def noted_rows(book: Workbook, sheet, start: int) -> Iterator[Row]:
+    """The sheet's rows from row `start` on (and any the parse gives before it), each cell (text,
+    formula, comments); a cell holding only a comment is given too."""
+    notes: dict[int, dict[int, str]] = {}  # row → column → its comments
+    for (row, column), note in book.notes(sheet).items():
+        notes.setdefault(row, {})[column] = note
+    pending = deque(sorted(row for row in notes if row >= start))  # rows whose comments are still to give
+    for number, cells, hidden in book.rows(sheet, start):
+        while pending and pending[0] < number:
+            yield _noted(Row(pending.popleft(), {}, False), notes)
+        if pending and pending[0] == number:
+            pending.popleft()
+        yield _noted(Row(number, cells, hidden), notes)
+    for number in pending:
+        yield _noted(Row(number, {}, False), notes)
+
+
 class _Reader:
-    def __init__(self, archive: zipfile.ZipFile, book: Book, request: ReadRequest, path: str,
-                 area: Area | None = None):
-        self.archive = archive
+    def __init__(self, book: Workbook, request: ReadRequest, path: str, area: Area | None = None):
         self.book = book
         self.request = request
         self.path = path
@@ -295,14 +402,14 @@ class _Reader:
         The extent a sheet declares (its <dimension>) is not trusted: some writers declare A1:A1 for
         a full sheet. Every row is read until the sheet ends or the budget does; the window's rows
         are held (they are what the call shows anyway) to size the table's header."""
-        declared_rows, declared_cols = self._declared(sheet)
+        declared_rows, declared_cols = self.book.declared(sheet)
         rows: list[tuple[int, list[str], int]] = []  # row number, the cells shown, the row's cells
         hidden: list[int] = []  # the rows shown that Excel hides
         used = self.used
         stop = reason = None
         left = self.left
         last_column = min(self.right, left + MAX_COLUMNS - 1)
-        for parsed, (row_number, cells, row_hidden) in enumerate(self._rows(sheet, start), 1):
+        for parsed, (row_number, cells, row_hidden) in enumerate(noted_rows(self.book, sheet, start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < start:  # the shared formulas the window refers to, or rows above it
@@ -379,7 +486,7 @@ class _Reader:
         remaining = span(number, last)
         found: dict | None = None
         following = None  # the next row holding a value
-        for parsed, (row_number, cells, _) in enumerate(self._rows(sheet, row), 1):
+        for parsed, (row_number, cells, _) in enumerate(noted_rows(self.book, sheet, row), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < row or not cells:
@@ -435,47 +542,6 @@ class _Reader:
         self.shown_sheets, self.shown_rows = [number], [row, row]
         return self.result()
 
-    def _declared(self, sheet: Sheet) -> tuple[int, int]:
-        """Rows and columns the sheet declares, from its first bytes (0, 0 where it
-        declares none)."""
-        if sheet.part is None:
-            return 0, 0
-        with self.archive.open(sheet.part) as xml:
-            ref = declared_dimension(xml)
-        if not ref:
-            return 0, 0
-        _, _, columns, rows = range_boundaries(ref)
-        return rows or 0, columns or 0
-
-    def _rows(self, sheet: Sheet, start: int) -> Iterator[Row]:
-        """The sheet's rows, parsed from row `start` on where the bytes tell where it begins, each
-        cell (text, formula, comments); a cell holding only a comment is given too."""
-        if sheet.part is None:  # a chart sheet
-            return
-        notes: dict[int, dict[int, str]] = {}  # row → column → its comments
-        for (row, column), note in sheet_notes(self.archive, self.book, sheet).items():
-            notes.setdefault(row, {})[column] = note
-        pending = deque(sorted(row for row in notes if row >= start))  # rows whose comments are still to give
-        xml = self.archive.open(sheet.part)
-        try:
-            if start > 1:
-                skipped = open_from_row(xml, start)
-                if skipped is None:
-                    xml.close()
-                    xml = self.archive.open(sheet.part)
-                else:
-                    xml = skipped
-            for number, cells, hidden in sheet_rows(xml, self.book):
-                while pending and pending[0] < number:
-                    yield _noted(Row(pending.popleft(), {}, False), notes)
-                if pending and pending[0] == number:
-                    pending.popleft()
-                yield _noted(Row(number, cells, hidden), notes)
-            for number in pending:
-                yield _noted(Row(number, {}, False), notes)
-        finally:
-            xml.close()
-
     def _header(self, number: int, sheet, extent: str, columns: int, hidden: list[int], last: int) -> None:
         """The sheet's header: its extent (or the range read), its state, what it merges and what it
         hides among the rows shown and the columns from `self.left` to `last`."""
@@ -486,7 +552,7 @@ class _Reader:
         self._add(f'--- Sheet {number} "{sheet.name}" ({extent}{size}{state}) ---')
         if last - self.left + 1 >= MAX_COLUMNS and columns > last:
             self._add(f"[Columns past {_letters(last)} are not shown: {MAX_COLUMNS} columns per row.]")
-        merges = self._merges(sheet)
+        merges = self.book.merges(sheet)
         if self.area is not None:  # those the range meets
             merges = [m for m in merges if _meets(range_boundaries(m), self.area)]
         if merges:
@@ -495,16 +561,14 @@ class _Reader:
         hid = []
         if hidden:
             hid.append(f"{'row' if len(hidden) == 1 else 'rows'} {_runs([(r, r) for r in hidden], str)}")
-        if sheet.part is not None:
-            with self.archive.open(sheet.part) as xml:
-                shown = [(max(a, self.left), min(b, last)) for a, b in hidden_columns(xml)
-                         if a <= last and b >= self.left]
-            if shown:
-                one = len(shown) == 1 and shown[0][0] == shown[0][1]
-                hid.append(f"{'column' if one else 'columns'} {_runs(shown, _letters)}")
+        shown = [(max(a, self.left), min(b, last)) for a, b in self.book.hidden_columns(sheet)
+                 if a <= last and b >= self.left]
+        if shown:
+            one = len(shown) == 1 and shown[0][0] == shown[0][1]
+            hid.append(f"{'column' if one else 'columns'} {_runs(shown, _letters)}")
         if hid:
             self._add(f"Hidden in Excel (shown here): {'; '.join(hid)}")
-        for line in sheet_charts(self.archive, sheet.part or sheet.chartsheet, self.request.output_bytes):
+        for line in self.book.charts(sheet, self.request.output_bytes):
             self._add(line)
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
@@ -513,13 +577,6 @@ class _Reader:
         words = call(self.next) if self.area else f'pages="{remaining}" and offset={row}'
         goes_on = "" if self.cut else f" Call again with {words} to continue."
         self.closing = f"[Sheet {sheet} stops before row {row:,} ({reason}).{goes_on}]"
-
-    def _merges(self, sheet: Sheet) -> list[str]:
-        """Merged ranges of a sheet, scanned from its XML (they come after its cells)."""
-        if sheet.part is None:
-            return []
-        with self.archive.open(sheet.part) as xml:
-            return merged_ranges(xml)
 
     def result(self) -> ReadResult:
         if self.closing:

@@ -1,0 +1,40 @@
+"""RTF documents, read as numbered lines of their text (striprtf: paragraphs, tables' cells,
+the document's code page and \\u escapes; pictures and fonts left out).
+
+RTF is text, so `raw: true` reads its markup as written.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from agentread.find import Hit, Matcher, Reached
+from agentread.readers import Source
+from agentread.readers.office.document import Rendered, search_lines, show
+from agentread.request import ReadRequest
+from agentread.result import ReadError, ReadResult
+
+
+def read(source: Source, request: ReadRequest) -> ReadResult:
+    return show(_render(source), request, source.name, "rtf")
+
+
+def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str, Iterator[Hit | Reached]]:
+    return search_lines("rtf", _render(source).lines, request, matcher)
+
+
+def _render(source: Source) -> Rendered:
+    from striprtf.striprtf import rtf_to_text
+
+    # RTF is 7-bit: other bytes are the code page's, which the document names and striprtf decodes.
+    markup = source.whole()[source.bom:].decode(source.encoding or "latin-1", errors="replace")
+    try:
+        text = rtf_to_text(markup, errors="replace")
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged document fails striprtf in many ways
+        raise ReadError("damaged_document", f"{source.name} is an RTF document whose text could not be taken "
+                        f"out ({type(exc).__name__}: {str(exc)[:200]}). Read its markup with raw=true.") from None
+    doc = Rendered()
+    doc.add(text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n"))
+    return doc
