@@ -38,7 +38,8 @@ TINY_POINTS = 1.0
 WHITE_CHANNEL = 245
 
 # Images and filled paths looked at for what lies under a text object: a page's background and
-# pictures are a few; a drawn page's thousands of shapes would cost a look each per text object.
+# pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
+# a drawn page's many thousands would cost a look each for each of its text objects.
 MAX_UNDER_OBJECTS = 1000
 
 INVISIBLY = "drawn invisibly"
@@ -75,14 +76,15 @@ class Looks:
         raw = self.raw
         kind = raw.FPDFPageObj_GetType(thing)
         text, image, path = self._kinds
-        if kind in (image, path) and len(self._under) < MAX_UNDER_OBJECTS:
-            self._under.append((thing, matrix))
         if kind != text:
+            if kind in (image, path) and len(self._under) < MAX_UNDER_OBJECTS:
+                self._under.append((thing, matrix))
             return
         size, placed, (size_ref, placed_ref, rgba_refs) = self._size, self._placed, self._refs
         mode = raw.FPDFTextObj_GetTextRenderMode(thing)
         get = raw.FPDFPageObj_GetFillColor if mode in _FILLED_MODES else raw.FPDFPageObj_GetStrokeColor
-        colour = tuple(c.value for c in self._rgba) if get(thing, *rgba_refs) else None
+        red, green, blue, alpha = self._rgba
+        colour = (red.value, green.value, blue.value, alpha.value) if get(thing, *rgba_refs) else None
         if not raw.FPDFTextObj_GetFontSize(thing, size_ref) or not raw.FPDFPageObj_GetMatrix(thing, placed_ref):
             return
         a, b, c, d, e, f = matrix
@@ -136,7 +138,7 @@ class Looks:
         left, bottom, right, top = self.box
         box = raw.FS_RECTF()
         shown: set[int] = set()  # the text objects with a character inside the page's box
-        under: dict[int, tuple[bool, bool]] = {}  # each text object's: on an image, on a picture or colour
+        under: dict[int, bool] = {}  # each text object unseen or white: whether on an image, or on colour
         whys: list[str | None] = [None] * len(text)
         owners: dict[int, int] = {}  # the text object of each character marked off the page, by its place
         seen = False  # whether the page shows a character
@@ -154,19 +156,20 @@ class Looks:
                 continue
             mode, colour, tiny = self.suspects[key]
             x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
-            if key not in under:  # decided by the object's first character: a line lies on one picture or band
-                under[key] = (self.on_image(x, y), self.on_colour(x, y))
-            on_image, on_colour = under[key]
             why = None
             if mode in _UNSEEN_MODES or (colour is not None and colour[3] == 0):
-                why = None if on_image else INVISIBLY
+                if key not in under:  # decided by the object's first character: a line lies on one picture
+                    under[key] = self.on_image(x, y)
+                why = None if under[key] else INVISIBLY
             elif not (left <= x <= right and bottom <= y <= top):
                 why = OFF_PAGE
                 owners[at] = key
             elif tiny:
                 why = TINY
-            elif _white(colour) and not on_colour:
-                why = WHITE
+            elif _white(colour):
+                if key not in under:  # the same: a line lies on one band of colour
+                    under[key] = self.on_colour(x, y)
+                why = None if under[key] else WHITE
             if why != OFF_PAGE:
                 shown.add(key)
             whys[at] = why
