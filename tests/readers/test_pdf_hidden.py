@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pypdfium2
@@ -106,6 +108,23 @@ def test_ordinary_pdfs_and_scans_with_ocr_layers_get_no_mark_on_any_page():
     assert "Seige_of_Vicksburg_Sample_OCR.pdf" in {path.name for path in files} or not CORPUS.exists()
     if CORPUS.exists() and THIRDPARTY.exists():
         assert pages >= MIN_ORDINARY_PAGES
+
+
+@pytest.mark.skipif(not shutil.which("tesseract"), reason="Tesseract is not installed")
+def test_a_scan_tesseract_gave_an_ocr_layer_gets_no_mark(tmp_path: Path):
+    lines = ["Minutes of the annual meeting", "The board approved the budget", "Next meeting in March"]
+    drawing = "\n".join(f"BT /F1 20 Tf 72 {700 - 40 * n} Td ({line}) Tj ET" for n, line in enumerate(lines))
+    document = pypdfium2.PdfDocument(page_pdf(drawing))
+    try:
+        document[0].render(scale=300 / 72).to_pil().convert("L").save(tmp_path / "scan.png")
+    finally:
+        document.close()
+    # Tesseract's PDF: the picture, its words over it in render mode 3.
+    subprocess.run(["tesseract", str(tmp_path / "scan.png"), str(tmp_path / "scan"), "pdf"], check=True,
+                   capture_output=True)
+    result = Engine(Workspace([str(tmp_path)])).read(parse_request({"path": "scan.pdf", "view": "text"}))
+    assert "annual meeting" in result.text() and "\u27e6" not in result.text()
+    assert result.hidden is None
 
 
 def test_a_window_counts_the_passages_it_shows(tmp_path: Path):
