@@ -27,6 +27,7 @@ import logging
 import math
 from ctypes import addressof, byref, c_float, c_int, c_uint
 
+from agentread.cancel import Cancelled, checkpoint
 from agentread.hidden import passage
 from agentread.readers.pdf import pdfium
 
@@ -41,6 +42,9 @@ WHITE_CHANNEL = 245
 # pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
 # a drawn page's many thousands would cost a look each for each of its text objects.
 MAX_UNDER_OBJECTS = 1000
+
+# Characters looked at between two checks for a cancelled read: a millisecond or so of work.
+CHARS_BETWEEN_CHECKPOINTS = 1024
 
 INVISIBLY = "drawn invisibly"
 WHITE = "in white on white"
@@ -127,6 +131,8 @@ class Looks:
             return text, []
         try:
             return self._mark(textpage, first, last, text)
+        except Cancelled:
+            raise
         except Exception as exc:  # noqa: BLE001 - the page's text is then shown unmarked
             log.warning("the page's hidden text could not be looked for: %s", exc)
             return text, []
@@ -143,6 +149,8 @@ class Looks:
         owners: dict[int, int] = {}  # the text object of each character marked off the page, by its place
         seen = False  # whether the page shows a character
         for index in range(first, last + 1):
+            if index % CHARS_BETWEEN_CHECKPOINTS == 0:
+                checkpoint()
             thing = raw.FPDFText_GetTextObject(handle, index)
             key = addressof(thing.contents) if thing else None
             if key not in self.suspects:
