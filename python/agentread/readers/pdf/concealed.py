@@ -214,7 +214,7 @@ def _marked(text: str, whys: list[str | None]) -> tuple[str, list[tuple[int, str
     while at < len(text):
         why = whys[at]
         if why is None:
-            if text[at] == "\n":
+            if text[at] == "\n" and text[at - 1:at] == "\r":  # PDFium's line end; a lone LF is a glyph
                 line += 1
             out.append(text[at])
             at += 1
