@@ -1,7 +1,7 @@
 """Text a PDF page holds but a person looking at it does not see, found from what the page itself
-says through PDFium: each character of the text page is traced to its text object
-(FPDFText_GetTextObject), whose render mode and colour say how it is drawn, and its box says
-where and how large. Such a passage is marked where it stands in the page's text
+says through PDFium: its text objects' render mode, colour, font size and matrix, taken as the
+page is read; where one may be hidden, each character of the text page is traced to its object
+(FPDFText_GetTextObject) and its box says where it stands. Such a passage is marked where it stands in the page's text
 (agentread.hidden.passage), its words kept. The one place these rules are decided;
 docs/CONTRACT.md ("Hidden content") states them.
 
@@ -48,7 +48,7 @@ CHARS_BETWEEN_CHECKPOINTS = 1024
 
 INVISIBLY = "drawn invisibly"
 WHITE = "in white on white"
-TINY = "in type under 1 pt"
+TINY = f"in type under {TINY_POINTS:g} pt"
 OFF_PAGE = "outside the page's visible area"
 
 log = logging.getLogger(__name__)
