@@ -1,9 +1,9 @@
 """Text a PDF page holds but a person looking at it does not see, found from what the page itself
 says through PDFium: its text objects' render mode, colour, font size and matrix, taken as the
 page is read; where one may be hidden, each character of the text page is traced to its object
-(FPDFText_GetTextObject) and its box says where it stands. Such a passage is marked where it stands in the page's text
-(agentread.hidden.passage), its words kept. The one place these rules are decided;
-docs/CONTRACT.md ("Hidden content") states them.
+(FPDFText_GetTextObject) and its box says where it stands. Such a passage is marked where it
+stands in the page's text (agentread.hidden.passage), its words kept. The one place these rules
+are decided; docs/CONTRACT.md ("Hidden content") states them.
 
 - Drawn invisibly: render mode 3 (neither filled nor stroked), 7 (a clip only), or fully
   transparent. Not where the character lies on an image: that is a scan's OCR layer, the words a
