@@ -67,6 +67,24 @@ def drawn_pdf(drawing: str, text: str = "Quarterly figures") -> bytes:
     })
 
 
+def page_pdf(drawing: str, crop: str | None = None) -> bytes:
+    """A one-page PDF (612x792 pt, `crop` its /CropBox as "x0 y0 x1 y1") drawing `drawing`, content
+    stream operators, with Helvetica as /F1, a 2x2 grey image as /Im1 (placed with cm, Do) and a
+    graphics state drawing at no opacity as /Clear (gs)."""
+    stream = drawing.encode()
+    box = f" /CropBox [{crop}]".encode() if crop else b""
+    return pdf_of({
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]" + box + b" /Contents 4 0 R /Resources << "
+           b"/Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> /ExtGState << /Clear << /ca 0 /CA 0 >> >> >> >>",
+        4: b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        6: b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+           b"/Length 4 >>\nstream\n\x90\xa0\xb0\xc0\nendstream",
+    })
+
+
 def table_rules(rows: int = 6, columns: int = 4) -> str:
     """The drawing of a table as word processors draw one: a frame, cell borders as stroked lines
     and as thin filled rectangles, a shaded header row, and an underline."""

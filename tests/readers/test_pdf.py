@@ -298,7 +298,8 @@ def test_a_page_over_the_output_budget_is_cut_with_next_and_offset_reads_all_of_
     assert len(first.text().encode()) < MAX_OUTPUT_BYTES + 500
     seen, result = [], first
     while True:
-        seen += re.findall(r"^\s*\d+\trow (\d{4}) ", result.text(), flags=re.M)
+        # Rows past the page's foot lie outside what a viewer shows, and are marked so.
+        seen += re.findall(r"^\s*\d+\t(?:\u27e6hidden: [^\u27e7]*\u27e7)?row (\d{4}) ", result.text(), flags=re.M)
         if not result.next or "offset" not in result.next:
             break
         result = read(engine, path="long.pdf", **result.next)

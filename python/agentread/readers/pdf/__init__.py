@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 import shutil
 import threading
@@ -21,10 +22,14 @@ from typing import BinaryIO, Callable, Iterator
 
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
+from agentread.hidden import note
 from agentread.limits import MAX_PDF_PAGES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import amount, counted, output_limit_reason, shown_lines, span, up_to, window
 from agentread.readers import Source
-from agentread.readers.pdf import pdfium  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
+from agentread.readers.pdf import (
+    concealed,
+    pdfium,  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
+)
 from agentread.readers.pdf.figures import count_figures
 from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
@@ -105,6 +110,8 @@ class _Pdfium:
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
         self.figures: dict[int, int] = {}  # figures (figures.count_figures) on the pages extracted, where any
+        # Hidden passages (concealed.Looks) of the pages extracted: (line of the page's text, why).
+        self.passages: dict[int, list[tuple[int, str]]] = {}
 
     def text(self, number: int) -> str:
         """The page's text; a page of scant text is also measured for pictures while
@@ -114,10 +121,14 @@ class _Pdfium:
                 self.figures[number] = count_figures(page)
             except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
                 log.warning("page %d: its figures could not be counted: %s", number, exc)
-            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS)
+            seen = concealed.Looks(page)
+            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS, seen.add)
             # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
             # U+FFFE in place of the hyphen: the word is given whole, as written.
-            text = plain_lines(page.text(), "\r\n").replace("\ufffe", "")
+            text, passages = page.text(mark=seen.mark)
+            text = plain_lines(text, "\r\n").replace("\ufffe", "")
+            lead = len(text) - len(text.lstrip("\n"))  # the blank lines the page's text loses at its start
+            self.passages[number] = [(line - lead, why) for line, why in passages]
             if cut:
                 text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
                          f"included): the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the "
@@ -131,19 +142,21 @@ class _Pdfium:
             return text
 
 
-def _keep_first_objects(page, keep: int) -> bool:
+def _keep_first_objects(page, keep: int, visit: Callable) -> bool:
     """Shrink to nothing every object past the first `keep` on the loaded page (the file is not
     touched), those inside form XObjects counted in the file's order and cut too; whether any was.
     PDFium's text layout skips an object of no width. Not removed: PDFium finds the object to remove
     by a search from the start, itself quadratic. The walk costs about a quarter of a typical page's
     text extraction, so that no form, however deeply nested, can hide its objects; past the budget a
-    form is shrunk whole, without a walk."""
+    form is shrunk whole, without a walk. Each object kept is given to visit(object, matrix) on
+    the way."""
     shrink = pdfium.library().raw.FPDFPageObj_Transform
     left, shrunk = keep, None
     # The walk asks whether to enter a form right after handing it here: only one that was kept.
-    for thing, _ in page.objects(enter=lambda form: form is not shrunk):
+    for thing, matrix in page.objects(enter=lambda form: form is not shrunk):
         if left > 0:
             left -= 1
+            visit(thing, matrix)
         else:
             shrink(thing, 0, 0, 0, 0, 0, 0)
             shrunk = thing
@@ -531,9 +544,12 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     result = ReadResult(kind="pdf", path=path, total_pages=doc.total)
     if by_lines:
         result = _line_window(result, parts, request, first, shown, end)
+        _note_hidden(result, doc, parts, first, result.start_line, result.end_line)
         if result.truncated:
             return result
         parts = [result.content[0].text]
+    else:
+        _note_hidden(result, doc, parts, first, 1, cut_at - 1 if cut_at is not None else math.inf)
     also = ' and view="image"' if as_pictures else ""
     if cut_at is not None:
         result.truncated = True
@@ -553,6 +569,20 @@ def read_pdf(stream: BinaryIO, request: ReadRequest, path: str, cache_key: tuple
     if not by_lines:
         result.shown = {"pages": list(range(first, shown + 1))}
     return result
+
+
+def _note_hidden(result: ReadResult, doc: _Document, blocks: list[str], first: int, offset: int, last: float) -> None:
+    """Counts in `result` the hidden passages its reply shows: those on lines offset..last of the
+    page blocks (page `first` on, joined by a blank line, numbered from 1)."""
+    if not isinstance(doc.backend, _Pdfium):
+        return
+    start = 1  # the line of a block's "--- Page N ---"
+    for number, block in enumerate(blocks, first):
+        lines = block.count("\n") + 1
+        for line, why in doc.backend.passages.get(number, ()):
+            if line + 2 <= lines and offset <= start + 1 + line <= last:
+                note(result, why)
+        start += lines + 1
 
 
 def _figures(doc: _Document, number: int) -> str:

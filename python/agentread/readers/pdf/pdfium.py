@@ -290,8 +290,10 @@ class Page:
         except library().PdfiumError:
             return (0.0, 0.0, *self.size)
 
-    def text(self) -> str:
-        """The page's text in reading order, lines ended with CRLF, as PDFium lays it out."""
+    def text(self, mark=None):
+        """The page's text in reading order, lines ended with CRLF, as PDFium lays it out; with
+        `mark`, what mark(page, textpage, first, last, text) makes of it while its characters
+        can be asked about."""
         pdfium = library()
         try:
             textpage = self.page.get_textpage()
@@ -309,8 +311,9 @@ class Page:
             while last >= first and index(handle, last) < 0:
                 last -= 1
             if first > last:
-                return ""
-            return textpage.get_text_range(first, last - first + 1, errors="ignore")
+                return mark(self, textpage, 0, -1, "") if mark else ""
+            text = textpage.get_text_range(first, last - first + 1, errors="ignore")
+            return mark(self, textpage, first, last, text) if mark else text
         finally:
             textpage.close()
 

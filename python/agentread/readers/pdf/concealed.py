@@ -1,0 +1,237 @@
+"""Text a PDF page holds but a person looking at it does not see, found from what the page itself
+says through PDFium: its text objects' render mode, colour, font size and matrix, taken as the
+page is read; where one may be hidden, each character of the text page is traced to its object
+(FPDFText_GetTextObject) and its box says where it stands. Such a passage is marked where it
+stands in the page's text (agentread.hidden.passage), its words kept. The one place these rules
+are decided; docs/CONTRACT.md ("Hidden content") states them.
+
+- Drawn invisibly: render mode 3 (neither filled nor stroked), 7 (a clip only), or fully
+  transparent. Not where the character lies on an image: that is a scan's OCR layer, the words a
+  person reads in the picture.
+- In white on white: filled (or, stroked only, stroked) in white or near it, with no image and no
+  filled path of another colour at that place (the paper is white). What lies under a text object
+  is looked for where its first character stands, among the page's first MAX_UNDER_OBJECTS
+  images and paths.
+- Tiny: a text object whose font size, as its matrix and the forms holding it scale it, is under
+  TINY_POINTS.
+- Off the page: a text object whose every character's centre lies outside the page's crop box,
+  which is all a viewer shows (a line that runs past the edge is a slip of layout, its start shown).
+
+Only on a page that shows some text: a page whose text is all unseen (a scan's OCR layer beside
+its picture, a label a converter put beside a tiny page) has nothing else to read.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from ctypes import addressof, byref, c_float, c_int, c_uint
+
+from agentread.cancel import Cancelled, checkpoint
+from agentread.hidden import passage
+from agentread.readers.pdf import pdfium
+
+# Type this small (its font size in points, as drawn) is a speck to a reader: print's smallest
+# legible type is some 4 pt.
+TINY_POINTS = 1.0
+
+# A colour channel at least this high (of 255) is white to the eye.
+WHITE_CHANNEL = 245
+
+# Images and filled paths looked at for what lies under a text object: a page's background and
+# pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
+# a drawn page's many thousands would cost a look each for each of its text objects.
+MAX_UNDER_OBJECTS = 1000
+
+# Characters looked at between two checks for a cancelled read: a millisecond or so of work.
+CHARS_BETWEEN_CHECKPOINTS = 1024
+
+INVISIBLY = "drawn invisibly"
+WHITE = "in white on white"
+TINY = f"in type under {TINY_POINTS:g} pt"
+OFF_PAGE = "outside the page's visible area"
+
+log = logging.getLogger(__name__)
+
+_FILLED_MODES = (0, 2, 4, 6)  # render modes that fill a glyph; 1 and 5 only stroke it
+_UNSEEN_MODES = (3, 7)  # neither filled nor stroked: invisible, and a clip only
+
+
+class Looks:
+    """The page's objects, walked once: the text objects that may be hidden (drawn unseen or in
+    white, in type under TINY_POINTS, or starting outside the page's box), with their render mode,
+    colour and whether tiny; its images and filled paths, measured only where such text is. The
+    page's characters are looked at one by one only where there is some."""
+
+    def __init__(self, page):
+        self.raw = raw = pdfium.library().raw
+        self.box = page.box
+        self.suspects: dict[int, tuple[int, tuple | None, bool]] = {}  # by address: render mode, colour, tiny
+        self._under: list[tuple] = []  # images and paths: (object, matrix)
+        self._images: list[tuple] | None = None
+        self._dark: list[tuple] = []
+        self._kinds = raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
+        self._size, self._placed = c_float(), raw.FS_MATRIX()
+        self._rgba = (c_uint(), c_uint(), c_uint(), c_uint())
+        self._refs = byref(self._size), byref(self._placed), tuple(map(byref, self._rgba))
+
+    def add(self, thing, matrix) -> None:
+        """Takes in one of the page's objects, placed on the page by `matrix` (Page.objects)."""
+        raw = self.raw
+        kind = raw.FPDFPageObj_GetType(thing)
+        text, image, path = self._kinds
+        if kind != text:
+            if kind in (image, path) and len(self._under) < MAX_UNDER_OBJECTS:
+                self._under.append((thing, matrix))
+            return
+        size, placed, (size_ref, placed_ref, rgba_refs) = self._size, self._placed, self._refs
+        mode = raw.FPDFTextObj_GetTextRenderMode(thing)
+        get = raw.FPDFPageObj_GetFillColor if mode in _FILLED_MODES else raw.FPDFPageObj_GetStrokeColor
+        red, green, blue, alpha = self._rgba
+        colour = (red.value, green.value, blue.value, alpha.value) if get(thing, *rgba_refs) else None
+        if not raw.FPDFTextObj_GetFontSize(thing, size_ref) or not raw.FPDFPageObj_GetMatrix(thing, placed_ref):
+            return
+        a, b, c, d, e, f = matrix
+        tiny = size.value * math.sqrt(abs((placed.a * placed.d - placed.b * placed.c) * (a * d - b * c))) < TINY_POINTS
+        x, y = a * placed.e + c * placed.f + e, b * placed.e + d * placed.f + f  # where it starts
+        left, bottom, right, top = self.box
+        if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
+                or not (left <= x <= right and bottom <= y <= top)):
+            self.suspects[addressof(thing.contents)] = (mode, colour, tiny)
+
+    def _measure(self) -> None:
+        """The boxes of the page's images and of its filled paths not white."""
+        raw = pdfium.library().raw
+        self._images = []
+        fill, stroke = c_int(), c_int()
+        for thing, matrix in self._under:
+            if raw.FPDFPageObj_GetType(thing) == raw.FPDF_PAGEOBJ_IMAGE:
+                box = pdfium.bounds(thing, matrix)
+                if box:
+                    self._images.append(box)
+            elif raw.FPDFPath_GetDrawMode(thing, byref(fill), byref(stroke)):
+                if fill.value != raw.FPDF_FILLMODE_NONE and not _white(_colour(raw.FPDFPageObj_GetFillColor, thing)):
+                    box = pdfium.bounds(thing, matrix)
+                    if box:
+                        self._dark.append(box)
+
+    def on_image(self, x: float, y: float) -> bool:
+        if self._images is None:
+            self._measure()
+        return any(_inside(box, x, y) for box in self._images)
+
+    def on_colour(self, x: float, y: float) -> bool:
+        return self.on_image(x, y) or any(_inside(box, x, y) for box in self._dark)
+
+    def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
+        """`text`, the text of characters first..last of `textpage` (on the loaded `page`), with
+        each hidden passage marked, and each passage's line (0-based, lines ended by CRLF) and
+        why. A passage stops at a line's end: a marker never spans lines."""
+        if not self.suspects:
+            return text, []
+        try:
+            return self._mark(textpage, first, last, text)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the page's text is then shown unmarked
+            log.warning("the page's hidden text could not be looked for: %s", exc)
+            return text, []
+
+    def _mark(self, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
+        raw = self.raw
+        handle = textpage.raw
+        start = raw.FPDFText_GetTextIndexFromCharIndex(handle, first)
+        left, bottom, right, top = self.box
+        box = raw.FS_RECTF()
+        shown: set[int] = set()  # the text objects with a character inside the page's box
+        under: dict[int, bool] = {}  # each text object unseen or white: whether on an image, or on colour
+        whys: list[str | None] = [None] * len(text)
+        owners: dict[int, int] = {}  # the text object of each character marked off the page, by its place
+        seen = False  # whether the page shows a character
+        for index in range(first, last + 1):
+            if index % CHARS_BETWEEN_CHECKPOINTS == 0:
+                checkpoint()
+            thing = raw.FPDFText_GetTextObject(handle, index)
+            key = addressof(thing.contents) if thing else None
+            if key not in self.suspects:
+                if not seen and key is not None and not chr(raw.FPDFText_GetUnicode(handle, index)).isspace():
+                    seen = True
+                continue
+            at = raw.FPDFText_GetTextIndexFromCharIndex(handle, index) - start
+            if not 0 <= at < len(text) or text[at].isspace() or ord(text[at]) != raw.FPDFText_GetUnicode(handle, index):
+                continue  # not where the text shows it (a character past the Basic Multilingual Plane)
+            if not raw.FPDFText_GetLooseCharBox(handle, index, byref(box)):
+                continue
+            mode, colour, tiny = self.suspects[key]
+            x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
+            why = None
+            if mode in _UNSEEN_MODES or (colour is not None and colour[3] == 0):
+                if key not in under:  # decided by the object's first character: a line lies on one picture
+                    under[key] = self.on_image(x, y)
+                why = None if under[key] else INVISIBLY
+            elif not (left <= x <= right and bottom <= y <= top):
+                why = OFF_PAGE
+                owners[at] = key
+            elif tiny:
+                why = TINY
+            elif _white(colour):
+                if key not in under:  # the same: a line lies on one band of colour
+                    under[key] = self.on_colour(x, y)
+                why = None if under[key] else WHITE
+            if why != OFF_PAGE:
+                shown.add(key)
+            whys[at] = why
+            seen = seen or why is None
+        for at, key in owners.items():
+            if key in shown:
+                whys[at] = None  # a line running past the page's edge, not a passage put out of sight
+        if not seen or not any(whys):
+            return text, []  # a page that shows no text keeps all it has: a scan's OCR layer, a stray label
+        return _marked(text, whys)
+
+
+def _inside(box: tuple, x: float, y: float) -> bool:
+    left, bottom, right, top = box
+    return left <= x <= right and bottom <= y <= top
+
+
+def _colour(get, thing) -> tuple[int, int, int, int] | None:
+    r, g, b, a = c_uint(), c_uint(), c_uint(), c_uint()
+    return (r.value, g.value, b.value, a.value) if get(thing, byref(r), byref(g), byref(b), byref(a)) else None
+
+
+def _white(colour) -> bool:
+    return colour is not None and min(colour[:3]) >= WHITE_CHANNEL
+
+
+def _marked(text: str, whys: list[str | None]) -> tuple[str, list[tuple[int, str]]]:
+    """The text with each run of one `why` marked: spaces between two characters of a run join
+    it; a line's end ends it."""
+    out: list[str] = []
+    passages: list[tuple[int, str]] = []
+    line = 0
+    at = 0
+    while at < len(text):
+        why = whys[at]
+        if why is None:
+            if text[at] == "\n" and text[at - 1:at] == "\r":  # PDFium's line end; a lone LF is a glyph
+                line += 1
+            out.append(text[at])
+            at += 1
+            continue
+        end = at + 1
+        while end < len(text) and text[end] not in "\r\n":
+            if whys[end] == why:
+                end += 1
+                continue
+            gap = end
+            while gap < len(text) and whys[gap] is None and text[gap].isspace() and text[gap] not in "\r\n":
+                gap += 1
+            if gap < len(text) and gap > end and whys[gap] == why:
+                end = gap + 1
+                continue
+            break
+        out.append(passage(text[at:end], why))
+        passages.append((line, why))
+        at = end
+    return "".join(out), passages
