@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentread.engine import Engine
+from agentread.find import Matcher
 from agentread.readers import READERS, pdf, text
 from agentread.request import parse_request
 from agentread.workspace import Workspace
@@ -197,7 +198,8 @@ def test_a_string_regardless_of_case_is_found_where_the_lowered_bytes_hold_it(se
     needle = "".join(rng.choice("aAzZ=1 ") for _ in range(rng.randrange(1, 4))).lower().encode()
     data = bytearray(b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 3000))))
     size = rng.randrange(len(data) + 1)
-    assert list(text._caseless_all(data, needle, size)) == list(text._find_all(data.lower(), needle, size))
+    matcher = Matcher(parse_request({"path": "f.txt", "find": needle.decode(), "ignoreCase": True}))
+    assert list(matcher.ascii_spans(data, 0, size)) == list(text._find_all(data.lower(), needle, size))
 
 
 def test_the_compiled_ascii_end_refuses_a_range_outside_its_buffer():
