@@ -288,9 +288,16 @@ def test_hidden_rows_columns_and_sheets_are_shown_and_said_hidden(server: Server
     result = server.read(path="hidden.xlsx")
     body = text(result)
     assert "Hidden in Excel (shown here): rows 3-4, 6; columns B, D-E" in body
-    assert cells(result)[3] == ["a3", "b3", "c3", "d3", "e3"]
-    assert '--- Sheet 2 "Secret" (1 row × 1 column, hidden) ---' in body and "salaries" in body
+    # Each cell Excel hides is shown, marked as hidden from a person, and counted.
+    row, column, sheet = ("\u27e6hidden: in rows Excel hides\u27e7{}\u27e6/hidden\u27e7",
+                          "\u27e6hidden: in columns Excel hides\u27e7{}\u27e6/hidden\u27e7",
+                          "\u27e6hidden: in sheets Excel hides\u27e7{}\u27e6/hidden\u27e7")
+    assert cells(result)[3] == [row.format(c + "3") for c in "abcde"]
+    assert f"| 1 | a1 | {column.format('b1')} | c1 |" in body
+    assert '--- Sheet 2 "Secret" (1 row × 1 column, hidden) ---' in body and sheet.format("salaries") in body
     assert '--- Sheet 3 "Deep" (1 row × 1 column, veryHidden) ---' in body
+    assert result["hidden"]["in rows Excel hides"] == 15 and result["hidden"]["in sheets Excel hides"] == 2
+    assert body.startswith("[Hidden from a person reading the file: ")
     # A window names only what it shows.
     window = text(server.read(path="hidden.xlsx", range="C5:D6"))
     assert "Hidden in Excel (shown here): row 6; column D\n" in window

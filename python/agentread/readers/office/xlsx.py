@@ -47,6 +47,7 @@ from openpyxl.utils.cell import range_boundaries
 
 from agentread.cancel import checkpoint
 from agentread.find import Hit, Matcher, Reached, Unit, call, hits_in
+from agentread.hidden import passage
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
@@ -385,6 +386,7 @@ class _Reader:
         self.shown_rows: list[int] | None = None  # of the last sheet listed, [first, last]
         self.showed_rows = False  # whether any sheet before showed a row
         self.cut: dict | None = None  # the cell read showing whole the first cell or row cut
+        self.concealed: dict[str, int] = {}  # cells shown that Excel hides, by why (hidden.py)
 
     def _add(self, line: str) -> None:
         self.lines.append(line)
@@ -466,8 +468,14 @@ class _Reader:
         if rows:
             self._add(pipe_row(["row", *(_letters(c) for c in range(left, left + columns))]))
             self._add(pipe_row(["---"] * (columns + 1)))
+            hidden_columns = {c for a, b in self.book.hidden_columns(sheet) for c in range(max(a, left), b + 1)
+                              if c < left + columns}
             for row_number, cells, count in rows:
                 pad = [""] * (columns - len(cells)) if len(cells) == count else []  # a cut row ends at its marker
+                why = ("in sheets Excel hides" if sheet.state != "visible" else
+                       "in rows Excel hides" if row_number in hidden else None)
+                cells = [self._conceal(text, why or ("in columns Excel hides" if left + i in hidden_columns
+                                                     else None)) for i, text in enumerate(cells)]
                 self._add(pipe_row([str(row_number), *cells, *pad]))
         elif self.area is not None:
             self._add("(No cell of this range holds a value.)")
@@ -571,6 +579,14 @@ class _Reader:
         for line in self.book.charts(sheet, self.request.output_bytes):
             self._add(line)
 
+    def _conceal(self, text: str, why: str | None) -> str:
+        """A cell's text, marked and counted as a passage hidden from a person where Excel hides
+        it (its sheet, row or column), with a value."""
+        if why is None or not text:
+            return text
+        self.concealed[why] = self.concealed.get(why, 0) + 1
+        return passage(text, why)
+
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
         self.next = self._at(remaining, row)
         # After a cut the read goes on at the cut (result()): this line names no call of its own.
@@ -589,7 +605,7 @@ class _Reader:
         shown = {"pages": self.shown_sheets, **({"rows": self.shown_rows} if self.shown_rows else {})}
         return ReadResult(kind="spreadsheet", path=self.path, content=[TextPart("\n".join(self.lines))],
                           total_pages=len(self.book.sheets), truncated=self.next is not None, next=self.next,
-                          shown=shown)
+                          shown=shown, hidden=self.concealed or None)
 
 
 def _noted(row: Row, notes: dict[int, dict[int, str]]) -> Row:
