@@ -5,9 +5,11 @@ pipe tables, and the `pages` range that addresses slides and sheets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agentread import hidden
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, shown_lines, up_to, window
 from agentread.readers.image import image_part
@@ -18,6 +20,11 @@ from agentread.result import ATTACHED, ImagePart, ReadError, ReadResult, TextPar
 # the row out of its line (the sheet's `column` read shows it whole).
 MAX_CELL_CHARS = 500
 
+# A passage a reader found hidden is held in its line between marks that cannot occur in XML text
+# (start, end of its reason, end) until the document is rendered: the lines are cut, joined and
+# quoted on the way, and a marker's own text in the file must not count as one.
+HIDDEN_START, HIDDEN_WHY, HIDDEN_END = "\x05", "\x06", "\x07"
+_HELD = re.compile(f"{HIDDEN_START}([^{HIDDEN_WHY}]*){HIDDEN_WHY}([^{HIDDEN_END}]*){HIDDEN_END}")
 
 
 @dataclass
@@ -44,6 +51,17 @@ class Rendered:
             previous, first, _ = self.sections[-2]
             self.sections[-2] = (previous, first, len(self.lines))
 
+    # Passages marked hidden, by line (1-based): how many of each reason (`hidden`).
+    hidden: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def mark_hidden(self) -> None:
+        """Each held passage marked (hidden.passage) and counted by its line; neighbours with the
+        same reason (a sentence in several runs) are one passage."""
+        for i, line in enumerate(self.lines):
+            if HIDDEN_START in line:
+                self.lines[i] = _marked(line, self.hidden.setdefault(i + 1, {}))
+        self.headings[:] = [(level, _marked(text, {}), line) for level, text, line in self.headings]
+
     def add(self, line: str = "") -> None:
         self.lines.extend(line.split("\n"))
 
@@ -51,6 +69,33 @@ class Rendered:
         # An alt text may span lines; its line stays one numbered line.
         self.lines.append(f"[image {len(self.images) + 1}: {' '.join(label.split())}]")
         self.images[len(self.lines)] = Image(label, blob)
+
+
+def held(text: str, why: str) -> str:
+    """`text` held as a hidden passage for `why`, a line of it at a time (markers never span
+    lines); blank text is not a passage."""
+    return "\n".join(f"{HIDDEN_START}{why}{HIDDEN_WHY}{piece}{HIDDEN_END}" if piece.strip() else piece
+                     for piece in text.split("\n"))
+
+
+def _marked(line: str, counts: dict[str, int]) -> str:
+    out: list[str] = []
+    at, why, passage_text = 0, None, ""
+    for found in _HELD.finditer(line):
+        if why is not None and (found.start() != at or found[1] != why):
+            out.append(hidden.passage(passage_text, why))
+            counts[why] = counts.get(why, 0) + 1
+            why = None
+        if why is None:
+            out.append(line[at:found.start()])
+            why, passage_text = found[1], ""
+        passage_text += found[2]
+        at = found.end()
+    if why is not None:
+        out.append(hidden.passage(passage_text, why))
+        counts[why] = counts.get(why, 0) + 1
+    out.append(line[at:])
+    return "".join(out)
 
 
 def one_line(text: str) -> str:
@@ -161,5 +206,8 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
                         shown=shown_lines(offset, last, request.column or 1) if lines else None)
     if following is not None:
         result.next = {**({"pages": pages} if pages else {}), **following}
+    for number in range(offset, last + 1):  # the passages in the lines shown
+        for why, n in doc.hidden.get(number, {}).items():
+            hidden.note(result, why, n)
     return result
 

@@ -34,7 +34,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, pipe_table, show
+from agentread.readers.office.document import Rendered, held, pipe_table, show
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -89,6 +89,23 @@ FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
 # occur in XML text).
 BOOKMARK_LINK = "\x04"
 
+# Hidden runs: Word draws no run marked hidden (w:vanish), unless asked to show hidden text; a run
+# of at most this size (in half-points: 1 pt) is a line on the page, not text a person can read.
+MAX_UNREADABLE_HALF_POINTS = 2
+# Two colours whose red, green and blue each differ by at most this much (of 255) look the same.
+SAME_COLOUR = 8
+WHITE = "FFFFFF"
+# The colours Word highlights text with (w:highlight), by name.
+HIGHLIGHTS = {"black": "000000", "blue": "0000FF", "cyan": "00FFFF", "green": "00FF00", "magenta": "FF00FF",
+              "red": "FF0000", "yellow": "FFFF00", "white": "FFFFFF", "darkBlue": "000080", "darkCyan": "008080",
+              "darkGreen": "008000", "darkMagenta": "800080", "darkRed": "800000", "darkYellow": "808000",
+              "darkGray": "808080", "lightGray": "C0C0C0"}
+# Where a paragraph, a cell and a table keep their shading (w:shd).
+SHADED = {W + "p": W + "pPr", W + "tc": W + "tcPr", W + "tbl": W + "tblPr"}
+WPS = "{http://schemas.microsoft.com/office/word/2010/wordprocessingShape}"
+# A toggle property (w:vanish) set off.
+OFF = {"0", "false", "off"}
+
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
 BODY_TEXT_LEVEL = 9
@@ -136,6 +153,7 @@ def render_docx(data: bytes) -> Rendered:
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
     walker.render()
+    walker.out.mark_hidden()
     return walker.out
 
 
@@ -152,6 +170,10 @@ class _Walker:
         self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
         self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
+        self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
+        defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
+        self._defaults = defaults if defaults is not None else ()
+        self._page = _colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
 
     def render(self) -> None:
         """The body, then the headers and footers, footnotes, endnotes and comments; a first line
@@ -258,7 +280,9 @@ class _Walker:
         for child in el:
             tag = child.tag
             if tag in (W + "t", W + "delText"):
-                parts.append(child.text or "")
+                text = child.text or ""
+                why = self._hidden(child.getparent()) if text.strip() else None
+                parts.append(held(text, why) if why else text)
             elif tag in (W + "tab", W + "ptab"):
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
@@ -296,6 +320,75 @@ class _Walker:
             elif tag in TRANSPARENT:
                 parts.append(self.inline(child, follows))
         return "".join(parts)
+
+    def _hidden(self, run) -> str | None:
+        """Why a person reading the document does not see run `run`'s text (a reason for
+        hidden.passage), or None: Word hides it, it is too small to read, or it is drawn in the
+        colour under it (its shading or highlight, its paragraph's, its cell's or text box's, the
+        page's)."""
+        if run.tag != W + "r":
+            return None
+        vanish = self._property(run, "vanish")
+        if vanish is not None and _val(vanish) not in OFF:
+            return "in a run Word hides"
+        size = _val(self._property(run, "sz"))
+        if size and size.isdigit() and int(size) <= MAX_UNREADABLE_HALF_POINTS:
+            return "in type under 1 pt"
+        colour = _colour(_val(self._property(run, "color")))
+        under = self._under(run) if colour else None
+        if under and _same(colour, under):
+            return "in white on white" if _same(under, WHITE) else "in the colour under it"
+        return None
+
+    def _property(self, run, name: str):
+        """A run property's element as Word resolves it: the run's own, else its character
+        style's, else its paragraph style's (each with the styles it is based on), else the
+        document's default; None where none sets it."""
+        tag = W + name
+        own = run.find(f"{W}rPr/{tag}")
+        if own is not None:
+            return own
+        character = self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle")))
+        paragraph = next(run.iterancestors(W + "p"), None)
+        for style in (character, self._style(paragraph) if paragraph is not None else None):
+            found = self._style_property(style, f"{W}rPr/{tag}")
+            if found is not None:
+                return found
+        return next((el for el in self._defaults if el.tag == tag), None)
+
+    def _style_property(self, style, path: str):
+        """The element at `path` in a style's definition (a run property, `w:rPr/w:color`), or in
+        the style it is based on (and so on up); None where none sets it."""
+        if style is None:
+            return None
+        key = (style.style_id, path)
+        if key not in self._style_properties:
+            self._style_properties[key] = None  # a style based on itself ends here
+            own = style.element.find(path)
+            base = self._styles.get(_val(style.element.find(W + "basedOn")))
+            self._style_properties[key] = own if own is not None else self._style_property(base, path)
+        return self._style_properties[key]
+
+    def _under(self, run) -> str | None:
+        """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
+        shading (its own or its style's), its cell's or table's, the text box's fill, the page's
+        background; None where that is not known here: a table style's shading (a header row's,
+        a band's), a text box filled with a theme's colour, a gradient or a picture."""
+        shading = _colour(_attribute(self._property(run, "shd"), W + "fill"))
+        highlight = HIGHLIGHTS.get(_val(self._property(run, "highlight")) or "")
+        if shading or highlight:
+            return shading or highlight
+        for el in run.iterancestors(W + "p", W + "tc", W + "tbl", W + "txbxContent"):
+            if el.tag == W + "txbxContent":
+                return _box_fill(el, self._page)
+            shd = el.find(f"{SHADED[el.tag]}/{W}shd")
+            if shd is None and el.tag == W + "p":
+                shd = self._style_property(self._style(el), f"{W}pPr/{W}shd")
+            if _colour(_attribute(shd, W + "fill")):
+                return _colour(shd.get(W + "fill"))
+            if el.tag == W + "tbl" and _shades(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle")))):
+                return None
+        return self._page
 
     def _link_target(self, link) -> str:
         """A hyperlink's address with its fragment (`w:anchor`), or `#bookmark` for a link to a
@@ -679,6 +772,39 @@ def _outline_level(el) -> int | None:
 
 def _val(el) -> str | None:
     return None if el is None else el.get(W + "val")
+
+
+def _attribute(el, name: str) -> str | None:
+    return None if el is None else el.get(name)
+
+
+def _colour(value: str | None) -> str | None:
+    """A colour attribute's value as six hex digits, or None ("auto", none, or not a colour)."""
+    if value and re.fullmatch(r"[0-9A-Fa-f]{6}", value):
+        return value.upper()
+    return None
+
+
+def _same(one: str, other: str) -> bool:
+    """Whether two hex colours look the same (SAME_COLOUR)."""
+    return all(abs(int(one[i:i + 2], 16) - int(other[i:i + 2], 16)) <= SAME_COLOUR for i in (0, 2, 4))
+
+
+def _shades(table_style) -> bool:
+    """Whether a table style shades some of its cells."""
+    return table_style is not None and any(_colour(shd.get(W + "fill")) for shd in table_style.element.iter(W + "shd"))
+
+
+def _box_fill(content, page: str) -> str | None:
+    """The fill of the shape a text box's content stands in: its plain colour, the page's where
+    it has none, None where it is a theme's, a gradient or a picture (or a VML shape's)."""
+    shape = next(content.iterancestors(WPS + "wsp"), None)
+    properties = shape.find(WPS + "spPr") if shape is not None else None
+    if properties is None:
+        return None
+    if properties.find(A + "noFill") is not None:
+        return page
+    return _colour(_attribute(properties.find(f"{A}solidFill/{A}srgbClr"), "val"))
 
 
 def _grid(tbl) -> list[list]:
