@@ -24,6 +24,7 @@ MAX_CELL_CHARS = 500
 # (start, end of its reason, end) until the document is rendered: the lines are cut, joined and
 # quoted on the way, and a marker's own text in the file must not count as one.
 HIDDEN_START, HIDDEN_WHY, HIDDEN_END = "\x05", "\x06", "\x07"
+_SPACES = re.compile(f"({HIDDEN_START}[^{HIDDEN_WHY}]*{HIDDEN_WHY})|\\s+")
 _HELD = re.compile(f"{HIDDEN_START}([^{HIDDEN_WHY}]*){HIDDEN_WHY}([^{HIDDEN_END}]*){HIDDEN_END}")
 
 
@@ -76,6 +77,11 @@ def held(text: str, why: str) -> str:
     lines); blank text is not a passage."""
     return "\n".join(f"{HIDDEN_START}{why}{HIDDEN_WHY}{piece}{HIDDEN_END}" if piece.strip() else piece
                      for piece in text.split("\n"))
+
+
+def collapsed(text: str) -> str:
+    """`text`'s whitespace collapsed to single spaces, but in the reasons of the passages held."""
+    return _SPACES.sub(lambda found: found[1] or " ", text).strip()
 
 
 def _marked(line: str, counts: dict[str, int]) -> str:
