@@ -170,6 +170,7 @@ class _Walker:
         self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
         self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
+        self._default_style: tuple | None = None  # the default paragraph style, once found
         self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self._defaults = defaults if defaults is not None else ()
@@ -328,29 +329,30 @@ class _Walker:
         page's)."""
         if run.tag != W + "r":
             return None
-        vanish = self._property(run, "vanish")
+        paragraph = next(run.iterancestors(W + "p"), None)
+        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))),
+                  self._style(paragraph) if paragraph is not None else None)
+        vanish = self._property(run, styles, "vanish")
         if vanish is not None and _val(vanish) not in OFF:
             return "in a run Word hides"
-        size = _val(self._property(run, "sz"))
+        size = _val(self._property(run, styles, "sz"))
         if size and size.isdigit() and int(size) <= MAX_UNREADABLE_HALF_POINTS:
             return "in type under 1 pt"
-        colour = _colour(_val(self._property(run, "color")))
-        under = self._under(run) if colour else None
+        colour = _colour(_val(self._property(run, styles, "color")))
+        under = self._under(run, styles) if colour else None
         if under and _same(colour, under):
             return "in white on white" if _same(under, WHITE) else "in the colour under it"
         return None
 
-    def _property(self, run, name: str):
+    def _property(self, run, styles: tuple, name: str):
         """A run property's element as Word resolves it: the run's own, else its character
-        style's, else its paragraph style's (each with the styles it is based on), else the
-        document's default; None where none sets it."""
+        style's, else its paragraph style's (`styles`, each with the styles it is based on), else
+        the document's default; None where none sets it."""
         tag = W + name
         own = run.find(f"{W}rPr/{tag}")
         if own is not None:
             return own
-        character = self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle")))
-        paragraph = next(run.iterancestors(W + "p"), None)
-        for style in (character, self._style(paragraph) if paragraph is not None else None):
+        for style in styles:
             found = self._style_property(style, f"{W}rPr/{tag}")
             if found is not None:
                 return found
@@ -369,13 +371,13 @@ class _Walker:
             self._style_properties[key] = own if own is not None else self._style_property(base, path)
         return self._style_properties[key]
 
-    def _under(self, run) -> str | None:
+    def _under(self, run, styles: tuple) -> str | None:
         """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
         shading (its own or its style's), its cell's or table's, the text box's fill, the page's
         background; None where that is not known here: a table style's shading (a header row's,
         a band's), a text box filled with a theme's colour, a gradient or a picture."""
-        shading = _colour(_attribute(self._property(run, "shd"), W + "fill"))
-        highlight = HIGHLIGHTS.get(_val(self._property(run, "highlight")) or "")
+        shading = _colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
+        highlight = HIGHLIGHTS.get(_val(self._property(run, styles, "highlight")) or "")
         if shading or highlight:
             return shading or highlight
         for el in run.iterancestors(W + "p", W + "tc", W + "tbl", W + "txbxContent"):
@@ -459,7 +461,9 @@ class _Walker:
         style_id = p.find(f"{W}pPr/{W}pStyle")
         if style_id is not None:
             return self._styles.get(style_id.get(W + "val"))
-        return self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        if self._default_style is None:  # python-docx looks through every style for it
+            self._default_style = (self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH),)
+        return self._default_style[0]
 
     def _heading_level(self, p, style) -> int | None:
         """The paragraph's heading level (1 at the top) as Word's navigation pane finds it: its own

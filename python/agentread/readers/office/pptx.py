@@ -108,8 +108,9 @@ def _render(data: bytes, request: ReadRequest) -> tuple[Rendered, int, int, list
     out = Rendered()
     authors = _authors(deck.part)
     size = (deck.slide_width, deck.slide_height) if deck.slide_width and deck.slide_height else None
+    known: dict = {}  # by layout: what it and its master give each slide on it (_sight)
     for number in range(first, last + 1):
-        _slide(out, number, slides[number - 1], authors, size)
+        _slide(out, number, slides[number - 1], authors, size, known)
     out.mark_hidden()
     return out, first, last, slides
 
@@ -134,22 +135,23 @@ def outline_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     return outline_result(entries, request, path, "presentation", header, total_pages=len(slides))
 
 
-def _slide(out: Rendered, number: int, slide, authors: dict[str, str], size: tuple[int, int] | None) -> None:
+def _slide(out: Rendered, number: int, slide, authors: dict[str, str], size: tuple[int, int] | None,
+           known: dict) -> None:
     if out.lines:
         out.add("")
     out.open_section(number)
     out.add(f"--- Slide {number}{' (hidden)' if slide.element.get('show') == '0' else ''} ---")
     title = slide.shapes.title
-    sight = _sight(slide, size)
+    sight = _sight(slide, size, known)
     shapes = _first(slide.shapes, budget := [MAX_SHAPES_PER_SLIDE])  # shapes left to read, groups' members included
-    boxes = _boxes(shapes, IDENTITY)
+    boxes = _boxes(shapes, IDENTITY, known.setdefault(("places", str(slide.slide_layout.part.partname)), {}))
     if title is not None and title.has_text_frame and title.text_frame.text.strip():
         # python-pptx makes a new shape object on each access: the same shape is the same element.
         at = next((i for i, shape in enumerate(shapes) if shape.element is title.element), None)
         below = [] if at is None else boxes[:at]
         lines = _paragraphs_of(title, sight, None if at is None else boxes[at], below)
         out.add("# " + collapsed(" ".join(line for _, line in lines)))
-    for at in _reading_order(shapes):
+    for at in _reading_order(shapes, boxes):
         if title is None or shapes[at].element is not title.element:
             _shape(out, shapes[at], budget, sight, IDENTITY, boxes[at], boxes[:at])
     # The newer chart kinds (waterfall, treemap...) stand in mc:AlternateContent, which python-pptx
@@ -174,9 +176,13 @@ def _slide(out: Rendered, number: int, slide, authors: dict[str, str], size: tup
             out.add(line)
 
 
-def _reading_order(shapes) -> list[int]:
-    """The places of `shapes` in reading order: top to bottom, then left to right."""
-    return sorted(range(len(shapes)), key=lambda i: ((shapes[i].top or 0), (shapes[i].left or 0)))
+def _reading_order(shapes, boxes: list) -> list[int]:
+    """The places of `shapes` in reading order: top to bottom, then left to right; by their
+    `boxes` where known (a placeholder finds its place in its layout anew on each call)."""
+    def key(i: int) -> tuple:
+        box = boxes[i]
+        return (box[1], box[0]) if box is not None else ((shapes[i].top or 0), (shapes[i].left or 0))
+    return sorted(range(len(shapes)), key=key)
 
 
 def _first(shapes, budget: list[int]) -> list:
@@ -217,7 +223,7 @@ def _shape(out: Rendered, shape, budget: list[int], sight: _Sight, transform: tu
         inner = _group_transform(shape, transform)
         members = _first(shape.shapes, budget)
         boxes = _boxes(members, inner)
-        for at in _reading_order(members):
+        for at in _reading_order(members, boxes):
             _shape(out, members[at], budget, sight, inner, boxes[at], below + boxes[:at])
     elif getattr(shape, "has_table", False) and shape.has_table:
         rows = _table_rows(shape)
@@ -288,25 +294,36 @@ def _under(shape, sight: _Sight, box: Box | None, below: list[Box]) -> str | Non
     return sight.background
 
 
-def _sight(slide, size: tuple[int, int] | None) -> _Sight:
-    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
-
+def _sight(slide, size: tuple[int, int] | None, known: dict) -> _Sight:
+    """A slide's _Sight; `known` keeps what its layout and master give, for the next slide on
+    them (python-pptx finds a shape's place and a part's relationships anew on each call)."""
     layout = slide.slide_layout
     master = layout.slide_master
+    key = str(layout.part.partname)
+    if key not in known:
+        known[key] = _looks(layout, master)
+    theme, scheme, layout_drawn, master_drawn = known[key]
+    shows_master = slide.element.get("showMasterSp") != "0"
+    beneath = (layout_drawn if shows_master else []) + \
+        (master_drawn if shows_master and layout.element.get("showMasterSp") != "0" else [])
+    return _Sight(size, slide.element.get("show") == "0", _background((slide, layout, master), scheme, theme),
+                  scheme, beneath)
+
+
+def _looks(layout, master) -> tuple:
+    """What a layout and its master give their slides: the theme (parsed), its colours by name,
+    the boxes of the layout's and of the master's own drawings (not their placeholders)."""
+    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+
     try:
         theme = _parsed(master.part.part_related_by(RT.THEME))
     except KeyError:
         theme = None
-    scheme = _scheme(master.element, theme)
-    beneath: list[Box] = []
-    for shown, part in ((slide.element.get("showMasterSp") != "0", layout),
-                        (slide.element.get("showMasterSp") != "0" and layout.element.get("showMasterSp") != "0",
-                         master)):
-        if shown:
-            beneath += [box for shape, box in zip(part.shapes, _boxes(list(part.shapes), IDENTITY))
-                        if box is not None and not shape.is_placeholder]
-    return _Sight(size, slide.element.get("show") == "0", _background((slide, layout, master), scheme, theme),
-                  scheme, beneath)
+    drawn = []
+    for part in (layout, master):
+        shapes = [shape for shape in part.shapes if not shape.is_placeholder]
+        drawn.append([box for box in _boxes(shapes, IDENTITY) if box is not None])
+    return theme, _scheme(master.element, theme), *drawn
 
 
 def _scheme(master, theme) -> dict[str, str]:
@@ -378,12 +395,21 @@ def _group_transform(group, transform: tuple) -> tuple:
     return (ox + sx * (x - chx * kx), oy + sy * (y - chy * ky), sx * kx, sy * ky)
 
 
-def _boxes(shapes, transform: tuple) -> list[Box | None]:
-    """Each shape's box on the slide, None where it states no place."""
+def _boxes(shapes, transform: tuple, inherited: dict | None = None) -> list[Box | None]:
+    """Each shape's box on the slide, None where it states no place. `inherited` keeps the places
+    placeholders without their own take from their layout, by placeholder (python-pptx finds one
+    anew on each call, for each of the four)."""
     ox, oy, sx, sy = transform
     boxes: list[Box | None] = []
     for shape in shapes:
-        place = (shape.left, shape.top, shape.width, shape.height)
+        placeholder = shape.element.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph")
+        if inherited is not None and placeholder is not None and shape.element.find(f"{_P}spPr/{_A}xfrm") is None:
+            key = (placeholder.get("type"), placeholder.get("idx"))
+            if key not in inherited:
+                inherited[key] = (shape.left, shape.top, shape.width, shape.height)
+            place = inherited[key]
+        else:
+            place = (shape.left, shape.top, shape.width, shape.height)
         if any(value is None for value in place):
             boxes.append(None)
             continue
