@@ -359,3 +359,20 @@ def test_real_documents_get_no_mark():
     read = [r for r in results.values() if not r.is_error]
     assert len(read) > 120  # the python-docx and python-pptx test files, read and not refused
     assert not any("\u27e6hidden: " in r.text() for p, r in results.items() if str(p) not in KNOWN_HIDDEN)
+
+
+def test_a_comment_quoting_hidden_text_shows_it_marked(tmp_path: Path):
+    import docx
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Check ")
+    quiet = paragraph.add_run("the secret clause " * 20)  # past the length a comment's quote is cut at
+    quiet.font.hidden = True
+    document.add_comment([quiet], text="Is this right?", author="Ann")
+    document.save(tmp_path / "comment.docx")
+    result = _read(tmp_path, path=str(tmp_path / "comment.docx"))
+    comment = next(line for line in result.text().splitlines() if "[comment 0] Ann" in line)
+    assert '[comment 0] Ann on "\u27e6hidden: in a run Word hides\u27e7the secret clause' in comment
+    assert comment.endswith("\u27e6/hidden\u27e7\u2026\": Is this right?"), comment
+    assert not re.search("[\x00-\x08]", result.text())
+    assert result.hidden == {"in a run Word hides": 2}

@@ -84,6 +84,18 @@ def collapsed(text: str) -> str:
     return _SPACES.sub(lambda found: found[1] or " ", text).strip()
 
 
+def cut(text: str, chars: int) -> str:
+    """`text` cut to its first `chars` characters and "…" when longer, a passage held in it closed
+    where the cut falls (or left out where the cut falls in its reason)."""
+    if len(text) <= chars:
+        return text
+    text = text[:chars]
+    start, why = text.rfind(HIDDEN_START), text.rfind(HIDDEN_WHY)
+    if start > text.rfind(HIDDEN_END):
+        text = text[:start] if why < start else text + HIDDEN_END
+    return text + "\u2026"
+
+
 def _marked(line: str, counts: dict[str, int]) -> str:
     out: list[str] = []
     at, why, passage_text = 0, None, ""

@@ -34,7 +34,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, held, pipe_table, show
+from agentread.readers.office.document import Rendered, collapsed, cut, held, pipe_table, show
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -188,7 +188,7 @@ class _Walker:
         if any(_changed(root) for root in stories):
             self.out.add(TRACKED_CHANGES)
         for root in stories:
-            _comment_anchors(root, self._anchors)
+            _comment_anchors(root, self._anchors, self._hidden)
         self._body(body)
         self._headers_and_footers(headers)
         for kind, part, root in notes:
@@ -622,9 +622,7 @@ class _Walker:
             self.part, aside, self._aside, self._fields = part, self._aside, True, []
             text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
             key = note.get(W + "id") or ""
-            anchor = " ".join("".join(self._anchors.get(key, [])).split())
-            if len(anchor) > MAX_ANCHOR_CHARS:
-                anchor = anchor[:MAX_ANCHOR_CHARS] + "…"
+            anchor = cut(collapsed("".join(self._anchors.get(key, []))), MAX_ANCHOR_CHARS)
             thread = threads.get(key, "")
             # A reply is on its first comment's text: it names that comment instead.
             on = thread if thread.startswith(",") else (f' on "{anchor}"' if anchor else "") + thread
@@ -671,9 +669,10 @@ def _changed(root) -> bool:
     return any(next(change.iter(W + "t", W + "delText"), None) is not None for change in root.iter(*CHANGES))
 
 
-def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
+def _comment_anchors(root, anchors: dict[str, list[str]], hidden) -> None:
     """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story, up
-    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short."""
+    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short. A
+    run's text `hidden(run)` gives a reason for is held as a hidden passage, as in its line."""
     wanting: dict[str, int] = {}  # the ranges open and still short, with their length so far
     for el in root.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t", W + "delText", W + "p"):
         key = el.get(W + "id") or ""
@@ -683,6 +682,8 @@ def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
         elif el.tag == W + "commentRangeEnd":
             wanting.pop(key, None)
         elif wanting and (text := " " if el.tag == W + "p" else el.text):
+            why = hidden(el.getparent()) if el.tag != W + "p" and text.strip() else None
+            text = held(text, why) if why else text
             for key in list(wanting):
                 anchors[key].append(text)
                 wanting[key] += len(text)
