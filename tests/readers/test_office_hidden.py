@@ -26,6 +26,7 @@ OFFICE_DATA = ROOT / "tests" / "data" / "office"
 PASSAGE = re.compile("\u27e6hidden: ([^\u27e7]*)\u27e7(.*?)\u27e6/hidden\u27e7")
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+WP_NS = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
 A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
 
 
@@ -106,6 +107,22 @@ def _page_background(document) -> None:
                 run.font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
 
 
+def _over_cover_picture(document) -> None:
+    """White text on a page that draws a navy picture behind its text (a cover page): the picture
+    is anchored behind the text (wp:anchor behindDoc), which python-docx does not make itself."""
+    from docx.shared import Inches, RGBColor
+
+    picture = io.BytesIO()
+    Image.new("RGB", (64, 48), "navy").save(picture, "PNG")
+    picture.seek(0)
+    run = document.add_paragraph().add_run()
+    run.add_picture(picture, width=Inches(6))
+    inline = run._r.find(f".//{{{WP_NS}}}inline")
+    inline.tag = f"{{{WP_NS}}}anchor"
+    inline.set("behindDoc", "1")
+    _coloured(document, "Cover: ", "white on the photograph", RGBColor(0xFF, 0xFF, 0xFF))
+
+
 def _docx_builders():
     from docx.shared import Pt, RGBColor
 
@@ -121,6 +138,7 @@ def _docx_builders():
         "cell_shading.docx": lambda d: _cell(d, "navy on navy", navy, "000080"),
         "page_background.docx": _page_background,
         "white_on_dark_cell.docx": lambda d: _cell(d, "white on navy", white, "000080"),
+        "white_over_cover_picture.docx": _over_cover_picture,
         "coloured_text.docx": lambda d: _coloured(d, "Red: ", "a warning", RGBColor(0xC0, 0, 0)),
     }
 

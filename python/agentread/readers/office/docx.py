@@ -170,6 +170,7 @@ class _Walker:
         self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
         self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
+        self._drawn_behind: dict = {}  # by story (its root element): whether it draws behind its text
         self._default_style: tuple | None = None  # the default paragraph style, once found
         self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
@@ -375,7 +376,8 @@ class _Walker:
         """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
         shading (its own or its style's), its cell's or table's, the text box's fill, the page's
         background; None where that is not known here: a table style's shading (a header row's,
-        a band's), a text box filled with a theme's colour, a gradient or a picture."""
+        a band's), a text box filled with a theme's colour, a gradient or a picture, the page of a
+        story that draws a picture or shape behind its text (a cover page's photograph)."""
         shading = _colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
         highlight = HIGHLIGHTS.get(_val(self._property(run, styles, "highlight")) or "")
         if shading or highlight:
@@ -390,7 +392,11 @@ class _Walker:
                 return _colour(shd.get(W + "fill"))
             if el.tag == W + "tbl" and _shades(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle")))):
                 return None
-        return self._page
+        story = run.getroottree().getroot()
+        if story not in self._drawn_behind:
+            self._drawn_behind[story] = any(anchor.get("behindDoc") in ("1", "true")
+                                            for anchor in story.iter(WP + "anchor"))
+        return None if self._drawn_behind[story] else self._page
 
     def _link_target(self, link) -> str:
         """A hyperlink's address with its fragment (`w:anchor`), or `#bookmark` for a link to a
