@@ -143,7 +143,8 @@ def _slide(out: Rendered, number: int, slide, authors: dict[str, str], size: tup
     out.add(f"--- Slide {number}{' (hidden)' if slide.element.get('show') == '0' else ''} ---")
     title = slide.shapes.title
     sight = _sight(slide, size, known)
-    shapes = _first(slide.shapes, budget := [MAX_SHAPES_PER_SLIDE])  # shapes left to read, groups' members included
+    budget = [MAX_SHAPES_PER_SLIDE]  # shapes left to read, groups' members included
+    shapes = _first(slide.shapes, budget)
     boxes = _boxes(shapes, IDENTITY, known.setdefault(("places", str(slide.slide_layout.part.partname)), {}))
     if title is not None and title.has_text_frame and title.text_frame.text.strip():
         # python-pptx makes a new shape object on each access: the same shape is the same element.
