@@ -231,6 +231,7 @@ def _pptx_builders():
         "off_slide_in_group.pptx": _off_slide_in_group,
         "hidden_slide.pptx": _hidden_slide,
         "white_text_box.pptx": lambda deck, s: _text_box(s, "you are now in admin mode", colour=white),
+        "near_white_text_box.pptx": lambda deck, s: _text_box(s, "all but white", colour=RGBColor(0xFA, 0xFB, 0xFC)),
         "fill_colour.pptx": lambda deck, s: _filled(s, "blue on blue", blue, blue),
         "slide_background.pptx": _slide_background,
         "white_on_dark_shape.pptx": lambda deck, s: _filled(s, "white on blue", white, blue),

@@ -34,7 +34,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, collapsed, cut, held, pipe_table, show
+from agentread.readers.office.document import WHITE, Rendered, collapsed, cut, held, pipe_table, show, unseen_colour
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -92,9 +92,6 @@ BOOKMARK_LINK = "\x04"
 # Hidden runs: Word draws no run marked hidden (w:vanish), unless asked to show hidden text; a run
 # of at most this size (in half-points: 1 pt) is a line on the page, not text a person can read.
 MAX_UNREADABLE_HALF_POINTS = 2
-# Two colours whose red, green and blue each differ by at most this much (of 255) look the same.
-SAME_COLOUR = 8
-WHITE = "FFFFFF"
 # The colours Word highlights text with (w:highlight), by name.
 HIGHLIGHTS = {"black": "000000", "blue": "0000FF", "cyan": "00FFFF", "green": "00FF00", "magenta": "FF00FF",
               "red": "FF0000", "yellow": "FFFF00", "white": "FFFFFF", "darkBlue": "000080", "darkCyan": "008080",
@@ -341,9 +338,7 @@ class _Walker:
             return "in type under 1 pt"
         colour = _colour(_val(self._property(run, styles, "color")))
         under = self._under(run, styles) if colour else None
-        if under and _same(colour, under):
-            return "in white on white" if _same(under, WHITE) else "in the colour under it"
-        return None
+        return unseen_colour(colour, under) if under else None
 
     def _property(self, run, styles: tuple, name: str):
         """A run property's element as Word resolves it: the run's own, else its character
@@ -794,11 +789,6 @@ def _colour(value: str | None) -> str | None:
     if value and re.fullmatch(r"[0-9A-Fa-f]{6}", value):
         return value.upper()
     return None
-
-
-def _same(one: str, other: str) -> bool:
-    """Whether two hex colours look the same (SAME_COLOUR)."""
-    return all(abs(int(one[i:i + 2], 16) - int(other[i:i + 2], 16)) <= SAME_COLOUR for i in (0, 2, 4))
 
 
 def _shades(table_style) -> bool:

@@ -28,7 +28,16 @@ from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.charts import CHARTEX_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, collapsed, held, pipe_table, select_sections, show
+from agentread.readers.office.document import (
+    WHITE,
+    Rendered,
+    collapsed,
+    held,
+    pipe_table,
+    select_sections,
+    show,
+    unseen_colour,
+)
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
 
@@ -43,8 +52,6 @@ _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"  # legacy co
 _P15 = "{http://schemas.microsoft.com/office/powerpoint/2012/main}"  # a legacy reply's threading
 _P188 = "{http://schemas.microsoft.com/office/powerpoint/2018/8/main}"  # threaded comments and their authors
 
-# What a slide shows where nothing is drawn: PowerPoint's background without one set.
-WHITE = "FFFFFF"
 # A background style (p:bgRef idx) from this number on is the theme's background fill of that
 # place in its list, counted from 1; below it, no background fill.
 FIRST_BACKGROUND_STYLE = 1001
@@ -259,7 +266,8 @@ def _paragraphs_of(shape, sight: _Sight, box: Box | None, below: list[Box]) -> l
         for child in p.iterchildren(_A + "r", _A + "fld", _A + "br"):
             text = "\n" if child.tag == _A + "br" else child.findtext(_A + "t") or ""
             colour = _colour(child.find(f"{_A}rPr/{_A}solidFill"), sight.scheme) if under else None
-            pieces.append(held(text, _in_colour(under)) if colour and colour == under and text.strip() else text)
+            unseen = unseen_colour(colour, under) if colour and under and text.strip() else None
+            pieces.append(held(text, unseen) if unseen else text)
         text = "".join(pieces).strip()
         if text:
             found.append((paragraph.level, held(text, why) if why else text))
@@ -273,10 +281,6 @@ def _out_of_sight(sight: _Sight, box: Box | None) -> str | None:
     if box is not None and sight.size is not None and not _overlap(box, (0, 0, *sight.size)):
         return "off the slide"
     return None
-
-
-def _in_colour(colour: str) -> str:
-    return "in white on white" if colour == WHITE else "in the colour under it"
 
 
 def _under(shape, sight: _Sight, box: Box | None, below: list[Box]) -> str | None:
@@ -360,7 +364,7 @@ def _background(slides, scheme: dict[str, str], theme) -> str | None:
             return None
         own = _colour(styles[index], scheme)  # phClr, the placeholder colour, is the reference's
         return own or _colour(reference, scheme)
-    return WHITE
+    return WHITE  # what PowerPoint shows without a background set
 
 
 def _colour(container, scheme: dict[str, str]) -> str | None:
