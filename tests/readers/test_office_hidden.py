@@ -395,3 +395,23 @@ def test_a_comment_quoting_hidden_text_shows_it_marked(tmp_path: Path):
     assert comment.endswith("\u27e6/hidden\u27e7\u2026\": Is this right?"), comment
     assert not re.search("[\x00-\x08]", result.text())
     assert result.hidden == {"in a run Word hides": 2}
+
+
+def test_a_run_hidden_by_the_root_of_a_long_chain_of_styles(tmp_path: Path):
+    """A character style hides its runs; each of 1,200 styles is based on the one before (past
+    Python's recursion limit), and one run takes the last: it is hidden, found in one walk."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    base = document.styles.add_style("Quiet 0", WD_STYLE_TYPE.CHARACTER)
+    base.font.hidden = True
+    for n in range(1, 1200):
+        style = document.styles.add_style(f"Quiet {n}", WD_STYLE_TYPE.CHARACTER)
+        style.base_style = base
+        base = style
+    document.add_paragraph("Shown, ").add_run("and hidden", style=base)
+    document.save(tmp_path / "chain.docx")
+    result = _read(tmp_path, path=str(tmp_path / "chain.docx"))
+    assert result.hidden == {"in a run Word hides": 1}, result.text()
+    assert "Shown, \u27e6hidden: in a run Word hides\u27e7and hidden\u27e6/hidden\u27e7" in result.text()

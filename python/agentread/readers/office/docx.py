@@ -89,8 +89,7 @@ FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
 # occur in XML text).
 BOOKMARK_LINK = "\x04"
 
-# Hidden runs: Word draws no run marked hidden (w:vanish), unless asked to show hidden text; a run
-# of at most this size (in half-points: 1 pt) is a line on the page, not text a person can read.
+# A run of at most this size (in half-points: 1 pt) is a line on the page, not text to read.
 MAX_UNREADABLE_HALF_POINTS = 2
 # The colours Word highlights text with (w:highlight), by name.
 HIGHLIGHTS = {"black": "000000", "blue": "0000FF", "cyan": "00FFFF", "green": "00FF00", "magenta": "FF00FF",
@@ -356,16 +355,22 @@ class _Walker:
 
     def _style_property(self, style, path: str):
         """The element at `path` in a style's definition (a run property, `w:rPr/w:color`), or in
-        the style it is based on (and so on up); None where none sets it."""
-        if style is None:
-            return None
-        key = (style.style_id, path)
-        if key not in self._style_properties:
-            self._style_properties[key] = None  # a style based on itself ends here
-            own = style.element.find(path)
-            base = self._styles.get(_val(style.element.find(W + "basedOn")))
-            self._style_properties[key] = own if own is not None else self._style_property(base, path)
-        return self._style_properties[key]
+        the style it is based on (and so on up); None where none sets it. Kept for every style on
+        the way, as _style_level keeps levels, and walked in a loop: a chain can be long."""
+        chain: list[str] = []
+        found = None
+        while style is not None and style.style_id not in chain:
+            if (style.style_id, path) in self._style_properties:
+                found = self._style_properties[style.style_id, path]
+                break
+            chain.append(style.style_id)
+            found = style.element.find(path)
+            if found is not None:
+                break
+            style = self._styles.get(_val(style.element.find(W + "basedOn")))
+        for style_id in chain:
+            self._style_properties[style_id, path] = found
+        return found
 
     def _under(self, run, styles: tuple) -> str | None:
         """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
