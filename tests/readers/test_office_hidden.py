@@ -415,3 +415,23 @@ def test_a_run_hidden_by_the_root_of_a_long_chain_of_styles(tmp_path: Path):
     result = _read(tmp_path, path=str(tmp_path / "chain.docx"))
     assert result.hidden == {"in a run Word hides": 1}, result.text()
     assert "Shown, \u27e6hidden: in a run Word hides\u27e7and hidden\u27e6/hidden\u27e7" in result.text()
+
+
+def test_a_deck_with_damaged_colours_and_places_is_read(tmp_path: Path):
+    """A colour that is not hex, a background style that is not a number and a group's child
+    offset that is not one: the deck is read, its text unmarked."""
+    from pptx.dml.color import RGBColor
+
+    def damage(deck, slide) -> None:
+        box = _text_box(slide, "still read", colour=RGBColor(0xFF, 0xFF, 0xFF))
+        box.element.find(f".//{{{A_NS}}}srgbClr").set("val", "GGGGGG")
+        group = slide.shapes.add_group_shape()
+        _text_box(group, "in a group")
+        group.element.find(f"{{{P_NS}}}grpSpPr/{{{A_NS}}}xfrm/{{{A_NS}}}chOff").set("x", "left")
+        background = slide.slide_layout.slide_master.element.find(f"{{{P_NS}}}cSld/{{{P_NS}}}bg/{{{P_NS}}}bgRef")
+        background.set("idx", "first")
+
+    (tmp_path / "damaged.pptx").write_bytes(_deck(damage))
+    result = _read(tmp_path, path=str(tmp_path / "damaged.pptx"))
+    assert not result.is_error, result.text()
+    assert "still read" in result.text() and "in a group" in result.text() and result.hidden is None

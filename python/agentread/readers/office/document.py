@@ -28,6 +28,7 @@ HIDDEN_START, HIDDEN_WHY, HIDDEN_END = "\x05", "\x06", "\x07"
 SAME_COLOUR = 8
 WHITE = "FFFFFF"  # a page's or a slide's colour where the file sets none
 
+_HEX_COLOUR = re.compile(r"[0-9A-Fa-f]{6}")
 _SPACES = re.compile(f"({HIDDEN_START}[^{HIDDEN_WHY}]*{HIDDEN_WHY})|\\s+")
 _HELD = re.compile(f"{HIDDEN_START}([^{HIDDEN_WHY}]*){HIDDEN_WHY}([^{HIDDEN_END}]*){HIDDEN_END}")
 
@@ -81,6 +82,14 @@ def held(text: str, why: str) -> str:
     lines); blank text is not a passage."""
     return "\n".join(f"{HIDDEN_START}{why}{HIDDEN_WHY}{piece}{HIDDEN_END}" if piece.strip() else piece
                      for piece in text.split("\n"))
+
+
+def hex_colour(value: str | None) -> str | None:
+    """A colour attribute's value as six upper-case hex digits, or None ("auto", none, or not a
+    colour)."""
+    if value and _HEX_COLOUR.fullmatch(value):
+        return value.upper()
+    return None
 
 
 def unseen_colour(colour: str, under: str) -> str | None:

@@ -34,7 +34,17 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import WHITE, Rendered, collapsed, cut, held, pipe_table, show, unseen_colour
+from agentread.readers.office.document import (
+    WHITE,
+    Rendered,
+    collapsed,
+    cut,
+    held,
+    hex_colour,
+    pipe_table,
+    show,
+    unseen_colour,
+)
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -171,7 +181,7 @@ class _Walker:
         self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self._defaults = defaults if defaults is not None else ()
-        self._page = _colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
+        self._page = hex_colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
 
     def render(self) -> None:
         """The body, then the headers and footers, footnotes, endnotes and comments; a first line
@@ -335,7 +345,7 @@ class _Walker:
         size = _val(self._property(run, styles, "sz"))
         if size and size.isdigit() and int(size) <= MAX_UNREADABLE_HALF_POINTS:
             return "in type under 1 pt"
-        colour = _colour(_val(self._property(run, styles, "color")))
+        colour = hex_colour(_val(self._property(run, styles, "color")))
         under = self._under(run, styles) if colour else None
         return unseen_colour(colour, under) if under else None
 
@@ -378,7 +388,7 @@ class _Walker:
         background; None where that is not known here: a table style's shading (a header row's,
         a band's), a text box filled with a theme's colour, a gradient or a picture, the page of a
         story that draws a picture or shape behind its text (a cover page's photograph)."""
-        shading = _colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
+        shading = hex_colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
         highlight = HIGHLIGHTS.get(_val(self._property(run, styles, "highlight")) or "")
         if shading or highlight:
             return shading or highlight
@@ -388,8 +398,8 @@ class _Walker:
             shd = el.find(f"{SHADED[el.tag]}/{W}shd")
             if shd is None and el.tag == W + "p":
                 shd = self._style_property(self._style(el), f"{W}pPr/{W}shd")
-            if _colour(_attribute(shd, W + "fill")):
-                return _colour(shd.get(W + "fill"))
+            if hex_colour(_attribute(shd, W + "fill")):
+                return hex_colour(shd.get(W + "fill"))
             if el.tag == W + "tbl" and _shades(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle")))):
                 return None
         story = run.getroottree().getroot()
@@ -789,16 +799,10 @@ def _attribute(el, name: str) -> str | None:
     return None if el is None else el.get(name)
 
 
-def _colour(value: str | None) -> str | None:
-    """A colour attribute's value as six hex digits, or None ("auto", none, or not a colour)."""
-    if value and re.fullmatch(r"[0-9A-Fa-f]{6}", value):
-        return value.upper()
-    return None
-
-
 def _shades(table_style) -> bool:
     """Whether a table style shades some of its cells."""
-    return table_style is not None and any(_colour(shd.get(W + "fill")) for shd in table_style.element.iter(W + "shd"))
+    return table_style is not None and any(hex_colour(shd.get(W + "fill"))
+                                           for shd in table_style.element.iter(W + "shd"))
 
 
 def _box_fill(content, page: str) -> str | None:
@@ -810,7 +814,7 @@ def _box_fill(content, page: str) -> str | None:
         return None
     if properties.find(A + "noFill") is not None:
         return page
-    return _colour(_attribute(properties.find(f"{A}solidFill/{A}srgbClr"), "val"))
+    return hex_colour(_attribute(properties.find(f"{A}solidFill/{A}srgbClr"), "val"))
 
 
 def _grid(tbl) -> list[list]:

@@ -33,6 +33,7 @@ from agentread.readers.office.document import (
     Rendered,
     collapsed,
     held,
+    hex_colour,
     pipe_table,
     select_sections,
     show,
@@ -359,7 +360,7 @@ def _background(slides, scheme: dict[str, str], theme) -> str | None:
             return _colour(properties.find(_A + "solidFill"), scheme)
         reference = background.find(_P + "bgRef")
         styles = None if theme is None else theme.find(f"{_A}themeElements/{_A}fmtScheme/{_A}bgFillStyleLst")
-        index = int(reference.get("idx") or 0) - FIRST_BACKGROUND_STYLE if reference is not None else -1
+        index = _number(reference.get("idx")) - FIRST_BACKGROUND_STYLE if reference is not None else -1
         if styles is None or not 0 <= index < len(styles) or styles[index].tag != _A + "solidFill":
             return None
         own = _colour(styles[index], scheme)  # phClr, the placeholder colour, is the reference's
@@ -375,11 +376,11 @@ def _colour(container, scheme: dict[str, str]) -> str | None:
     if colour is None or len(colour):
         return None
     if colour.tag == _A + "srgbClr":
-        return (colour.get("val") or "").upper() or None
+        return hex_colour(colour.get("val"))
     if colour.tag == _A + "schemeClr":
         return scheme.get(colour.get("val") or "")
     if colour.tag == _A + "sysClr":
-        return (colour.get("lastClr") or "").upper() or None
+        return hex_colour(colour.get("lastClr"))
     return None
 
 
@@ -394,10 +395,18 @@ def _group_transform(group, transform: tuple) -> tuple:
     parts = [None if xfrm is None else xfrm.find(_A + tag) for tag in ("off", "ext", "chOff", "chExt")]
     if any(part is None for part in parts):
         return transform
-    (x, y), (cx, cy), (chx, chy), (chcx, chcy) = ((int(p.get(a, 0)), int(p.get(b, 0)))
+    (x, y), (cx, cy), (chx, chy), (chcx, chcy) = ((_number(p.get(a)), _number(p.get(b)))
                                                  for p, (a, b) in zip(parts, [("x", "y"), ("cx", "cy")] * 2))
     kx, ky = (cx / chcx if chcx else 1.0), (cy / chcy if chcy else 1.0)
     return (ox + sx * (x - chx * kx), oy + sy * (y - chy * ky), sx * kx, sy * ky)
+
+
+def _number(value: str | None) -> int:
+    """An integer attribute's value, 0 where it is none or not a number (a damaged file)."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
 
 
 def _boxes(shapes, transform: tuple, inherited: dict | None = None) -> list[Box | None]:
