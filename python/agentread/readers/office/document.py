@@ -49,6 +49,8 @@ class Rendered:
     sections: list[tuple[int, int, int]] = field(default_factory=list)
     # Headings as (level from 1, text, line), for the outline.
     headings: list[tuple[int, str, int]] = field(default_factory=list)
+    # Passages marked hidden, by line (1-based): how many for each reason (hidden.passage's `why`).
+    hidden: dict[int, dict[str, int]] = field(default_factory=dict)
 
     def open_section(self, number: int) -> None:
         """Lines added from here on are section `number`'s (until the next opens)."""
@@ -56,9 +58,6 @@ class Rendered:
         if len(self.sections) > 1:
             previous, first, _ = self.sections[-2]
             self.sections[-2] = (previous, first, len(self.lines))
-
-    # Passages marked hidden, by line (1-based): how many of each reason (`hidden`).
-    hidden: dict[int, dict[str, int]] = field(default_factory=dict)
 
     def mark_hidden(self) -> None:
         """Each held passage marked (hidden.passage) and counted by its line; neighbours with the
