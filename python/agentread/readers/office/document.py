@@ -5,9 +5,11 @@ pipe tables, and the `pages` range that addresses slides and sheets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from agentread import hidden
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, shown_lines, up_to, window
@@ -19,6 +21,17 @@ from agentread.result import ATTACHED, ImagePart, ReadError, ReadResult, TextPar
 # the row out of its line (the sheet's `column` read shows it whole).
 MAX_CELL_CHARS = 500
 
+# A passage a reader found hidden is held in its line between marks that cannot occur in XML text
+# (start, end of its reason, end) until the document is rendered: the lines are cut, joined and
+# quoted on the way, and a marker's own text in the file must not count as one.
+HIDDEN_START, HIDDEN_WHY, HIDDEN_END = "\x05", "\x06", "\x07"
+# Two colours whose red, green and blue each differ by at most this much (of 255) look the same.
+SAME_COLOUR = 8
+WHITE = "FFFFFF"  # a page's or a slide's colour where the file sets none
+
+_HEX_COLOUR = re.compile(r"[0-9A-Fa-f]{6}")
+_SPACES = re.compile(f"({HIDDEN_START}[^{HIDDEN_WHY}]*{HIDDEN_WHY})|\\s+")
+_HELD = re.compile(f"{HIDDEN_START}([^{HIDDEN_WHY}]*){HIDDEN_WHY}([^{HIDDEN_END}]*){HIDDEN_END}")
 
 
 @dataclass
@@ -37,6 +50,8 @@ class Rendered:
     sections: list[tuple[int, int, int]] = field(default_factory=list)
     # Headings as (level from 1, text, line), for the outline.
     headings: list[tuple[int, str, int]] = field(default_factory=list)
+    # Passages marked hidden, by line (1-based): how many for each reason (hidden.passage's `why`).
+    hidden: dict[int, dict[str, int]] = field(default_factory=dict)
 
     def open_section(self, number: int) -> None:
         """Lines added from here on are section `number`'s (until the next opens)."""
@@ -44,6 +59,14 @@ class Rendered:
         if len(self.sections) > 1:
             previous, first, _ = self.sections[-2]
             self.sections[-2] = (previous, first, len(self.lines))
+
+    def mark_hidden(self) -> None:
+        """Each held passage marked (hidden.passage) and counted by its line; neighbours with the
+        same reason (a sentence in several runs) are one passage."""
+        for i, line in enumerate(self.lines):
+            if HIDDEN_START in line:
+                self.lines[i] = _marked(line, self.hidden.setdefault(i + 1, {}))
+        self.headings[:] = [(level, _marked(text, {}), line) for level, text, line in self.headings]
 
     def add(self, line: str = "") -> None:
         self.lines.extend(line.split("\n"))
@@ -61,6 +84,66 @@ def search_lines(kind: str, lines: list[str], request: ReadRequest,
     units = (Unit(text, {"line": number}, {"offset": number, "limit": 1}, {"offset": number})
              for number, text in enumerate(lines[first - 1:], first))
     return kind, hits_in(units, matcher, request.column or 1)
+
+
+def held(text: str, why: str) -> str:
+    """`text` held as a hidden passage for `why`, a line of it at a time (markers never span
+    lines); blank text is not a passage."""
+    return "\n".join(f"{HIDDEN_START}{why}{HIDDEN_WHY}{piece}{HIDDEN_END}" if piece.strip() else piece
+                     for piece in text.split("\n"))
+
+
+def hex_colour(value: str | None) -> str | None:
+    """A colour attribute's value as six upper-case hex digits, or None ("auto", none, or not a
+    colour)."""
+    if value and _HEX_COLOUR.fullmatch(value):
+        return value.upper()
+    return None
+
+
+def unseen_colour(colour: str, under: str) -> str | None:
+    """Why text in `colour` on `under` (six hex digits each) is not seen, a reason for
+    hidden.passage: "in white on white", "in the colour under it"; None where it is seen."""
+    if not all(abs(int(colour[i:i + 2], 16) - int(under[i:i + 2], 16)) <= SAME_COLOUR for i in (0, 2, 4)):
+        return None
+    return "in white on white" if under == WHITE else "in the colour under it"
+
+
+def collapsed(text: str) -> str:
+    """`text`'s whitespace collapsed to single spaces, but in the reasons of the passages held."""
+    return _SPACES.sub(lambda found: found[1] or " ", text).strip()
+
+
+def cut(text: str, chars: int) -> str:
+    """`text` cut to its first `chars` characters and "…" when longer, a passage held in it closed
+    where the cut falls (or left out where the cut falls in its reason)."""
+    if len(text) <= chars:
+        return text
+    text = text[:chars]
+    start, why = text.rfind(HIDDEN_START), text.rfind(HIDDEN_WHY)
+    if start > text.rfind(HIDDEN_END):
+        text = text[:start] if why < start else text + HIDDEN_END
+    return text + "\u2026"
+
+
+def _marked(line: str, counts: dict[str, int]) -> str:
+    out: list[str] = []
+    at, why, passage_text = 0, None, ""
+    for found in _HELD.finditer(line):
+        if why is not None and (found.start() != at or found[1] != why):
+            out.append(hidden.passage(passage_text, why))
+            counts[why] = counts.get(why, 0) + 1
+            why = None
+        if why is None:
+            out.append(line[at:found.start()])
+            why, passage_text = found[1], ""
+        passage_text += found[2]
+        at = found.end()
+    if why is not None:
+        out.append(hidden.passage(passage_text, why))
+        counts[why] = counts.get(why, 0) + 1
+    out.append(line[at:])
+    return "".join(out)
 
 
 def one_line(text: str) -> str:
@@ -171,5 +254,8 @@ def show(doc: Rendered, request: ReadRequest, path: str, kind: str, header: str 
                         shown=shown_lines(offset, last, request.column or 1) if lines else None)
     if following is not None:
         result.next = {**({"pages": pages} if pages else {}), **following}
+    for number in range(offset, last + 1):  # the passages in the lines shown
+        for why, n in doc.hidden.get(number, {}).items():
+            hidden.note(result, why, n)
     return result
 

@@ -34,7 +34,18 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached
 from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, pipe_table, search_lines, show
+from agentread.readers.office.document import (
+    WHITE,
+    Rendered,
+    collapsed,
+    cut,
+    held,
+    hex_colour,
+    pipe_table,
+    search_lines,
+    show,
+    unseen_colour,
+)
 from agentread.readers.office.omml import M, equation
 from agentread.readers.office.smartart import smartart_lines
 from agentread.request import ReadRequest
@@ -89,6 +100,19 @@ FIELD_START, FIELD_END, FIELD_CLOSE = "\x01", "\x02", "\x03"
 # occur in XML text).
 BOOKMARK_LINK = "\x04"
 
+# A run of at most this size (in half-points: 1 pt) is a line on the page, not text to read.
+MAX_UNREADABLE_HALF_POINTS = 2
+# The colours Word highlights text with (w:highlight), by name.
+HIGHLIGHTS = {"black": "000000", "blue": "0000FF", "cyan": "00FFFF", "green": "00FF00", "magenta": "FF00FF",
+              "red": "FF0000", "yellow": "FFFF00", "white": "FFFFFF", "darkBlue": "000080", "darkCyan": "008080",
+              "darkGreen": "008000", "darkMagenta": "800080", "darkRed": "800000", "darkYellow": "808000",
+              "darkGray": "808080", "lightGray": "C0C0C0"}
+# Where a paragraph, a cell and a table keep their shading (w:shd).
+SHADED = {W + "p": W + "pPr", W + "tc": W + "tcPr", W + "tbl": W + "tblPr"}
+WPS = "{http://schemas.microsoft.com/office/word/2010/wordprocessingShape}"
+# A toggle property (w:vanish) set off.
+OFF = {"0", "false", "off"}
+
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
 BODY_TEXT_LEVEL = 9
@@ -132,6 +156,7 @@ def render_docx(data: bytes) -> Rendered:
     document = docx.Document(io.BytesIO(data))
     walker = _Walker(document)
     walker.render()
+    walker.out.mark_hidden()
     return walker.out
 
 
@@ -148,6 +173,12 @@ class _Walker:
         self._fields: list[str] = []  # the instructions of the complex fields open, innermost last
         self._anchors: dict[str, list[str]] = {}  # by comment id: the text its range covers
         self._bookmarks: dict[str, int] = {}  # by name: the line a bookmark in the body lands on
+        self._drawn_behind: dict = {}  # by story (its root element): whether it draws behind its text
+        self._default_style: tuple | None = None  # the default paragraph style, once found
+        self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
+        defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
+        self._defaults = defaults if defaults is not None else ()
+        self._page = hex_colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
 
     def render(self) -> None:
         """The body, then the headers and footers, footnotes, endnotes and comments; a first line
@@ -161,7 +192,7 @@ class _Walker:
         if any(_changed(root) for root in stories):
             self.out.add(TRACKED_CHANGES)
         for root in stories:
-            _comment_anchors(root, self._anchors)
+            _comment_anchors(root, self._anchors, self._hidden)
         self._body(body)
         self._headers_and_footers(headers)
         for kind, part, root in notes:
@@ -254,7 +285,9 @@ class _Walker:
         for child in el:
             tag = child.tag
             if tag in (W + "t", W + "delText"):
-                parts.append(child.text or "")
+                text = child.text or ""
+                why = self._hidden(child.getparent()) if text.strip() else None
+                parts.append(held(text, why) if why else text)
             elif tag in (W + "tab", W + "ptab"):
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
@@ -292,6 +325,85 @@ class _Walker:
             elif tag in TRANSPARENT:
                 parts.append(self.inline(child, follows))
         return "".join(parts)
+
+    def _hidden(self, run) -> str | None:
+        """Why a person reading the document does not see run `run`'s text (a reason for
+        hidden.passage), or None: Word hides it, it is too small to read, or it is drawn in the
+        colour under it (its shading or highlight, its paragraph's, its cell's or text box's, the
+        page's)."""
+        if run.tag != W + "r":
+            return None
+        paragraph = next(run.iterancestors(W + "p"), None)
+        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))),
+                  self._style(paragraph) if paragraph is not None else None)
+        vanish = self._property(run, styles, "vanish")
+        if vanish is not None and _val(vanish) not in OFF:
+            return "in a run Word hides"
+        size = _val(self._property(run, styles, "sz"))
+        if size and size.isdigit() and int(size) <= MAX_UNREADABLE_HALF_POINTS:
+            return "in type under 1 pt"
+        colour = hex_colour(_val(self._property(run, styles, "color")))
+        under = self._under(run, styles) if colour else None
+        return unseen_colour(colour, under) if under else None
+
+    def _property(self, run, styles: tuple, name: str):
+        """A run property's element as Word resolves it: the run's own, else its character
+        style's, else its paragraph style's (`styles`, each with the styles it is based on), else
+        the document's default; None where none sets it."""
+        tag = W + name
+        own = run.find(f"{W}rPr/{tag}")
+        if own is not None:
+            return own
+        for style in styles:
+            found = self._style_property(style, f"{W}rPr/{tag}")
+            if found is not None:
+                return found
+        return next((el for el in self._defaults if el.tag == tag), None)
+
+    def _style_property(self, style, path: str):
+        """The element at `path` in a style's definition (a run property, `w:rPr/w:color`), or in
+        the style it is based on (and so on up); None where none sets it. Kept for every style on
+        the way, as _style_level keeps levels, and walked in a loop: a chain can be long."""
+        chain: list[str] = []
+        found = None
+        while style is not None and style.style_id not in chain:
+            if (style.style_id, path) in self._style_properties:
+                found = self._style_properties[style.style_id, path]
+                break
+            chain.append(style.style_id)
+            found = style.element.find(path)
+            if found is not None:
+                break
+            style = self._styles.get(_val(style.element.find(W + "basedOn")))
+        for style_id in chain:
+            self._style_properties[style_id, path] = found
+        return found
+
+    def _under(self, run, styles: tuple) -> str | None:
+        """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
+        shading (its own or its style's), its cell's or table's, the text box's fill, the page's
+        background; None where that is not known here: a table style's shading (a header row's,
+        a band's), a text box filled with a theme's colour, a gradient or a picture, the page of a
+        story that draws a picture or shape behind its text (a cover page's photograph)."""
+        shading = hex_colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
+        highlight = HIGHLIGHTS.get(_val(self._property(run, styles, "highlight")) or "")
+        if shading or highlight:
+            return shading or highlight
+        for el in run.iterancestors(W + "p", W + "tc", W + "tbl", W + "txbxContent"):
+            if el.tag == W + "txbxContent":
+                return _box_fill(el, self._page)
+            shd = el.find(f"{SHADED[el.tag]}/{W}shd")
+            if shd is None and el.tag == W + "p":
+                shd = self._style_property(self._style(el), f"{W}pPr/{W}shd")
+            if hex_colour(_attribute(shd, W + "fill")):
+                return hex_colour(shd.get(W + "fill"))
+            if el.tag == W + "tbl" and _shades(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle")))):
+                return None
+        story = run.getroottree().getroot()
+        if story not in self._drawn_behind:
+            self._drawn_behind[story] = any(anchor.get("behindDoc") in ("1", "true")
+                                            for anchor in story.iter(WP + "anchor"))
+        return None if self._drawn_behind[story] else self._page
 
     def _link_target(self, link) -> str:
         """A hyperlink's address with its fragment (`w:anchor`), or `#bookmark` for a link to a
@@ -362,7 +474,9 @@ class _Walker:
         style_id = p.find(f"{W}pPr/{W}pStyle")
         if style_id is not None:
             return self._styles.get(style_id.get(W + "val"))
-        return self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        if self._default_style is None:  # python-docx looks through every style for it
+            self._default_style = (self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH),)
+        return self._default_style[0]
 
     def _heading_level(self, p, style) -> int | None:
         """The paragraph's heading level (1 at the top) as Word's navigation pane finds it: its own
@@ -521,9 +635,7 @@ class _Walker:
             self.part, aside, self._aside, self._fields = part, self._aside, True, []
             text = " ".join(t for t in (self.text(p, follows) for p in _outside_boxes(note, {W + "p"})) if t)
             key = note.get(W + "id") or ""
-            anchor = " ".join("".join(self._anchors.get(key, [])).split())
-            if len(anchor) > MAX_ANCHOR_CHARS:
-                anchor = anchor[:MAX_ANCHOR_CHARS] + "…"
+            anchor = cut(collapsed("".join(self._anchors.get(key, []))), MAX_ANCHOR_CHARS)
             thread = threads.get(key, "")
             # A reply is on its first comment's text: it names that comment instead.
             on = thread if thread.startswith(",") else (f' on "{anchor}"' if anchor else "") + thread
@@ -570,9 +682,10 @@ def _changed(root) -> bool:
     return any(next(change.iter(W + "t", W + "delText"), None) is not None for change in root.iter(*CHANGES))
 
 
-def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
+def _comment_anchors(root, anchors: dict[str, list[str]], hidden) -> None:
     """The text each comment's range (commentRangeStart to commentRangeEnd) covers in a story, up
-    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short."""
+    to a little past MAX_ANCHOR_CHARS: a range is only added to while it is open and short. A
+    run's text `hidden(run)` gives a reason for is held as a hidden passage, as in its line."""
     wanting: dict[str, int] = {}  # the ranges open and still short, with their length so far
     for el in root.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t", W + "delText", W + "p"):
         key = el.get(W + "id") or ""
@@ -582,6 +695,8 @@ def _comment_anchors(root, anchors: dict[str, list[str]]) -> None:
         elif el.tag == W + "commentRangeEnd":
             wanting.pop(key, None)
         elif wanting and (text := " " if el.tag == W + "p" else el.text):
+            why = hidden(el.getparent()) if el.tag != W + "p" and text.strip() else None
+            text = held(text, why) if why else text
             for key in list(wanting):
                 anchors[key].append(text)
                 wanting[key] += len(text)
@@ -675,6 +790,28 @@ def _outline_level(el) -> int | None:
 
 def _val(el) -> str | None:
     return None if el is None else el.get(W + "val")
+
+
+def _attribute(el, name: str) -> str | None:
+    return None if el is None else el.get(name)
+
+
+def _shades(table_style) -> bool:
+    """Whether a table style shades some of its cells."""
+    return table_style is not None and any(hex_colour(shd.get(W + "fill"))
+                                           for shd in table_style.element.iter(W + "shd"))
+
+
+def _box_fill(content, page: str) -> str | None:
+    """The fill of the shape a text box's content stands in: its plain colour, the page's where
+    it has none, None where it is a theme's, a gradient or a picture (or a VML shape's)."""
+    shape = next(content.iterancestors(WPS + "wsp"), None)
+    properties = shape.find(WPS + "spPr") if shape is not None else None
+    if properties is None:
+        return None
+    if properties.find(A + "noFill") is not None:
+        return page
+    return hex_colour(_attribute(properties.find(f"{A}solidFill/{A}srgbClr"), "val"))
 
 
 def _grid(tbl) -> list[list]:

@@ -20,6 +20,7 @@ picked (all slides when `pages` is absent), like the lines of a text file.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Iterator
 
@@ -27,7 +28,17 @@ from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.charts import CHARTEX_REFERENCE, chart_lines
-from agentread.readers.office.document import Rendered, pipe_table, select_sections, show
+from agentread.readers.office.document import (
+    WHITE,
+    Rendered,
+    collapsed,
+    held,
+    hex_colour,
+    pipe_table,
+    select_sections,
+    show,
+    unseen_colour,
+)
 from agentread.request import ReadRequest
 from agentread.result import ReadResult, TextPart
 
@@ -41,6 +52,30 @@ _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"  # legacy comments and their authors
 _P15 = "{http://schemas.microsoft.com/office/powerpoint/2012/main}"  # a legacy reply's threading
 _P188 = "{http://schemas.microsoft.com/office/powerpoint/2018/8/main}"  # threaded comments and their authors
+
+# A background style (p:bgRef idx) from this number on is the theme's background fill of that
+# place in its list, counted from 1; below it, no background fill.
+FIRST_BACKGROUND_STYLE = 1001
+
+# The ways a shape's properties fill it.
+FILLS = {_A + "noFill", _A + "solidFill", _A + "gradFill", _A + "blipFill", _A + "pattFill", _A + "grpFill"}
+
+# A shape's box: left, top, right, bottom, in EMU on the slide.
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class _Sight:
+    """What decides whether a slide's text is in sight: the slide's size (None where the deck
+    states none), whether it is hidden in the show, the colour of its background (None where it
+    is not one colour), its theme's colours by name, and the boxes of what its layout and master
+    draw under its shapes."""
+
+    size: tuple[int, int] | None
+    hidden_slide: bool
+    background: str | None
+    scheme: dict[str, str]
+    beneath: list[Box] = field(default_factory=list)
 
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -80,8 +115,11 @@ def _render(data: bytes, request: ReadRequest) -> tuple[Rendered, int, int, list
     first, last = select_sections(request.pages, len(slides), "slide")
     out = Rendered()
     authors = _authors(deck.part)
+    size = (deck.slide_width, deck.slide_height) if deck.slide_width and deck.slide_height else None
+    known: dict = {}  # by layout: what it and its master give each slide on it (_sight)
     for number in range(first, last + 1):
-        _slide(out, number, slides[number - 1], authors)
+        _slide(out, number, slides[number - 1], authors, size, known)
+    out.mark_hidden()
     return out, first, last, slides
 
 
@@ -105,19 +143,26 @@ def outline_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     return outline_result(entries, request, path, "presentation", header, total_pages=len(slides))
 
 
-def _slide(out: Rendered, number: int, slide, authors: dict[str, str]) -> None:
+def _slide(out: Rendered, number: int, slide, authors: dict[str, str], size: tuple[int, int] | None,
+           known: dict) -> None:
     if out.lines:
         out.add("")
     out.open_section(number)
     out.add(f"--- Slide {number}{' (hidden)' if slide.element.get('show') == '0' else ''} ---")
     title = slide.shapes.title
-    if title is not None and title.has_text_frame and title.text_frame.text.strip():
-        out.add("# " + " ".join(title.text_frame.text.split()))
+    sight = _sight(slide, size, known)
     budget = [MAX_SHAPES_PER_SLIDE]  # shapes left to read, groups' members included
-    for shape in _reading_order(_first(slide.shapes, budget)):
+    shapes = _first(slide.shapes, budget)
+    boxes = _boxes(shapes, IDENTITY, known.setdefault(("places", str(slide.slide_layout.part.partname)), {}))
+    if title is not None and title.has_text_frame and title.text_frame.text.strip():
         # python-pptx makes a new shape object on each access: the same shape is the same element.
-        if title is None or shape.element is not title.element:
-            _shape(out, shape, budget)
+        at = next((i for i, shape in enumerate(shapes) if shape.element is title.element), None)
+        below = [] if at is None else boxes[:at]
+        lines = _paragraphs_of(title, sight, None if at is None else boxes[at], below)
+        out.add("# " + collapsed(" ".join(line for _, line in lines)))
+    for at in _reading_order(shapes, boxes):
+        if title is None or shapes[at].element is not title.element:
+            _shape(out, shapes[at], budget, sight, IDENTITY, boxes[at], boxes[:at])
     # The newer chart kinds (waterfall, treemap...) stand in mc:AlternateContent, which python-pptx
     # passes over: their parts are read after the slide's shapes.
     for reference in slide.element.iter(CHARTEX_REFERENCE):
@@ -140,8 +185,13 @@ def _slide(out: Rendered, number: int, slide, authors: dict[str, str]) -> None:
             out.add(line)
 
 
-def _reading_order(shapes):
-    return sorted(shapes, key=lambda s: ((s.top or 0), (s.left or 0)))
+def _reading_order(shapes, boxes: list) -> list[int]:
+    """The places of `shapes` in reading order: top to bottom, then left to right; by their
+    `boxes` where known (a placeholder finds its place in its layout anew on each call)."""
+    def key(i: int) -> tuple:
+        box = boxes[i]
+        return (box[1], box[0]) if box is not None else ((shapes[i].top or 0), (shapes[i].left or 0))
+    return sorted(range(len(shapes)), key=key)
 
 
 def _first(shapes, budget: list[int]) -> list:
@@ -170,14 +220,23 @@ def _cell_text(tc) -> str:
                      for p in tc.iter(_A + "p"))
 
 
-def _shape(out: Rendered, shape, budget: list[int]) -> None:
+def _shape(out: Rendered, shape, budget: list[int], sight: _Sight, transform: tuple, box: Box | None,
+           below: list[Box]) -> None:
+    """A shape's lines; `transform` places its coordinates on the slide (a group's members'),
+    `box` is where it lies there (None where it states no place), `below` the boxes of the
+    slide's shapes drawn before it."""
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
+    why = _out_of_sight(sight, box)
     if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
-        for inner in _reading_order(_first(shape.shapes, budget)):
-            _shape(out, inner, budget)
+        inner = _group_transform(shape, transform)
+        members = _first(shape.shapes, budget)
+        boxes = _boxes(members, inner)
+        for at in _reading_order(members, boxes):
+            _shape(out, members[at], budget, sight, inner, boxes[at], below + boxes[:at])
     elif getattr(shape, "has_table", False) and shape.has_table:
-        for line in pipe_table(_table_rows(shape)):
+        rows = _table_rows(shape)
+        for line in pipe_table([[held(cell, why) for cell in row] for row in rows] if why else rows):
             out.add(line)
     elif getattr(shape, "has_chart", False) and shape.has_chart:
         _chart(out, lambda: shape.chart_part.blob)
@@ -190,13 +249,193 @@ def _shape(out: Rendered, shape, budget: list[int]) -> None:
         label = str(part.partname).lstrip("/") + (f' "{alt[0]}"' if alt and alt[0] else "")
         out.add_image(label, lambda part=part: part.blob)
     elif shape.has_text_frame:
-        for paragraph in shape.text_frame.paragraphs:
-            # The paragraph's text, not its runs': it holds line breaks (as vertical tabs) and
-            # fields (a slide number, a date), which are not runs.
-            text = paragraph.text.strip()
-            if text:
-                bullet = "  " * paragraph.level + "- " if paragraph.level else ""
-                out.add(bullet + text.replace("\v", "\n"))
+        for level, text in _paragraphs_of(shape, sight, box, below):
+            bullet = "  " * level + "- " if level else ""
+            out.add(bullet + text)
+
+
+def _paragraphs_of(shape, sight: _Sight, box: Box | None, below: list[Box]) -> list[tuple[int, str]]:
+    """A text frame's paragraphs that hold text, as (level, text): a line break as a newline,
+    fields (a slide number, a date) as their text, as python-pptx's `paragraph.text` has them;
+    runs out of sight held as hidden passages (a whole paragraph, where the shape is)."""
+    why = _out_of_sight(sight, box)
+    under = None if why else _under(shape, sight, box, below)
+    body = shape.element.find(_P + "txBody")
+    found = []
+    for paragraph, p in zip(shape.text_frame.paragraphs, [] if body is None else body.iterchildren(_A + "p")):
+        pieces = []
+        for child in p.iterchildren(_A + "r", _A + "fld", _A + "br"):
+            text = "\n" if child.tag == _A + "br" else child.findtext(_A + "t") or ""
+            colour = _colour(child.find(f"{_A}rPr/{_A}solidFill"), sight.scheme) if under else None
+            unseen = unseen_colour(colour, under) if colour and under and text.strip() else None
+            pieces.append(held(text, unseen) if unseen else text)
+        text = "".join(pieces).strip()
+        if text:
+            found.append((paragraph.level, held(text, why) if why else text))
+    return found
+
+
+def _out_of_sight(sight: _Sight, box: Box | None) -> str | None:
+    """Why all of a shape's text is out of sight (a reason for hidden.passage), or None."""
+    if sight.hidden_slide:
+        return "on a hidden slide"
+    if box is not None and sight.size is not None and not _overlap(box, (0, 0, *sight.size)):
+        return "off the slide"
+    return None
+
+
+def _under(shape, sight: _Sight, box: Box | None, below: list[Box]) -> str | None:
+    """The colour under a shape's text: its solid fill, or with no fill, the slide's background
+    where nothing drawn before it (on the slide, its layout or master) lies under it; None where
+    that is not one known colour (a gradient, a picture, a theme's fill style, a shape beneath)."""
+    properties = shape.element.find(_P + "spPr")
+    fill = None if properties is None else next((el for el in properties if el.tag in FILLS), None)
+    if fill is not None and fill.tag != _A + "noFill":
+        return _colour(fill, sight.scheme) if fill.tag == _A + "solidFill" else None
+    style = shape.element.find(f"{_P}style/{_A}fillRef")
+    if fill is None and style is not None and style.get("idx") != "0":
+        return None  # filled by the theme's style
+    if box is None or any(_overlap(box, other) for other in below + sight.beneath):
+        return None
+    return sight.background
+
+
+def _sight(slide, size: tuple[int, int] | None, known: dict) -> _Sight:
+    """A slide's _Sight; `known` keeps what its layout and master give, for the next slide on
+    them (python-pptx finds a shape's place and a part's relationships anew on each call)."""
+    layout = slide.slide_layout
+    master = layout.slide_master
+    key = str(layout.part.partname)
+    if key not in known:
+        known[key] = _looks(layout, master)
+    theme, scheme, layout_drawn, master_drawn = known[key]
+    shows_master = slide.element.get("showMasterSp") != "0"
+    beneath = (layout_drawn if shows_master else []) + \
+        (master_drawn if shows_master and layout.element.get("showMasterSp") != "0" else [])
+    return _Sight(size, slide.element.get("show") == "0", _background((slide, layout, master), scheme, theme),
+                  scheme, beneath)
+
+
+def _looks(layout, master) -> tuple:
+    """What a layout and its master give their slides: the theme (parsed), its colours by name,
+    the boxes of the layout's and of the master's own drawings (not their placeholders)."""
+    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+
+    try:
+        theme = _parsed(master.part.part_related_by(RT.THEME))
+    except KeyError:
+        theme = None
+    drawn = []
+    for part in (layout, master):
+        shapes = [shape for shape in part.shapes if not shape.is_placeholder]
+        drawn.append([box for box in _boxes(shapes, IDENTITY) if box is not None])
+    return theme, _scheme(master.element, theme), *drawn
+
+
+def _scheme(master, theme) -> dict[str, str]:
+    """The theme's colours by name (dk1, accent1…) and by the names the master maps to them
+    (bg1, tx1…)."""
+    colours: dict[str, str] = {}
+    found = None if theme is None else theme.find(f"{_A}themeElements/{_A}clrScheme")
+    for el in [] if found is None else found:
+        colour = _colour(el, {})
+        if colour:
+            colours[el.tag.rpartition("}")[2]] = colour
+    mapping = master.find(_P + "clrMap")
+    for name, value in ({} if mapping is None else mapping.attrib).items():
+        if value in colours:
+            colours[name] = colours[value]
+    return colours
+
+
+def _background(slides, scheme: dict[str, str], theme) -> str | None:
+    """The colour of a slide's background: the first of the slide, its layout and its master that
+    sets one (white where none does); None where it is not one colour."""
+    for slide in slides:
+        background = slide.element.find(f"{_P}cSld/{_P}bg")
+        if background is None:
+            continue
+        properties = background.find(_P + "bgPr")
+        if properties is not None:
+            return _colour(properties.find(_A + "solidFill"), scheme)
+        reference = background.find(_P + "bgRef")
+        styles = None if theme is None else theme.find(f"{_A}themeElements/{_A}fmtScheme/{_A}bgFillStyleLst")
+        index = _number(reference.get("idx")) - FIRST_BACKGROUND_STYLE if reference is not None else -1
+        if styles is None or not 0 <= index < len(styles) or styles[index].tag != _A + "solidFill":
+            return None
+        own = _colour(styles[index], scheme)  # phClr, the placeholder colour, is the reference's
+        return own or _colour(reference, scheme)
+    return WHITE  # what PowerPoint shows without a background set
+
+
+def _colour(container, scheme: dict[str, str]) -> str | None:
+    """The colour an element names in its first child (a solid fill's, a background reference's,
+    a theme's entry), as six hex digits; None where it is none, or altered (a tint, a shade, some
+    transparency: no longer the colour named)."""
+    colour = None if container is None else next(iter(container), None)
+    if colour is None or len(colour):
+        return None
+    if colour.tag == _A + "srgbClr":
+        return hex_colour(colour.get("val"))
+    if colour.tag == _A + "schemeClr":
+        return scheme.get(colour.get("val") or "")
+    if colour.tag == _A + "sysClr":
+        return hex_colour(colour.get("lastClr"))
+    return None
+
+
+IDENTITY = (0.0, 0.0, 1.0, 1.0)  # x, y offset and x, y scale: the slide's own coordinates
+
+
+def _group_transform(group, transform: tuple) -> tuple:
+    """The transform placing a group's members on the slide: the group's box maps its child
+    extents (a:chOff, a:chExt) onto where the group stands."""
+    ox, oy, sx, sy = transform
+    xfrm = group.element.find(f"{_P}grpSpPr/{_A}xfrm")
+    parts = [None if xfrm is None else xfrm.find(_A + tag) for tag in ("off", "ext", "chOff", "chExt")]
+    if any(part is None for part in parts):
+        return transform
+    (x, y), (cx, cy), (chx, chy), (chcx, chcy) = ((_number(p.get(a)), _number(p.get(b)))
+                                                 for p, (a, b) in zip(parts, [("x", "y"), ("cx", "cy")] * 2))
+    kx, ky = (cx / chcx if chcx else 1.0), (cy / chcy if chcy else 1.0)
+    return (ox + sx * (x - chx * kx), oy + sy * (y - chy * ky), sx * kx, sy * ky)
+
+
+def _number(value: str | None) -> int:
+    """An integer attribute's value, 0 where it is none or not a number (a damaged file)."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _boxes(shapes, transform: tuple, inherited: dict | None = None) -> list[Box | None]:
+    """Each shape's box on the slide, None where it states no place. `inherited` keeps the places
+    placeholders without their own take from their layout, by placeholder (python-pptx finds one
+    anew on each call, for each of the four)."""
+    ox, oy, sx, sy = transform
+    boxes: list[Box | None] = []
+    for shape in shapes:
+        placeholder = shape.element.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph")
+        if inherited is not None and placeholder is not None and shape.element.find(f"{_P}spPr/{_A}xfrm") is None:
+            key = (placeholder.get("type"), placeholder.get("idx"))
+            if key not in inherited:
+                inherited[key] = (shape.left, shape.top, shape.width, shape.height)
+            place = inherited[key]
+        else:
+            place = (shape.left, shape.top, shape.width, shape.height)
+        if any(value is None for value in place):
+            boxes.append(None)
+            continue
+        left, top, width, height = place
+        boxes.append((ox + sx * left, oy + sy * top, ox + sx * (left + width), oy + sy * (top + height)))
+    return boxes
+
+
+def _overlap(one: Box, other: Box) -> bool:
+    """Whether two boxes share some of their area (or one, of no size, lies inside the other)."""
+    return one[0] <= other[2] and other[0] <= one[2] and one[1] <= other[3] and other[1] <= one[3] \
+        and not (one[0] == other[2] or other[0] == one[2] or one[1] == other[3] or other[1] == one[3])
 
 
 def _chart(out: Rendered, blob) -> None:
