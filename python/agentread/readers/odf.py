@@ -30,6 +30,7 @@ from agentread.readers.fields import office_kind
 from agentread.readers.office.document import (
     Rendered,
     cell_text,
+    column_letters,
     pipe_row,
     pipe_table,
     select_sections,
@@ -212,7 +213,7 @@ def _sheets(document, request: ReadRequest, cells: list | None = None) -> tuple[
         out.add(f'--- Sheet {number} "{names[number - 1]}" ({extent}) ---')
         if not rows:
             continue
-        out.add(pipe_row(["row", *(_letters(c) for c in range(1, width + 1))]))
+        out.add(pipe_row(["row", *(column_letters(c) for c in range(1, width + 1))]))
         out.add(pipe_row(["---"] * (width + 1)))
         for row, texts in rows:
             if row < 0:  # a repeat cut short: the rows it leaves out
@@ -225,7 +226,7 @@ def _sheets(document, request: ReadRequest, cells: list | None = None) -> tuple[
                 for column, text in enumerate(shown, 1):
                     if text:
                         cells.append((number, names[number - 1], len(out.lines) + 1, at,
-                                      f"{_letters(column)}{row}", text))
+                                      f"{column_letters(column)}{row}", text))
                     at += len(text) + 3
             out.add(line)
     return out, first, last, len(tables)
@@ -285,19 +286,11 @@ def _sheet_entry(number: int, table) -> Entry:
         return Entry(0, f'Sheet {number} "{name}"', "no cells", {"pages": str(number)})
     width = max(len(cells) for _, cells in rows)
     row, cells = rows[0]
-    named = [f"{_letters(c)}={cell_text(text)}" for c, text in enumerate(cells, 1) if text][:MAX_HEADER_CELLS]
+    named = [f"{column_letters(c)}={cell_text(text)}" for c, text in enumerate(cells, 1) if text][:MAX_HEADER_CELLS]
     more = sum(1 for text in cells if text) - len(named)
     where = (f"{amount(abs(rows[-1][0]), 'row')} × {amount(width, 'column')}; first row with values {row}: "
              f"{', '.join(named)}" + (f" and {more:,} more" if more > 0 else ""))
     return Entry(0, f'Sheet {number} "{name}"', where, {"pages": str(number)})
-
-
-def _letters(column: int) -> str:
-    out = ""
-    while column:
-        column, rest = divmod(column - 1, 26)
-        out = chr(65 + rest) + out
-    return out
 
 
 def _plain(element) -> str:

@@ -146,6 +146,15 @@ def _marked(line: str, counts: dict[str, int]) -> str:
     return "".join(out)
 
 
+def column_letters(column: int) -> str:
+    """A sheet's column by its letters, as Excel and LibreOffice name it: 1 is A, 27 is AA."""
+    out = ""
+    while column:
+        column, rest = divmod(column - 1, 26)
+        out = chr(65 + rest) + out
+    return out
+
+
 def one_line(text: str) -> str:
     """A table cell on one line, safe inside a pipe table."""
     return text.strip().replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")

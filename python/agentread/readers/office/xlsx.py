@@ -52,7 +52,7 @@ from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import amount, fitting, output_limit_reason, past_end, span
 from agentread.outline import Entry, outline_result
 from agentread.readers.office.charts import sheet_charts
-from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, pipe_row, select_sections
+from agentread.readers.office.document import MAX_CELL_CHARS, cell_text, column_letters, pipe_row, select_sections
 from agentread.readers.office.sheetxml import (
     Book,
     Row,
@@ -182,7 +182,7 @@ class Area:
     def rest(self, row: int) -> str:
         """The range from row `row` on, as `range` takes it: how a read of it goes on."""
         name = self.name if BARE_SHEET_NAME.fullmatch(self.name) else "'" + self.name.replace("'", "''") + "'"
-        return f"{name}!{_letters(self.left)}{row}:{_letters(self.right)}{self.bottom}"
+        return f"{name}!{column_letters(self.left)}{row}:{column_letters(self.right)}{self.bottom}"
 
 
 def parse_range(request: ReadRequest, names: list[str]) -> Area:
@@ -242,7 +242,7 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
                 text = _whole(*cell)
                 # A cell the table cuts is read alone, from the part of it that holds the hit.
                 whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
-                yield Unit(text, {"sheet": names[number - 1], "cell": f"{_letters(column)}{row}"},
+                yield Unit(text, {"sheet": names[number - 1], "cell": f"{column_letters(column)}{row}"},
                            {"pages": str(number), "offset": row, "limit": 1, **whole},
                            {"pages": span(number, last), "offset": row, "column": column},
                            reads_on="char" if whole else None)
@@ -285,13 +285,13 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
     if first is None:
         where = "no cells"
     elif rows >= MAX_OUTLINE_ROWS:
-        where = (f"used range from {_letters(left)}{top}, over {MAX_OUTLINE_ROWS:,} rows (the outline looks no "
+        where = (f"used range from {column_letters(left)}{top}, over {MAX_OUTLINE_ROWS:,} rows (the outline looks no "
                  f"further; row {bottom:,} holds values)")
     else:
-        where = f"used range {_letters(left)}{top}:{_letters(right)}{bottom}"
+        where = f"used range {column_letters(left)}{top}:{column_letters(right)}{bottom}"
     if first is not None:
         row, cells = first
-        shown = [f"{_letters(c)}={cell_text(_show(*cells[c]))}" for c in sorted(cells)[:MAX_HEADER_CELLS]]
+        shown = [f"{column_letters(c)}={cell_text(_show(*cells[c]))}" for c in sorted(cells)[:MAX_HEADER_CELLS]]
         more = f" and {len(cells) - MAX_HEADER_CELLS:,} more" if len(cells) > MAX_HEADER_CELLS else ""
         where += f"; header row {row}: {', '.join(shown)}{more}"
     return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
@@ -466,7 +466,7 @@ class _Reader:
         self.shown_rows = [rows[0][0], rows[-1][0]] if rows else None
         self.showed_rows = self.showed_rows or bool(rows)
         if rows:
-            self._add(pipe_row(["row", *(_letters(c) for c in range(left, left + columns))]))
+            self._add(pipe_row(["row", *(column_letters(c) for c in range(left, left + columns))]))
             self._add(pipe_row(["---"] * (columns + 1)))
             hidden_columns = {c for a, b in self.book.hidden_columns(sheet) for c in range(max(a, left), b + 1)
                               if c < left + columns}
@@ -507,19 +507,19 @@ class _Reader:
         if not found:
             where = f'range="{self.area.rest(row)}"' if self.area else f'pages="{number}"'
             raise ReadError("offset_past_end", f"row {row:,} of sheet {number} holds no value from column "
-                            f"{_letters(column)} ({column}) on. Call again with {where} and no column to "
+                            f"{column_letters(column)} ({column}) on. Call again with {where} and no column to "
                             "read its rows.")
-        self._add(f'--- Sheet {number} "{sheet.name}", row {row:,} from column {_letters(column)}, '
+        self._add(f'--- Sheet {number} "{sheet.name}", row {row:,} from column {column_letters(column)}, '
                   "each cell whole ---")
         budget = self.request.output_bytes - CLOSING_RESERVE_BYTES
         shown: list[int] = []
         for c, cell in sorted(found.items()):
             text, at = _whole(*cell), char if c == column else 1
             if at > len(text):
-                raise ReadError("offset_past_end", f"char {at:,} is past the end of cell {_letters(c)}{row}, which has "
-                                f"{len(text):,} characters. Call again with a char from 1 to {max(len(text), 1):,}, "
-                                "or without one.")
-            name = f"{_letters(c)}{row}" + (f" from character {at:,}" if at > 1 else "")
+                raise ReadError("offset_past_end", f"char {at:,} is past the end of cell {column_letters(c)}{row}, "
+                                f"which has {len(text):,} characters. Call again with a char from 1 to "
+                                f"{max(len(text), 1):,}, or without one.")
+            name = f"{column_letters(c)}{row}" + (f" from character {at:,}" if at > 1 else "")
             line = f"{name}: {text[at - 1:]}"
             size = len(line.encode("utf-8")) + 1
             if shown and self.used + size > budget:
@@ -527,8 +527,8 @@ class _Reader:
                 break
             if self.used + size > budget:  # one cell over the whole reply: what fits of it, and where it reads on
                 self.next = self._at(remaining, row, c)
-                marker = (f" [… cell {_letters(c)}{row} cut at character {{}} of {len(text):,}; {call(self.next)}, "
-                          "char={} reads on]")
+                marker = (f" [… cell {column_letters(c)}{row} cut at character {{}} of {len(text):,}; "
+                          f"{call(self.next)}, char={{}} reads on]")
                 room = budget - self.used - len(f"{name}: {marker}".encode("utf-8")) - MARKER_DIGITS_BYTES
                 end = at - 1 + fitting(text[at - 1:], room)
                 self.next["char"] = end + 1
@@ -543,8 +543,8 @@ class _Reader:
         elif self.next is None and last > number:
             self.next = {"pages": span(number + 1, last)}
         if self.next is not None:
-            columns = (f"column {_letters(shown[0])}" if len(shown) == 1 else
-                       f"columns {_letters(shown[0])}-{_letters(shown[-1])}")
+            columns = (f"column {column_letters(shown[0])}" if len(shown) == 1 else
+                       f"columns {column_letters(shown[0])}-{column_letters(shown[-1])}")
             self.closing = (f"[Shown: row {row:,} of sheet {number}, {columns}. Call again with {call(self.next)} "
                             "to continue.]")
         self.shown_sheets, self.shown_rows = [number], [row, row]
@@ -559,7 +559,7 @@ class _Reader:
         size = "" if self.area else f" × {amount(columns, 'column')}"
         self._add(f'--- Sheet {number} "{sheet.name}" ({extent}{size}{state}) ---')
         if last - self.left + 1 >= MAX_COLUMNS and columns > last:
-            self._add(f"[Columns past {_letters(last)} are not shown: {MAX_COLUMNS} columns per row.]")
+            self._add(f"[Columns past {column_letters(last)} are not shown: {MAX_COLUMNS} columns per row.]")
         merges = self.book.merges(sheet)
         if self.area is not None:  # those the range meets
             merges = [m for m in merges if _meets(range_boundaries(m), self.area)]
@@ -573,7 +573,7 @@ class _Reader:
                  if a <= last and b >= self.left]
         if shown:
             one = len(shown) == 1 and shown[0][0] == shown[0][1]
-            hid.append(f"{'column' if one else 'columns'} {_runs(shown, _letters)}")
+            hid.append(f"{'column' if one else 'columns'} {_runs(shown, column_letters)}")
         if hid:
             self._add(f"Hidden in Excel (shown here): {'; '.join(hid)}")
         for line in self.book.charts(sheet, self.request.output_bytes):
@@ -645,7 +645,7 @@ def _fit_row(number: str, cells: list[str], reads_on: Callable[[int], str],
         length += len(cells[kept]) + 3
         size += len(cells[kept].encode("utf-8")) + 3
         kept += 1
-    return ([*cells[:kept], f"[… row cut at column {_letters(kept + 1)}; {reads_on(kept + 1)} reads on]"],
+    return ([*cells[:kept], f"[… row cut at column {column_letters(kept + 1)}; {reads_on(kept + 1)} reads on]"],
             min(cut or kept + 1, kept + 1))
 
 
@@ -667,11 +667,4 @@ def _runs(spans: list[tuple[int, int]], name: Callable[[int], str]) -> str:
     more = f" and {len(joined) - MAX_HIDDEN_RUNS:,} more" if len(joined) > MAX_HIDDEN_RUNS else ""
     return ", ".join(listed) + more
 
-
-def _letters(column: int) -> str:
-    out = ""
-    while column:
-        column, rest = divmod(column - 1, 26)
-        out = chr(65 + rest) + out
-    return out
 
