@@ -269,6 +269,9 @@ def test_windows_counted_from_the_end_number_lines_like_the_editor(folder, engin
         result = engine.read(parse_request(params))
         for _ in range(back + sum(len(line) // MAX_LINE_CHARS for line in expected) + 1):
             assert not result.is_error and result.total_lines is None, result.text()[:300]
+            # A window holding characters no editor draws (a code page's ZWNJ) shows them marked
+            # (test_hidden.py); here the numbering is checked, on the file's own text.
+            assume(not result.hidden)
             assert result.text().startswith("[Lines numbered from the end of the file: -1 is its last line.")
             take(seen, asked, shown_lines(result))
             if not result.truncated:

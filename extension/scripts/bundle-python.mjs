@@ -41,6 +41,10 @@ function argument(name, fallback) {
   return index >= 0 ? process.argv[index + 1] : fallback;
 }
 
+// Pure-Python packages that publish no wheel (extract-msg needs red-black-tree-mod), built from their source;
+// every other package must come as a wheel, so that nothing is compiled for a platform here.
+const FROM_SOURCE = ['red-black-tree-mod'];
+
 export function bundle(target, { versions = PYTHON_VERSIONS, force = false, python = process.env.AGENTREAD_PYTHON || 'python3' } = {}) {
   const platform = PLATFORMS[target];
   if (!platform) {
@@ -70,7 +74,8 @@ export function bundle(target, { versions = PYTHON_VERSIONS, force = false, pyth
       uv[0],
       [
         ...uv.slice(1), 'pip', 'install', '--quiet', '--no-config', '--no-compile', '--target', dest,
-        '--only-binary', ':all:', '--python-version', version, '--python-platform', platform,
+        '--only-binary', ':all:', ...FROM_SOURCE.flatMap((name) => ['--no-binary', name]),
+        '--python-version', version, '--python-platform', platform,
         ...requirements,
       ],
       { cwd: root, stdio: 'inherit' },
