@@ -108,10 +108,12 @@ def rpc_server() -> ServerProcess:
 
 
 def follow(read, params: dict) -> list[dict]:
-    """Every reply of a read, following `next` to its end (`read(params) -> result`)."""
+    """Every reply of a read, following `next` to its end (`read(params) -> result`), each knowing
+    the request that made it (`_request`: a line read on from its `column`, lines_of)."""
     replies = []
     while True:
         result = read(params)
+        result["_request"] = params
         assert not result["isError"], text_of(result)
         replies.append(result)
         if not result.get("next"):
@@ -241,12 +243,8 @@ def pdf_pages(replies: list[dict]) -> dict[int, str]:
 
 
 def follow_lines(read, params: dict) -> list[str]:
-    """follow, then lines_of, each reply knowing the request that made it (for its `column`)."""
-    def asked(p):
-        result = read(p)
-        result["_request"] = p
-        return result
-    return lines_of(follow(asked, params))
+    """follow, then lines_of."""
+    return lines_of(follow(read, params))
 
 
 def editor_lines(text: str) -> list[str]:

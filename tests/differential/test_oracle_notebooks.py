@@ -78,11 +78,7 @@ def check(lines: list[str], nb) -> None:
 
 
 def read_all(read, params):
-    def asked(p):
-        result = read(p)
-        result["_request"] = p
-        return result
-    return rendered(follow(asked, params))
+    return rendered(follow(read, params))
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -34,11 +34,7 @@ def page_texts(path) -> dict[int, str]:
 
 
 def pages_read(read, params: dict) -> dict[int, str]:
-    def asked(p):
-        result = read(p)
-        result["_request"] = p
-        return result
-    return pdf_pages(follow(asked, params))
+    return pdf_pages(follow(read, params))
 
 
 @pytest.mark.parametrize("size", SIZES)
