@@ -24,13 +24,14 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import amount, span
-from agentread.outline import Entry, heading_entries, outline_result
+from agentread.outline import Entry, outline_result
 from agentread.readers import Source
 from agentread.readers.fields import office_kind
 from agentread.readers.office.document import (
     Rendered,
     cell_text,
     column_letters,
+    headings_outline,
     pipe_row,
     pipe_table,
     select_sections,
@@ -119,15 +120,7 @@ def _read(fmt: str, document, source: Source, request: ReadRequest) -> ReadResul
 
 def _outline(fmt: str, document, source: Source, request: ReadRequest) -> ReadResult:
     if fmt == "odt":
-        out = _Walker(document).text_body()
-        entries = heading_entries(out.headings, len(out.lines))
-        if entries:
-            header = (f"[Outline of {source.path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
-                      f"{len(out.lines):,} lines. Read one with the arguments after \"→\".]")
-        else:
-            header = (f"[{source.path} has no headings; it has {len(out.lines):,} lines: read it with offset and "
-                      "limit.]")
-        return outline_result(entries, request, source.path, "document", header, total_lines=len(out.lines))
+        return headings_outline(_Walker(document).text_body(), request, source.path)
     if fmt == "odp":
         pages = _pages(document)
         entries = []

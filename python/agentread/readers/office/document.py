@@ -13,6 +13,7 @@ from agentread import hidden
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.limits import MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES
 from agentread.numbering import past_end, shown_lines, up_to, window
+from agentread.outline import heading_entries, outline_result
 from agentread.readers.image import image_part
 from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
 from agentread.result import ATTACHED, ImagePart, ReadError, ReadResult, TextPart
@@ -144,6 +145,19 @@ def _marked(line: str, counts: dict[str, int]) -> str:
         counts[why] = counts.get(why, 0) + 1
     out.append(line[at:])
     return "".join(out)
+
+
+def headings_outline(doc: Rendered, request: ReadRequest, path: str, why_none: str = "") -> ReadResult:
+    """A document's outline: its headings (by level), each spanning its lines to the next at its
+    level or higher; `why_none` says what a heading would be, where there is none."""
+    entries = heading_entries(doc.headings, len(doc.lines))
+    if entries:
+        header = (f"[Outline of {path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
+                  f"{len(doc.lines):,} lines. Read one with the arguments after \"→\".]")
+    else:
+        header = (f"[{path} has no headings{why_none}; it has {len(doc.lines):,} lines: read it with offset and "
+                  "limit.]")
+    return outline_result(entries, request, path, "document", header, total_lines=len(doc.lines))
 
 
 def column_letters(column: int) -> str:

@@ -32,13 +32,13 @@ import re
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
-from agentread.outline import heading_entries, outline_result
 from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
 from agentread.readers.office.document import (
     WHITE,
     Rendered,
     collapsed,
     cut,
+    headings_outline,
     held,
     hex_colour,
     pipe_table,
@@ -139,15 +139,8 @@ def search_docx(data: bytes, request: ReadRequest, matcher: Matcher) -> tuple[st
 def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
     """The headings (by outline level), each spanning its lines to the next at its level or
     higher."""
-    out = render_docx(data)
-    entries = heading_entries(out.headings, len(out.lines))
-    if entries:
-        header = (f"[Outline of {path}: {len(entries):,} heading{'' if len(entries) == 1 else 's'} in "
-                  f"{len(out.lines):,} lines. Read one with the arguments after \"→\".]")
-    else:
-        header = (f"[{path} has no headings (no paragraph has an outline level or a Heading or Title style); "
-                  f"it has {len(out.lines):,} lines: read it with offset and limit.]")
-    return outline_result(entries, request, path, "document", header, total_lines=len(out.lines))
+    return headings_outline(render_docx(data), request, path,
+                            " (no paragraph has an outline level or a Heading or Title style)")
 
 
 def render_docx(data: bytes) -> Rendered:
