@@ -30,7 +30,7 @@ from agentread.readers.pdf import (
     concealed,
     pdfium,  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 )
-from agentread.readers.pdf.figures import count_figures
+from agentread.readers.pdf.figures import Figures
 from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
@@ -109,7 +109,7 @@ class _Pdfium:
         self.pdf = pdfium.Document(data, fd)
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
-        self.figures: dict[int, int] = {}  # figures (figures.count_figures) on the pages extracted, where any
+        self.figures: dict[int, int] = {}  # figures (figures.Figures) on the pages extracted, where any
         # Hidden passages (concealed.Looks) of the pages extracted: (line of the page's text, why).
         self.passages: dict[int, list[tuple[int, str]]] = {}
 
@@ -117,12 +117,16 @@ class _Pdfium:
         """The page's text; a page of scant text is also measured for pictures while
         it is loaded."""
         with self.pdf.page(number) as page:
+            figures, seen = Figures(), concealed.Looks(page)
+
+            def visit(thing, matrix) -> None:
+                figures.add(thing, matrix)
+                seen.add(thing, matrix)
+            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS, visit)
             try:
-                self.figures[number] = count_figures(page)
+                self.figures[number] = figures.count()
             except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
                 log.warning("page %d: its figures could not be counted: %s", number, exc)
-            seen = concealed.Looks(page)
-            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS, seen.add)
             # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
             # U+FFFE in place of the hyphen: the word is given whole, as written.
             text, passages = page.text(mark=seen.mark)
