@@ -25,7 +25,9 @@ import bench_notebook  # noqa: E402
 import data  # noqa: E402
 from agentread.engine import Engine  # noqa: E402
 from agentread.readers import text  # noqa: E402
+from agentread.readers import pdf  # noqa: E402
 from agentread.readers.notebook import model  # noqa: E402
+from agentread.readers.pdf import pdfium  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
 from agentread.workspace import Workspace  # noqa: E402
 
@@ -87,6 +89,28 @@ def main() -> None:
             lambda: read_ms(log, warm), args.runs)
     compare(f"{notebook.stat().st_size >> 20} MB notebook of plots, outline, first read", model, "plain_end", None,
             lambda: read_ms(notebook, cells="outline"), args.runs)
+    manual = data.r_manual()
+    if manual is None:
+        print("the R manual's rows: skipped (needs r-doc-pdf)", file=sys.stderr)
+        return
+    for pages in ("1-20", "1-200"):
+        compare(f"R manual, pages {pages}, first read", pdfium, "_compiled_page_objects", None,
+                lambda pages=pages: first_pdf_read_ms(manual, pages), args.runs)
+
+
+def first_pdf_read_ms(path: Path, pages: str) -> float:
+    """The pages read from the document opened afresh (the reader's cache of documents emptied),
+    each page's objects walked, its text laid out and looked at for figures and hidden text; the
+    pages in reads of 20, as an agent pages."""
+    pdf.DOCUMENTS = pdf._DocumentCache(pdf.PDF_CACHE_DOCUMENTS, pdf.PDF_CACHE_BYTES)
+    engine = Engine(Workspace([str(path.parent)]))
+    first, last = map(int, pages.split("-"))
+    start = time.perf_counter()
+    while first <= last:
+        result = engine.read(parse_request({"path": str(path), "pages": f"{first}-{min(first + 19, last)}"}))
+        assert not result.is_error, result.text()
+        first = max(result.shown["pages"]) + 1
+    return (time.perf_counter() - start) * 1000
 
 
 if __name__ == "__main__":

@@ -164,8 +164,8 @@ function checkBundles(versions) {
 }
 
 /**
- * Compiles the engine's one C module, its loops over every byte of a file (setup.py), into python/agentread
- * when packaging for this machine's platform: built on the stable ABI, it serves every Python version. A
+ * Compiles the engine's one C module, its loops over a file's bytes and a PDF page's objects (setup.py), into
+ * python/agentread when packaging for this machine's platform: built on the stable ABI, it serves every Python version. A
  * package for another platform goes without it (a build left from this platform is removed, as it could not
  * load there), and does the same in Python, several times slower.
  */

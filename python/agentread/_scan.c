@@ -1,11 +1,14 @@
-/* The engine's loops over every byte of a file, written in C: counting line ends through a text file and
- * numbering the lines of a window (text.py; lines end at LF, CRLF or a lone CR, as in the editor), finding where
- * a run of ASCII bytes ends (a find's decoding, text.py), and finding where a notebook's image payload stops
- * being plain JSON string bytes (notebook/model.py). None of them parses a file format: they compare bytes with
- * a few values and copy whole lines; images, PDFs and notebooks are decoded by libraries. */
+/* The engine's loops written in C: counting line ends through a text file and numbering the lines of a window
+ * (text.py; lines end at LF, CRLF or a lone CR, as in the editor), finding where a run of ASCII bytes ends (a find's
+ * decoding, text.py), finding where a notebook's image payload stops being plain JSON string bytes
+ * (notebook/model.py), and walking a PDF page's objects through PDFium's own functions (readers/pdf/pdfium.py).
+ * None of them parses a file format: they compare bytes with a few values and copy whole lines, or call PDFium,
+ * which has parsed the page; images, PDFs and notebooks are decoded by libraries. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
 #include <Python.h>
 #include <limits.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -220,6 +223,243 @@ static PyObject *ascii_end(PyObject *module, PyObject *args)
     return PyLong_FromSsize_t(i);
 }
 
+
+/* --- A PDF page's objects, through PDFium's public functions (fpdf_edit.h), given as addresses by pypdfium2's
+ * bindings: this file includes no PDFium header and links no PDFium library. */
+
+#if defined(_WIN32) && !defined(_WIN64)
+#define PDFIUM_CALL __stdcall /* FPDF_CALLCONV on 32-bit Windows */
+#else
+#define PDFIUM_CALL
+#endif
+
+typedef int (PDFIUM_CALL *count_fn)(void *);
+typedef void *(PDFIUM_CALL *page_object_fn)(void *, int);
+typedef void *(PDFIUM_CALL *form_object_fn)(void *, unsigned long);
+typedef int (PDFIUM_CALL *matrix_fn)(void *, float *); /* FS_MATRIX: six floats */
+typedef void (PDFIUM_CALL *transform_fn)(void *, double, double, double, double, double, double);
+typedef int (PDFIUM_CALL *colour_fn)(void *, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
+typedef int (PDFIUM_CALL *size_fn)(void *, float *);
+typedef int (PDFIUM_CALL *bounds_fn)(void *, float *, float *, float *, float *);
+typedef int (PDFIUM_CALL *draw_mode_fn)(void *, int *, int *);
+
+/* In the order pdfium.py's PAGE_OBJECT_FUNCTIONS names them. */
+enum {
+    PAGE_COUNT, PAGE_OBJECT, FORM_COUNT, FORM_OBJECT, TYPE, MATRIX, TRANSFORM, RENDER_MODE, FILL_COLOUR,
+    STROKE_COLOUR, FONT_SIZE, BOUNDS, DRAW_MODE, FUNCTIONS
+};
+
+/* The columns pdfium.py's PageObjects reads, one entry an object: its kind, address, box on the page (left,
+ * bottom, right, top), and for a text its render mode, the colour it is drawn in (fill, or stroke when the mode
+ * fills no glyph), its font size as drawn and where it starts on the page; for a path whether it is filled, and
+ * its fill colour. */
+enum { KINDS, HANDLES, BOXES, MODES, COLOURS, COLOURED, POINTS, STARTS, FILLED, COLUMNS };
+static const size_t WIDTH[COLUMNS] = {1, 8, 32, 1, 4, 1, 8, 16, 1};
+
+typedef struct {
+    unsigned char *data;
+    size_t used, size;
+} column;
+
+static unsigned char *room(column *c, size_t n)
+{
+    if (c->used + n > c->size) {
+        size_t size = c->size ? c->size * 2 : 4096;
+        while (size < c->used + n)
+            size *= 2;
+        unsigned char *data = realloc(c->data, size);
+        if (!data)
+            return NULL;
+        c->data = data;
+        c->size = size;
+    }
+    unsigned char *at = c->data + c->used;
+    c->used += n;
+    return at;
+}
+
+typedef struct {
+    void *holder; /* the page, or a form object */
+    int form, count, next;
+    double m[6]; /* places the holder's objects on the page */
+} frame;
+
+/* outer after inner, [a b c d e f] as PDF writes them: x' = ax + cy + e. */
+static void compose(const double *outer, const float *inner, double *out)
+{
+    out[0] = outer[0] * inner[0] + outer[2] * inner[1];
+    out[1] = outer[1] * inner[0] + outer[3] * inner[1];
+    out[2] = outer[0] * inner[2] + outer[2] * inner[3];
+    out[3] = outer[1] * inner[2] + outer[3] * inner[3];
+    out[4] = outer[0] * inner[4] + outer[2] * inner[5] + outer[4];
+    out[5] = outer[1] * inner[4] + outer[3] * inner[5] + outer[5];
+}
+
+static unsigned char channel(unsigned int value)
+{
+    return value > 255 ? 255 : (unsigned char)value;
+}
+
+/* Describes the object into the columns; 0 when out of memory. */
+static int describe(void **f, column *cols, void *thing, int kind, const double *m, const int *kinds)
+{
+    unsigned char *at[COLUMNS];
+    for (int i = 0; i < COLUMNS; i++) {
+        if (!(at[i] = room(&cols[i], WIDTH[i])))
+            return 0;
+        memset(at[i], 0, WIDTH[i]);
+    }
+    *(signed char *)at[MODES] = -1; /* not a text */
+    double nan = NAN, box[4] = {nan, nan, nan, nan}, points = nan, start[2] = {nan, nan};
+    uint64_t handle = (uint64_t)(uintptr_t)thing;
+    float l, b, r, t;
+    if (kind != kinds[3] && ((bounds_fn)f[BOUNDS])(thing, &l, &b, &r, &t)) {
+        double xs[4] = {m[0] * l + m[2] * b + m[4], m[0] * l + m[2] * t + m[4], m[0] * r + m[2] * b + m[4],
+                        m[0] * r + m[2] * t + m[4]};
+        double ys[4] = {m[1] * l + m[3] * b + m[5], m[1] * l + m[3] * t + m[5], m[1] * r + m[3] * b + m[5],
+                        m[1] * r + m[3] * t + m[5]};
+        box[0] = box[2] = xs[0];
+        box[1] = box[3] = ys[0];
+        for (int i = 1; i < 4; i++) {
+            box[0] = fmin(box[0], xs[i]), box[2] = fmax(box[2], xs[i]);
+            box[1] = fmin(box[1], ys[i]), box[3] = fmax(box[3], ys[i]);
+        }
+    }
+    unsigned int rgba[4];
+    int ok = 0;
+    if (kind == kinds[0]) { /* a text */
+        int mode = ((count_fn)f[RENDER_MODE])(thing);
+        mode = mode < -1 || mode > 7 ? -1 : mode;
+        *(signed char *)at[MODES] = (signed char)mode;
+        /* Modes 0, 2, 4 and 6 fill the glyphs; the others stroke them, or draw nothing. */
+        ok = ((colour_fn)f[mode >= 0 && mode % 2 == 0 ? FILL_COLOUR : STROKE_COLOUR])(thing, &rgba[0], &rgba[1],
+                                                                                       &rgba[2], &rgba[3]);
+        float size, placed[6];
+        if (((size_fn)f[FONT_SIZE])(thing, &size) && ((matrix_fn)f[MATRIX])(thing, placed)) {
+            double det = ((double)placed[0] * placed[3] - (double)placed[1] * placed[2]) * (m[0] * m[3] - m[1] * m[2]);
+            points = size * sqrt(fabs(det));
+            start[0] = m[0] * placed[4] + m[2] * placed[5] + m[4];
+            start[1] = m[1] * placed[4] + m[3] * placed[5] + m[5];
+        }
+    } else if (kind == kinds[2]) { /* a path */
+        int fill, stroke;
+        if (((draw_mode_fn)f[DRAW_MODE])(thing, &fill, &stroke))
+            *at[FILLED] = fill != kinds[4];
+        ok = ((colour_fn)f[FILL_COLOUR])(thing, &rgba[0], &rgba[1], &rgba[2], &rgba[3]);
+    }
+    if (ok) {
+        for (int i = 0; i < 4; i++)
+            at[COLOURS][i] = channel(rgba[i]);
+        *at[COLOURED] = 1;
+    }
+    *(signed char *)at[KINDS] = (signed char)kind;
+    memcpy(at[HANDLES], &handle, 8);
+    memcpy(at[BOXES], box, 32);
+    memcpy(at[POINTS], &points, 8);
+    memcpy(at[STARTS], start, 16);
+    return 1;
+}
+
+/* page_objects(functions, page, keep, kinds) -> (cut, columns): the page's objects in the file's order, those in
+ * forms right after their form, each described in the columns; past the first `keep`, each is shrunk to nothing
+ * (the file is not touched) and a form is not entered. pdfium.py's Page.objects_table says why, and does the
+ * same in Python. */
+static PyObject *page_objects(PyObject *module, PyObject *args)
+{
+    PyObject *functions, *page_address;
+    Py_ssize_t keep;
+    int kinds[5]; /* text, image, path, form; and FPDF_FILLMODE_NONE */
+    if (!PyArg_ParseTuple(args, "O!On(iiiii):page_objects", &PyTuple_Type, &functions, &page_address, &keep,
+                          &kinds[0], &kinds[1], &kinds[2], &kinds[3], &kinds[4]))
+        return NULL;
+    if (PyTuple_Size(functions) != FUNCTIONS)
+        return PyErr_Format(PyExc_ValueError, "page_objects: %d functions expected", FUNCTIONS);
+    void *f[FUNCTIONS];
+    for (int i = 0; i < FUNCTIONS; i++) {
+        f[i] = PyLong_AsVoidPtr(PyTuple_GetItem(functions, i));
+        if (!f[i])
+            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "page_objects: function %d is NULL", i);
+    }
+    void *page = PyLong_AsVoidPtr(page_address);
+    if (!page)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "page_objects: no page");
+    column cols[COLUMNS] = {{0}};
+    frame *stack = NULL;
+    size_t depth = 0, room_for = 0;
+    int failed = 0, cut = 0;
+    Py_ssize_t seen = 0;
+    Py_BEGIN_ALLOW_THREADS
+    stack = malloc(sizeof(frame) * (room_for = 16));
+    if (!stack)
+        failed = 1;
+    else {
+        frame top = {page, 0, ((count_fn)f[PAGE_COUNT])(page), 0, {1, 0, 0, 1, 0, 0}};
+        stack[depth++] = top;
+    }
+    void *shrunk = NULL;
+    while (!failed && depth) {
+        frame *at = &stack[depth - 1];
+        if (at->next >= at->count) {
+            depth--;
+            continue;
+        }
+        int index = at->next++;
+        void *thing = at->form ? ((form_object_fn)f[FORM_OBJECT])(at->holder, (unsigned long)index)
+                               : ((page_object_fn)f[PAGE_OBJECT])(at->holder, index);
+        if (!thing)
+            continue;
+        int kind = ((count_fn)f[TYPE])(thing);
+        if (seen < keep) {
+            seen++;
+            if (!describe(f, cols, thing, kind, at->m, kinds)) {
+                failed = 1;
+                break;
+            }
+        } else {
+            ((transform_fn)f[TRANSFORM])(thing, 0, 0, 0, 0, 0, 0);
+            shrunk = thing;
+            cut = 1;
+        }
+        if (kind == kinds[3] && thing != shrunk) { /* a form kept: its objects next */
+            if (depth == room_for) {
+                frame *grown = realloc(stack, sizeof(frame) * (room_for *= 2));
+                if (!grown) {
+                    failed = 1;
+                    break;
+                }
+                stack = grown;
+                at = &stack[depth - 1];
+            }
+            float own[6];
+            frame inner = {thing, 1, ((count_fn)f[FORM_COUNT])(thing), 0, {1, 0, 0, 1, 0, 0}};
+            if (((matrix_fn)f[MATRIX])(thing, own))
+                compose(at->m, own, inner.m);
+            else
+                memcpy(inner.m, at->m, sizeof inner.m);
+            stack[depth++] = inner;
+        }
+    }
+    free(stack);
+    Py_END_ALLOW_THREADS
+    PyObject *answer = NULL, *columns = NULL;
+    if (failed)
+        PyErr_NoMemory();
+    else if ((columns = PyTuple_New(COLUMNS))) {
+        int i = 0;
+        for (; i < COLUMNS; i++) {
+            PyObject *bytes = PyBytes_FromStringAndSize((const char *)cols[i].data, (Py_ssize_t)cols[i].used);
+            if (!bytes || PyTuple_SetItem(columns, i, bytes) < 0)
+                break;
+        }
+        if (i == COLUMNS)
+            answer = Py_BuildValue("(NO)", PyBool_FromLong(cut), columns);
+    }
+    Py_XDECREF(columns);
+    for (int i = 0; i < COLUMNS; i++)
+        free(cols[i].data);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"count_line_ends", count_line_ends, METH_VARARGS,
      "count_line_ends(bytearray, n) -> line ends (LF, CRLF, lone CR) in buffer[:n]; a final CR counts as lone."},
@@ -229,6 +469,9 @@ static PyMethodDef methods[] = {
      "plain_end(data, start, end) -> the first byte in data[start:end] a JSON string cannot hold as it is, or end."},
     {"ascii_end", ascii_end, METH_VARARGS,
      "ascii_end(bytearray, start, end) -> the first byte in buffer[start:end] that is not ASCII, or end."},
+    {"page_objects", page_objects, METH_VARARGS,
+     "page_objects(functions, page, keep, (text, image, path, form, no fill)) -> (cut, columns) of a PDF page's "
+     "objects."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -244,7 +244,7 @@ def _held_by_another_thread() -> bool:
 
 def test_no_pdfium_function_is_declared_by_hand():
     """PDFium's signatures are pypdfium2's, generated from PDFium's headers: a wrong one is
-    a memory bug."""
+    a memory bug. (The compiled walk's calls are checked against them: the test below.)"""
     import re
     from pathlib import Path
 
@@ -252,9 +252,27 @@ def test_no_pdfium_function_is_declared_by_hand():
 
     for path in Path(agentread.__file__).parent.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"\bFPDF\w*\.(argtypes|restype)\b|libpdfium|pdfium\.dll|\bpypdfium2_raw\b", text), path
+        assert not re.search(r"\bFPDF\w*\.(argtypes|restype)\s*=|libpdfium|pdfium\.dll|\bpypdfium2_raw\b", text), path
         if "pdf" in path.parts or path.name.startswith("pdf"):  # nor a structure or callback type of PDFium's
-            assert not re.search(r"\b(argtypes|restype|CDLL|CFUNCTYPE|Structure)\b", text), path
+            assert not re.search(r"\.(argtypes|restype)\s*=(?!=)|\b(CDLL|CFUNCTYPE|Structure)\b", text), path
+
+
+def test_the_compiled_walk_is_not_used_where_a_signature_it_calls_differs_from_pypdfium2s(monkeypatch):
+    """_scan.c calls PDFium's functions with the signatures PAGE_OBJECT_FUNCTIONS names: were
+    pypdfium2's bindings (PDFium's headers) to say otherwise of one, the walk is made in Python."""
+    import ctypes
+    import types
+
+    with pdfium.LOCK:
+        raw = pdfium.library().raw
+        real = raw.FPDFFormObj_GetObject
+        other = ctypes.CFUNCTYPE(real.restype, real.argtypes[0], ctypes.c_int)(ctypes.cast(real, ctypes.c_void_p).value)
+        bindings = types.SimpleNamespace(**{name: getattr(raw, name) for name in dir(raw) if not name.startswith("__")})
+        monkeypatch.setattr(pdfium, "_FUNCTIONS", None)
+        assert pdfium._functions(bindings)  # the bindings as they are
+        monkeypatch.setattr(pdfium, "_FUNCTIONS", None)
+        bindings.FPDFFormObj_GetObject = other  # an index of int, not unsigned long
+        assert pdfium._functions(bindings) is None
 
 
 def test_the_object_walk_stops_at_a_cancelled_read(corpus):
@@ -319,3 +337,91 @@ with open(path, "rb") as f:
     done = subprocess.run([sys.executable, "-c", script, str(corpus / "pdf" / "pdflatex-4-pages.pdf")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == "" and done.stdout == "done\n", done
+
+
+# Pages of each document whose objects both walks describe: the first few, and the pages the
+# figure set labels as showing figures (images, forms, drawings).
+TABLE_PAGES = 3
+
+
+def _table_pages(corpus) -> list[tuple[str, bytes, list[int]]]:
+    """(name, PDF, page numbers) of real PDFs: the corpus's, and the figure set's third-party ones
+    where fetched."""
+    import json
+    from pathlib import Path
+
+    from shared_corpus import REPO
+
+    found = [(path.name, path.read_bytes(), list(range(1, TABLE_PAGES + 1)))
+             for path in sorted((corpus / "pdf").glob("*.pdf"))]
+    labels = json.loads((Path(__file__).parents[1] / "data" / "figures" / "labels.json").read_text())
+    for document in labels["documents"]:
+        path = REPO / ".thirdparty" / document["path"]
+        if document["root"] == "thirdparty" and path.is_file():
+            found.append((path.name, path.read_bytes(), [*range(1, TABLE_PAGES + 1), *document["figures"]]))
+    return found
+
+
+def _columns(table: pdfium.PageObjects, handles: bool = True) -> list:
+    """The table's columns as lists, NaN as None, to compare two tables."""
+    def plain(values):
+        return [None if value != value else value for value in values]
+
+    return [bytes(table.kinds), list(table.handles) if handles else None, plain(table.boxes), list(table.modes),
+            bytes(table.colours), bytes(table.coloured), plain(table.points), plain(table.starts), bytes(table.filled)]
+
+
+def test_the_compiled_walk_describes_each_object_as_the_python_walk_does(corpus):
+    """_scan.page_objects calls PDFium's functions in C; the walk in Python (used without a C
+    compiler) calls them through pypdfium2's bindings: on real pages, text, pictures, drawings and
+    forms, both give the same table, object by object."""
+    from agentread import _scan
+
+    with pdfium.LOCK:
+        assert pdfium._compiled_page_objects is _scan.page_objects
+        assert pdfium._functions(pdfium.library().raw), "pypdfium2's signatures differ from those _scan.c calls"
+    kinds, pages = set(), 0
+    for name, data, numbers in _table_pages(corpus):
+        try:
+            document = pdfium.Document(data)
+        except pdfium.PdfiumError:
+            continue
+        with pdfium.LOCK:
+            for number in sorted(set(numbers)):
+                if number > document.page_count:
+                    continue
+                with document.page(number) as page:
+                    compiled = page.objects_table(10**9)
+                    in_python = page.objects_table(10**9, compiled=False)
+                    assert not compiled.cut and not in_python.cut
+                    assert _columns(compiled) == _columns(in_python), (name, number)
+                    kinds |= set(compiled.kinds)
+                    pages += 1
+            document.close()
+    with pdfium.LOCK:
+        raw = pdfium.library().raw
+        assert {raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM} <= kinds
+    assert pages > 50
+
+
+@pytest.mark.parametrize("keep", [1, 7, 40])
+def test_both_walks_shrink_the_objects_past_those_kept_alike(corpus, keep):
+    """Past the first `keep` objects each is shrunk to nothing, and a form so shrunk is not entered:
+    the page's text is then that of the objects kept, the same from either walk."""
+    for name, data, numbers in _table_pages(corpus)[:12]:
+        for number in numbers[:2]:
+            seen = []
+            for compiled in (True, False):
+                with pdfium.LOCK:
+                    try:
+                        document = pdfium.Document(data)
+                    except pdfium.PdfiumError:
+                        break
+                    if number <= document.page_count:
+                        with document.page(number) as page:
+                            table = page.objects_table(keep, compiled=compiled)
+                            seen.append((table.cut, _columns(table, handles=False), page.text()))
+                    document.close()
+            if len(seen) == 2:
+                assert seen[0] == seen[1], (name, number)
+                assert len(seen[0][1][0]) <= keep

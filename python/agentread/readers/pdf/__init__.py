@@ -30,7 +30,7 @@ from agentread.readers.pdf import (
     concealed,
     pdfium,  # loads the library on first use, so a PDF PDFium cannot load is left to pypdf
 )
-from agentread.readers.pdf.figures import Figures
+from agentread.readers.pdf.figures import count as count_figures
 from agentread.request import PAGE_RANGE, InvalidParams, ReadRequest
 from agentread.result import ImagePart, Part, ReadError, ReadResult, TextPart
 from agentread.workspace import path_version
@@ -109,7 +109,7 @@ class _Pdfium:
         self.pdf = pdfium.Document(data, fd)
         self.total = self.pdf.page_count
         self.picture_pages: set[int] = set()  # pages of scant text mostly covered by pictures
-        self.figures: dict[int, int] = {}  # figures (figures.Figures) on the pages extracted, where any
+        self.figures: dict[int, int] = {}  # figures (count_figures) on the pages extracted, where any
         # Hidden passages (concealed.Looks) of the pages extracted: (line of the page's text, why).
         self.passages: dict[int, list[tuple[int, str]]] = {}
 
@@ -117,23 +117,19 @@ class _Pdfium:
         """The page's text; a page of scant text is also measured for pictures while
         it is loaded."""
         with self.pdf.page(number) as page:
-            figures, seen = Figures(), concealed.Looks(page)
-
-            def visit(thing, matrix) -> None:
-                figures.add(thing, matrix)
-                seen.add(thing, matrix)
-            cut = _keep_first_objects(page, MAX_TEXT_OBJECTS, visit)
+            objects = page.objects_table(MAX_TEXT_OBJECTS)
             try:
-                self.figures[number] = figures.count()
+                self.figures[number] = count_figures(objects)
             except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
                 log.warning("page %d: its figures could not be counted: %s", number, exc)
+            seen = concealed.Looks(page, objects)
             # PDFium ends lines with CRLF, and joins a word hyphenated across a line break with
             # U+FFFE in place of the hyphen: the word is given whole, as written.
             text, passages = page.text(mark=seen.mark)
             text = plain_lines(text, "\r\n").replace("\ufffe", "")
             lead = len(text) - len(text.lstrip("\n"))  # the blank lines the page's text loses at its start
             self.passages[number] = [(line - lead, why) for line, why in passages]
-            if cut:
+            if objects.cut:
                 text += (f"\n[Page {number} holds more than {MAX_TEXT_OBJECTS:,} objects (those inside forms "
                          f"included): the text of the first {MAX_TEXT_OBJECTS:,} in the file's order is shown, the "
                          "rest is not read.]")
@@ -144,27 +140,6 @@ class _Pdfium:
                 except Exception as exc:  # noqa: BLE001 - the page is then shown by its text alone
                     log.warning("page %d: its pictures could not be measured: %s", number, exc)
             return text
-
-
-def _keep_first_objects(page, keep: int, visit: Callable) -> bool:
-    """Shrink to nothing every object past the first `keep` on the loaded page (the file is not
-    touched), those inside form XObjects counted in the file's order and cut too; whether any was.
-    PDFium's text layout skips an object of no width. Not removed: PDFium finds the object to remove
-    by a search from the start, itself quadratic. The walk costs about a quarter of a typical page's
-    text extraction, so that no form, however deeply nested, can hide its objects; past the budget a
-    form is shrunk whole, without a walk. Each object kept is given to visit(object, matrix) on
-    the way."""
-    shrink = pdfium.library().raw.FPDFPageObj_Transform
-    left, shrunk = keep, None
-    # The walk asks whether to enter a form right after handing it here: only one that was kept.
-    for thing, matrix in page.objects(enter=lambda form: form is not shrunk):
-        if left > 0:
-            left -= 1
-            visit(thing, matrix)
-        else:
-            shrink(thing, 0, 0, 0, 0, 0, 0)
-            shrunk = thing
-    return shrunk is not None
 
 
 def _mostly_picture(page) -> bool:

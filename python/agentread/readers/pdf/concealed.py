@@ -1,7 +1,8 @@
 """Text a PDF page holds but a person looking at it does not see, found from what the page itself
-says through PDFium: its text objects' render mode, colour, font size and matrix, taken as the
-page is read; where one may be hidden, each character of the text page is traced to its object
-(FPDFText_GetTextObject) and its box says where it stands. Such a passage is marked where it
+says through PDFium: its text objects' render mode, colour, font size and matrix, as the reader's
+walk of the page's objects described them (pdfium.PageObjects); where one may be hidden, each
+character of the text page is traced to its object (FPDFText_GetTextObject) and its box says
+where it stands. Such a passage is marked where it
 stands in the page's text (agentread.hidden.passage), its words kept. The one place these rules
 are decided; docs/CONTRACT.md ("Hidden content") states them.
 
@@ -24,8 +25,7 @@ its picture, a label a converter put beside a tiny page) has nothing else to rea
 from __future__ import annotations
 
 import logging
-import math
-from ctypes import addressof, byref, c_float, c_int, c_uint
+from ctypes import addressof, byref
 
 from agentread.cancel import Cancelled, checkpoint
 from agentread.hidden import passage
@@ -53,67 +53,52 @@ OFF_PAGE = "outside the page's visible area"
 
 log = logging.getLogger(__name__)
 
-_FILLED_MODES = (0, 2, 4, 6)  # render modes that fill a glyph; 1 and 5 only stroke it
 _UNSEEN_MODES = (3, 7)  # neither filled nor stroked: invisible, and a clip only
 
 
 class Looks:
-    """The page's objects, walked once: the text objects that may be hidden (drawn unseen or in
-    white, in type under TINY_POINTS, or starting outside the page's box), with their render mode,
-    colour and whether tiny; its images and filled paths, measured only where such text is. The
-    page's characters are looked at one by one only where there is some."""
+    """The page's text objects that may be hidden (drawn unseen or in white, in type under
+    TINY_POINTS, or starting outside the page's box), with their render mode, colour and whether
+    tiny, from the page's objects as the reader walked them (pdfium.PageObjects); its images and
+    filled paths are measured only where such text is. The page's characters are looked at one by
+    one only where there is some."""
 
-    def __init__(self, page):
+    def __init__(self, page, objects):
         self.raw = raw = pdfium.library().raw
-        self.box = page.box
+        self.box = left, bottom, right, top = page.box
+        self.objects = objects
         self.suspects: dict[int, tuple[int, tuple | None, bool]] = {}  # by address: render mode, colour, tiny
-        self._under: list[tuple] = []  # images and paths: (object, matrix)
         self._images: list[tuple] | None = None
         self._dark: list[tuple] = []
-        self._kinds = raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
-        self._size, self._placed = c_float(), raw.FS_MATRIX()
-        self._rgba = (c_uint(), c_uint(), c_uint(), c_uint())
-        self._refs = byref(self._size), byref(self._placed), tuple(map(byref, self._rgba))
-
-    def add(self, thing, matrix) -> None:
-        """Takes in one of the page's objects, placed on the page by `matrix` (Page.objects)."""
-        raw = self.raw
-        kind = raw.FPDFPageObj_GetType(thing)
-        text, image, path = self._kinds
-        if kind != text:
-            if kind in (image, path) and len(self._under) < MAX_UNDER_OBJECTS:
-                self._under.append((thing, matrix))
-            return
-        size, placed, (size_ref, placed_ref, rgba_refs) = self._size, self._placed, self._refs
-        mode = raw.FPDFTextObj_GetTextRenderMode(thing)
-        get = raw.FPDFPageObj_GetFillColor if mode in _FILLED_MODES else raw.FPDFPageObj_GetStrokeColor
-        red, green, blue, alpha = self._rgba
-        colour = (red.value, green.value, blue.value, alpha.value) if get(thing, *rgba_refs) else None
-        if not raw.FPDFTextObj_GetFontSize(thing, size_ref) or not raw.FPDFPageObj_GetMatrix(thing, placed_ref):
-            return
-        a, b, c, d, e, f = matrix
-        tiny = size.value * math.sqrt(abs((placed.a * placed.d - placed.b * placed.c) * (a * d - b * c))) < TINY_POINTS
-        x, y = a * placed.e + c * placed.f + e, b * placed.e + d * placed.f + f  # where it starts
-        left, bottom, right, top = self.box
-        if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
-                or not (left <= x <= right and bottom <= y <= top)):
-            self.suspects[addressof(thing.contents)] = (mode, colour, tiny)
+        text = raw.FPDF_PAGEOBJ_TEXT
+        modes, points, starts = objects.modes, objects.points, objects.starts
+        for index in [at for at, kind in enumerate(objects.kinds) if kind == text]:
+            size = points[index]
+            if size != size:  # PDFium gave no size or matrix: not measured
+                continue
+            mode, colour = modes[index], objects.colour(index)
+            x, y = starts[2 * index], starts[2 * index + 1]
+            tiny = size < TINY_POINTS
+            if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
+                    or not (left <= x <= right and bottom <= y <= top)):
+                self.suspects[objects.handles[index]] = (mode, colour, tiny)
 
     def _measure(self) -> None:
-        """The boxes of the page's images and of its filled paths not white."""
-        raw = pdfium.library().raw
+        """The boxes of the page's images and of its filled paths not white, among its first
+        MAX_UNDER_OBJECTS images and paths."""
+        raw, objects = self.raw, self.objects
+        kinds = objects.kinds
+        image, path = raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
         self._images = []
-        fill, stroke = c_int(), c_int()
-        for thing, matrix in self._under:
-            if raw.FPDFPageObj_GetType(thing) == raw.FPDF_PAGEOBJ_IMAGE:
-                box = pdfium.bounds(thing, matrix)
-                if box:
-                    self._images.append(box)
-            elif raw.FPDFPath_GetDrawMode(thing, byref(fill), byref(stroke)):
-                if fill.value != raw.FPDF_FILLMODE_NONE and not _white(_colour(raw.FPDFPageObj_GetFillColor, thing)):
-                    box = pdfium.bounds(thing, matrix)
-                    if box:
-                        self._dark.append(box)
+        under = [at for at, kind in enumerate(kinds) if kind == image or kind == path][:MAX_UNDER_OBJECTS]
+        for index in under:
+            box = objects.box(index)
+            if box is None:
+                continue
+            if kinds[index] == image:
+                self._images.append(box)
+            elif objects.filled[index] and not _white(objects.colour(index)):
+                self._dark.append(box)
 
     def on_image(self, x: float, y: float) -> bool:
         if self._images is None:
@@ -193,11 +178,6 @@ class Looks:
 def _inside(box: tuple, x: float, y: float) -> bool:
     left, bottom, right, top = box
     return left <= x <= right and bottom <= y <= top
-
-
-def _colour(get, thing) -> tuple[int, int, int, int] | None:
-    r, g, b, a = c_uint(), c_uint(), c_uint(), c_uint()
-    return (r.value, g.value, b.value, a.value) if get(thing, byref(r), byref(g), byref(b), byref(a)) else None
 
 
 def _white(colour) -> bool:

@@ -79,62 +79,36 @@ class _Path:
     tile: bool  # a closed rectangle
 
 
-class Figures:
-    """The figures on a loaded pdfium.Page: groups of images, bent or slanted drawings and plots,
-    each at least MIN_FIGURE_SIDE on both sides. The page's objects are handed over by the reader's
-    one walk of them (`add`), then counted (`count`)."""
-
-    def __init__(self) -> None:
-        self.raw = pdfium.library().raw
-        self.parts: list[Box] = []  # images and bent paths: figures by their size alone
-        self.paths: list[_Path] = []
-        self.texts: list[tuple] = []  # the text objects (and their matrices), measured only where a plot may be
-        self.seen = 0
-        self.failed: Exception | None = None  # what measuring an object raised: the page is counted no more
-
-    def add(self, thing, matrix) -> None:
-        """Takes in one of the page's objects, placed on the page by `matrix` (Page.objects)."""
-        self.seen += 1
-        if self.failed or self.seen > MAX_FIGURE_OBJECTS or len(self.parts) >= MAX_FIGURE_PARTS:
-            return
-        try:
-            self._add(thing, matrix)
-        except Exception as exc:  # noqa: BLE001 - raised again by count(): the page is still read
-            self.failed = exc
-
-    def _add(self, thing, matrix) -> None:
-        raw = self.raw
-        kind = raw.FPDFPageObj_GetType(thing)
-        if kind == raw.FPDF_PAGEOBJ_TEXT:
-            self.texts.append((thing, matrix))
-            return
-        if kind not in (raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH):
-            return
-        box = pdfium.bounds(thing, matrix)
+def count(objects) -> int:
+    """The figures among the page's first MAX_FIGURE_OBJECTS objects as the reader's walk described
+    them (pdfium.PageObjects): groups of images, bent or slanted drawings and plots, each at least
+    MIN_FIGURE_SIDE on both sides."""
+    raw = pdfium.library().raw
+    text, image, path = raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
+    kinds = objects.kinds[:MAX_FIGURE_OBJECTS]
+    parts: list[Box] = []  # images and bent paths: figures by their size alone
+    paths: list[_Path] = []
+    for index in [at for at, kind in enumerate(kinds) if kind == image or kind == path]:
+        if len(parts) >= MAX_FIGURE_PARTS:
+            break
+        box = objects.box(index)
         if box is None:
-            return
-        if kind == raw.FPDF_PAGEOBJ_IMAGE:
-            self.parts.append(box)
-            return
-        shape = _shape(raw, thing, box)
-        if len(self.paths) < MAX_FIGURE_PARTS:  # a plot's paths: the first ones draw its frame and axes
-            self.paths.append(shape)
+            continue
+        if kinds[index] == image:
+            parts.append(box)
+            continue
+        shape = _shape(raw, objects.handle(index), box)
+        if len(paths) < MAX_FIGURE_PARTS:  # a plot's paths: the first ones draw its frame and axes
+            paths.append(shape)
         if shape.bends:
-            self.parts.append(box)
-
-    def count(self) -> int:
-        """How many figures the objects taken in make; raises what measuring one raised."""
-        if self.failed:
-            raise self.failed
-        paths, parts = self.paths, list(self.parts)
-        # Grouped only where the page's paths could make a plot at all: most pages hold none.
-        plots = [box for box, members in (_grouped_with([p.box for p in paths]) if _plot_shaped(paths) else [])
-                 if _large(box) and _plot_shaped([paths[i] for i in members])]
-        if plots:
-            words = [box for box in (pdfium.bounds(thing, matrix) for thing, matrix in self.texts)
-                     if box is not None]
-            parts += [box for box in plots if _text_share(box, words) <= MAX_PLOT_TEXT_SHARE]
-        return sum(1 for box, _ in _grouped_with(parts) if _large(box))
+            parts.append(box)
+    # Grouped only where the page's paths could make a plot at all: most pages hold none.
+    plots = [box for box, members in (_grouped_with([p.box for p in paths]) if _plot_shaped(paths) else [])
+             if _large(box) and _plot_shaped([paths[i] for i in members])]
+    if plots:
+        words = [box for box in (objects.box(at) for at, kind in enumerate(kinds) if kind == text) if box is not None]
+        parts += [box for box in plots if _text_share(box, words) <= MAX_PLOT_TEXT_SHARE]
+    return sum(1 for box, _ in _grouped_with(parts) if _large(box))
 
 
 def _shape(raw, thing, box: Box) -> _Path:

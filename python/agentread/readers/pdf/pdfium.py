@@ -16,7 +16,8 @@ import math
 import os
 import threading
 import weakref
-from ctypes import addressof, byref, c_float, create_string_buffer, memmove
+from array import array
+from ctypes import addressof, byref, c_float, c_int, c_uint, c_void_p, cast, create_string_buffer, memmove
 
 from agentread.cancel import checkpoint, stopped
 
@@ -48,6 +49,33 @@ _WHITE = (255, 255, 255, 255)  # the paper under a page that paints no backgroun
 
 Matrix = tuple  # (a, b, c, d, e, f), as a PDF's cm operator takes it
 IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+# PDFium's functions the compiled walk of a page's objects calls (_scan.page_objects), in its order,
+# each with the signature _scan.c calls it with: its result, then its arguments ("object" an
+# FPDF_PAGEOBJECT, "page" an FPDF_PAGE, "*" a pointer to the type that follows). The walk is used
+# only where pypdfium2's bindings, generated from PDFium's headers, say the same (_functions).
+PAGE_OBJECT_FUNCTIONS = {
+    "FPDFPage_CountObjects": ("int", "page"),
+    "FPDFPage_GetObject": ("object", "page", "int"),
+    "FPDFFormObj_CountObjects": ("int", "object"),
+    "FPDFFormObj_GetObject": ("object", "object", "ulong"),
+    "FPDFPageObj_GetType": ("int", "object"),
+    "FPDFPageObj_GetMatrix": ("int", "object", "*matrix"),
+    "FPDFPageObj_Transform": (None, "object", *("double",) * 6),
+    "FPDFTextObj_GetTextRenderMode": ("int", "object"),
+    "FPDFPageObj_GetFillColor": ("int", "object", *("*uint",) * 4),
+    "FPDFPageObj_GetStrokeColor": ("int", "object", *("*uint",) * 4),
+    "FPDFTextObj_GetFontSize": ("int", "object", "*float"),
+    "FPDFPageObj_GetBounds": ("int", "object", *("*float",) * 4),
+    "FPDFPath_GetDrawMode": ("int", "object", "*int", "*int"),
+}
+_FILLED_MODES = (0, 2, 4, 6)  # text render modes that fill a glyph; the others stroke it, or draw nothing
+_NO_VALUE = math.nan  # a measure PDFium could not give
+
+try:  # setup.py builds it; without a C compiler the walk is made in Python, several times slower
+    from agentread._scan import page_objects as _compiled_page_objects
+except ImportError:
+    _compiled_page_objects = None
 
 
 class PdfiumError(Exception):
@@ -342,6 +370,70 @@ class Page:
                                   depth + 1, _compose(matrix, _matrix(raw, thing))))
                     break
 
+    def objects_table(self, keep: int, compiled: bool = True) -> PageObjects:
+        """The page's first `keep` objects, in the order objects() walks them, described once in
+        columns (PageObjects) for the rules that look at them all: a page's thousands of objects
+        cost a few calls each, which from Python cost several times PDFium's own work (compiled
+        here: _scan.page_objects). Each object past the first `keep` is shrunk to nothing (the file
+        is not touched), and a form so shrunk is not entered: PDFium's text layout skips an object
+        of no width, so that a page of millions of objects is laid out by the first `keep`. Not
+        removed: PDFium finds the object to remove by a search from the start, itself quadratic.
+        The compiled walk looks for a cancelled read before it starts: it costs a small part of
+        the page's load, which parsed every object it meets."""
+        raw = library().raw
+        kinds = (raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH, raw.FPDF_PAGEOBJ_FORM,
+                 raw.FPDF_FILLMODE_NONE)
+        functions = _functions(raw) if compiled and _compiled_page_objects is not None else None
+        if functions:
+            checkpoint()
+            cut, columns = _compiled_page_objects(functions, cast(self.handle, c_void_p).value, keep, kinds)
+            return PageObjects(cut, columns)
+        return self._objects_table_in_python(keep, kinds)
+
+    def _objects_table_in_python(self, keep: int, kinds: tuple) -> PageObjects:
+        """objects_table made by objects() and pypdfium2's bindings, as _scan.page_objects does."""
+        raw = library().raw
+        text, image, path, form, no_fill = kinds
+        columns = (bytearray(), array("Q"), array("d"), array("b"), bytearray(), bytearray(), array("d"),
+                   array("d"), bytearray())
+        kind_of, handles, boxes, modes, colours, coloured, points, starts, filled = columns
+        size, placed, fill, stroke = c_float(), raw.FS_MATRIX(), c_int(), c_int()
+        rgba = (c_uint(), c_uint(), c_uint(), c_uint())
+        shrunk, left = None, keep
+        for thing, matrix in self.objects(enter=lambda form: form is not shrunk):
+            if left <= 0:
+                raw.FPDFPageObj_Transform(thing, 0, 0, 0, 0, 0, 0)
+                shrunk = thing
+                continue
+            left -= 1
+            kind = raw.FPDFPageObj_GetType(thing)
+            kind_of.append(kind)
+            handles.append(addressof(thing.contents))
+            boxes.extend((bounds(thing, matrix) if kind != form else None) or (_NO_VALUE,) * 4)
+            mode, colour, measured, start, is_filled = -1, None, _NO_VALUE, (_NO_VALUE, _NO_VALUE), 0
+            if kind == text:
+                mode = raw.FPDFTextObj_GetTextRenderMode(thing)
+                mode = mode if -1 <= mode <= 7 else -1
+                get = raw.FPDFPageObj_GetFillColor if mode in _FILLED_MODES else raw.FPDFPageObj_GetStrokeColor
+                colour = get(thing, *map(byref, rgba))
+                if (raw.FPDFTextObj_GetFontSize(thing, byref(size))
+                        and raw.FPDFPageObj_GetMatrix(thing, byref(placed))):
+                    a, b, c, d, e, f = matrix
+                    scale = (placed.a * placed.d - placed.b * placed.c) * (a * d - b * c)
+                    measured = size.value * math.sqrt(abs(scale))
+                    start = (a * placed.e + c * placed.f + e, b * placed.e + d * placed.f + f)
+            elif kind == path:
+                if raw.FPDFPath_GetDrawMode(thing, byref(fill), byref(stroke)):
+                    is_filled = int(fill.value != no_fill)
+                colour = raw.FPDFPageObj_GetFillColor(thing, *map(byref, rgba))
+            modes.append(mode)
+            colours.extend([min(part.value, 255) for part in rgba] if colour else bytes(4))
+            coloured.append(1 if colour else 0)
+            points.append(measured)
+            starts.extend(start)
+            filled.append(is_filled)
+        return PageObjects(shrunk is not None, tuple(bytes(column) for column in columns))
+
     def render(self, scale: float):
         """The page drawn on white at `scale` pixels a point, as a Pillow RGB image."""
         width, height = (math.ceil(side * scale) for side in self.size)
@@ -353,6 +445,64 @@ class Page:
             return bitmap.to_pil()  # a copy: Pillow converts the bitmap's BGR to RGB
         finally:
             bitmap.close()
+
+
+class PageObjects:
+    """A page's objects (Page.objects_table), in columns of one entry an object: its kind
+    (FPDF_PAGEOBJ_*), its FPDF_PAGEOBJECT's address, its box on the page (left, bottom, right, top;
+    NaN where PDFium gives none, and for a form); for a text its render mode (-1 where unknown),
+    the colour it is drawn in (filled, or stroked where its mode fills no glyph), its font size as
+    drawn (its matrix and the forms holding it applied) and where it starts on the page; for a path
+    whether it is filled, and its fill colour. `cut`: whether objects past those were shrunk."""
+
+    def __init__(self, cut: bool, columns: tuple[bytes, ...]):
+        kinds, handles, boxes, modes, colours, coloured, points, starts, filled = columns
+        self.cut = cut
+        self.kinds = kinds
+        self.handles = memoryview(handles).cast("Q")
+        self.boxes = memoryview(boxes).cast("d")
+        self.modes = memoryview(modes).cast("b")
+        self.colours = colours
+        self.coloured = coloured
+        self.points = memoryview(points).cast("d")
+        self.starts = memoryview(starts).cast("d")
+        self.filled = filled
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def handle(self, index: int):
+        """The object as pypdfium2's bindings take it."""
+        return cast(c_void_p(self.handles[index]), library().raw.FPDF_PAGEOBJECT)
+
+    def box(self, index: int) -> tuple[float, float, float, float] | None:
+        box = tuple(self.boxes[4 * index:4 * index + 4])
+        return None if math.isnan(box[0]) else box
+
+    def colour(self, index: int) -> tuple[int, int, int, int] | None:
+        return tuple(self.colours[4 * index:4 * index + 4]) if self.coloured[index] else None
+
+
+def _functions(raw) -> tuple[int, ...] | None:
+    """The addresses of PAGE_OBJECT_FUNCTIONS in the PDFium pypdfium2 loaded; None unless each one's
+    signature in pypdfium2's bindings is the one _scan.c calls it with."""
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        from ctypes import POINTER, c_double, c_ulong
+
+        types = {"int": c_int, "ulong": c_ulong, "double": c_double, "page": raw.FPDF_PAGE,
+                 "object": raw.FPDF_PAGEOBJECT, "*matrix": POINTER(raw.FS_MATRIX), "*uint": POINTER(c_uint),
+                 "*float": POINTER(c_float), "*int": POINTER(c_int), None: None}
+        matrix_of_floats = [kind for _, kind in raw.FS_MATRIX._fields_] == [c_float] * 6
+        functions = [getattr(raw, name, None) for name in PAGE_OBJECT_FUNCTIONS]
+        same = matrix_of_floats and all(
+            function is not None and [function.restype, *function.argtypes] == [types[kind] for kind in signature]
+            for function, signature in zip(functions, PAGE_OBJECT_FUNCTIONS.values()))
+        _FUNCTIONS = tuple(cast(function, c_void_p).value for function in functions) if same else ()
+    return _FUNCTIONS or None
+
+
+_FUNCTIONS: tuple[int, ...] | None = None  # () where the bindings differ
 
 
 def bounds(thing, matrix: Matrix) -> tuple[float, float, float, float] | None:
