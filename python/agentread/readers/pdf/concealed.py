@@ -9,10 +9,13 @@ are decided; docs/CONTRACT.md ("Hidden content") states them.
 - Drawn invisibly: render mode 3 (neither filled nor stroked), 7 (a clip only), or fully
   transparent. Not where the character lies on an image: that is a scan's OCR layer, the words a
   person reads in the picture.
-- In white on white: filled (or, stroked only, stroked) in white or near it, with no image and no
-  filled path of another colour at that place (the paper is white). What lies under a text object
-  is looked for where its first character stands, among the page's first MAX_UNDER_OBJECTS
-  images and paths.
+- In the colour under it: filled (or, stroked only, stroked) in the colour of what the page drew
+  last before it at that place, among its images and opaque filled paths, or of the paper (white)
+  where it drew none there: `in white on white` when both are white, `in the colour under it`
+  otherwise; colours match when each channel differs by at most COLOUR_SLACK. Not over an image
+  or a shading (a gradient), nor over a translucent fill, whose colour cannot be told. What lies
+  under a text object is looked for where its first character stands, among the page's first
+  MAX_UNDER_OBJECTS images, shadings and filled paths.
 - Tiny: a text object whose font size, as its matrix and the forms holding it scale it, is under
   TINY_POINTS.
 - Off the page: a text object whose every character's centre lies outside the page's crop box,
@@ -38,6 +41,10 @@ TINY_POINTS = 1.0
 # A colour channel at least this high (of 255) is white to the eye.
 WHITE_CHANNEL = 245
 
+# Two colours whose channels each differ by at most this (of 255) look the same: the rule the
+# Office readers use (office/document.py).
+COLOUR_SLACK = 8
+
 # Images and filled paths looked at for what lies under a text object: a page's background and
 # pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
 # a drawn page's many thousands would cost a look each for each of its text objects.
@@ -48,6 +55,7 @@ CHARS_BETWEEN_CHECKPOINTS = 1024
 
 INVISIBLY = "drawn invisibly"
 WHITE = "in white on white"
+IN_COLOUR = "in the colour under it"
 TINY = f"in type under {TINY_POINTS:g} pt"
 OFF_PAGE = "outside the page's visible area"
 
@@ -57,22 +65,33 @@ _UNSEEN_MODES = (3, 7)  # neither filled nor stroked: invisible, and a clip only
 
 
 class Looks:
-    """The page's text objects that may be hidden (drawn unseen or in white, in type under
-    TINY_POINTS, or starting outside the page's box), with their render mode, colour and whether
-    tiny, from the page's objects as the reader walked them (pdfium.PageObjects); its images and
-    filled paths are measured only where such text is. The page's characters are looked at one by
-    one only where there is some."""
+    """The page's text objects that may be hidden (drawn unseen, in white or in the colour of a fill
+    drawn under them, in type under TINY_POINTS, or starting outside the page's box), with their
+    render mode, colour, whether tiny and their place in the page's order, from the page's
+    objects as the reader walked them (pdfium.PageObjects). The page's characters are looked at
+    one by one only where there is some."""
 
     def __init__(self, page, objects):
         self.raw = raw = pdfium.library().raw
         self.box = left, bottom, right, top = page.box
-        self.objects = objects
-        self.suspects: dict[int, tuple[int, tuple | None, bool]] = {}  # by address: render mode, colour, tiny
-        self._images: list[tuple] | None = None
-        self._dark: list[tuple] = []
+        # By address: render mode, colour, whether tiny, place in the page's order.
+        self.suspects: dict[int, tuple[int, tuple | None, bool, int]] = {}
+        # What may lie under text, in the page's order: (place, box, colour: a fill's, _PICTURE for
+        # an image or a shading, None for a translucent fill), of the first MAX_UNDER_OBJECTS
+        # images, shadings and filled paths.
+        self.under: list[tuple[int, tuple, tuple | None]] = []
+        kinds, path, pictures = objects.kinds, raw.FPDF_PAGEOBJ_PATH, (raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_SHADING)
+        for index in [at for at, kind in enumerate(kinds) if kind in pictures or (kind == path and objects.filled[at])]:
+            box = objects.box(index)
+            if box is not None:
+                fill = objects.colour(index) if kinds[index] == path else _PICTURE
+                self.under.append((index, box, fill if fill is _PICTURE or (fill and fill[3] == 255) else None))
+                if len(self.under) == MAX_UNDER_OBJECTS:
+                    break
+        palette = {fill[:3] for _, _, fill in self.under if fill not in (None, _PICTURE) and not _white(fill)}
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
-        for index in [at for at, kind in enumerate(objects.kinds) if kind == text]:
+        for index in [at for at, kind in enumerate(kinds) if kind == text]:
             size = points[index]
             if size != size:  # PDFium gave no size or matrix: not measured
                 continue
@@ -80,33 +99,27 @@ class Looks:
             x, y = starts[2 * index], starts[2 * index + 1]
             tiny = size < TINY_POINTS
             if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
-                    or not (left <= x <= right and bottom <= y <= top)):
-                self.suspects[objects.handles[index]] = (mode, colour, tiny)
+                    or not (left <= x <= right and bottom <= y <= top)
+                    or (colour is not None and any(_alike(colour, fill) for fill in palette)
+                        and self._on_its_colour(index, objects.box(index), colour))):
+                self.suspects[objects.handles[index]] = (mode, colour, tiny, index)
 
-    def _measure(self) -> None:
-        """The boxes of the page's images and of its filled paths not white, among its first
-        MAX_UNDER_OBJECTS images and paths."""
-        raw, objects = self.raw, self.objects
-        kinds = objects.kinds
-        image, path = raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
-        self._images = []
-        under = [at for at, kind in enumerate(kinds) if kind == image or kind == path][:MAX_UNDER_OBJECTS]
-        for index in under:
-            box = objects.box(index)
-            if box is None:
-                continue
-            if kinds[index] == image:
-                self._images.append(box)
-            elif objects.filled[index] and not _white(objects.colour(index)):
-                self._dark.append(box)
+    def _on_its_colour(self, place: int, box: tuple | None, colour: tuple) -> bool:
+        """Whether a fill of the text's colour drawn before it meets the text's box."""
+        return box is not None and any(
+            fill not in (None, _PICTURE) and _alike(colour, fill) and _meet(box, beneath)
+            for at, beneath, fill in self.under if at < place)
 
     def on_image(self, x: float, y: float) -> bool:
-        if self._images is None:
-            self._measure()
-        return any(_inside(box, x, y) for box in self._images)
+        return any(fill is _PICTURE and _inside(box, x, y) for _, box, fill in self.under)
 
-    def on_colour(self, x: float, y: float) -> bool:
-        return self.on_image(x, y) or any(_inside(box, x, y) for box in self._dark)
+    def colour_under(self, place: int, x: float, y: float) -> tuple | None:
+        """The colour the page drew last before its object `place` at (x, y): a fill's, the
+        paper's where none; None over an image or a translucent fill."""
+        for at, box, fill in reversed(self.under):
+            if at < place and _inside(box, x, y):
+                return None if fill is _PICTURE else fill
+        return _PAPER
 
     def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
         """`text`, the text of characters first..last of `textpage` (on the loaded `page`), with
@@ -129,7 +142,7 @@ class Looks:
         left, bottom, right, top = self.box
         box = raw.FS_RECTF()
         shown: set[int] = set()  # the text objects with a character inside the page's box
-        under: dict[int, bool] = {}  # each text object unseen or white: whether on an image, or on colour
+        under: dict[int, bool] = {}  # each text object unseen: whether on an image; coloured: whether on its colour
         whys: list[str | None] = [None] * len(text)
         owners: dict[int, int] = {}  # the text object of each character marked off the page, by its place
         seen = False  # whether the page shows a character
@@ -147,7 +160,7 @@ class Looks:
                 continue  # not where the text shows it (a character past the Basic Multilingual Plane)
             if not raw.FPDFText_GetLooseCharBox(handle, index, byref(box)):
                 continue
-            mode, colour, tiny = self.suspects[key]
+            mode, colour, tiny, place = self.suspects[key]
             x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
             why = None
             if mode in _UNSEEN_MODES or (colour is not None and colour[3] == 0):
@@ -159,10 +172,11 @@ class Looks:
                 owners[at] = key
             elif tiny:
                 why = TINY
-            elif _white(colour):
+            elif colour is not None:
                 if key not in under:  # the same: a line lies on one band of colour
-                    under[key] = self.on_colour(x, y)
-                why = None if under[key] else WHITE
+                    beneath = self.colour_under(place, x, y)
+                    under[key] = beneath is not None and _alike(colour, beneath)
+                why = (WHITE if _white(colour) else IN_COLOUR) if under[key] else None
             if why != OFF_PAGE:
                 shown.add(key)
             whys[at] = why
@@ -182,6 +196,19 @@ def _inside(box: tuple, x: float, y: float) -> bool:
 
 def _white(colour) -> bool:
     return colour is not None and min(colour[:3]) >= WHITE_CHANNEL
+
+
+def _alike(one: tuple, other: tuple) -> bool:
+    """Whether two colours look the same (their red, green and blue), or both are white."""
+    return all(abs(a - b) <= COLOUR_SLACK for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
+
+
+def _meet(one: tuple, other: tuple) -> bool:
+    return one[0] <= other[2] and other[0] <= one[2] and one[1] <= other[3] and other[1] <= one[3]
+
+
+_PAPER = (255, 255, 255, 255)  # under all a page draws
+_PICTURE = (-1, -1, -1, -1)  # an image's or a shading's colour in Looks.under: of no one colour
 
 
 def _marked(text: str, whys: list[str | None]) -> tuple[str, list[tuple[int, str]]]:
