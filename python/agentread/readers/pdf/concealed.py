@@ -10,12 +10,13 @@ are decided; docs/CONTRACT.md ("Hidden content") states them.
   transparent. Not where the character lies on an image: that is a scan's OCR layer, the words a
   person reads in the picture.
 - In the colour under it: filled (or, stroked only, stroked) in the colour of what the page drew
-  last before it at that place, among its images and opaque filled paths, or of the paper (white)
-  where it drew none there: `in white on white` when both are white, `in the colour under it`
-  otherwise; colours match when each channel differs by at most COLOUR_SLACK. Not over an image
-  or a shading (a gradient), nor over a translucent fill, whose colour cannot be told. What lies
-  under a text object is looked for where its first character stands, among the page's first
-  MAX_UNDER_OBJECTS images, shadings and filled paths.
+  last before it under the whole of its first character, among its images and opaque filled
+  paths, or of the paper (white) where it drew none there: `in white on white` when both are
+  white, `in the colour under it` otherwise; colours match when each channel differs by at most
+  COLOUR_SLACK. Not over an image or a shading (a gradient), nor over a translucent fill, whose
+  colour cannot be told, nor where the last fill there covers the character in part. What lies
+  under a text object is looked for among the page's first MAX_UNDER_OBJECTS images, shadings and
+  filled paths.
 - Tiny: a text object whose font size, as its matrix and the forms holding it scale it, is under
   TINY_POINTS.
 - Off the page: a text object whose every character's centre lies outside the page's crop box,
@@ -49,6 +50,12 @@ COLOUR_SLACK = 8
 # pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
 # a drawn page's many thousands would cost a look each for each of its text objects.
 MAX_UNDER_OBJECTS = 1000
+
+# Fills compared with text objects of their colour, a page, for a fill under the text: a page's
+# coloured bands are a few, but a plot of markers in its labels' colour has thousands, each of
+# which would be compared with each label. Past this, a page's text is not looked at for its fill's
+# colour.
+MAX_COLOUR_CHECKS = 10_000
 
 # Characters looked at between two checks for a cancelled read: a millisecond or so of work.
 CHARS_BETWEEN_CHECKPOINTS = 1024
@@ -88,7 +95,10 @@ class Looks:
                 self.under.append((index, box, fill if fill is _PICTURE or (fill and fill[3] == 255) else None))
                 if len(self.under) == MAX_UNDER_OBJECTS:
                     break
-        palette = {fill[:3] for _, _, fill in self.under if fill not in (None, _PICTURE) and not _white(fill)}
+        self._fills = [(at, box, fill) for at, box, fill in self.under  # opaque fills of a colour
+                       if fill not in (None, _PICTURE) and not _white(fill)]
+        palette = {fill[:3] for _, _, fill in self._fills}
+        self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
         for index in [at for at, kind in enumerate(kinds) if kind == text]:
@@ -105,20 +115,29 @@ class Looks:
                 self.suspects[objects.handles[index]] = (mode, colour, tiny, index)
 
     def _on_its_colour(self, place: int, box: tuple | None, colour: tuple) -> bool:
-        """Whether a fill of the text's colour drawn before it meets the text's box."""
-        return box is not None and any(
-            fill not in (None, _PICTURE) and _alike(colour, fill) and _meet(box, beneath)
-            for at, beneath, fill in self.under if at < place)
+        """Whether a fill of the text's colour drawn before it meets the text's box (while the
+        page's MAX_COLOUR_CHECKS last)."""
+        if box is None:
+            return False
+        for at, beneath, fill in self._fills:
+            if at > place or self._checks <= 0:
+                return False
+            self._checks -= 1
+            if _meet(box, beneath) and _alike(colour, fill):
+                return True
+        return False
 
     def on_image(self, x: float, y: float) -> bool:
         return any(fill is _PICTURE and _inside(box, x, y) for _, box, fill in self.under)
 
-    def colour_under(self, place: int, x: float, y: float) -> tuple | None:
-        """The colour the page drew last before its object `place` at (x, y): a fill's, the
-        paper's where none; None over an image or a translucent fill."""
+    def colour_under(self, place: int, glyph: tuple) -> tuple | None:
+        """The colour the page drew last before its object `place` under all of the box `glyph`:
+        a fill's, the paper's where none meets it; None over an image or a translucent fill, or
+        where the last fill to meet the glyph does not cover it (a dot, a band's edge)."""
         for at, box, fill in reversed(self.under):
-            if at < place and _inside(box, x, y):
-                return None if fill is _PICTURE else fill
+            if at < place and _meet(box, glyph):
+                covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
+                return None if fill is _PICTURE or not covers else fill
         return _PAPER
 
     def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
@@ -174,7 +193,7 @@ class Looks:
                 why = TINY
             elif colour is not None:
                 if key not in under:  # the same: a line lies on one band of colour
-                    beneath = self.colour_under(place, x, y)
+                    beneath = self.colour_under(place, (box.left, box.bottom, box.right, box.top))
                     under[key] = beneath is not None and _alike(colour, beneath)
                 why = (WHITE if _white(colour) else IN_COLOUR) if under[key] else None
             if why != OFF_PAGE:
