@@ -111,6 +111,13 @@ def test_a_markdown_style_sheet_applies_but_not_one_shown_as_code(engine: Engine
     assert "\u27e6" not in lines[17]
 
 
+def test_a_style_element_shown_as_code_does_not_swallow_what_follows(tmp_path: Path):
+    path = tmp_path / "style.md"
+    path.write_text("Put rules in a `<style>` element.\n\n<p style=\"display:none\">Secret instruction.</p>\n")
+    result = read(Engine(Workspace([str(tmp_path)])), path)
+    assert result.hidden == {f"{STYLED} (display:none)": 1}
+
+
 def test_odd_style_sheets_are_read_as_far_as_they_go(tmp_path: Path):
     """Selectors cssselect2 cannot read, pseudo-elements and rules past STYLE_SELECTORS apply
     nowhere; a rule left open at the sheet's end applies, as CSS reads it; the read goes on."""

@@ -182,9 +182,12 @@ def lines_of(text: str) -> str:
 def spans(text: str, kind: str) -> list[Span]:
     """The hidden passages of `text` (its line ends one "\\n" each: lines_of), HTML or Markdown."""
     found = _found(text)
-    # Markdown's code is blanked only where its HTML holds a passage: most hold none, and its parse
-    # costs more than the tokenizer's.
-    return _found(_without_code(text)) if found and kind == "markdown" else found
+    # Markdown's code is blanked only where its HTML holds a passage, or an element whose text the
+    # tokenizer takes whole (`<style>` shown as code would swallow what follows): most hold
+    # neither, and its parse costs more than the tokenizer's.
+    if kind == "markdown" and (found or _RAW_TEXT.search(text)):
+        return _found(_without_code(text))
+    return found
 
 
 def _found(text: str) -> list[Span]:
@@ -251,6 +254,10 @@ STYLE_ELEMENTS = 20_000
 
 # A letter or a digit: what a passage holds to be one (a comment of dashes or a blank is not).
 _WORD = re.compile(r"[^\W_]")
+
+# Elements whose content the tokenizer reads as text up to their end tag.
+_RAW_TEXT = re.compile(r"<(?:style|script|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b",
+                       re.IGNORECASE)
 
 # Where an element may hide by its own attributes: without it or a style sheet, none does.
 _STYLED_ELEMENT = re.compile(r"\s(?:style|hidden)\b", re.IGNORECASE)
