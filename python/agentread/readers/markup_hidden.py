@@ -29,7 +29,7 @@ from html.parser import HTMLParser
 from typing import Iterator
 
 from agentread.find import Hit, around
-from agentread.hidden import note, passage
+from agentread.hidden import SAME_COLOUR, note, passage
 from agentread.readers import TEXT_PARSE_BYTES, Source
 from agentread.readers.text import markup_kind
 from agentread.result import ReadResult, TextPart
@@ -382,8 +382,6 @@ def _inherited(values: dict[str, str], pair: bool) -> dict[str, str | None]:
         kinds[_FONT_SIZE] = None  # its own size, not its parent's scaled
     if "color" in values or "background" in values or "background-color" in values:
         kinds[_COLOUR] = None
-        from agentread.readers.office.document import SAME_COLOUR
-
         text = _colour(values.get("color"))
         under = _colour(values.get("background-color", values.get("background")))
         if pair and text and under and all(abs(a - b) <= SAME_COLOUR for a, b in zip(text, under)):
