@@ -45,8 +45,6 @@ LINE_ENDS = re.compile(r"\r\n|\r|\n")  # as the text reader ends lines
 # A window's numbered line: its number, then a tab (numbering.numbered).
 _NUMBERED = re.compile(r"^ *(\d+)\t", re.MULTILINE)
 
-_ZERO = re.compile(r"0+(\.0*)?")
-
 # What any hidden passage's HTML holds: a comment, the attribute, or a style that hides.
 _MAY_HIDE = re.compile(r"<!--|hidden|display|font-size|width|height|opacity|clip|indent|left|top|color|background",
                        re.IGNORECASE)
@@ -234,7 +232,7 @@ _READ = frozenset("display visibility font-size width height max-width max-heigh
 # 1920x1080 screen); a percentage's base is unknown.
 _PX = {"px": 1, "": 1, "pt": 4 / 3, "pc": 16, "in": 96, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6,
        "em": 16, "rem": 16, "ex": 8, "ch": 8, "vw": 19.2, "vh": 10.8, "vmin": 10.8, "vmax": 19.2}
-_LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))([a-z]*)")
+_LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))([a-z]*|%)")
 
 # How far left or up a positioned element or an indent must be moved to be off-screen: the
 # usual off-screen patterns move by 999px, 9999px or more; a layout's own offsets are smaller.
@@ -261,6 +259,8 @@ _RAW_TEXT = re.compile(r"<(?:style|script|textarea|title|xmp|iframe|noembed|nofr
 
 # Where an element may hide by its own attributes: without it or a style sheet, none does.
 _STYLED_ELEMENT = re.compile(r"\s(?:style|hidden)\b", re.IGNORECASE)
+
+# A tag, a comment or a character reference: markup, not text a person reads.
 _MARKUP = re.compile(r"<[^>]*>|&#?\w+;")
 
 
