@@ -402,7 +402,7 @@ class _Sheets:
         added = 0
         rules = (each for sheet in css for each in _rules(
             tinycss2.parse_stylesheet(sheet, skip_comments=True, skip_whitespace=True)))
-        for rule, conditional in rules:
+        for number, (rule, conditional) in enumerate(rules):
             if added >= STYLE_SELECTORS:
                 break
             declared = _declarations(rule.content)
@@ -412,7 +412,7 @@ class _Sheets:
                 selectors = [s for s in compile_selector_list(rule.prelude) if s.pseudo_element is None]
             except SelectorError:
                 continue  # a selector cssselect2 cannot read (of a later CSS) applies nowhere here
-            block = (id(rule), declared)
+            block = (number, declared)  # the number tells one rule's declarations from another's
             for selector in selectors[:STYLE_SELECTORS - added]:
                 added += 1
                 self.media.add_selector(selector, block)
