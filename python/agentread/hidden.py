@@ -46,6 +46,10 @@ _ANY = re.compile(f"[\U000e0000-\U000e007f{_BIDI}{_INVISIBLE}{_SELECTORS}]")
 _FOUND = re.compile(f"(?P<tags>[\U000e0000-\U000e007f]+)|(?P<bidi>[{_BIDI}])|(?P<invisible>[{_INVISIBLE}]+)"
                     f"|(?P<selectors>[{_SELECTORS}]+)")
 
+# Two colours whose red, green and blue each differ by at most this much (of 255) look the same:
+# text in the colour under it (office/document.py, readers/markup_hidden.py).
+SAME_COLOUR = 8
+
 # How each kind is named in the reply's first line: (one, many).
 KINDS = {"tags": ("run of tag characters", "runs of tag characters"),
          "bidi": ("bidirectional control", "bidirectional controls"),

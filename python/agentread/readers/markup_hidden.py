@@ -1,10 +1,15 @@
-"""Passages of HTML and Markdown that a rendered page never shows: comments, and elements styled not
-to show (display:none, visibility:hidden, a zero font size, zero width or height with overflow
-hidden, the `hidden` attribute). A closed `<details>` shows its summary and is not one.
+"""Passages of HTML and Markdown that a rendered page never shows: comments that hold a word, and
+elements that the file's own style sheets (its `<style>` elements), their own `style` or the
+`hidden` attribute hide: display:none, visibility:hidden, a zero font size, no opacity, a box of
+no size or 1px with overflow hidden, clipped away, placed or indented far off-screen, text in its
+own background colour. A closed `<details>` shows its summary and is not one.
 
-The stdlib's HTML tokenizer finds them; tinycss2 reads an element's style. In Markdown, only its
-raw HTML is HTML: code blocks and code spans (found by tree-sitter's Markdown grammars) are blanked
-before the tokenizer sees the text, so a comment shown as code is not a hidden passage.
+The stdlib's HTML tokenizer finds them; tinycss2 reads styles and cssselect2 matches a sheet's
+selectors against the elements, the cascade decided as CSS does (importance, the style attribute,
+specificity, order). A descendant can show itself again where the hiding is inherited
+(visibility, font size, colour): the passage leaves it out. In Markdown, only its raw HTML is
+HTML: code blocks and code spans (found by tree-sitter's Markdown grammars) are blanked before the
+tokenizer sees the text, so a comment shown as code is not a hidden passage.
 
 A passage runs from (line, column) to (line, column) of the text as its reader splits it into
 lines; `mark_window` marks those a window of numbered lines shows (hidden.passage), each within
@@ -19,11 +24,12 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 from html.parser import HTMLParser
 from typing import Iterator
 
 from agentread.find import Hit, around
-from agentread.hidden import note, passage
+from agentread.hidden import SAME_COLOUR, note, passage
 from agentread.readers import TEXT_PARSE_BYTES, Source
 from agentread.readers.text import markup_kind
 from agentread.result import ReadResult, TextPart
@@ -39,10 +45,9 @@ LINE_ENDS = re.compile(r"\r\n|\r|\n")  # as the text reader ends lines
 # A window's numbered line: its number, then a tab (numbering.numbered).
 _NUMBERED = re.compile(r"^ *(\d+)\t", re.MULTILINE)
 
-_ZERO = re.compile(r"0+(\.0*)?")
-
 # What any hidden passage's HTML holds: a comment, the attribute, or a style that hides.
-_MAY_HIDE = re.compile(r"<!--|hidden|display|font-size|width|height", re.IGNORECASE)
+_MAY_HIDE = re.compile(r"<!--|hidden|display|font-size|width|height|opacity|clip|indent|left|top|color|background",
+                       re.IGNORECASE)
 
 # Files whose passages are kept between reads (keyed by Source.cache_key): paging through a file
 # parses it once.
@@ -175,9 +180,12 @@ def lines_of(text: str) -> str:
 def spans(text: str, kind: str) -> list[Span]:
     """The hidden passages of `text` (its line ends one "\\n" each: lines_of), HTML or Markdown."""
     found = _found(text)
-    # Markdown's code is blanked only where its HTML holds a passage: most hold none, and its parse
-    # costs more than the tokenizer's.
-    return _found(_without_code(text)) if found and kind == "markdown" else found
+    # Markdown's code is blanked only where its HTML holds a passage, or an element whose text the
+    # tokenizer takes whole (`<style>` shown as code would swallow what follows): most hold
+    # neither, and its parse costs more than the tokenizer's.
+    if kind == "markdown" and (found or _RAW_TEXT.search(text)):
+        return _found(_without_code(text))
+    return found
 
 
 def _found(text: str) -> list[Span]:
@@ -190,54 +198,386 @@ def _found(text: str) -> list[Span]:
     return finder.found
 
 
-def _why_hidden(attrs: list[tuple[str, str | None]]) -> str | None:
-    """Why an element with `attrs` is not shown, None when it is."""
-    named = dict(attrs)
-    if "hidden" in named:
-        return f"{_STYLED} (the hidden attribute)"
-    style = named.get("style")
-    if not style:
-        return None
+@dataclass(slots=True)
+class _Element:
+    """An element as the tokenizer opened it: its tag, attributes and parent (an index, -1 for
+    none); in a file, `start`, where its start tag opens, and `end`, where the end tag that closes
+    it opens (each a tokenizer position, line and column; None: left open)."""
+
+    tag: str
+    attrs: dict[str, str | None]
+    parent: int
+    start: tuple[int, int] = (1, 0)
+    end: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class _Passage:
+    """A hidden element (an index) that starts a hidden run, why, and the elements within it that
+    show again (a child's `visibility:visible`, its own font size or colour), in order."""
+
+    element: int
+    why: str
+    gaps: tuple[int, ...]
+
+
+# The kinds of hiding a descendant can undo by declaring its own value; the others hide all within.
+_VISIBILITY, _FONT_SIZE, _COLOUR = "visibility", "font-size", "colour"
+
+# The properties read from styles: those that can hide text, and those that show it again.
+_READ = frozenset("display visibility font-size width height max-width max-height overflow overflow-x overflow-y "
+                  "opacity clip clip-path position left top text-indent color background background-color".split())
+
+# CSS lengths in CSS pixels (em, ex and viewport units at a browser's defaults: a 16px font, a
+# 1920x1080 screen); a percentage's base is unknown.
+_PX = {"px": 1, "": 1, "pt": 4 / 3, "pc": 16, "in": 96, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6,
+       "em": 16, "rem": 16, "ex": 8, "ch": 8, "vw": 19.2, "vh": 10.8, "vmin": 10.8, "vmax": 19.2}
+_LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))([a-z]*|%)")
+
+# How far left or up a positioned element or an indent must be moved to be off-screen: the
+# usual off-screen patterns move by 999px, 9999px or more; a layout's own offsets are smaller.
+OFF_SCREEN_PX = 999
+
+# At most this size (width or height) with overflow hidden or clipped shows no text: the
+# "visually hidden" pattern's 1px box.
+UNSEEN_BOX_PX = 1
+
+# Selectors of a file's style sheets applied, in order: a page's own sheet has tens to hundreds;
+# each is compiled, and tested on every element its rule may hide.
+STYLE_SELECTORS = 1_000
+
+# Elements a file's style sheets are matched against, in order (those past it are judged by their
+# own style): matching costs a Python call an element; a file up to TEXT_PARSE_BYTES has fewer.
+STYLE_ELEMENTS = 20_000
+
+# A letter or a digit: what a passage holds to be one (a comment of dashes or a blank is not).
+_WORD = re.compile(r"[^\W_]")
+
+# Elements whose content the tokenizer reads as text up to their end tag.
+_RAW_TEXT = re.compile(r"<(?:style|script|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b",
+                       re.IGNORECASE)
+
+# Where an element may hide by its own attributes: without it or a style sheet, none does.
+_STYLED_ELEMENT = re.compile(r"\s(?:style|hidden)\b", re.IGNORECASE)
+
+# A tag, a comment or a character reference: markup, not text a person reads.
+_MARKUP = re.compile(r"<[^>]*>|&#?\w+;")
+
+
+def has_words(html: str) -> bool:
+    """Whether `html`'s text (tags and character references aside) holds a letter or a digit."""
+    return bool(_WORD.search(_MARKUP.sub("", html)))
+
+
+def _declarations(tokens) -> list[tuple[str, str, bool]]:
+    """The declarations of a rule's or a style attribute's content that matter here: (name, value
+    in lower case, !important)."""
     import tinycss2
 
-    values: dict[str, str] = {}
-    for item in tinycss2.parse_blocks_contents(style, skip_comments=True, skip_whitespace=True):
-        if item.type == "declaration":
-            values[item.lower_name] = tinycss2.serialize(item.value).strip().lower()
-    if values.get("display") == "none":
-        return f"{_STYLED} (display:none)"
-    if values.get("visibility") in ("hidden", "collapse"):
-        return f"{_STYLED} (visibility:hidden)"
-    if _is_zero(values.get("font-size")):
-        return f"{_STYLED} (font-size:0)"
-    if values.get("overflow", values.get("overflow-x", values.get("overflow-y"))) in ("hidden", "clip") and (
-            _is_zero(values.get("width")) or _is_zero(values.get("height"))
-            or _is_zero(values.get("max-width")) or _is_zero(values.get("max-height"))):
-        return f"{_STYLED} (zero size, overflow hidden)"
-    return None
+    found = []
+    for item in tinycss2.parse_blocks_contents(tokens, skip_comments=True, skip_whitespace=True):
+        if item.type == "declaration" and item.lower_name in _READ:
+            found.append((item.lower_name, tinycss2.serialize(item.value).strip().lower(), item.important))
+    return found
+
+
+def _px(value: str | None) -> float | None:
+    """A CSS length in CSS pixels, None when it is not one (or a percentage)."""
+    found = _LENGTH.fullmatch(value or "")
+    if not found or found[2] not in _PX:
+        return None
+    return float(found[1]) * _PX[found[2]]
 
 
 def _is_zero(value: str | None) -> bool:
-    """Whether a CSS length is zero in any unit."""
-    if not value:
-        return False
-    return bool(_ZERO.fullmatch(value.rstrip("abcdefghijklmnopqrstuvwxyz%").strip()))
+    """Whether a CSS length (or number) is zero in any unit."""
+    found = _LENGTH.fullmatch(value or "")
+    return bool(found) and float(found[1]) == 0
+
+
+@lru_cache(maxsize=256)  # a page sets a few colours, on many elements
+def _colour(value: str | None):
+    """An opaque colour's (red, green, blue), 0-255, that `value` (a colour, or a background
+    without an image) sets; None for none, a transparent one or an image."""
+    import tinycss2
+    from tinycss2.color3 import parse_color
+
+    if not value or "url(" in value or "gradient" in value:
+        return None
+    for token in tinycss2.parse_component_value_list(value, skip_comments=True):
+        colour = parse_color(token)
+        if colour is not None and colour != "currentColor" and hasattr(colour, "alpha"):
+            return tuple(round(c * 255) for c in colour[:3]) if colour.alpha >= 1 else None
+    return None
+
+
+def _clipped(values: dict[str, str]) -> bool:
+    """Whether `clip` (on a positioned element) or `clip-path: inset()` leaves nothing to show."""
+    clip = values.get("clip", "")
+    if clip.startswith("rect(") and values.get("position") in ("absolute", "fixed"):
+        sides = [_px(side) for side in re.split(r"[\s,]+", clip[5:].rstrip(")").strip())]
+        if len(sides) == 4:
+            top, right, bottom, left = sides
+            if (top is not None and bottom is not None and bottom <= top) or \
+                    (left is not None and right is not None and right <= left):
+                return True
+    path = values.get("clip-path", "")
+    if path.startswith("inset(") and path.endswith(")"):
+        sides = path[6:-1].split(" round ")[0].split()
+        percents = [float(side[:-1]) if re.fullmatch(r"\d+\.?\d*%", side) else None for side in sides]
+        if 1 <= len(percents) <= 4 and None not in percents:  # as `margin` gives its four sides
+            top, right = percents[0], percents[1 % len(percents)]
+            bottom = percents[2] if len(percents) > 2 else top
+            left = percents[3] if len(percents) > 3 else right
+            return top + bottom >= 100 or left + right >= 100
+    return False
+
+
+def _far(value: str | None) -> bool:
+    """Whether an offset moves farther left or up than OFF_SCREEN_PX."""
+    px = _px(value)
+    return px is not None and px <= -OFF_SCREEN_PX
+
+
+def _hides_all(values: dict[str, str], attrs: dict[str, str | None]) -> str | None:
+    """Why an element with the cascaded `values` and `attrs` shows nothing of what it holds (a
+    descendant cannot show itself again), None when it shows."""
+    display = values.get("display")
+    if display == "none":
+        return f"{_STYLED} (display:none)"
+    if "hidden" in attrs and display is None:
+        return f"{_STYLED} (the hidden attribute)"
+    if _is_zero(values.get("opacity")):
+        return f"{_STYLED} (opacity:0)"
+    if _clipped(values):
+        return f"{_STYLED} (clipped away)"
+    if values.get("position") in ("absolute", "fixed") and (_far(values.get("left")) or _far(values.get("top"))):
+        return f"{_STYLED} (off-screen)"
+    if _far(values.get("text-indent")):
+        return f"{_STYLED} (indented off-screen)"
+    overflow = values.get("overflow", values.get("overflow-x", values.get("overflow-y")))
+    if overflow in ("hidden", "clip"):
+        sizes = [values.get(name) for name in ("width", "height", "max-width", "max-height")]
+        if any(_is_zero(size) for size in sizes):
+            return f"{_STYLED} (zero size, overflow hidden)"
+        if any((px := _px(size)) is not None and px <= UNSEEN_BOX_PX for size in sizes):
+            return f"{_STYLED} (a 1px box, overflow hidden)"
+    return None
+
+
+def _inherited(values: dict[str, str], pair: bool) -> dict[str, str | None]:
+    """What an element's `values` say of the kinds a descendant may undo: kind -> why it hides
+    (None: it shows again). `pair`: its colour and background colour are set together (by one
+    rule or its style attribute), so they are compared."""
+    kinds: dict[str, str | None] = {}
+    visibility = values.get("visibility")
+    if visibility in ("hidden", "collapse"):
+        kinds[_VISIBILITY] = f"{_STYLED} (visibility:hidden)"
+    elif visibility == "visible":
+        kinds[_VISIBILITY] = None
+    size = values.get("font-size")
+    if _is_zero(size):
+        kinds[_FONT_SIZE] = f"{_STYLED} (font-size:0)"
+    elif size and not re.search(r"(em|ex|ch|%)$|^(smaller|larger|inherit|unset|revert)", size):
+        kinds[_FONT_SIZE] = None  # its own size, not its parent's scaled
+    if "color" in values or "background" in values or "background-color" in values:
+        kinds[_COLOUR] = None
+        text = _colour(values.get("color"))
+        under = _colour(values.get("background-color", values.get("background")))
+        if pair and text and under and all(abs(a - b) <= SAME_COLOUR for a, b in zip(text, under)):
+            kinds[_COLOUR] = f"{_STYLED} (text in its background colour)"
+    return kinds
+
+
+class _Sheets:
+    """The rules of a file's style sheets (the text of each `<style>` element), matched by
+    cssselect2 against a copy of its elements: what they and an element's own style declare."""
+
+    def __init__(self, css: list[str], elements: list[_Element]):
+        import tinycss2
+        from cssselect2 import Matcher, SelectorError, compile_selector_list
+
+        self.may_hide, self.plain, self.media = Matcher(), Matcher(), Matcher()
+        self.conditional = False
+        added = 0
+        rules = (each for sheet in css for each in _rules(
+            tinycss2.parse_stylesheet(sheet, skip_comments=True, skip_whitespace=True)))
+        for number, (rule, conditional) in enumerate(rules):
+            if added >= STYLE_SELECTORS:
+                break
+            declared = _declarations(rule.content)
+            if not declared:
+                continue
+            try:
+                selectors = [s for s in compile_selector_list(rule.prelude) if s.pseudo_element is None]
+            except SelectorError:
+                continue  # a selector cssselect2 cannot read (of a later CSS) applies nowhere here
+            block = (number, declared)  # the number tells one rule's declarations from another's
+            for selector in selectors[:STYLE_SELECTORS - added]:
+                added += 1
+                self.media.add_selector(selector, block)
+                if conditional:
+                    self.conditional = True
+                    continue
+                self.plain.add_selector(selector, block)
+                if _may_hide(declared):
+                    self.may_hide.add_selector(selector, block)
+        self.selectors, self.hiding = added, bool(self.may_hide.order)
+        self.elements = elements
+
+    @cached_property
+    def wrappers(self) -> list:
+        """The elements, up to STYLE_ELEMENTS, as cssselect2 matches them (built when first asked:
+        a sheet whose rules hide nothing is matched against an element only when its own style or
+        an ancestor's asks)."""
+        from xml.etree.ElementTree import Element, SubElement
+
+        from cssselect2 import ElementWrapper
+
+        elements = self.elements[:STYLE_ELEMENTS]
+        root = Element("html") if sum(e.parent < 0 for e in elements) != 1 else None  # a tree has one root
+        mirrored: list[Element] = []
+        for element in elements:
+            attrs = {k: v or "" for k, v in element.attrs.items()}
+            if element.parent >= 0:
+                mirrored.append(SubElement(mirrored[element.parent], element.tag, attrs))
+            else:
+                mirrored.append(Element(element.tag, attrs) if root is None else SubElement(root, element.tag, attrs))
+        top = ElementWrapper.from_html_root(root if root is not None else mirrored[0]) if mirrored else None
+        walked = list(top.iter_subtree()) if top is not None else []
+        return walked[1:] if root is not None else walked  # in the elements' order
+
+    def candidate(self, index: int) -> bool:
+        """Whether a rule that may hide matches the element."""
+        return self.hiding and index < len(self.wrappers) and bool(self.may_hide.match(self.wrappers[index]))
+
+    def blocks(self, index: int, media: bool) -> list:
+        """The declaration blocks of the rules matching the element, lowest in the cascade first;
+        `media`: with the rules inside @media and the like."""
+        if index >= len(self.wrappers):
+            return []
+        matched = (self.media if media else self.plain).match(self.wrappers[index])
+        return [(specificity, order, block) for specificity, order, _, block in matched]
+
+
+def _rules(rules, conditional: bool = False) -> Iterator:
+    """The style rules of a sheet's `rules`, in order, each with whether it applies only where an
+    at-rule (@media, @supports) says."""
+    import tinycss2
+
+    for rule in rules:
+        if rule.type == "qualified-rule":
+            yield rule, conditional
+        elif rule.type == "at-rule" and rule.content is not None:
+            yield from _rules(tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True), True)
+
+
+def _may_hide(declared: list[tuple[str, str, bool]]) -> bool:
+    """Whether a rule's declarations take part in hiding an element (alone or with others)."""
+    values = {name: value for name, value, _ in declared}
+    if values.get("display") == "none" or values.get("visibility") in ("hidden", "collapse"):
+        return True
+    if _is_zero(values.get("font-size")) or _is_zero(values.get("opacity")):
+        return True
+    if values.get("overflow", values.get("overflow-x", values.get("overflow-y"))) in ("hidden", "clip"):
+        return True
+    if any(name in values for name in ("clip", "clip-path", "text-indent")):
+        return True
+    if values.get("position") in ("absolute", "fixed") or _far(values.get("left")) or _far(values.get("top")):
+        return True
+    return "color" in values and ("background" in values or "background-color" in values)
+
+
+def _cascaded(blocks: list, inline: list[tuple[str, str, bool]]) -> tuple[dict[str, str], bool]:
+    """The values the matching rules' `blocks` and the style attribute's `inline` declarations
+    give an element (a later or more specific rule wins; the style attribute wins over rules;
+    !important over both), and whether its colour and background colour come from one block."""
+    won: dict[str, tuple] = {}
+    entries = [(specificity, order, block_id, declared) for specificity, order, (block_id, declared) in blocks]
+    entries.append(((1 << 30, 0, 0), 0, "style", inline))
+    for specificity, order, block_id, declared in entries:
+        for name, value, important in declared:
+            rank = (important, specificity, order)
+            if name not in won or rank >= won[name][0]:
+                won[name] = (rank, value, block_id)
+    values = {name: value for name, (_, value, _) in won.items()}
+    background = won.get("background-color", won.get("background"))
+    pair = "color" in won and background is not None and won["color"][2] == background[2]
+    return values, pair
+
+
+def _passages(elements: list[_Element], css: list[str]) -> tuple[list[_Passage], list[bool]]:
+    """The hidden runs of `elements` (in document order, parents first) under their style sheets
+    `css` and their own styles, and whether each element is within one."""
+    sheets = _Sheets(css, elements) if any(sheet.strip() for sheet in css) else None
+    sheets = sheets if sheets is not None and sheets.selectors else None
+    whole: list[str | None] = [None] * len(elements)  # why all it holds is hidden
+    kinds: list[dict[str, str]] = [{}] * len(elements)  # the undoable kinds hiding it, and why
+    owner = [-1] * len(elements)  # the element starting the run it is in
+    gaps: dict[int, list[int]] = {}
+    whys: dict[int, str] = {}
+    for i, element in enumerate(elements):
+        parent = element.parent
+        if sheets is None and (parent < 0 or owner[parent] < 0) and not (
+                "style" in element.attrs or "hidden" in element.attrs):
+            continue  # shown, as its parent is: nothing of its own may hide it
+        if parent >= 0 and whole[parent] is not None:
+            whole[i], owner[i] = whole[parent], owner[parent]
+            continue
+        above = kinds[parent] if parent >= 0 else {}
+        own_all, own = _judged(i, element, sheets, bool(above))
+        now = {kind: why for kind, why in above.items() if own.get(kind, why) is not None}
+        for kind, why in own.items():
+            if why is not None and kind not in now:
+                now[kind] = why
+        whole[i], kinds[i] = own_all, now
+        hidden, parent_hidden = bool(own_all or now), parent >= 0 and owner[parent] >= 0
+        if hidden and not parent_hidden:
+            owner[i], whys[i] = i, own_all or next(iter(now.values()))
+        elif hidden:
+            owner[i] = owner[parent]
+        elif parent_hidden:
+            gaps.setdefault(owner[parent], []).append(i)
+    found = [_Passage(i, why, tuple(gaps.get(i, ()))) for i, why in whys.items()]
+    return found, [o >= 0 for o in owner]
+
+
+def _judged(index: int, element: _Element, sheets: _Sheets | None, within: bool
+            ) -> tuple[str | None, dict[str, str | None]]:
+    """Why the element hides all it holds (or None), and what it says of the undoable kinds;
+    `within`: inside a run such a kind hides, where a declaration of its own may show it again."""
+    style = element.attrs.get("style") or ""
+    if not (style or "hidden" in element.attrs or within or (sheets is not None and sheets.candidate(index))):
+        return None, {}
+    inline = _declarations(style) if style else []
+    blocks = sheets.blocks(index, False) if sheets is not None else []
+    values, pair = _cascaded(blocks, inline)
+    own_all, own = _hides_all(values, element.attrs), _inherited(values, pair)
+    if (own_all or any(own.values())) and sheets is not None and sheets.conditional:
+        # hidden only where no rule inside @media or @supports shows it again
+        values, pair = _cascaded(sheets.blocks(index, True), inline)
+        if not (_hides_all(values, element.attrs) or any(_inherited(values, pair).values())):
+            return None, {kind: why for kind, why in own.items() if why is None}
+    return own_all, own
 
 
 class _Finder(HTMLParser):
-    """Drives the tokenizer, keeping the open elements to find where a hidden one ends."""
+    """Drives the tokenizer, keeping the elements it opens (where each starts and ends, its parent)
+    and the comments and style sheets it meets."""
 
     def __init__(self, text: str):
         super().__init__(convert_charrefs=True)
         self.text = text
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.open: list[str] = []
+        self.elements: list[_Element] = []
+        self.open: list[int] = []  # the open elements, by index
         self.opened: dict[str, int] = {}  # how many of each tag are open: a stray end tag costs nothing
-        self.hiding: tuple[int, int, str] | None = None  # the hidden element's depth, start and why
+        self.comments: list[tuple[int, int]] = []
+        self.css: list[str] = []  # the text of each style element
         self.found: list[Span] = []
 
-    def _at(self) -> int:
-        line, column = self.getpos()
+    def _at(self, position: tuple[int, int] | None = None) -> int:
+        line, column = position or self.getpos()
         return self.starts[line - 1] + column
 
     def _point(self, at: int) -> tuple[int, int]:
@@ -247,22 +587,33 @@ class _Finder(HTMLParser):
     def _add(self, start: int, end: int, why: str) -> None:
         self.found.append(Span(self._point(start), self._point(end), why))
 
+    def _end(self, element: _Element) -> int:
+        """Where an element ends: past its end tag's ">", or where the text does if left open."""
+        if element.end is None:
+            return len(self.text.rstrip())
+        end = self.text.find(">", self._at(element.end))
+        return len(self.text) if end < 0 else end + 1
+
     def handle_comment(self, data: str) -> None:
-        if self.hiding is None:
-            start = self._at()
-            # `<!-- data -->`, or a bogus comment (`<!x>`, `</ x>`), which ends at its first ">"
-            whole = self.text.startswith("<!--", start)
-            end = self.text.find(">", start + 4 + len(data) if whole else start)
-            self._add(start, len(self.text) if end < 0 else end + 1, COMMENT)
+        start = self._at()
+        # `<!-- data -->`, or a bogus comment (`<!x>`, `</ x>`), which ends at its first ">"
+        whole = self.text.startswith("<!--", start)
+        end = self.text.find(">", start + 4 + len(data) if whole else start)
+        if _WORD.search(data):  # a comment of no word (`<!---->`, a rule of dashes) hides nothing
+            self.comments.append((start, len(self.text) if end < 0 else end + 1))
+
+    def handle_data(self, data: str) -> None:
+        if self.open and self.elements[self.open[-1]].tag == "style":
+            self.css[-1] += data
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _VOID:
             return
-        if self.hiding is None:
-            why = _why_hidden(attrs)
-            if why is not None:
-                self.hiding = (len(self.open), self._at(), why)
-        self.open.append(tag)
+        if tag == "style":
+            self.css.append("")
+        self.elements.append(_Element(tag, dict(attrs), self.open[-1] if self.open else -1,
+                                      (self.lineno, self.offset)))
+        self.open.append(len(self.elements) - 1)
         self.opened[tag] = self.opened.get(tag, 0) + 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -271,29 +622,39 @@ class _Finder(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if not self.opened.get(tag):
             return  # a stray end tag closes nothing
+        at = (self.lineno, self.offset)
         while True:  # it closes the elements opened after its own
-            top = self.open.pop()
-            self.opened[top] -= 1
-            if top == tag:
+            top = self.elements[self.open.pop()]
+            self.opened[top.tag] -= 1
+            top.end = at
+            if top.tag == tag:
                 break
-        if self.hiding is not None and len(self.open) <= self.hiding[0]:
-            _, start, why = self.hiding
-            self.hiding = None
-            end = self.text.find(">", self._at())
-            self._add(start, len(self.text) if end < 0 else end + 1, why)
 
     def finish(self) -> None:
-        """An element left open hides the rest of the text, and so does a comment never closed
-        (which the tokenizer gives as text): one opened after the last "-->"."""
-        end = len(self.text.rstrip())
-        if self.hiding is not None:
-            _, start, why = self.hiding
-            self.hiding = None
-            self._add(start, end, why)
+        """The passages: an element left open hides the rest of the text, and so does a comment
+        never closed (which the tokenizer gives as text): one opened after the last "-->"."""
         closed = self.text.rfind("-->")
         opened = self.text.find("<!--", closed + 3 if closed >= 0 else 0)
-        if opened >= 0 and not any(s.start <= self._point(opened) < s.end for s in self.found):
-            self._add(opened, end, COMMENT)
+        if opened >= 0 and not any(s <= opened < e for s, e in self.comments) and _WORD.search(self.text[opened:]):
+            self.comments.append((opened, len(self.text.rstrip())))
+        styled = any(self.css) or _STYLED_ELEMENT.search(self.text)
+        passages = _passages(self.elements, self.css)[0] if styled else []
+        runs: list[tuple[int, int]] = []  # the hidden runs that hold a word
+        for found in passages:
+            element = self.elements[found.element]
+            at, pieces = self._at(element.start), []
+            for gap in found.gaps:
+                pieces.append((at, self._at(self.elements[gap].start)))
+                at = max(at, self._end(self.elements[gap]))
+            pieces.append((at, self._end(element)))
+            for start, stop in pieces:
+                if has_words(self.text[start:stop]):
+                    runs.append((start, stop))
+                    self._add(start, stop, found.why)
+        for start, stop in self.comments:
+            if not any(s <= start < e for s, e in runs):
+                self._add(start, stop, COMMENT)
+        self.found.sort(key=lambda span: span.start)
 
 
 def _without_code(text: str) -> str:
@@ -417,10 +778,10 @@ def may_hide(html: str) -> bool:
     return bool(_MAY_HIDE.search(html))
 
 
-def mark_tree(root) -> dict[str, int]:
-    """Marks the hidden passages of an lxml.html tree in place, as text its layout shows: each
-    hidden element made visible with its text between markers, each comment's text put where it
-    stands between markers; answers how many of each `why`."""
+def mark_tree(root, css: list[str]) -> dict[str, int]:
+    """Marks the hidden passages of an lxml.html tree in place, as text its layout shows: each run
+    of hidden text made visible between markers, each comment's text put where it stands between
+    markers; `css`, the text of each of its style sheets; answers how many of each `why`."""
     from lxml import etree
 
     counts: dict[str, int] = {}
@@ -433,31 +794,53 @@ def mark_tree(root) -> dict[str, int]:
                 body.insert(0, comment)
             else:
                 body.append(comment)
-    comments, hidden = [], []
-    stack = [root]
-    while stack:  # a hidden element's comments and hidden children are inside its own passage
-        node = stack.pop()
-        why = _why_hidden(list(node.attrib.items())) if isinstance(node.tag, str) else None
-        if node.tag is etree.Comment:
-            comments.append(node)
-        elif why is not None:
-            hidden.append((node, why))
-        else:
-            stack.extend(reversed(node))
-    for element, why in hidden:
-        for inside in element.iter(etree.Element):  # so that the layout shows it and what it holds
-            if _why_hidden(list(inside.attrib.items())) is not None:
-                for name in ("hidden", "style"):
-                    inside.attrib.pop(name, None)
-        head, _, tail = passage("\0", why).partition("\0")
-        element.text = head + (element.text or "")
-        if len(element):
-            element[-1].tail = (element[-1].tail or "") + tail
-        else:
-            element.text += tail
-        counts[why] = counts.get(why, 0) + 1
-    for comment in comments:
+    nodes = [node for node in root.iter() if isinstance(node.tag, str)]
+    index = {node: i for i, node in enumerate(nodes)}
+    elements = [_Element(node.tag.lower(), {str(k).lower(): v for k, v in node.attrib.items()},
+                         index.get(node.getparent(), -1)) for node in nodes]
+    passages, within = _passages(elements, css)
+    why = {found.element: found.why for found in passages}
+    owner = [-1] * len(nodes)
+    for i, element in enumerate(elements):
+        owner[i] = (i if i in why else owner[element.parent] if element.parent >= 0 else -1) if within[i] else -1
+    # The text in document order, each piece with the run it is in (an element's text is in its
+    # own state, its tail in its parent's); consecutive pieces of one run are one passage.
+    pieces: list[tuple[object, str, int]] = []
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:
+        node, tail = stack.pop()
+        if tail:
+            parent = node.getparent()
+            pieces.append((node, "tail", owner[index[parent]] if parent in index else -1))
+            continue
+        if isinstance(node.tag, str):
+            pieces.append((node, "text", owner[index[node]]))
+            stack.extend((child, flag) for child in reversed(node) for flag in (True, False))
+    runs: list[tuple[int, list[tuple[object, str]]]] = []  # each run's element, its pieces
+    last = -1
+    for node, attr, run in pieces:
+        if getattr(node, attr):
+            if run >= 0 and run == last:
+                runs[-1][1].append((node, attr))
+            elif run >= 0:
+                runs.append((run, [(node, attr)]))
+            last = run
+    for run, held in runs:
+        if not has_words("".join(getattr(node, attr) for node, attr in held)):
+            continue
+        head, _, tail = passage("\0", why[run]).partition("\0")
+        (first, at_first), (end, at_end) = held[0], held[-1]
+        setattr(first, at_first, head + getattr(first, at_first))
+        setattr(end, at_end, getattr(end, at_end) + tail)
+        counts[why[run]] = counts.get(why[run], 0) + 1
+    for node, inside in zip(nodes, within):
+        if inside:  # so that the layout shows it and what it holds
+            for name in ("hidden", "style"):
+                node.attrib.pop(name, None)
+    for comment in list(root.iter(etree.Comment)):
         parent = comment.getparent()
+        if parent is None or within[index[parent]] or not _WORD.search(comment.text or ""):
+            continue  # inside a hidden run's passage, or of no word
         shown = passage(f"<!--{comment.text or ''}-->", COMMENT) + (comment.tail or "")
         before = comment.getprevious()
         if before is not None:

@@ -1,7 +1,8 @@
 """An HTML output as the text a browser shows (tables laid out as columns, lists as bullets),
 for outputs whose only text form is HTML. lxml parses it and drops its scripts and styles (counted,
 so the read can say what it left out); inscriptis lays out the rest. Its hidden passages (comments,
-elements styled not to show) are laid out between markers (markup_hidden.py), and counted."""
+elements its own styles or style sheets hide) are laid out between markers (markup_hidden.py), and
+counted."""
 
 from __future__ import annotations
 
@@ -56,8 +57,9 @@ def html_text(html: str) -> HtmlText:
         return HtmlText([], 0, 0, 0)
     dropped = list(tree.iter(*_DROPPED_TAGS))
     dropped_chars = sum(len(element.text_content()) for element in dropped)
+    css = [element.text_content() for element in dropped if element.tag == "style"]
     etree.strip_elements(tree, *_DROPPED_TAGS, with_tail=False)
-    hidden = mark_tree(tree) if hides else {}
+    hidden = mark_tree(tree, css) if hides else {}
     shown = lxml.html.tostring(tree, encoding="unicode") if dropped or hidden else html
     scripts = sum(element.tag == "script" for element in dropped)
     return HtmlText(_laid_out(shown, bool(dropped)), scripts, len(dropped) - scripts, dropped_chars, hidden)

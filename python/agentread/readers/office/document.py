@@ -26,8 +26,6 @@ MAX_CELL_CHARS = 500
 # (start, end of its reason, end) until the document is rendered: the lines are cut, joined and
 # quoted on the way, and a marker's own text in the file must not count as one.
 HIDDEN_START, HIDDEN_WHY, HIDDEN_END = "\x05", "\x06", "\x07"
-# Two colours whose red, green and blue each differ by at most this much (of 255) look the same.
-SAME_COLOUR = 8
 WHITE = "FFFFFF"  # a page's or a slide's colour where the file sets none
 
 _HEX_COLOUR = re.compile(r"[0-9A-Fa-f]{6}")
@@ -105,7 +103,7 @@ def hex_colour(value: str | None) -> str | None:
 def unseen_colour(colour: str, under: str) -> str | None:
     """Why text in `colour` on `under` (six hex digits each) is not seen, a reason for
     hidden.passage: "in white on white", "in the colour under it"; None where it is seen."""
-    if not all(abs(int(colour[i:i + 2], 16) - int(under[i:i + 2], 16)) <= SAME_COLOUR for i in (0, 2, 4)):
+    if not all(abs(int(colour[i:i + 2], 16) - int(under[i:i + 2], 16)) <= hidden.SAME_COLOUR for i in (0, 2, 4)):
         return None
     return "in white on white" if under == WHITE else "in the colour under it"
 
