@@ -47,7 +47,8 @@ _FOUND = re.compile(f"(?P<tags>[\U000e0000-\U000e007f]+)|(?P<bidi>[{_BIDI}])|(?P
                     f"|(?P<selectors>[{_SELECTORS}]+)")
 
 # Two colours whose red, green and blue each differ by at most this much (of 255) look the same:
-# text in the colour under it (office/document.py, readers/markup_hidden.py).
+# text in the colour under it (office/document.py, readers/markup_hidden.py,
+# readers/pdf/concealed.py).
 SAME_COLOUR = 8
 
 # How each kind is named in the reply's first line: (one, many).

@@ -13,7 +13,7 @@ are decided; docs/CONTRACT.md ("Hidden content") states them.
   last before it under the whole of its first character, among its images and opaque filled
   paths, or of the paper (white) where it drew none there: `in white on white` when both are
   white, `in the colour under it` otherwise; colours match when each channel differs by at most
-  COLOUR_SLACK. Not over an image or a shading (a gradient), nor over a translucent fill, whose
+  SAME_COLOUR. Not over an image or a shading (a gradient), nor over a translucent fill, whose
   colour cannot be told, nor where the last fill there covers the character in part. What lies
   under a text object is looked for among the page's first MAX_UNDER_OBJECTS images, shadings and
   filled paths.
@@ -32,7 +32,7 @@ import logging
 from ctypes import addressof, byref
 
 from agentread.cancel import Cancelled, checkpoint
-from agentread.hidden import passage
+from agentread.hidden import SAME_COLOUR, passage
 from agentread.readers.pdf import pdfium
 
 # Type this small (its font size in points, as drawn) is a speck to a reader: print's smallest
@@ -41,10 +41,6 @@ TINY_POINTS = 1.0
 
 # A colour channel at least this high (of 255) is white to the eye.
 WHITE_CHANNEL = 245
-
-# Two colours whose channels each differ by at most this (of 255) look the same: the rule the
-# Office readers use (office/document.py).
-COLOUR_SLACK = 8
 
 # Images and filled paths looked at for what lies under a text object: a page's background and
 # pictures are a few, but a cheat sheet draws hundreds of shapes before a dark band of white type;
@@ -219,7 +215,7 @@ def _white(colour) -> bool:
 
 def _alike(one: tuple, other: tuple) -> bool:
     """Whether two colours look the same (their red, green and blue), or both are white."""
-    return all(abs(a - b) <= COLOUR_SLACK for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
+    return all(abs(a - b) <= SAME_COLOUR for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
 
 
 def _meet(one: tuple, other: tuple) -> bool:
