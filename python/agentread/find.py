@@ -611,7 +611,7 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
             shown = context(unit.text, start, end)
             hidden = hidden_in(unit.text, start, end)
             if unit.hidden is not None:
-                shown, hidden = passage(shown, unit.hidden), (unit.hidden, *hidden)
+                shown, hidden = passage(shown, unit.hidden), tuple(dict.fromkeys((unit.hidden, *hidden)))
             yield Hit(where, shown, read, resume, hidden)
             if first_only:
                 break

@@ -647,12 +647,12 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             return
         # A piece holding characters that carry text is searched decoded, those read as what they
         # carry (hidden.carried_as_text).
-        tagged = decode_as not in PLAIN_WINDOW_ENCODINGS or _carries(buffer, size)
-        if needle is not None and not tagged:
+        carrying = decode_as not in PLAIN_WINDOW_ENCODINGS or _carries(buffer, size)
+        if needle is not None and not carrying:
             hits = _Hits(buffer, size, decode_as, line, carried)
             spans = matcher.ascii_spans(buffer, 0, size) if matcher.ignore_case else _find_all(buffer, needle, size)
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
-        elif in_parts and not tagged:
+        elif in_parts and not carrying:
             hits = _Hits(buffer, size, decode_as, line, carried)
             for at, text in _texts(buffer, size, decode_as, matcher.in_place):
                 if isinstance(text, int):  # ASCII lines up to `text`, searched in the buffer
@@ -808,7 +808,7 @@ class _Hits:
                       right < self.end)
         resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
         hidden = ()
-        if not match.isascii() and holds_hidden(match):  # the line, to tell what hides it
+        if holds_hidden(match):  # the line, to tell what hides it
             at = column - 1 - (self.carried if self.start == 0 else 0)
             hidden = hidden_in(self._text(self.start, self.end), at, at + len(match), passages=False)
         return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column, len(match)), resume, hidden)
