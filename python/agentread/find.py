@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from agentread.cancel import read_deadline
-from agentread.hidden import note
+from agentread.hidden import hidden_in, hit_why, note, passage, searchable
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import counted
 from agentread.request import ReadRequest
@@ -79,6 +79,9 @@ class Unit:
     # The read argument that starts its text further in: `column` for a line (read on from one past
     # MAX_LINE_CHARS), `char` for a spreadsheet cell (its `column` is the sheet's); None: none.
     reads_on: str | None = "column"
+    # Why the file keeps the whole unit out of a person's sight (a cell Excel hides), as
+    # hidden.passage takes it, where its text holds no passage marker of its own; None: it does not.
+    hidden: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ class Hit:
     context: str  # the hit and the text around it, on one line
     read: dict[str, Any]
     resume: dict[str, Any]
-    hidden: tuple[str, ...] = ()  # the `why` of each hidden passage its context marks (hidden.passage)
+    # What hides the matched text (hidden.hidden_in): a passage's `why`, a kind of character.
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -596,13 +600,19 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
         if budget.spent():
             yield Reached(unit.where, unit.resume)
             return
-        for start, end in matcher.spans(unit.text, column - 1):
+        searched = searchable(unit.text)
+        for found_start, found_end in matcher.spans(searched.text, searched.from_line(column - 1)):
+            start, end = searched.in_line(found_start), searched.in_line(found_end, end=True)
             where = {**unit.where, "column": start + 1}
             read = unit.read
             if unit.reads_on and "offset" in unit.read:
                 read = line_read(unit.read, start + 1, end - start, unit.reads_on)
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
-            yield Hit(where, context(unit.text, start, end), read, resume)
+            shown = context(unit.text, start, end)
+            hidden = hidden_in(unit.text, start, end)
+            if unit.hidden is not None:
+                shown, hidden = passage(shown, unit.hidden), tuple(dict.fromkeys((unit.hidden, *hidden)))
+            yield Hit(where, shown, read, resume, hidden)
             if first_only:
                 break
         column = 1
@@ -650,13 +660,14 @@ def answer(path: str, kind: str, hits: Iterator[Hit | Reached], request: ReadReq
             stop = hit
             break
         read = {**hit.read, **reading}
-        line = f"{cite(hit.where)}: {hit.context}  [read: {call(read)}]"
+        hidden = f" (hidden: {'; '.join(map(hit_why, hit.hidden))})" if hit.hidden else ""
+        line = f"{cite(hit.where)}{hidden}: {hit.context}  [read: {call(read)}]"
         cost = len(line.encode("utf-8")) + 1
         if len(shown) >= most or (shown and used + cost > request.output_bytes):
             stop = hit
             break
         lines.append(line)
-        shown.append({**hit.where, "read": read})
+        shown.append({**hit.where, **({"hidden": list(hit.hidden)} if hit.hidden else {}), "read": read})
         used += cost
         for why in hit.hidden:
             note(result, why)

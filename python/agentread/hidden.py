@@ -168,16 +168,121 @@ def note(result: ReadResult, why: str, n: int = 1) -> None:
     result.hidden[why] = result.hidden.get(why, 0) + n
 
 
-def _named(kind: str, n: int) -> str:
-    if kind in KINDS:
+# How a `find` hit whose match holds characters of each kind is said to be hidden: a phrase after
+# "hits", as a passage's `why` is.
+HIT_KINDS = {"tags": "in tag characters", "bidi": "across bidirectional controls",
+             "invisible": "holding invisible characters", "selectors": "in variation selectors"}
+
+# A passage's markers in a reader's line (`passage`): the opening one with its `why`, and the
+# closing one.
+_PASSAGE_MARKS = re.compile(f"{OPEN}hidden: ([^{CLOSE}\n]*){CLOSE}|{OPEN}/hidden{CLOSE}")
+# Runs of the characters that carry text (tag characters, variation selectors), which `find`
+# reads as that text.
+_CARRIERS = re.compile(f"(?P<tags>[\U000e0000-\U000e007f]+)|(?P<selectors>[{_SELECTORS}]+)")
+
+
+def _named(kind: str, n: int, what: str = "passage") -> str:
+    if kind in KINDS and what == "passage":
         return f"{n} {KINDS[kind][n != 1]}"
-    return f"{n} passage{'' if n == 1 else 's'} {kind}"
+    return f"{n} {what}{'' if n == 1 else 's'} {HIT_KINDS.get(kind, kind) if what == 'hit' else kind}"
 
 
-def summary(counts: dict[str, int]) -> str:
-    """The reply's first line for a window holding hidden passages."""
-    named = ", ".join(_named(kind, n) for kind, n in counts.items())
+def summary(counts: dict[str, int], what: str = "passage") -> str:
+    """The reply's first line for a window holding hidden passages (`what` "passage"), or for a
+    find's hits in hidden text ("hit", each counted by the `hit_why` of what hides it)."""
+    named = ", ".join(_named(kind, n, what) for kind, n in counts.items())
     return f"[Hidden from a person reading the file: {named}; each is marked {OPEN}…{CLOSE} where it stands.]"
+
+
+def holds_hidden(text: str) -> bool:
+    """Whether `text` holds a character of the kinds `mark` marks (a quick look: in its place, such
+    a character may be ordinary text)."""
+    return not text.isascii() and _ANY.search(text) is not None
+
+
+def hit_why(kind: str) -> str:
+    """How a hit hidden by `kind` (a passage's `why`, or a kind of character) is said to be."""
+    return HIT_KINDS.get(kind, kind)
+
+
+def carried_as_text(text: str) -> str:
+    """`text` with each run of tag characters or variation selectors that `mark` marks given as the
+    characters it carries, one for one (a selector's byte as the character of that number), so
+    that `find` finds those words where they stand; a flag emoji's tags and an emoji's form stay as
+    they are."""
+    if text.isascii() or not _CARRIERS.search(text):
+        return text
+    return _CARRIERS.sub(lambda run: run.group() if _marker(run.lastgroup, text, *run.span()) is None
+                         else "".join(chr(ord(c) - TAG_BASE if run.lastgroup == "tags" else _selector_byte(c))
+                                      for c in run.group()), text)
+
+
+@dataclass(frozen=True)
+class Searchable:
+    """What `find` searches in a reader's line: the file's words, without the markers of the
+    passages the reader marked (their text is the reader's, not the file's), tag characters and
+    variation selectors as what they carry (carried_as_text); and the way back to places in the
+    line as the reader gives it."""
+
+    text: str
+    # Each passage marker taken out: (where it stood in `text`, where in the line, its length).
+    cuts: tuple[tuple[int, int, int], ...] = ()
+
+    def in_line(self, at: int, end: bool = False) -> int:
+        """The place in the line of place `at` of `text`: a start past the markers standing there,
+        an `end` before them (a match that ends where a passage closes is inside it)."""
+        return at + sum(length for place, _, length in self.cuts if place < at or place == at and not end)
+
+    def from_line(self, at: int) -> int:
+        """The place in `text` of place `at` of the line (one inside a marker: where it stood)."""
+        taken = 0
+        for place, line_at, length in self.cuts:
+            if at < line_at + length:
+                return place if at > line_at else at - taken
+            taken += length
+        return at - taken
+
+
+def searchable(line: str) -> Searchable:
+    """A reader's line as `find` searches it (Searchable)."""
+    if line.isascii():
+        return Searchable(line)
+    text = carried_as_text(line)
+    if OPEN not in text:
+        return Searchable(text)
+    out, cuts, at = [], [], 0
+    for found in _PASSAGE_MARKS.finditer(text):
+        out.append(text[at:found.start()])
+        cuts.append((sum(map(len, out)), found.start(), found.end() - found.start()))
+        at = found.end()
+    out.append(text[at:])
+    return Searchable("".join(out), tuple(cuts))
+
+
+def hidden_in(line: str, start: int, end: int, passages: bool = True) -> tuple[str, ...]:
+    """What hides the match line[start:end] of a `find` hit: the `why` of each passage marked in
+    the line (`passage`; with `passages`, for a reader's line that holds its markers) whose text
+    the match holds any of, and the kind of each run of characters `mark` marks that it holds
+    any of. A marker elsewhere on the line does not hide the hit. The one place this is decided."""
+    end = max(end, start + 1)  # an empty match stands for the character at its place
+    whys: list[str] = []
+    if passages and OPEN in line:
+        opened: tuple[str, int] | None = None
+        for found in _PASSAGE_MARKS.finditer(line):
+            if found.group(1) is not None:
+                opened = (found.group(1), found.end())
+            elif opened is not None:
+                if opened[1] < end and start < found.start():
+                    whys.append(opened[0])
+                opened = None
+        if opened is not None and opened[1] < end:  # a passage its line does not close runs to its end
+            whys.append(opened[0])
+    if not line.isascii() and _ANY.search(line, start, end):
+        for found in _FOUND.finditer(line):
+            if found.start() < end and start < found.end() and \
+                    _marker(found.lastgroup, line, *found.span()) is not None:
+                whys.append(found.lastgroup)
+    return tuple(dict.fromkeys(whys))
 
 
 def mark_result(result: ReadResult) -> ReadResult:
@@ -185,14 +290,17 @@ def mark_result(result: ReadResult) -> ReadResult:
     reader marked (`passage`) first, and `hidden` set: the one place a reply is marked."""
     if result.is_error:
         return result
+    # A find's reply counts its hits in hidden text (find.answer), not the marks around them.
+    hits = "hits" in (result.shown or {})
     total: dict[str, int] = dict(result.hidden or {})  # the passages its reader marked
     for i, part in enumerate(result.content):
         if isinstance(part, TextPart):
             marked = mark(part.text)
-            for kind, n in marked.counts.items():
+            for kind, n in ({} if hits else marked.counts).items():
                 total[kind] = total.get(kind, 0) + n
             result.content[i] = TextPart(marked.text) if marked.counts else part
     if total:
         result.hidden = total
-        result.content.insert(0, TextPart(summary(total)))  # joined to the text after it by a line break
+        # joined to the text after it by a line break
+        result.content.insert(0, TextPart(summary(total, "hit" if hits else "passage")))
     return result

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from agentread import workspace
+from agentread.hidden import mark_result
 from agentread.limits import MIN_REPLY_BYTES, REPLY_FRAME_BYTES
 from agentread.numbering import amount
 from agentread.result import ReadError, ReadResult, TextPart
@@ -308,9 +309,10 @@ def _window_answer(result: ReadResult, before: str, earlier: list[str], now: lis
     text = "\n".join([head + f" The diff of {where} against that version follows, numbered as the file is now"
                       f"{also}.]", f"--- {result.path}@{before}", f"+++ {result.path}@{result.version}",
                       *(_hunk(g, earlier, now) for g in groups)])
-    if len(text.encode("utf-8")) > max(result.text_bytes(), MIN_REPLY_BYTES - REPLY_FRAME_BYTES):
+    answered = _answered(result, text)
+    if answered.text_bytes() > max(result.text_bytes(), MIN_REPLY_BYTES - REPLY_FRAME_BYTES):
         return None
-    return _answered(result, text)
+    return answered
 
 
 def _moved(by: int) -> str:
@@ -320,9 +322,10 @@ def _moved(by: int) -> str:
 
 def _answered(result: ReadResult, text: str) -> ReadResult:
     """`result` answered by `text` alone (a diff, or the line saying the window has none): changed,
-    nothing to continue."""
-    return dataclasses.replace(result, content=[TextPart(text)], changed=True, diff=True, truncated=False,
-                               next=None)
+    nothing to continue. The text is the file's as stored, so its hidden characters are marked and
+    counted here (hidden.mark_result), as a read's are: a change cannot bring them in unseen."""
+    return mark_result(dataclasses.replace(result, content=[TextPart(text)], changed=True, diff=True,
+                                           truncated=False, next=None, hidden=None))
 
 
 def _hunk(group: list, earlier: list[str], now: list[str]) -> str:

@@ -29,7 +29,7 @@ from html.parser import HTMLParser
 from typing import Iterator
 
 from agentread.find import Hit, around
-from agentread.hidden import SAME_COLOUR, note, passage
+from agentread.hidden import SAME_COLOUR, hidden_in, note, passage
 from agentread.readers import TEXT_PARSE_BYTES, Source
 from agentread.readers.text import markup_kind
 from agentread.result import ReadResult, TextPart
@@ -99,9 +99,9 @@ def marked(source: Source, result: ReadResult, column: int = 1) -> ReadResult:
 
 def marked_hits(source: Source, hits: Iterator, matcher) -> Iterator:
     """`hits` (find.Hit, or where a search stopped) in a text file; in an HTML or Markdown file, one
-    on a line holding hidden passages shows their markers (hidden.passage) and names them in
-    `Hit.hidden`. Only a file up to TEXT_PARSE_BYTES is parsed for them: a search of a larger one
-    stays a stream."""
+    on a line holding hidden passages shows their markers (hidden.passage), and is hidden
+    (`Hit.hidden`, hidden.hidden_in) where its match is in one. Only a file up to TEXT_PARSE_BYTES
+    is parsed for them: a search of a larger one stays a stream."""
     kind = markup_kind(source.path)
     if kind is None or source.size > TEXT_PARSE_BYTES:
         yield from hits
@@ -144,7 +144,8 @@ def _hit_marked(hit: Hit, text: str, on: list[Span], matcher) -> Hit:
     for head, tail in holding:  # a marker cut off with the text around the hit is kept at its edge
         context = context if head in context else head + context
         context = context if tail in context else context + tail
-    return replace(hit, context=context, hidden=tuple(span.why for span in on))
+    line_marked = before + match + after
+    return replace(hit, context=context, hidden=hidden_in(line_marked, len(before), len(before) + len(match)))
 
 
 def _file_text(source: Source) -> str:

@@ -35,6 +35,7 @@ from agentread.find import (
     line_read,
     line_start,
 )
+from agentread.hidden import carried_as_text, hidden_in, holds_hidden
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import (
     Window,
@@ -84,6 +85,11 @@ COUNT_REST_BYTES = 128 << 20
 # cannot change.
 PLAIN_WINDOW_SLACK = WINDOW_CHUNK
 PLAIN_WINDOW_ENCODINGS = ("utf-8", "ascii")
+
+# The first bytes in UTF-8 of the characters that carry text (tag characters and variation
+# selectors: U+E0000-E0FFF, U+FE00-FE3F), which a search looks for in a piece before it searches
+# its bytes.
+CARRIER_LEAD_BYTES = (b"\xf3\xa0", b"\xef\xb8")
 
 # UTF-16/32 files are transcoded whole; past this size they are refused rather than held in memory.
 MAX_TRANSCODE_BYTES = 256 << 20
@@ -639,11 +645,14 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
         if not carried and budget.spent():
             yield _reached(line)
             return
-        if needle is not None:
+        # A piece holding characters that carry text is searched decoded, those read as what they
+        # carry (hidden.carried_as_text).
+        carrying = decode_as not in PLAIN_WINDOW_ENCODINGS or _carries(buffer, size)
+        if needle is not None and not carrying:
             hits = _Hits(buffer, size, decode_as, line, carried)
             spans = matcher.ascii_spans(buffer, 0, size) if matcher.ignore_case else _find_all(buffer, needle, size)
             yield from filter(shown, (hits.at(begin, end) for begin, end in spans))
-        elif in_parts:
+        elif in_parts and not carrying:
             hits = _Hits(buffer, size, decode_as, line, carried)
             for at, text in _texts(buffer, size, decode_as, matcher.in_place):
                 if isinstance(text, int):  # ASCII lines up to `text`, searched in the buffer
@@ -666,11 +675,22 @@ def _search(source: Source, request: ReadRequest, matcher: Matcher) -> Iterator[
             data = buffer[:size].decode(decode_as, errors="replace")
             hits = _Hits(data, len(data), decode_as, line, carried)
             try:
-                yield from filter(shown, (hits.at(begin, end) for begin, end in matcher.line_spans(data, budget)))
+                yield from filter(shown, (hits.at(begin, end) for begin, end in
+                                          matcher.line_spans(carried_as_text(data), budget)))
             except OutOfTime as stop:
                 yield _reached(hits.line_at(stop.at))
                 return
         line, carried = hits.after(whole)
+
+
+def _carries(buffer: bytearray, size: int) -> bool:
+    """Whether buffer[:size] holds the first bytes of a character that carries text: each lead
+    byte looked for alone first, which runs at memory's speed where a two-byte search does not."""
+    for lead in CARRIER_LEAD_BYTES:
+        at = buffer.find(lead[0], 0, size)
+        if at >= 0 and buffer.find(lead, at, size) >= 0:
+            return True
+    return False
 
 
 def _reached(line: int) -> Reached:
@@ -787,7 +807,11 @@ class _Hits:
         text = around(before, match, self._text(end, right), left > self.start or column > len(before) + 1,
                       right < self.end)
         resume = {"offset": self.line, **({"column": column} if column > 1 else {})}
-        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column, len(match)), resume)
+        hidden = ()
+        if holds_hidden(match):  # the line, to tell what hides it
+            at = column - 1 - (self.carried if self.start == 0 else 0)
+            hidden = hidden_in(self._text(self.start, self.end), at, at + len(match), passages=False)
+        return Hit(where, text, line_read({"offset": self.line, "limit": 1}, column, len(match)), resume, hidden)
 
     def after(self, whole: bool) -> tuple[int, int]:
         """The line the next piece starts on, and the characters of it this piece holds (a line

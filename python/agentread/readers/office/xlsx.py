@@ -231,7 +231,9 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
     first, last = select_sections(request.pages, len(names), "sheet", names)
     for number in range(first, last + 1):
         start = request.first_line if number == first else 1
-        for parsed, (row, cells, _) in enumerate(noted_rows(book, book.sheets[number - 1], start), 1):
+        sheet = book.sheets[number - 1]
+        hidden_columns = book.hidden_columns(sheet)
+        for parsed, (row, cells, row_hidden) in enumerate(noted_rows(book, sheet, start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
             if row < start:
@@ -242,10 +244,21 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
                 text = _whole(*cell)
                 # A cell the table cuts is read alone, from the part of it that holds the hit.
                 whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
+                hides = excel_hides(sheet, row_hidden, any(a <= column <= b for a, b in hidden_columns))
                 yield Unit(text, {"sheet": names[number - 1], "cell": f"{column_letters(column)}{row}"},
                            {"pages": str(number), "offset": row, "limit": 1, **whole},
                            {"pages": span(number, last), "offset": row, "column": column},
-                           reads_on="char" if whole else None)
+                           reads_on="char" if whole else None, hidden=hides)
+
+
+def excel_hides(sheet: Sheet, row_hidden: bool, column_hidden: bool) -> str | None:
+    """Why Excel keeps a cell out of sight, as hidden.passage takes it (its sheet, its row or its
+    column hidden), or None."""
+    if sheet.state != "visible":
+        return "in sheets Excel hides"
+    if row_hidden:
+        return "in rows Excel hides"
+    return "in columns Excel hides" if column_hidden else None
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -472,10 +485,8 @@ class _Reader:
                               if c < left + columns}
             for row_number, cells, count in rows:
                 pad = [""] * (columns - len(cells)) if len(cells) == count else []  # a cut row ends at its marker
-                why = ("in sheets Excel hides" if sheet.state != "visible" else
-                       "in rows Excel hides" if row_number in hidden else None)
-                cells = [self._conceal(text, why or ("in columns Excel hides" if left + i in hidden_columns
-                                                     else None)) for i, text in enumerate(cells)]
+                cells = [self._conceal(text, excel_hides(sheet, row_number in hidden, left + i in hidden_columns))
+                         for i, text in enumerate(cells)]
                 self._add(pipe_row([str(row_number), *cells, *pad]))
         elif self.area is not None:
             self._add("(No cell of this range holds a value.)")
