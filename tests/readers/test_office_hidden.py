@@ -95,6 +95,20 @@ def _cell(document, text: str, colour, fill: str) -> None:
     _shading(cell._tc.get_or_add_tcPr(), fill)
 
 
+def _styled_table(row: int, text: str, colour, look: dict | None = None):
+    """A table in a style that shades its header row (4F81BD) and its odd bands of rows (D3DFEE),
+    with `text` in `colour` in its second column on row `row` (0 the header); `look` sets the
+    table's w:tblLook attributes."""
+    def build(document) -> None:
+        table = document.add_table(rows=4, cols=2, style="Medium Shading 1 Accent 1")
+        for number, name in enumerate(("Item", "Rent", "Food", "Total")):
+            table.cell(number, 0).text = name
+        table.cell(row, 1).paragraphs[0].add_run(text).font.color.rgb = colour
+        for name, value in (look or {}).items():
+            table._tbl.tblPr.find(f"{{{W_NS}}}tblLook").set(f"{{{W_NS}}}{name}", value)
+    return build
+
+
 def _page_background(document) -> None:
     from docx.oxml import parse_xml
     from docx.shared import RGBColor
@@ -147,6 +161,13 @@ def _docx_builders():
         "white_on_dark_cell.docx": lambda d: _cell(d, "white on navy", white, "000080"),
         "white_over_cover_picture.docx": _over_cover_picture,
         "coloured_text.docx": lambda d: _coloured(d, "Red: ", "a warning", RGBColor(0xC0, 0, 0)),
+        "table_header_shading.docx": _styled_table(0, "blue on the header", RGBColor(0x4F, 0x81, 0xBD)),
+        "table_band_shading.docx": _styled_table(1, "pale on the band", RGBColor(0xD3, 0xDF, 0xEE)),
+        "table_white_between_bands.docx": _styled_table(2, "white between the bands", white),
+        "table_white_on_header.docx": _styled_table(0, "white on the header", white),
+        "table_bands_off.docx": _styled_table(1, "pale without bands", RGBColor(0xD3, 0xDF, 0xEE), {"noHBand": "1"}),
+        "table_no_header_row.docx": _styled_table(0, "blue on a band", RGBColor(0x4F, 0x81, 0xBD),
+                                                  {"firstRow": "0"}),
     }
 
 
