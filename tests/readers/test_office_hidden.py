@@ -250,6 +250,45 @@ def _over_picture(deck, slide) -> None:
     _text_box(slide, "white over a navy photograph", colour=RGBColor(0xFF, 0xFF, 0xFF))
 
 
+def _black_background(deck, slide) -> None:
+    """The slide's background black: its title takes the master's title colour (tx1, black)."""
+    from pptx.dml.color import RGBColor
+
+    slide.background.fill.solid()
+    slide.background.fill.fore_color.rgb = RGBColor(0, 0, 0)
+
+
+def _light_text_map(deck, slide) -> None:
+    """A black slide whose colour map makes text light (tx1 → lt1): its title reads white on
+    black."""
+    from pptx.oxml import parse_xml
+
+    _black_background(deck, slide)
+    slide.element.append(parse_xml(
+        f'<p:clrMapOvr xmlns:p="{P_NS}" xmlns:a="{A_NS}"><a:overrideClrMapping bg1="dk1" tx1="lt1" bg2="dk2" '
+        'tx2="lt2" accent1="accent1" accent2="accent2" accent3="accent3" accent4="accent4" accent5="accent5" '
+        'accent6="accent6" hlink="hlink" folHlink="folHlink"/></p:clrMapOvr>'))
+
+
+def _list_style(shape_element, colour: str) -> None:
+    """A shape's own list style setting its first level's text colour."""
+    from pptx.oxml import parse_xml
+
+    body = shape_element.find(f"{{{P_NS}}}txBody")
+    old = body.find(f"{{{A_NS}}}lstStyle")
+    if old is not None:
+        body.remove(old)
+    body.insert(1, parse_xml(f'<a:lstStyle xmlns:a="{A_NS}"><a:lvl1pPr><a:defRPr><a:solidFill><a:srgbClr '
+                             f'val="{colour}"/></a:solidFill></a:defRPr></a:lvl1pPr></a:lstStyle>'))
+
+
+def _layout_title_white(deck, slide) -> None:
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    title = next(ph for ph in slide.slide_layout.placeholders if ph.placeholder_format.type == PP_PLACEHOLDER.TITLE)
+    _list_style(title.element, "FFFFFF")
+
+
 def _pptx_builders():
     from pptx.dml.color import RGBColor
 
@@ -265,6 +304,11 @@ def _pptx_builders():
         "white_on_dark_shape.pptx": lambda deck, s: _filled(s, "white on blue", white, blue),
         "white_over_picture.pptx": _over_picture,
         "white_on_theme_fill.pptx": lambda deck, s: _filled(s, "white on the theme's fill", white, None),
+        "title_on_black.pptx": _black_background,
+        "layout_title_white.pptx": _layout_title_white,
+        "own_list_style_white.pptx": lambda deck, s: _list_style(_text_box(s, "white by its list").element,
+                                                                 "FFFFFF"),
+        "light_text_map_on_black.pptx": _light_text_map,
     }
 
 
