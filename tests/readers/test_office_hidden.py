@@ -342,6 +342,21 @@ def _styled(value, font=None, fill=None, number_format=None):
     return build
 
 
+def _table_header_in_white(sheet) -> None:
+    """An Excel table whose style fills its header row, the header's font set white: the
+    table's fill is under it. A white cell beside the table is on white."""
+    from openpyxl.styles import Font
+    from openpyxl.worksheet.table import Table, TableStyleInfo
+
+    for cell in sheet[1]:
+        cell.font = Font(color="FFFFFF", bold=True)
+    table = Table(displayName="Payments", ref=f"A1:B{sheet.max_row}")
+    table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium2", showRowStripes=True)
+    sheet.add_table(table)
+    sheet["D1"] = "beside the table"
+    sheet["D1"].font = Font(color="FFFFFF")
+
+
 def _xlsx_builders():
     from openpyxl.styles.colors import Color
 
@@ -355,6 +370,7 @@ def _xlsx_builders():
         "format_shows_nothing.xlsx": _styled(12345, number_format=";;;"),
         "white_on_navy.xlsx": _styled("white on navy", font="FFFFFF", fill="000080"),
         "zero_left_out.xlsx": _styled(0, number_format="#"),
+        "table_header_in_white.xlsx": _table_header_in_white,
         "tint_apart.xlsx": _styled("dark on light", font=Color(theme=4, tint=-0.5), fill=Color(theme=4, tint=0.6)),
     }
 

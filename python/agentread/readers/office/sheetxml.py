@@ -34,7 +34,7 @@ from openpyxl.formula.translate import Translator
 from openpyxl.reader.strings import read_string_table
 from openpyxl.styles.colors import COLOR_INDEX, Color, ColorList
 from openpyxl.styles.numbers import builtin_format_code
-from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple
+from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple, range_boundaries
 from openpyxl.utils.datetime import from_ISO8601
 from xlfmt import format_value
 
@@ -203,6 +203,7 @@ class Sheet:
     notes: str | None = None  # its notes' part (Excel's comments before threads), if any
     threads: str | None = None  # its threaded comments' part, if any
     chartsheet: str | None = None  # a chart sheet's XML, which names its chart's drawing
+    tables: tuple[str, ...] = ()  # its Excel tables' parts, whose styles draw fills no cell style states
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,7 @@ class Book:
     # cell style (index) → why a cell of that style is not seen (hidden.passage's `why`), for the
     # styles whose font is drawn in the colour of the cell under it
     unseen: dict[int, str] = field(default_factory=dict)
+    unfilled: frozenset[int] = frozenset()  # those of them judged on no fill (white)
 
 
 # Number formats Excel draws in the locale of whoever opens the file (the short date, the date and
@@ -242,9 +244,11 @@ def read_book(archive: zipfile.ZipFile) -> Book:
     for entry in root.iter(f"{MAIN}sheet"):
         kind, target = related.get(entry.get(_RELATIONSHIP_ID), (None, None))
         if kind == "worksheet":
-            own = {kind: part for _, kind, part in relationships(archive, target) if part in present}
+            related_parts = [(kind, part) for _, kind, part in relationships(archive, target) if part in present]
+            own = dict(related_parts)
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), target, own.get("comments"),
-                                own.get("threadedComment")))
+                                own.get("threadedComment"),
+                                tables=tuple(part for kind, part in related_parts if kind == "table")))
         elif kind is not None:
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), None,
                                 chartsheet=target if kind == "chartsheet" else None))
@@ -260,7 +264,8 @@ def read_book(archive: zipfile.ZipFile) -> Book:
             persons[person.get("id", "")] = person.get("displayName", "")
     styles = etree.fromstring(archive.read(first["styles"]), _PARSER) if "styles" in first else None
     theme = _theme_colours(etree.fromstring(archive.read(first["theme"]), _PARSER)) if "theme" in first else {}
-    return Book(sheets, strings, _number_formats(styles), mac, persons, _unseen_styles(styles, theme))
+    unseen, unfilled = _unseen_styles(styles, theme)
+    return Book(sheets, strings, _number_formats(styles), mac, persons, unseen, unfilled)
 
 
 def _main_part(archive: zipfile.ZipFile) -> str:
@@ -340,37 +345,52 @@ def _theme_colours(root) -> dict[int, str]:
     return {index: named[name] for index, name in enumerate(THEME_ORDER) if name in named}
 
 
-def _unseen_styles(root, theme: dict[int, str]) -> dict[int, str]:
-    """The cell styles (cellXfs index) whose font colour is the colour under the cell: its solid
-    fill, or white where it has no fill; a style with any other pattern or a gradient, or a colour
-    that cannot be resolved (automatic, a system colour), is not judged."""
+def _unseen_styles(root, theme: dict[int, str]) -> tuple[dict[int, str], frozenset[int]]:
+    """The cell styles (cellXfs index) whose font colour is the colour under the cell, with why:
+    its solid fill, or white where it has no fill (those styles also given apart); a style with
+    any other pattern or a gradient, or a colour that cannot be resolved (automatic, a system
+    colour), is not judged."""
     if root is None:
-        return {}
+        return {}, frozenset()
     listed = root.find(f"{MAIN}colors")
     palette = (ColorList.from_tree(listed).index if listed is not None else None) or COLOR_INDEX
     fonts = [_resolved(font.find(f"{MAIN}color"), theme, palette) for font in root.iterfind(f"{MAIN}fonts/{MAIN}font")]
     fills = [_under(fill, theme, palette) for fill in root.iterfind(f"{MAIN}fills/{MAIN}fill")]
-    unseen = {}
+    unseen, unfilled = {}, set()
     for index, style in enumerate(root.iterfind(f"{MAIN}cellXfs/{MAIN}xf")):
         font, fill = (_listed(items, style.get(name)) for items, name in ((fonts, "fontId"), (fills, "fillId")))
-        if font and fill and (why := unseen_colour(font, fill, "in the cell's colour")):
+        if font and fill and fill[0] and (why := unseen_colour(font, fill[0], "in the cell's colour")):
             unseen[index] = why
-    return unseen
+            if not fill[1]:
+                unfilled.add(index)
+    return unseen, frozenset(unfilled)
+
+
+def table_range(archive: zipfile.ZipFile, part: str) -> tuple[int, int, int, int] | None:
+    """The cells an Excel table covers (its `ref`), as left, top, right, bottom; None where it
+    names none."""
+    ref = etree.fromstring(archive.read(part), _PARSER).get("ref") or ""
+    try:
+        left, top, right, bottom = range_boundaries(ref)
+    except (TypeError, ValueError):
+        return None
+    return (left, top, right, bottom) if None not in (left, top, right, bottom) else None
 
 
 def _listed(items: list, index: str | None):
     return items[int(index)] if index and index.isdigit() and int(index) < len(items) else None
 
 
-def _under(fill, theme: dict[int, str], palette: list[str]) -> str | None:
-    """The colour a fill draws under a cell's text: white for none, a solid pattern's colour."""
+def _under(fill, theme: dict[int, str], palette: list[str]) -> tuple[str | None, bool]:
+    """The colour a fill draws under a cell's text, and whether it is a fill: (white, False) for
+    none, a solid pattern's colour; None where it is not one colour."""
     pattern = fill.find(f"{MAIN}patternFill")
     if pattern is None:  # a gradient
-        return None
+        return None, True
     kind = pattern.get("patternType", "none")
     if kind == "none":
-        return WHITE
-    return _resolved(pattern.find(f"{MAIN}fgColor"), theme, palette) if kind == "solid" else None
+        return WHITE, False
+    return (_resolved(pattern.find(f"{MAIN}fgColor"), theme, palette) if kind == "solid" else None), True
 
 
 def _resolved(element, theme: dict[int, str], palette: list[str]) -> str | None:
@@ -414,11 +434,12 @@ class Row(NamedTuple):
     unseen: dict[int, str]  # column → why its cell's style keeps its text from sight (hidden.passage's `why`)
 
 
-def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[Row]:
+def sheet_rows(xml: BinaryIO, book: Book, tables: list[tuple[int, int, int, int]] = ()) -> Iterator[Row]:
     """Each row the sheet holds, in order; empty rows are not written by most writers and not
     given here. A cell's text is the value Excel last computed as its number format shows it ("" if
     it never computed one); its formula is its text (`=A2*2`), a shared formula's translated to its
-    cell."""
+    cell. A cell whose style has no fill is not judged on white inside `tables` (their ranges as
+    left, top, right, bottom), whose styles fill it."""
     shared: dict[str, Translator] = {}  # a shared formula's id → its master's formula, to translate
     number = given = 0
     for _, row in etree.iterparse(xml, events=("end",), tag=f"{MAIN}row", resolve_entities=False,
@@ -431,7 +452,8 @@ def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[Row]:
             ref = _REF.match(cell.get("r") or "")
             column = column_index_from_string(ref.group(1)) if ref else column + 1
             cells[column] = (_value(cell, book), _formula(cell, ref.group(0) if ref else None, shared))
-            if book.unseen and (why := book.unseen.get(_style(cell))):
+            if book.unseen and (why := book.unseen.get(style := _style(cell))) and not (
+                    style in book.unfilled and any(a <= column <= c and b <= number <= d for a, b, c, d in tables)):
                 unseen[column] = why
         if number > given:  # a row repeated, or out of order, is not given again (nor by openpyxl)
             given = number

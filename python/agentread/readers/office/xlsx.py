@@ -69,6 +69,7 @@ from agentread.readers.office.sheetxml import (
     sheet_notes,
     sheet_rows,
     shows_nothing,
+    table_range,
 )
 from agentread.request import InvalidParams, ReadRequest, quoted
 from agentread.result import ReadError, ReadResult, TextPart
@@ -334,7 +335,8 @@ class _Zipped:
                     xml = self.archive.open(sheet.part)
                 else:
                     xml = skipped
-            yield from sheet_rows(xml, self.book)
+            tables = [area for part in sheet.tables if (area := table_range(self.archive, part))]
+            yield from sheet_rows(xml, self.book, tables)
         finally:
             xml.close()
 
