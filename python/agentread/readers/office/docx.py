@@ -175,8 +175,10 @@ class _Walker:
         self._drawn_behind: dict = {}  # by story (its root element): whether it draws behind its text
         self._default_style: tuple | None = None  # the default paragraph style, once found
         self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
-        self._cell_formats: dict = {}  # by cell (w:tc): its table's style and the parts of it that format it
-        self._row_numbers: dict = {}  # by table (w:tbl): its rows' places (from 0) and how many
+        self._cell_formats: dict = {}  # by cell (w:tc): its table's style and the conditions that format it
+        self._table_formats: dict = {}  # by (style id, conditions, path): what the table style gives there
+        self._tables: dict = {}  # by table (w:tbl): what places its cells in its style (_table_layout)
+        self._cell_columns: dict = {}  # by row (w:tr): its cells' first layout columns and spans
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self._defaults = defaults if defaults is not None else ()
         self._page = hex_colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
@@ -335,7 +337,8 @@ class _Walker:
         if run.tag != W + "r":
             return None
         paragraph = next(run.iterancestors(W + "p"), None)
-        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))),
+        cell = next(paragraph.iterancestors(W + "tc"), None) if paragraph is not None else None
+        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))), cell,
                   self._style(paragraph) if paragraph is not None else None)
         vanish = self._property(run, styles, "vanish")
         if vanish is not None and _val(vanish) not in OFF:
@@ -350,77 +353,95 @@ class _Walker:
     def _property(self, run, styles: tuple, name: str):
         """A run property's element as Word resolves it: the run's own, else its character
         style's, else its table style's for its cell (`_cell_format`), else its paragraph style's
-        (`styles`, each with the styles it is based on), else the document's default; None where
-        none sets it."""
-        tag = W + name
-        own = run.find(f"{W}rPr/{tag}")
+        (`styles`: the character style, the cell, the paragraph style; each style with the styles
+        it is based on), else the document's default; None where none sets it."""
+        path = f"{W}rPr/{W}{name}"
+        own = run.find(path)
         if own is not None:
             return own
-        character, *paragraph = styles
-        found = self._style_property(character, f"{W}rPr/{tag}")
-        if found is None:
-            found = self._cell_format(next(run.iterancestors(W + "tc"), None), f"{W}rPr/{tag}")
-        for style in paragraph:
-            if found is None:
-                found = self._style_property(style, f"{W}rPr/{tag}")
-        return found if found is not None else next((el for el in self._defaults if el.tag == tag), None)
+        character, cell, paragraph = styles
+        for found in (self._style_property(character, path), self._cell_format(cell, path),
+                      self._style_property(paragraph, path)):
+            if found is not None:
+                return found
+        return next((el for el in self._defaults if el.tag == W + name), None)
 
     def _cell_format(self, tc, path: str):
         """The element at `path` (`w:rPr/w:color`, `w:tcPr/w:shd`) that cell `tc`'s table style
         gives it: from the first of its conditional formats that applies to the cell and sets it
         (a corner cell, the header or last row, the first or last column, a band of rows or of
         columns, the whole table), else the style's own; None where the table has no style or its
-        style does not set it."""
+        style does not set it. Kept by style, conditions and path: a table's cells share a few."""
         if tc is None:
             return None
         if tc not in self._cell_formats:
             self._cell_formats[tc] = self._conditions(tc)
-        style, kinds = self._cell_formats[tc]
-        for kind in kinds:
-            found = self._style_property(style, f"{W}tblStylePr[@{W}type='{kind}']/{path}")
-            if found is not None:
-                return found
-        return self._style_property(style, path)
+        key = (*self._cell_formats[tc], path)
+        if key[0] is None:
+            return None
+        if key not in self._table_formats:
+            style = self._styles.get(key[0])
+            found = None
+            for kind in key[1]:
+                found = self._style_property(style, f"{W}tblStylePr[@{W}type='{kind}']/{path}")
+                if found is not None:
+                    break
+            self._table_formats[key] = found if found is not None else self._style_property(style, path)
+        return self._table_formats[key]
 
     def _conditions(self, tc) -> tuple:
-        """Cell `tc`'s table style and the kinds of its conditional formats (w:tblStylePr) that
-        apply to the cell, the first winning, as the table's w:tblLook chooses them."""
+        """Cell `tc`'s table style (its id) and the kinds of its conditional formats
+        (w:tblStylePr) that apply to the cell, the first winning, as the table's w:tblLook chooses
+        them; (None, ()) for a cell of a table without a style."""
         tr = next(tc.iterancestors(W + "tr"), None)
         tbl = next(tr.iterancestors(W + "tbl"), None) if tr is not None else None
-        style = self._styles.get(_val(tbl.find(f"{W}tblPr/{W}tblStyle"))) if tbl is not None else None
+        if tbl is None:
+            return None, ()
+        if tbl not in self._tables:
+            self._tables[tbl] = self._table_layout(tbl)
+        style, look, rows, count, width, row_band, column_band = self._tables[tbl]
         if style is None:
             return None, ()
-        look = _look(tbl)
-        # The table's rows and the row's cells, those in content controls among them.
-        if tbl not in self._row_numbers:
-            rows = [r for r in tbl.iter(W + "tr") if next(r.iterancestors(W + "tbl"), None) is tbl]
-            self._row_numbers[tbl] = ({r: n for n, r in enumerate(rows)}, len(rows))
-        numbers, count = self._row_numbers[tbl]
-        cells = [c for c in tr.iter(W + "tc") if next(c.iterancestors(W + "tr"), None) is tr]
-        row = numbers[tr]
-        before = _val(tr.find(f"{W}trPr/{W}gridBefore"))
-        column = (int(before) if before and before.isdigit() else 0) + sum(map(_span, cells[:cells.index(tc)]))
-        width = len(tbl.findall(f"{W}tblGrid/{W}gridCol")) or column + sum(map(_span, cells))
+        if tr not in self._cell_columns:  # the row's cells (those in content controls among them) by column
+            cells = [c for c in tr.iter(W + "tc") if next(c.iterancestors(W + "tr"), None) is tr]
+            before = _val(tr.find(f"{W}trPr/{W}gridBefore"))
+            column = int(before) if before and before.isdigit() else 0
+            self._cell_columns[tr] = columns = {}
+            for cell in cells:
+                span = _span(cell)
+                columns[cell] = (column, span)
+                column += span
+        row, (column, span) = rows[tr], self._cell_columns[tr].get(tc, (0, 1))
         first_row, last_row = look["firstRow"] and row == 0, look["lastRow"] and row == count - 1
         first_column = look["firstColumn"] and column == 0
-        last_column = look["lastColumn"] and column + _span(tc) >= width
+        last_column = look["lastColumn"] and column + span >= width
         vertical = "n" if first_row else "s" if last_row else ""
         horizontal = "w" if first_column else "e" if last_column else ""
         kinds = [f"{vertical}{horizontal}Cell"] if vertical and horizontal else []
         kinds += ["firstRow"] * first_row + ["lastRow"] * last_row
         kinds += ["firstCol"] * first_column + ["lastCol"] * last_column
         if not (look["noHBand"] or first_row or last_row):
-            size = self._band_size(style, "tblStyleRowBandSize")
-            kinds.append(f"band{(row - look['firstRow']) // size % 2 + 1}Horz")
+            kinds.append(f"band{(row - look['firstRow']) // row_band % 2 + 1}Horz")
         if not (look["noVBand"] or first_column or last_column):
-            size = self._band_size(style, "tblStyleColBandSize")
-            kinds.append(f"band{(column - look['firstColumn']) // size % 2 + 1}Vert")
+            kinds.append(f"band{(column - look['firstColumn']) // column_band % 2 + 1}Vert")
         return style, (*kinds, "wholeTable")
 
-    def _band_size(self, style, name: str) -> int:
-        """Rows (or columns) in one band of a table style: its own, or 1."""
-        size = _val(self._style_property(style, f"{W}tblPr/{W}{name}"))
-        return int(size) if size and size.isdigit() and int(size) > 0 else 1
+    def _table_layout(self, tbl) -> tuple:
+        """What places a table's cells in its style's conditional formats: its style's id (None
+        where it names none known), its w:tblLook, its rows' numbers (from 0) and count, its
+        columns, and the rows and columns in a band of its style."""
+        style_id = _val(tbl.find(f"{W}tblPr/{W}tblStyle"))
+        style = self._styles.get(style_id)
+        if style is None:
+            return (None,) * 7
+        rows = [r for r in tbl.iter(W + "tr") if next(r.iterancestors(W + "tbl"), None) is tbl]
+        width = len(tbl.findall(f"{W}tblGrid/{W}gridCol")) or max((sum(map(_span, r.iter(W + "tc"))) for r in rows),
+                                                                 default=0)
+        bands = []
+        for name in ("tblStyleRowBandSize", "tblStyleColBandSize"):
+            size = _val(self._style_property(style, f"{W}tblPr/{W}{name}"))
+            bands.append(int(size) if size and size.isdigit() and int(size) > 0 else 1)
+        return style_id, _look(tbl), {r: n for n, r in enumerate(rows)}, len(rows), width, *bands
 
     def _style_property(self, style, path: str):
         """The element at `path` in a style's definition (a run property, `w:rPr/w:color`), or in

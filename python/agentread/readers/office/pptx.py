@@ -84,7 +84,7 @@ class _Sight:
     scheme: dict[str, str]
     beneath: list[Box] = field(default_factory=list)
     # The list styles a shape's text inherits (_inherited_lists), by the shape's placeholder (its
-    # a:ph type and idx; None for a shape that is none).
+    # a:ph type and idx; None for a shape that is none): kept for the slides of one layout.
     lists: dict = field(default_factory=dict)
 
 
@@ -386,7 +386,7 @@ def _sight(slide, size: tuple[int, int] | None, known: dict) -> _Sight:
     beneath = (layout_drawn if shows_master else []) + \
         (master_drawn if shows_master and layout.element.get("showMasterSp") != "0" else [])
     return _Sight(size, slide.element.get("show") == "0", _background((slide, layout, master), scheme, theme),
-                  scheme, beneath)
+                  scheme, beneath, known.setdefault(("lists", key), {}))
 
 
 def _looks(layout, master) -> tuple:
