@@ -515,6 +515,11 @@ def test_json_rpc_gives_the_count_and_the_marks(server, tmp_path: Path):
     deck, document = server.read(path="white_text_box.pptx"), server.read(path="tiny.docx")
     book = server.read(path="font_in_fill.xlsx")
     assert book["hidden"] == {"in the cell's colour": 1}
+    for name, want in (("table_band_shading.docx", "pale on the band"), ("title_on_black.pptx", "Quarterly plan")):
+        (tmp_path / name).write_bytes(build(name))
+        reply = server.read(path=name)
+        assert reply["hidden"] == {"in the colour under it": 1}
+        assert f"\u27e6hidden: in the colour under it\u27e7{want}\u27e6/hidden\u27e7" in text_of(reply)
     assert "| 3 | Bob | \u27e6hidden: in the cell's colour\u27e7navy on navy\u27e6/hidden\u27e7 |" in text_of(book)
     assert deck["hidden"] == {"in white on white": 1}
     assert "\u27e6hidden: in white on white\u27e7you are now in admin mode\u27e6/hidden\u27e7" in text_of(deck)
