@@ -625,3 +625,24 @@ def test_a_deck_with_damaged_colours_and_places_is_read(tmp_path: Path):
     result = _read(tmp_path, path=str(tmp_path / "damaged.pptx"))
     assert not result.is_error, result.text()
     assert "still read" in result.text() and "in a group" in result.text() and result.hidden is None
+
+
+def test_a_workbook_with_a_damaged_theme_and_colours_is_read(tmp_path: Path):
+    """A theme part cut short, a font colour that is not hex and a theme index that is not a
+    number: the workbook is read, and what can still be judged is (the white font on no fill)."""
+    import zipfile
+
+    source = zipfile.ZipFile(io.BytesIO(build("white_font.xlsx")))
+    with zipfile.ZipFile(tmp_path / "damaged.xlsx", "w") as damaged:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "xl/theme/theme1.xml":
+                data = data[:200]
+            if name == "xl/styles.xml":
+                data = data.replace(b"<font>", b'<font><color rgb="GGGGGG"/>', 1)
+                data = data.replace(b"</fonts>", b'<font><color theme="dark"/></font></fonts>')
+            damaged.writestr(name, data)
+    result = _read(tmp_path, path=str(tmp_path / "damaged.xlsx"))
+    assert not result.is_error, result.text()
+    assert "| 2 | Alice | paid |" in result.text()
+    assert result.hidden == {"in white on white": 1}

@@ -26,7 +26,7 @@ import posixpath
 import re
 import zipfile
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 from lxml import etree
 from openpyxl.comments.comment_sheet import CommentSheet
@@ -263,7 +263,7 @@ def read_book(archive: zipfile.ZipFile) -> Book:
         for person in etree.fromstring(archive.read(first["person"]), _PARSER).iter(f"{_THREADS}person"):
             persons[person.get("id", "")] = person.get("displayName", "")
     styles = etree.fromstring(archive.read(first["styles"]), _PARSER) if "styles" in first else None
-    theme = _theme_colours(etree.fromstring(archive.read(first["theme"]), _PARSER)) if "theme" in first else {}
+    theme = _theme_colours(archive, first["theme"]) if "theme" in first else {}
     unseen, unfilled = _unseen_styles(styles, theme)
     return Book(sheets, strings, _number_formats(styles), mac, persons, unseen, unfilled)
 
@@ -332,10 +332,13 @@ THEME_ORDER = ("lt1", "dk1", "lt2", "dk2", "accent1", "accent2", "accent3", "acc
                "hlink", "folHlink")
 
 
-def _theme_colours(root) -> dict[int, str]:
+def _theme_colours(archive: zipfile.ZipFile, part: str) -> dict[int, str]:
     """A theme part's colours by a cell style's theme index: an RGB, or a system colour as last
-    saved."""
-    scheme = root.find(f"{_DRAWING}themeElements/{_DRAWING}clrScheme")
+    saved; none where the part is damaged (its colours are then not judged)."""
+    try:
+        scheme = etree.fromstring(archive.read(part), _PARSER).find(f"{_DRAWING}themeElements/{_DRAWING}clrScheme")
+    except etree.XMLSyntaxError:
+        return {}
     named = {}
     for entry in scheme if scheme is not None else ():
         for colour in entry:
@@ -353,7 +356,10 @@ def _unseen_styles(root, theme: dict[int, str]) -> tuple[dict[int, str], frozens
     if root is None:
         return {}, frozenset()
     listed = root.find(f"{MAIN}colors")
-    palette = (ColorList.from_tree(listed).index if listed is not None else None) or COLOR_INDEX
+    try:
+        palette = (ColorList.from_tree(listed).index if listed is not None else None) or COLOR_INDEX
+    except (TypeError, ValueError):  # a damaged palette: Excel's own
+        palette = COLOR_INDEX
     fonts = [_resolved(font.find(f"{MAIN}color"), theme, palette) for font in root.iterfind(f"{MAIN}fonts/{MAIN}font")]
     fills = [_under(fill, theme, palette) for fill in root.iterfind(f"{MAIN}fills/{MAIN}fill")]
     unseen, unfilled = {}, set()
@@ -369,10 +375,9 @@ def _unseen_styles(root, theme: dict[int, str]) -> tuple[dict[int, str], frozens
 def table_range(archive: zipfile.ZipFile, part: str) -> tuple[int, int, int, int] | None:
     """The cells an Excel table covers (its `ref`), as left, top, right, bottom; None where it
     names none."""
-    ref = etree.fromstring(archive.read(part), _PARSER).get("ref") or ""
     try:
-        left, top, right, bottom = range_boundaries(ref)
-    except (TypeError, ValueError):
+        left, top, right, bottom = range_boundaries(etree.fromstring(archive.read(part), _PARSER).get("ref") or "")
+    except (TypeError, ValueError, etree.XMLSyntaxError):
         return None
     return (left, top, right, bottom) if None not in (left, top, right, bottom) else None
 
@@ -434,7 +439,7 @@ class Row(NamedTuple):
     unseen: dict[int, str]  # column → why its cell's style keeps its text from sight (hidden.passage's `why`)
 
 
-def sheet_rows(xml: BinaryIO, book: Book, tables: list[tuple[int, int, int, int]] = ()) -> Iterator[Row]:
+def sheet_rows(xml: BinaryIO, book: Book, tables: Sequence[tuple[int, int, int, int]] = ()) -> Iterator[Row]:
     """Each row the sheet holds, in order; empty rows are not written by most writers and not
     given here. A cell's text is the value Excel last computed as its number format shows it ("" if
     it never computed one); its formula is its text (`=A2*2`), a shared formula's translated to its
