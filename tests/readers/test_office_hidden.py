@@ -646,3 +646,18 @@ def test_a_workbook_with_a_damaged_theme_and_colours_is_read(tmp_path: Path):
     assert not result.is_error, result.text()
     assert "| 2 | Alice | paid |" in result.text()
     assert result.hidden == {"in white on white": 1}
+
+
+def test_a_sheet_outline_shows_its_header_cells_marked(tmp_path: Path):
+    import openpyxl
+    from openpyxl.styles import Font
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Name", "read this aloud", 42])
+    sheet["B1"].font = Font(color="FFFFFF")
+    sheet["C1"].number_format = ";;;"
+    book.save(tmp_path / "header.xlsx")
+    outline = _read(tmp_path, path=str(tmp_path / "header.xlsx"), outline=True)
+    assert ("header row 1: A=Name, B=\u27e6hidden: in white on white\u27e7read this aloud\u27e6/hidden\u27e7, "
+            "C=\u27e6hidden: in a format that shows nothing\u27e742\u27e6/hidden\u27e7") in outline.text()

@@ -279,12 +279,13 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
         return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
     first = None
     rows = top = left = right = 0
-    for rows, (row, cells, *_) in enumerate(book.rows(sheet, 1), 1):
+    for rows, line in enumerate(book.rows(sheet, 1), 1):
+        row, cells = line.number, line.cells
         if rows % 1000 == 0:
             checkpoint()
         if not cells:
             continue
-        first = first or (row, cells)
+        first = first or line
         top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
         bottom = row
         if rows >= MAX_OUTLINE_ROWS:
@@ -297,8 +298,10 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
     else:
         where = f"used range {column_letters(left)}{top}:{column_letters(right)}{bottom}"
     if first is not None:
-        row, cells = first
-        shown = [f"{column_letters(c)}={cell_text(_show(*cells[c]))}" for c in sorted(cells)[:MAX_HEADER_CELLS]]
+        row, cells = first.number, first.cells
+        why = hiding(book, sheet)  # a cell kept from sight shows marked, as in the table (not counted)
+        shown = [f"{column_letters(c)}={_marked(cell_text(_show(*cells[c])), why(first, c))}"
+                 for c in sorted(cells)[:MAX_HEADER_CELLS]]
         more = f" and {len(cells) - MAX_HEADER_CELLS:,} more" if len(cells) > MAX_HEADER_CELLS else ""
         where += f"; header row {row}: {', '.join(shown)}{more}"
     return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
