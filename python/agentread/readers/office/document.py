@@ -100,12 +100,12 @@ def hex_colour(value: str | None) -> str | None:
     return None
 
 
-def unseen_colour(colour: str, under: str) -> str | None:
+def unseen_colour(colour: str, under: str, same: str = "in the colour under it") -> str | None:
     """Why text in `colour` on `under` (six hex digits each) is not seen, a reason for
-    hidden.passage: "in white on white", "in the colour under it"; None where it is seen."""
+    hidden.passage: "in white on white", else `same`; None where it is seen."""
     if not all(abs(int(colour[i:i + 2], 16) - int(under[i:i + 2], 16)) <= hidden.SAME_COLOUR for i in (0, 2, 4)):
         return None
-    return "in white on white" if under == WHITE else "in the colour under it"
+    return "in white on white" if under == WHITE else same
 
 
 def collapsed(text: str) -> str:

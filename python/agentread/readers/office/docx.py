@@ -112,6 +112,12 @@ SHADED = {W + "p": W + "pPr", W + "tc": W + "tcPr", W + "tbl": W + "tblPr"}
 WPS = "{http://schemas.microsoft.com/office/word/2010/wordprocessingShape}"
 # A toggle property (w:vanish) set off.
 OFF = {"0", "false", "off"}
+# A table's choice of its style's conditional formats (w:tblLook): its attributes, else the bits of
+# its older hex value; a table that has none takes what Word gives a new table (a header row, a
+# first column, banded rows).
+LOOK_BITS = {"firstRow": 0x20, "lastRow": 0x40, "firstColumn": 0x80, "lastColumn": 0x100, "noHBand": 0x200,
+             "noVBand": 0x400}
+NEW_TABLE_LOOK = 0x04A0
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 # A paragraph's outline level (w:outlineLvl) is 0 for the top heading to 8; this one is body text.
@@ -169,6 +175,10 @@ class _Walker:
         self._drawn_behind: dict = {}  # by story (its root element): whether it draws behind its text
         self._default_style: tuple | None = None  # the default paragraph style, once found
         self._style_properties: dict[tuple[str, str], object] = {}  # by (style id, tag): its run property
+        self._cell_formats: dict = {}  # by cell (w:tc): its table's style and the conditions that format it
+        self._table_formats: dict = {}  # by (style id, conditions, path): what the table style gives there
+        self._tables: dict = {}  # by table (w:tbl): what places its cells in its style (_table_layout)
+        self._cell_columns: dict = {}  # by row (w:tr): its cells' first layout columns and spans
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self._defaults = defaults if defaults is not None else ()
         self._page = hex_colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
@@ -327,7 +337,8 @@ class _Walker:
         if run.tag != W + "r":
             return None
         paragraph = next(run.iterancestors(W + "p"), None)
-        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))),
+        cell = next(paragraph.iterancestors(W + "tc"), None) if paragraph is not None else None
+        styles = (self._styles.get(_val(run.find(f"{W}rPr/{W}rStyle"))), cell,
                   self._style(paragraph) if paragraph is not None else None)
         vanish = self._property(run, styles, "vanish")
         if vanish is not None and _val(vanish) not in OFF:
@@ -341,17 +352,96 @@ class _Walker:
 
     def _property(self, run, styles: tuple, name: str):
         """A run property's element as Word resolves it: the run's own, else its character
-        style's, else its paragraph style's (`styles`, each with the styles it is based on), else
-        the document's default; None where none sets it."""
-        tag = W + name
-        own = run.find(f"{W}rPr/{tag}")
+        style's, else its table style's for its cell (`_cell_format`), else its paragraph style's
+        (`styles`: the character style, the cell, the paragraph style; each style with the styles
+        it is based on), else the document's default; None where none sets it."""
+        path = f"{W}rPr/{W}{name}"
+        own = run.find(path)
         if own is not None:
             return own
-        for style in styles:
-            found = self._style_property(style, f"{W}rPr/{tag}")
+        character, cell, paragraph = styles
+        for found in (self._style_property(character, path), self._cell_format(cell, path),
+                      self._style_property(paragraph, path)):
             if found is not None:
                 return found
-        return next((el for el in self._defaults if el.tag == tag), None)
+        return next((el for el in self._defaults if el.tag == W + name), None)
+
+    def _cell_format(self, tc, path: str):
+        """The element at `path` (`w:rPr/w:color`, `w:tcPr/w:shd`) that cell `tc`'s table style
+        gives it: from the first of its conditional formats that applies to the cell and sets it
+        (a corner cell, the header or last row, the first or last column, a band of rows or of
+        columns, the whole table), else the style's own; None where the table has no style or its
+        style does not set it. Kept by style, conditions and path: a table's cells share a few."""
+        if tc is None:
+            return None
+        if tc not in self._cell_formats:
+            self._cell_formats[tc] = self._conditions(tc)
+        key = (*self._cell_formats[tc], path)
+        if key[0] is None:
+            return None
+        if key not in self._table_formats:
+            style = self._styles.get(key[0])
+            found = None
+            for kind in key[1]:
+                found = self._style_property(style, f"{W}tblStylePr[@{W}type='{kind}']/{path}")
+                if found is not None:
+                    break
+            self._table_formats[key] = found if found is not None else self._style_property(style, path)
+        return self._table_formats[key]
+
+    def _conditions(self, tc) -> tuple:
+        """Cell `tc`'s table style (its id) and the kinds of its conditional formats
+        (w:tblStylePr) that apply to the cell, the first winning, as the table's w:tblLook chooses
+        them; (None, ()) for a cell of a table without a style."""
+        tr = next(tc.iterancestors(W + "tr"), None)
+        tbl = next(tr.iterancestors(W + "tbl"), None) if tr is not None else None
+        if tbl is None:
+            return None, ()
+        if tbl not in self._tables:
+            self._tables[tbl] = self._table_layout(tbl)
+        style, look, rows, count, width, row_band, column_band = self._tables[tbl]
+        if style is None:
+            return None, ()
+        if tr not in self._cell_columns:  # the row's cells (those in content controls among them) by column
+            cells = [c for c in tr.iter(W + "tc") if next(c.iterancestors(W + "tr"), None) is tr]
+            before = _val(tr.find(f"{W}trPr/{W}gridBefore"))
+            column = int(before) if before and before.isdigit() else 0
+            self._cell_columns[tr] = columns = {}
+            for cell in cells:
+                span = _span(cell)
+                columns[cell] = (column, span)
+                column += span
+        row, (column, span) = rows[tr], self._cell_columns[tr].get(tc, (0, 1))
+        first_row, last_row = look["firstRow"] and row == 0, look["lastRow"] and row == count - 1
+        first_column = look["firstColumn"] and column == 0
+        last_column = look["lastColumn"] and column + span >= width
+        vertical = "n" if first_row else "s" if last_row else ""
+        horizontal = "w" if first_column else "e" if last_column else ""
+        kinds = [f"{vertical}{horizontal}Cell"] if vertical and horizontal else []
+        kinds += ["firstRow"] * first_row + ["lastRow"] * last_row
+        kinds += ["firstCol"] * first_column + ["lastCol"] * last_column
+        if not (look["noHBand"] or first_row or last_row):
+            kinds.append(f"band{(row - look['firstRow']) // row_band % 2 + 1}Horz")
+        if not (look["noVBand"] or first_column or last_column):
+            kinds.append(f"band{(column - look['firstColumn']) // column_band % 2 + 1}Vert")
+        return style, (*kinds, "wholeTable")
+
+    def _table_layout(self, tbl) -> tuple:
+        """What places a table's cells in its style's conditional formats: its style's id (None
+        where it names none known), its w:tblLook, its rows' numbers (from 0) and count, its
+        columns, and the rows and columns in a band of its style."""
+        style_id = _val(tbl.find(f"{W}tblPr/{W}tblStyle"))
+        style = self._styles.get(style_id)
+        if style is None:
+            return (None,) * 7
+        rows = [r for r in tbl.iter(W + "tr") if next(r.iterancestors(W + "tbl"), None) is tbl]
+        width = len(tbl.findall(f"{W}tblGrid/{W}gridCol")) or max((sum(map(_span, r.iter(W + "tc"))) for r in rows),
+                                                                 default=0)
+        bands = []
+        for name in ("tblStyleRowBandSize", "tblStyleColBandSize"):
+            size = _val(self._style_property(style, f"{W}tblPr/{W}{name}"))
+            bands.append(int(size) if size and size.isdigit() and int(size) > 0 else 1)
+        return style_id, _look(tbl), {r: n for n, r in enumerate(rows)}, len(rows), width, *bands
 
     def _style_property(self, style, path: str):
         """The element at `path` in a style's definition (a run property, `w:rPr/w:color`), or in
@@ -374,9 +464,9 @@ class _Walker:
 
     def _under(self, run, styles: tuple) -> str | None:
         """The colour drawn under a run (hex): its shading or highlight, else its paragraph's
-        shading (its own or its style's), its cell's or table's, the text box's fill, the page's
-        background; None where that is not known here: a table style's shading (a header row's,
-        a band's), a text box filled with a theme's colour, a gradient or a picture, the page of a
+        shading (its own or its style's), its cell's (its own, else its table style's for the
+        cell) or its table's, the text box's fill, the page's background; None where that is not
+        known here: a text box filled with a theme's colour, a gradient or a picture, the page of a
         story that draws a picture or shape behind its text (a cover page's photograph)."""
         shading = hex_colour(_attribute(self._property(run, styles, "shd"), W + "fill"))
         highlight = HIGHLIGHTS.get(_val(self._property(run, styles, "highlight")) or "")
@@ -388,10 +478,13 @@ class _Walker:
             shd = el.find(f"{SHADED[el.tag]}/{W}shd")
             if shd is None and el.tag == W + "p":
                 shd = self._style_property(self._style(el), f"{W}pPr/{W}shd")
+            if shd is None and el.tag == W + "tc":
+                shd = self._cell_format(el, f"{W}tcPr/{W}shd")
+            if shd is None and el.tag == W + "tbl":
+                shd = self._style_property(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle"))),
+                                           f"{W}tblPr/{W}shd")
             if hex_colour(_attribute(shd, W + "fill")):
                 return hex_colour(shd.get(W + "fill"))
-            if el.tag == W + "tbl" and _shades(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle")))):
-                return None
         story = run.getroottree().getroot()
         if story not in self._drawn_behind:
             self._drawn_behind[story] = any(anchor.get("behindDoc") in ("1", "true")
@@ -789,10 +882,22 @@ def _attribute(el, name: str) -> str | None:
     return None if el is None else el.get(name)
 
 
-def _shades(table_style) -> bool:
-    """Whether a table style shades some of its cells."""
-    return table_style is not None and any(hex_colour(shd.get(W + "fill"))
-                                           for shd in table_style.element.iter(W + "shd"))
+def _look(tbl) -> dict[str, bool]:
+    """Which of its style's conditional formats a table turns on (LOOK_BITS' names)."""
+    look = tbl.find(f"{W}tblPr/{W}tblLook")
+    value = _val(look) if look is not None else None
+    try:
+        bits = NEW_TABLE_LOOK if look is None else int(value, 16) if value else 0
+    except ValueError:
+        bits = 0
+    return {name: (look.get(W + name) not in OFF if look is not None and look.get(W + name) is not None
+                   else bool(bits & bit)) for name, bit in LOOK_BITS.items()}
+
+
+def _span(tc) -> int:
+    """The layout columns a cell spans (w:gridSpan), within MAX_GRID_SPAN."""
+    count = _val(tc.find(f"{W}tcPr/{W}gridSpan")) or "1"
+    return int(count) if count.isdigit() and 0 < int(count) <= MAX_GRID_SPAN else 1
 
 
 def _box_fill(content, page: str) -> str | None:
@@ -815,12 +920,11 @@ def _grid(tbl) -> list[list]:
     for tr in tbl.iterchildren(W + "tr"):
         row: list = []
         for tc in tr.iterchildren(W + "tc"):
-            span = tc.find(f"{W}tcPr/{W}gridSpan")
+            span = _span(tc)
             merge = tc.find(f"{W}tcPr/{W}vMerge")
             if merge is not None and merge.get(W + "val", "continue") == "continue" and grid \
                     and len(row) < len(grid[-1]):
                 tc = grid[-1][len(row)]
-            count = span.get(W + "val", "1") if span is not None else "1"
-            row += [tc] * (int(count) if count.isdigit() and 0 < int(count) <= MAX_GRID_SPAN else 1)
+            row += [tc] * span
         grid.append(row)
     return grid

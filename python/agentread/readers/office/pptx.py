@@ -60,6 +60,13 @@ FIRST_BACKGROUND_STYLE = 1001
 # The ways a shape's properties fill it.
 FILLS = {_A + "noFill", _A + "solidFill", _A + "gradFill", _A + "blipFill", _A + "pattFill", _A + "grpFill"}
 
+# The master's text style a placeholder's text takes, by the placeholder's type (a:ph type, "obj"
+# where it names none); any other placeholder takes the body's.
+TEXT_STYLES = {"title": "titleStyle", "ctrTitle": "titleStyle", "dt": "otherStyle", "ftr": "otherStyle",
+               "sldNum": "otherStyle", "hdr": "otherStyle"}
+# The master placeholder a layout's placeholder of a type inherits from (any other: the body).
+MASTER_PLACEHOLDERS = {"title": "title", "ctrTitle": "title", "dt": "dt", "ftr": "ftr", "sldNum": "sldNum"}
+
 # A shape's box: left, top, right, bottom, in EMU on the slide.
 Box = tuple[float, float, float, float]
 
@@ -76,6 +83,9 @@ class _Sight:
     background: str | None
     scheme: dict[str, str]
     beneath: list[Box] = field(default_factory=list)
+    # The list styles a shape's text inherits (_inherited_lists), by the shape's placeholder (its
+    # a:ph type and idx; None for a shape that is none): kept for the slides of one layout.
+    lists: dict = field(default_factory=dict)
 
 
 def read_pptx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -261,18 +271,79 @@ def _paragraphs_of(shape, sight: _Sight, box: Box | None, below: list[Box]) -> l
     why = _out_of_sight(sight, box)
     under = None if why else _under(shape, sight, box, below)
     body = shape.element.find(_P + "txBody")
+    lists = [] if under is None or body is None else [body.find(_A + "lstStyle"), *_inherited_lists(shape, sight)]
     found = []
     for paragraph, p in zip(shape.text_frame.paragraphs, [] if body is None else body.iterchildren(_A + "p")):
         pieces = []
+        level = f"{_A}lvl{min(max(paragraph.level, 0), 8) + 1}pPr/{_A}defRPr"
+        inherited = [styles if styles is None or styles.tag == _A + "fontRef" else styles.find(level)
+                     for styles in lists]
         for child in p.iterchildren(_A + "r", _A + "fld", _A + "br"):
             text = "\n" if child.tag == _A + "br" else child.findtext(_A + "t") or ""
-            colour = _colour(child.find(f"{_A}rPr/{_A}solidFill"), sight.scheme) if under else None
+            colour = _text_colour([child.find(_A + "rPr"), *inherited], sight.scheme) if under else None
             unseen = unseen_colour(colour, under) if colour and under and text.strip() else None
             pieces.append(held(text, unseen) if unseen else text)
         text = "".join(pieces).strip()
         if text:
             found.append((paragraph.level, held(text, why) if why else text))
     return found
+
+
+def _text_colour(chain: list, scheme: dict[str, str]) -> str | None:
+    """A run's colour: the fill of the first in `chain` (its properties, then the defaults of
+    the list styles it inherits, nearest first) that sets one, where it is one known colour; a
+    shape style's font colour (p:style a:fontRef) stands in a chain as its own colour."""
+    for properties in chain:
+        if properties is None:
+            continue
+        if properties.tag == _A + "fontRef":
+            if len(properties):
+                return _colour(properties, scheme)
+            continue
+        fill = next((el for el in properties if el.tag in FILLS), None)
+        if fill is not None:
+            return _colour(fill, scheme) if fill.tag == _A + "solidFill" else None
+    return None
+
+
+def _inherited_lists(shape, sight: _Sight) -> list:
+    """What a shape's text inherits its runs' properties from, past its own list style, nearest
+    first: for a placeholder, its layout's placeholder's list style and its master's, then the
+    master's text style for its kind (title, body, other); for another shape, its shape style's
+    font (p:style a:fontRef), then the master's text style for other text. A list style holds
+    a:lvl1pPr…a:lvl9pPr, each with its a:defRPr."""
+    placeholder = shape.element.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph")
+    key = None if placeholder is None else (placeholder.get("type", "obj"), placeholder.get("idx", "0"))
+    if key in sight.lists:
+        found = sight.lists[key]
+    else:
+        found = sight.lists[key] = _placeholder_lists(shape, key) if key else \
+            [_master_style(shape, "otherStyle")]
+    if key is None:
+        return [shape.element.find(f"{_P}style/{_A}fontRef"), *found]
+    return found
+
+
+def _placeholder_lists(shape, key: tuple[str, str]) -> list:
+    """A slide placeholder's inherited list styles (_inherited_lists): its layout's placeholder
+    of the same idx (else type), the master's placeholder of its kind, the master's text style."""
+    kind, idx = key
+    layout = shape.part.slide_layout
+    master = layout.slide_master
+    theirs = [next((ph for ph in layout.placeholders if str(ph.placeholder_format.idx) == idx), None)
+              or next((ph for ph in layout.placeholders if _kind(ph) == kind), None),
+              next((ph for ph in master.placeholders if _kind(ph) == MASTER_PLACEHOLDERS.get(kind, "body")), None)]
+    return [*(None if ph is None else ph.element.find(f"{_P}txBody/{_A}lstStyle") for ph in theirs),
+            _master_style(shape, TEXT_STYLES.get(kind, "bodyStyle"))]
+
+
+def _kind(placeholder) -> str:
+    return placeholder.element.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph").get("type", "obj")
+
+
+def _master_style(shape, name: str):
+    """One of the slide master's text styles (p:txStyles: titleStyle, bodyStyle, otherStyle)."""
+    return shape.part.slide_layout.slide_master.element.find(f"{_P}txStyles/{_P}{name}")
 
 
 def _out_of_sight(sight: _Sight, box: Box | None) -> str | None:
@@ -309,11 +380,13 @@ def _sight(slide, size: tuple[int, int] | None, known: dict) -> _Sight:
     if key not in known:
         known[key] = _looks(layout, master)
     theme, scheme, layout_drawn, master_drawn = known[key]
+    if (mapping := slide.element.find(f"{_P}clrMapOvr/{_A}overrideClrMapping")) is not None:
+        scheme = _scheme(mapping, theme)
     shows_master = slide.element.get("showMasterSp") != "0"
     beneath = (layout_drawn if shows_master else []) + \
         (master_drawn if shows_master and layout.element.get("showMasterSp") != "0" else [])
     return _Sight(size, slide.element.get("show") == "0", _background((slide, layout, master), scheme, theme),
-                  scheme, beneath)
+                  scheme, beneath, known.setdefault(("lists", key), {}))
 
 
 def _looks(layout, master) -> tuple:
@@ -329,19 +402,19 @@ def _looks(layout, master) -> tuple:
     for part in (layout, master):
         shapes = [shape for shape in part.shapes if not shape.is_placeholder]
         drawn.append([box for box in _boxes(shapes, IDENTITY) if box is not None])
-    return theme, _scheme(master.element, theme), *drawn
+    mapping = layout.element.find(f"{_P}clrMapOvr/{_A}overrideClrMapping")
+    return theme, _scheme(master.element.find(_P + "clrMap") if mapping is None else mapping, theme), *drawn
 
 
-def _scheme(master, theme) -> dict[str, str]:
-    """The theme's colours by name (dk1, accent1…) and by the names the master maps to them
-    (bg1, tx1…)."""
+def _scheme(mapping, theme) -> dict[str, str]:
+    """The theme's colours by name (dk1, accent1…) and by the names `mapping` (the master's
+    p:clrMap, or a layout's or slide's override) maps to them (bg1, tx1…)."""
     colours: dict[str, str] = {}
     found = None if theme is None else theme.find(f"{_A}themeElements/{_A}clrScheme")
     for el in [] if found is None else found:
         colour = _colour(el, {})
         if colour:
             colours[el.tag.rpartition("}")[2]] = colour
-    mapping = master.find(_P + "clrMap")
     for name, value in ({} if mapping is None else mapping.attrib).items():
         if value in colours:
             colours[name] = colours[value]

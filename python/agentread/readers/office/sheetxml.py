@@ -18,23 +18,27 @@ refer back to, then the sheet's bytes from the row found.
 
 from __future__ import annotations
 
+import colorsys
 import datetime as dt
 import functools
 import io
 import posixpath
 import re
 import zipfile
-from dataclasses import dataclass
-from typing import BinaryIO, Iterator, NamedTuple
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 from lxml import etree
 from openpyxl.comments.comment_sheet import CommentSheet
 from openpyxl.formula.translate import Translator
 from openpyxl.reader.strings import read_string_table
+from openpyxl.styles.colors import COLOR_INDEX, Color, ColorList
 from openpyxl.styles.numbers import builtin_format_code
-from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple
+from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple, range_boundaries
 from openpyxl.utils.datetime import from_ISO8601
 from xlfmt import format_value
+
+from agentread.readers.office.document import WHITE, hex_colour, unseen_colour
 
 MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _RELATIONSHIPS = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
@@ -43,6 +47,7 @@ _WORKBOOK_TYPES = ("spreadsheetml.sheet.main+xml", "spreadsheetml.template.main+
                    "ms-excel.sheet.macroEnabled.main+xml", "ms-excel.template.macroEnabled.main+xml")
 _RELATIONSHIP_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _THREADS = "{http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments}"
+_DRAWING = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 
 # The workbook's small parts are parsed whole; no entity is expanded and nothing is fetched.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -198,6 +203,7 @@ class Sheet:
     notes: str | None = None  # its notes' part (Excel's comments before threads), if any
     threads: str | None = None  # its threaded comments' part, if any
     chartsheet: str | None = None  # a chart sheet's XML, which names its chart's drawing
+    tables: tuple[str, ...] = ()  # its Excel tables' parts, whose styles draw fills no cell style states
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,10 @@ class Book:
     formats: dict[int, str]  # cell style (index) → its number format's code, for styles not General
     date1904: bool  # the calendar of old Macs: day 0 is 1904-01-01
     persons: dict[str, str]  # a threaded comment's author id → the name Excel shows
+    # cell style (index) → why a cell of that style is not seen (hidden.passage's `why`), for the
+    # styles whose font is drawn in the colour of the cell under it
+    unseen: dict[int, str] = field(default_factory=dict)
+    unfilled: frozenset[int] = frozenset()  # those of them judged on no fill (white)
 
 
 # Number formats Excel draws in the locale of whoever opens the file (the short date, the date and
@@ -234,9 +244,11 @@ def read_book(archive: zipfile.ZipFile) -> Book:
     for entry in root.iter(f"{MAIN}sheet"):
         kind, target = related.get(entry.get(_RELATIONSHIP_ID), (None, None))
         if kind == "worksheet":
-            own = {kind: part for _, kind, part in relationships(archive, target) if part in present}
+            related_parts = [(kind, part) for _, kind, part in relationships(archive, target) if part in present]
+            own = dict(related_parts)
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), target, own.get("comments"),
-                                own.get("threadedComment")))
+                                own.get("threadedComment"),
+                                tables=tuple(part for kind, part in related_parts if kind == "table")))
         elif kind is not None:
             sheets.append(Sheet(entry.get("name", ""), entry.get("state", "visible"), None,
                                 chartsheet=target if kind == "chartsheet" else None))
@@ -250,7 +262,10 @@ def read_book(archive: zipfile.ZipFile) -> Book:
     if "person" in first:
         for person in etree.fromstring(archive.read(first["person"]), _PARSER).iter(f"{_THREADS}person"):
             persons[person.get("id", "")] = person.get("displayName", "")
-    return Book(sheets, strings, _number_formats(archive, first.get("styles")), mac, persons)
+    styles = etree.fromstring(archive.read(first["styles"]), _PARSER) if "styles" in first else None
+    theme = _theme_colours(archive, first["theme"]) if "theme" in first else {}
+    unseen, unfilled = _unseen_styles(styles, theme)
+    return Book(sheets, strings, _number_formats(styles), mac, persons, unseen, unfilled)
 
 
 def _main_part(archive: zipfile.ZipFile) -> str:
@@ -287,10 +302,9 @@ def relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, s
     return out
 
 
-def _number_formats(archive: zipfile.ZipFile, part: str | None) -> dict[int, str]:
-    if part is None:
+def _number_formats(root) -> dict[int, str]:
+    if root is None:
         return {}
-    root = etree.fromstring(archive.read(part), _PARSER)
     custom = {fmt.get("numFmtId"): fmt.get("formatCode", "") for fmt in root.iter(f"{MAIN}numFmt")}
     formats = {}
     styles = root.find(f"{MAIN}cellXfs")
@@ -310,6 +324,108 @@ def format_code(number: int | None, code: str | None) -> str | None:
     return code if code and code != "General" and len(code) <= MAX_FORMAT_CHARS else None
 
 
+# --- the colours of a cell's text and of the cell under it
+
+# A cell style's theme colour (its `theme` index) is the theme's colour in this order: the theme
+# lists dark 1, light 1, dark 2, light 2, which a sheet's index takes light first.
+THEME_ORDER = ("lt1", "dk1", "lt2", "dk2", "accent1", "accent2", "accent3", "accent4", "accent5", "accent6",
+               "hlink", "folHlink")
+
+
+def _theme_colours(archive: zipfile.ZipFile, part: str) -> dict[int, str]:
+    """A theme part's colours by a cell style's theme index: an RGB, or a system colour as last
+    saved; none where the part is damaged (its colours are then not judged)."""
+    try:
+        scheme = etree.fromstring(archive.read(part), _PARSER).find(f"{_DRAWING}themeElements/{_DRAWING}clrScheme")
+    except etree.XMLSyntaxError:
+        return {}
+    named = {}
+    for entry in scheme if scheme is not None else ():
+        for colour in entry:
+            value = colour.get("val") if colour.tag == f"{_DRAWING}srgbClr" else colour.get("lastClr")
+            if rgb := hex_colour(value):
+                named[etree.QName(entry).localname] = rgb
+    return {index: named[name] for index, name in enumerate(THEME_ORDER) if name in named}
+
+
+def _unseen_styles(root, theme: dict[int, str]) -> tuple[dict[int, str], frozenset[int]]:
+    """The cell styles (cellXfs index) whose font colour is the colour under the cell, with why:
+    its solid fill, or white where it has no fill (those styles also given apart); a style with
+    any other pattern or a gradient, or a colour that cannot be resolved (automatic, a system
+    colour), is not judged."""
+    if root is None:
+        return {}, frozenset()
+    listed = root.find(f"{MAIN}colors")
+    try:
+        palette = (ColorList.from_tree(listed).index if listed is not None else None) or COLOR_INDEX
+    except (TypeError, ValueError):  # a damaged palette: Excel's own
+        palette = COLOR_INDEX
+    fonts = [_resolved(font.find(f"{MAIN}color"), theme, palette) for font in root.iterfind(f"{MAIN}fonts/{MAIN}font")]
+    fills = [_under(fill, theme, palette) for fill in root.iterfind(f"{MAIN}fills/{MAIN}fill")]
+    unseen, unfilled = {}, set()
+    for index, style in enumerate(root.iterfind(f"{MAIN}cellXfs/{MAIN}xf")):
+        font, fill = (_listed(items, style.get(name)) for items, name in ((fonts, "fontId"), (fills, "fillId")))
+        if font and fill and fill[0] and (why := unseen_colour(font, fill[0], "in the cell's colour")):
+            unseen[index] = why
+            if not fill[1]:
+                unfilled.add(index)
+    return unseen, frozenset(unfilled)
+
+
+def table_range(archive: zipfile.ZipFile, part: str) -> tuple[int, int, int, int] | None:
+    """The cells an Excel table covers (its `ref`), as left, top, right, bottom; None where it
+    names none."""
+    try:
+        left, top, right, bottom = range_boundaries(etree.fromstring(archive.read(part), _PARSER).get("ref") or "")
+    except (TypeError, ValueError, etree.XMLSyntaxError):
+        return None
+    return (left, top, right, bottom) if None not in (left, top, right, bottom) else None
+
+
+def _listed(items: list, index: str | None):
+    return items[int(index)] if index and index.isdigit() and int(index) < len(items) else None
+
+
+def _under(fill, theme: dict[int, str], palette: list[str]) -> tuple[str | None, bool]:
+    """The colour a fill draws under a cell's text, and whether it is a fill: (white, False) for
+    none, a solid pattern's colour; None where it is not one colour."""
+    pattern = fill.find(f"{MAIN}patternFill")
+    if pattern is None:  # a gradient
+        return None, True
+    kind = pattern.get("patternType", "none")
+    if kind == "none":
+        return WHITE, False
+    return (_resolved(pattern.find(f"{MAIN}fgColor"), theme, palette) if kind == "solid" else None), True
+
+
+def _resolved(element, theme: dict[int, str], palette: list[str]) -> str | None:
+    """A style's colour element as six hex digits (its tint applied), or None where it is
+    automatic, a system colour, or missing."""
+    if element is None:
+        return None
+    try:
+        colour = Color.from_tree(element)
+    except (TypeError, ValueError):  # a value that is not a colour
+        return None
+    if colour.type == "rgb":
+        rgb = hex_colour(colour.rgb[-6:]) if isinstance(colour.rgb, str) else None
+    elif colour.type == "theme":
+        rgb = theme.get(colour.theme)
+    elif colour.type == "indexed" and 0 <= colour.indexed < len(palette):
+        rgb = hex_colour(str(palette[colour.indexed])[-6:])
+    else:
+        rgb = None
+    return _tinted(rgb, colour.tint) if rgb and colour.tint else rgb
+
+
+def _tinted(rgb: str, tint: float) -> str:
+    """`rgb` lightened (a positive tint) or darkened (a negative one) as a style's tint says: its
+    luminance moved that fraction of the way to white or to black."""
+    hue, light, saturation = colorsys.rgb_to_hls(*(int(rgb[i:i + 2], 16) / 255 for i in (0, 2, 4)))
+    light = light * (1 + tint) if tint < 0 else light * (1 - tint) + tint
+    return "".join(f"{round(min(max(c, 0), 1) * 255):02X}" for c in colorsys.hls_to_rgb(hue, light, saturation))
+
+
 # --- a sheet's rows
 # -----------------------------------------------------------------------------------------
 
@@ -320,27 +436,33 @@ class Row(NamedTuple):
     number: int
     cells: dict[int, tuple[Value | str, str | None]]  # column → (what Excel shows, its formula or None)
     hidden: bool  # hidden in Excel (the reader shows it, and says so)
+    unseen: dict[int, str]  # column → why its cell's style keeps its text from sight (hidden.passage's `why`)
 
 
-def sheet_rows(xml: BinaryIO, book: Book) -> Iterator[Row]:
+def sheet_rows(xml: BinaryIO, book: Book, tables: Sequence[tuple[int, int, int, int]] = ()) -> Iterator[Row]:
     """Each row the sheet holds, in order; empty rows are not written by most writers and not
     given here. A cell's text is the value Excel last computed as its number format shows it ("" if
     it never computed one); its formula is its text (`=A2*2`), a shared formula's translated to its
-    cell."""
+    cell. A cell whose style has no fill is not judged on white inside `tables` (their ranges as
+    left, top, right, bottom), whose styles fill it."""
     shared: dict[str, Translator] = {}  # a shared formula's id → its master's formula, to translate
     number = given = 0
     for _, row in etree.iterparse(xml, events=("end",), tag=f"{MAIN}row", resolve_entities=False,
                                   no_network=True):
         number = _row_number(row.get("r"), number)
         cells: dict[int, tuple[Value | str, str | None]] = {}
+        unseen: dict[int, str] = {}
         column = 0
         for cell in row.iterchildren(f"{MAIN}c"):
             ref = _REF.match(cell.get("r") or "")
             column = column_index_from_string(ref.group(1)) if ref else column + 1
             cells[column] = (_value(cell, book), _formula(cell, ref.group(0) if ref else None, shared))
+            if book.unseen and (why := book.unseen.get(style := _style(cell))) and not (
+                    style in book.unfilled and any(a <= column <= c and b <= number <= d for a, b, c, d in tables)):
+                unseen[column] = why
         if number > given:  # a row repeated, or out of order, is not given again (nor by openpyxl)
             given = number
-            yield Row(number, cells, row.get("hidden") in ("1", "true"))
+            yield Row(number, cells, row.get("hidden") in ("1", "true"), unseen)
         row.clear()  # a streamed sheet keeps no row it has given
         while row.getprevious() is not None:
             del row.getparent()[0]
@@ -374,13 +496,18 @@ def _value(cell, book: Book) -> Value | str:
         value = from_ISO8601(value)
     elif kind == "e":
         return value  # an error such as #DIV/0!, which no format changes
-    return drawn(value, book.formats.get(int(cell.get("s") or 0)), book.date1904)
+    return drawn(value, book.formats.get(_style(cell)), book.date1904)
+
+
+def _style(cell) -> int:
+    style = cell.get("s") or "0"
+    return int(style) if style.isdigit() else -1
 
 
 def drawn(value, code: str | None, date1904: bool) -> Value | str:
     """A cell's value as a sheet's row gives it: to be drawn under its number format `code` when
     shown, or its text under General."""
-    return Value(value, code, date1904) if code else _general(value)
+    return Value(value, code, date1904) if code else general(value)
 
 
 class Value(NamedTuple):
@@ -411,13 +538,22 @@ def shown(value, code: str | None, date1904: bool = False) -> str:
             return str(format_value(value, code, date1904=date1904))
         except Exception:  # a format Excel would refuse; the value is still there to show
             pass
-    return _general(value)
+    return general(value)
 
 
 _kept = functools.lru_cache(maxsize=DRAWN_KEPT, typed=True)(shown)  # typed: TRUE is not the number 1
 
 
-def _general(value) -> str:
+def shows_nothing(value: Value | str) -> bool:
+    """Whether a value's number format is made of empty sections (`;;;`, `;;` for a number) that
+    draw nothing of it: its cell looks empty in Excel, though it holds a value. (A format that
+    draws a zero as nothing, `#`, is a sheet's ordinary way to leave zeros out.)"""
+    return (isinstance(value, Value) and not value.code.strip(" ;") and not str(value).strip()
+            and bool(general(value.value).strip()))
+
+
+def general(value) -> str:
+    """A value as General draws it."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

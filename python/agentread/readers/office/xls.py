@@ -15,6 +15,7 @@ from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
 from agentread.readers.office import MAX_SECTIONS
+from agentread.readers.office.document import WHITE, unseen_colour
 from agentread.readers.office.sheetxml import Row, drawn, format_code, note_text
 from agentread.readers.office.xlsx import cell_units, outline_workbook, read_workbook, search_workbook
 from agentread.request import InvalidParams, ReadRequest
@@ -43,6 +44,7 @@ class _Book:
             listed = book.format_map.get(xf.format_key)
             if code := format_code(xf.format_key, listed.format_str if listed else None):
                 self.formats[index] = code
+        self.unseen = {index: why for index, xf in enumerate(book.xf_list) if (why := self._unseen(xf))}
 
     def rows(self, sheet: _Sheet, start: int) -> Iterator[Row]:
         import xlrd
@@ -54,8 +56,10 @@ class _Book:
                 if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
                     continue
                 values[column] = (self._value(cell), None)
+            unseen = {column: self.unseen[cell.xf_index] for column, cell in enumerate(cells.row(row), 1)
+                      if column in values and cell.xf_index in self.unseen}
             info = cells.rowinfo_map.get(row)
-            yield Row(row + 1, values, bool(info and info.hidden))
+            yield Row(row + 1, values, bool(info and info.hidden), unseen)
 
     def declared(self, sheet: _Sheet) -> tuple[int, int]:
         cells = self.book.sheet_by_index(sheet.part)
@@ -77,6 +81,21 @@ class _Book:
 
     def charts(self, sheet: _Sheet, reply_bytes: int) -> list[str]:
         return []  # xlrd does not read an .xls's charts
+
+    def _unseen(self, xf) -> str | None:
+        """Why a cell of format record `xf` is not seen: its font's colour is its solid fill's, or
+        white with no fill; None where it is seen or a colour is a system one (automatic)."""
+        fonts = self.book.font_list
+        font = fonts[xf.font_index] if xf.font_index < len(fonts) else None
+        colour = self._rgb(font.colour_index) if font is not None else None
+        pattern = xf.background.fill_pattern
+        under = WHITE if pattern == 0 else self._rgb(xf.background.pattern_colour_index) if pattern == 1 else None
+        return unseen_colour(colour, under, "in the cell's colour") if colour and under else None
+
+    def _rgb(self, index: int) -> str | None:
+        """A palette colour as six hex digits; None for a system colour, which has none."""
+        rgb = self.book.colour_map.get(index)
+        return "".join(f"{c:02X}" for c in rgb) if rgb else None
 
     def _value(self, cell):
         import xlrd

@@ -10,7 +10,9 @@
 A cell is cited as column letter and row number (C17). Its value shows as its number format draws it
 ($1,234.50, 12.5%, 5 Mar 2024), then its comments; a formula shows its text and the value Excel last
 computed (`→`); a workbook never computed by Excel has no such value and shows the formula alone.
-Empty rows are left out (the numbers say where); what Excel hides is shown, and the header says so.
+Empty rows are left out (the numbers say where); what Excel hides is shown, and the header says so;
+a cell Excel keeps from sight (a hidden sheet, row or column, a format that draws nothing, a font in
+the cell's colour) is marked as a hidden passage (`hiding`).
 
 Addressing: `pages` picks sheets ("2", "2-3", "3-", or a sheet's name); `offset` is the first row of
 the first sheet shown and `limit` the number of rows (row numbers, not lines). Without `pages`,
@@ -59,12 +61,15 @@ from agentread.readers.office.sheetxml import (
     Sheet,
     Value,
     declared_dimension,
+    general,
     hidden_columns,
     merged_ranges,
     open_from_row,
     read_book,
     sheet_notes,
     sheet_rows,
+    shows_nothing,
+    table_range,
 )
 from agentread.request import InvalidParams, ReadRequest, quoted
 from agentread.result import ReadError, ReadResult, TextPart
@@ -231,34 +236,24 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
     first, last = select_sections(request.pages, len(names), "sheet", names)
     for number in range(first, last + 1):
         start = request.first_line if number == first else 1
-        sheet = book.sheets[number - 1]
-        hidden_columns = book.hidden_columns(sheet)
-        for parsed, (row, cells, row_hidden) in enumerate(noted_rows(book, sheet, start), 1):
+        why = hiding(book, book.sheets[number - 1])
+        for parsed, line in enumerate(noted_rows(book, book.sheets[number - 1], start), 1):
             if parsed % 1000 == 0:
                 checkpoint()
+            row, cells = line.number, line.cells
             if row < start:
                 continue
             for column, cell in sorted(cells.items()):
                 if number == first and row == request.first_line and column < (request.column or 1):
                     continue
-                text = _whole(*cell)
+                hides = why(line, column)
+                text = _marked(_whole(*cell), hides)
                 # A cell the table cuts is read alone, from the part of it that holds the hit.
                 whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
-                hides = excel_hides(sheet, row_hidden, any(a <= column <= b for a, b in hidden_columns))
                 yield Unit(text, {"sheet": names[number - 1], "cell": f"{column_letters(column)}{row}"},
                            {"pages": str(number), "offset": row, "limit": 1, **whole},
                            {"pages": span(number, last), "offset": row, "column": column},
                            reads_on="char" if whole else None, hidden=hides)
-
-
-def excel_hides(sheet: Sheet, row_hidden: bool, column_hidden: bool) -> str | None:
-    """Why Excel keeps a cell out of sight, as hidden.passage takes it (its sheet, its row or its
-    column hidden), or None."""
-    if sheet.state != "visible":
-        return "in sheets Excel hides"
-    if row_hidden:
-        return "in rows Excel hides"
-    return "in columns Excel hides" if column_hidden else None
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
@@ -285,12 +280,13 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
         return Entry(0, f'Sheet {number} "{sheet.name}"', f"a chart sheet, no cells{hidden}", {"pages": str(number)})
     first = None
     rows = top = left = right = 0
-    for rows, (row, cells, _) in enumerate(book.rows(sheet, 1), 1):
+    for rows, line in enumerate(book.rows(sheet, 1), 1):
+        row, cells = line.number, line.cells
         if rows % 1000 == 0:
             checkpoint()
         if not cells:
             continue
-        first = first or (row, cells)
+        first = first or line
         top, left, right = top or row, min(left or 1 << 30, min(cells)), max(right, max(cells))
         bottom = row
         if rows >= MAX_OUTLINE_ROWS:
@@ -303,8 +299,10 @@ def _sheet_entry(book: Workbook, number: int, sheet) -> Entry:
     else:
         where = f"used range {column_letters(left)}{top}:{column_letters(right)}{bottom}"
     if first is not None:
-        row, cells = first
-        shown = [f"{column_letters(c)}={cell_text(_show(*cells[c]))}" for c in sorted(cells)[:MAX_HEADER_CELLS]]
+        row, cells = first.number, first.cells
+        why = hiding(book, sheet)  # a cell kept from sight shows marked, as in the table (not counted)
+        shown = [f"{column_letters(c)}={_marked(cell_text(_show(*cells[c])), why(first, c))}"
+                 for c in sorted(cells)[:MAX_HEADER_CELLS]]
         more = f" and {len(cells) - MAX_HEADER_CELLS:,} more" if len(cells) > MAX_HEADER_CELLS else ""
         where += f"; header row {row}: {', '.join(shown)}{more}"
     return Entry(0, f'Sheet {number} "{sheet.name}"', where + hidden, {"pages": str(number)})
@@ -341,7 +339,8 @@ class _Zipped:
                     xml = self.archive.open(sheet.part)
                 else:
                     xml = skipped
-            yield from sheet_rows(xml, self.book)
+            tables = [area for part in sheet.tables if (area := table_range(self.archive, part))]
+            yield from sheet_rows(xml, self.book, tables)
         finally:
             xml.close()
 
@@ -372,14 +371,34 @@ def noted_rows(book: Workbook, sheet, start: int) -> Iterator[Row]:
     for (row, column), note in book.notes(sheet).items():
         notes.setdefault(row, {})[column] = note
     pending = deque(sorted(row for row in notes if row >= start))  # rows whose comments are still to give
-    for number, cells, hidden in book.rows(sheet, start):
-        while pending and pending[0] < number:
-            yield _noted(Row(pending.popleft(), {}, False), notes)
-        if pending and pending[0] == number:
+    for row in book.rows(sheet, start):
+        while pending and pending[0] < row.number:
+            yield _noted(Row(pending.popleft(), {}, False, {}), notes)
+        if pending and pending[0] == row.number:
             pending.popleft()
-        yield _noted(Row(number, cells, hidden), notes)
+        yield _noted(row, notes)
     for number in pending:
-        yield _noted(Row(number, {}, False), notes)
+        yield _noted(Row(number, {}, False, {}), notes)
+
+
+def hiding(book: Workbook, sheet) -> Callable[[Row, int], str | None]:
+    """Why a cell of `sheet` (its row, its column) is kept from a person's sight, for
+    hidden.passage, or None where it is seen: the one place the reasons are decided, for every
+    view of a cell (the table, a cell read whole, a search)."""
+    columns = book.hidden_columns(sheet)
+
+    def why(row: Row, column: int) -> str | None:
+        if sheet.state != "visible":
+            return "in sheets Excel hides"
+        if row.hidden:
+            return "in rows Excel hides"
+        if any(first <= column <= last for first, last in columns):
+            return "in columns Excel hides"
+        cell = row.cells.get(column)
+        if cell is not None and shows_nothing(cell[0]):
+            return "in a format that shows nothing"
+        return row.unseen.get(column)
+    return why
 
 
 class _Reader:
@@ -424,7 +443,9 @@ class _Reader:
         stop = reason = None
         left = self.left
         last_column = min(self.right, left + MAX_COLUMNS - 1)
-        for parsed, (row_number, cells, row_hidden) in enumerate(noted_rows(self.book, sheet, start), 1):
+        why = hiding(self.book, sheet)
+        for parsed, line in enumerate(noted_rows(self.book, sheet, start), 1):
+            row_number, cells = line.number, line.cells
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < start:  # the shared formulas the window refers to, or rows above it
@@ -437,8 +458,10 @@ class _Reader:
 
             def reads_on(column: int, row_number=row_number) -> str:
                 return call(self._at(remaining, row_number, column))
-            shown = [_show(*cells[c], reads_on(c)) if c in cells else ""
-                     for c in range(left, min(max(cells, default=0), last_column) + 1)]
+            placed = range(left, min(max(cells, default=0), last_column) + 1)
+            whys = [why(line, c) if c in cells else None for c in placed]
+            shown = [_marked(_show(*cells[c], reads_on(c)), whys[i]) if c in cells else ""
+                     for i, c in enumerate(placed)]
             while shown and not shown[-1]:
                 shown.pop()
             if not shown:
@@ -447,6 +470,7 @@ class _Reader:
             room = self.request.output_bytes - CLOSING_RESERVE_BYTES
             # Only the call's first row is cut to the bytes left: later ones wait for the next call.
             alone = not rows and not self.showed_rows
+            whole = shown
             shown, first_cut = _fit_row(str(row_number), shown, lambda i: reads_on(left + i - 1),
                                         room - used if alone else room)
             used += len(pipe_row([str(row_number), *shown]).encode("utf-8")) + 1
@@ -454,7 +478,10 @@ class _Reader:
                 stop, reason = row_number, output_limit_reason(self.request.output_bytes)
                 break
             rows.append((row_number, shown, width))
-            if row_hidden:
+            kept = len(shown) if shown is whole else len(shown) - 1  # a cut row ends at its marker
+            for text, reason in zip(shown[:kept], whys):
+                self._count(text, reason)
+            if line.hidden:
                 hidden.append(row_number)
             if first_cut and self.cut is None:
                 self.cut = self._at(remaining, row_number, left + first_cut - 1)
@@ -481,12 +508,8 @@ class _Reader:
         if rows:
             self._add(pipe_row(["row", *(column_letters(c) for c in range(left, left + columns))]))
             self._add(pipe_row(["---"] * (columns + 1)))
-            hidden_columns = {c for a, b in self.book.hidden_columns(sheet) for c in range(max(a, left), b + 1)
-                              if c < left + columns}
             for row_number, cells, count in rows:
                 pad = [""] * (columns - len(cells)) if len(cells) == count else []  # a cut row ends at its marker
-                cells = [self._conceal(text, excel_hides(sheet, row_number in hidden, left + i in hidden_columns))
-                         for i, text in enumerate(cells)]
                 self._add(pipe_row([str(row_number), *cells, *pad]))
         elif self.area is not None:
             self._add("(No cell of this range holds a value.)")
@@ -505,7 +528,9 @@ class _Reader:
         remaining = span(number, last)
         found: dict | None = None
         following = None  # the next row holding a value
-        for parsed, (row_number, cells, _) in enumerate(noted_rows(self.book, sheet, row), 1):
+        why = hiding(self.book, sheet)
+        for parsed, line in enumerate(noted_rows(self.book, sheet, row), 1):
+            row_number, cells = line.number, line.cells
             if parsed % 1000 == 0:
                 checkpoint()
             if row_number < row or not cells:
@@ -513,8 +538,8 @@ class _Reader:
             if row_number > row and found is not None:
                 following = row_number if row_number <= self.bottom else None
                 break
-            found = ({c: cell for c, cell in cells.items() if max(column, self.left) <= c <= self.right}
-                     if row_number == row else {})
+            found = ({c: (_marked(_whole(*cell), why(line, c)), why(line, c)) for c, cell in cells.items()
+                      if max(column, self.left) <= c <= self.right} if row_number == row else {})
         if not found:
             where = f'range="{self.area.rest(row)}"' if self.area else f'pages="{number}"'
             raise ReadError("offset_past_end", f"row {row:,} of sheet {number} holds no value from column "
@@ -524,8 +549,8 @@ class _Reader:
                   "each cell whole ---")
         budget = self.request.output_bytes - CLOSING_RESERVE_BYTES
         shown: list[int] = []
-        for c, cell in sorted(found.items()):
-            text, at = _whole(*cell), char if c == column else 1
+        for c, (text, reason) in sorted(found.items()):
+            at = char if c == column else 1
             if at > len(text):
                 raise ReadError("offset_past_end", f"char {at:,} is past the end of cell {column_letters(c)}{row}, "
                                 f"which has {len(text):,} characters. Call again with a char from 1 to "
@@ -545,9 +570,11 @@ class _Reader:
                 self.next["char"] = end + 1
                 line = f"{name}: {text[at - 1:end]}" + marker.format(f"{end:,}", end + 1)
                 self._add(line)
+                self._count(text, reason)
                 shown.append(c)
                 break
             self._add(line)
+            self._count(text, reason)
             shown.append(c)
         if self.next is None and following is not None:
             self.next = self._at(remaining, following)
@@ -590,13 +617,11 @@ class _Reader:
         for line in self.book.charts(sheet, self.request.output_bytes):
             self._add(line)
 
-    def _conceal(self, text: str, why: str | None) -> str:
-        """A cell's text, marked and counted as a passage hidden from a person where Excel hides
-        it (its sheet, row or column), with a value."""
-        if why is None or not text:
-            return text
-        self.concealed[why] = self.concealed.get(why, 0) + 1
-        return passage(text, why)
+    def _count(self, text: str, why: str | None) -> None:
+        """A cell shown counted as a passage hidden from a person (see `hiding`), where it shows
+        anything."""
+        if why is not None and text:
+            self.concealed[why] = self.concealed.get(why, 0) + 1
 
     def _stop(self, sheet: int, row: int, remaining: str, reason: str) -> None:
         self.next = self._at(remaining, row)
@@ -625,7 +650,7 @@ def _noted(row: Row, notes: dict[int, dict[int, str]]) -> Row:
     for column, note in notes.get(row.number, {}).items():
         text, formula, _ = cells.get(column, ("", None, None))
         cells[column] = (text, formula, note)
-    return Row(row.number, dict(sorted(cells.items())), row.hidden)
+    return Row(row.number, dict(sorted(cells.items())), row.hidden, row.unseen)
 
 
 def _show(value: Value | str, formula: str | None, note: str | None = None, reads_on: str | None = None) -> str:
@@ -633,9 +658,15 @@ def _show(value: Value | str, formula: str | None, note: str | None = None, read
     return cell_text(_whole(value, formula, note), reads_on)
 
 
+def _marked(text: str, why: str | None) -> str:
+    """A cell's text as a passage hidden for `why` (hidden.passage), where it shows anything."""
+    return passage(text, why) if why is not None and text else text
+
+
 def _whole(value: Value | str, formula: str | None, note: str | None = None) -> str:
-    """A cell's text, or `formula → text`, then its comments; uncut."""
-    text = str(value)
+    """A cell's text, or `formula → text`, then its comments; uncut. A value its number format
+    draws as nothing is shown as General draws it (`hiding` says why)."""
+    text = general(value.value) if shows_nothing(value) else str(value)
     shown = (f"{formula} → {text}" if text else formula) if formula else text
     return f"{shown} {note}" if shown and note else shown or note or ""
 
