@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterable, Iterator
 
 from agentread.cancel import read_deadline
-from agentread.hidden import hidden_in, hit_why, note, passage, searchable
+from agentread.hidden import hidden_in, hit_why, note, searchable
 from agentread.limits import MAX_LINE_CHARS
 from agentread.numbering import counted
 from agentread.request import ReadRequest
@@ -79,9 +79,6 @@ class Unit:
     # The read argument that starts its text further in: `column` for a line (read on from one past
     # MAX_LINE_CHARS), `char` for a spreadsheet cell (its `column` is the sheet's); None: none.
     reads_on: str | None = "column"
-    # Why the file keeps the whole unit out of a person's sight (a cell Excel hides), as
-    # hidden.passage takes it, where its text holds no passage marker of its own; None: it does not.
-    hidden: str | None = None
 
 
 @dataclass(frozen=True)
@@ -610,8 +607,6 @@ def hits_in(units: Iterable[Unit], matcher: Matcher, column: int = 1,
             resume = unit.resume if first_only or not start else {**unit.resume, "column": start + 1}
             shown = context(unit.text, start, end)
             hidden = hidden_in(unit.text, start, end)
-            if unit.hidden is not None:
-                shown, hidden = passage(shown, unit.hidden), tuple(dict.fromkeys((unit.hidden, *hidden)))
             yield Hit(where, shown, read, resume, hidden)
             if first_only:
                 break

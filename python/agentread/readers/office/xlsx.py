@@ -246,14 +246,13 @@ def cell_units(book: Workbook, request: ReadRequest) -> Iterator[Unit]:
             for column, cell in sorted(cells.items()):
                 if number == first and row == request.first_line and column < (request.column or 1):
                     continue
-                hides = why(line, column)
-                text = _marked(_whole(*cell), hides)
+                text = _marked(_whole(*cell), why(line, column))
                 # A cell the table cuts is read alone, from the part of it that holds the hit.
                 whole = {"column": column} if len(text) > MAX_CELL_CHARS else {}
                 yield Unit(text, {"sheet": names[number - 1], "cell": f"{column_letters(column)}{row}"},
                            {"pages": str(number), "offset": row, "limit": 1, **whole},
                            {"pages": span(number, last), "offset": row, "column": column},
-                           reads_on="char" if whole else None, hidden=hides)
+                           reads_on="char" if whole else None)
 
 
 def outline_xlsx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
