@@ -236,7 +236,8 @@ static PyObject *ascii_end(PyObject *module, PyObject *args)
 typedef int (PDFIUM_CALL *count_fn)(void *);
 typedef void *(PDFIUM_CALL *page_object_fn)(void *, int);
 typedef void *(PDFIUM_CALL *form_object_fn)(void *, unsigned long);
-typedef int (PDFIUM_CALL *matrix_fn)(void *, float *); /* FS_MATRIX: six floats */
+/* An FS_MATRIX is six floats. */
+typedef int (PDFIUM_CALL *matrix_fn)(void *, float *);
 typedef void (PDFIUM_CALL *transform_fn)(void *, double, double, double, double, double, double);
 typedef int (PDFIUM_CALL *colour_fn)(void *, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
 typedef int (PDFIUM_CALL *size_fn)(void *, float *);
@@ -278,10 +279,11 @@ static unsigned char *room(column *c, size_t n)
     return at;
 }
 
+/* The page, or a form object, whose objects are walked; m places them on the page. */
 typedef struct {
-    void *holder; /* the page, or a form object */
+    void *holder;
     int form, count, next;
-    double m[6]; /* places the holder's objects on the page */
+    double m[6];
 } frame;
 
 /* outer after inner, [a b c d e f] as PDF writes them: x' = ax + cy + e. */
