@@ -104,6 +104,16 @@ class Workspace:
             path = os.path.join(base, path)
         return path
 
+    def is_glob(self, raw: str) -> bool:
+        """Whether `raw` is a glob to expand (many/glob.py): it has glob characters and names no
+        file as it is."""
+        if not any(c in raw for c in "*?["):
+            return False
+        try:
+            return not os.path.lexists(self.absolute(raw))  # a file may hold "[" in its name
+        except ReadError:  # an invalid path is read, and refused, as a path
+            return False
+
     def refusal(self, raw: str) -> Refusal:
         """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a
         path that names no file (it is refused for that, whatever the user says)."""

@@ -208,9 +208,10 @@ def quick_server(tmp_path):
 
 def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(quick_server, tmp_path):
     """A small text file read quickly before, unchanged, is read on the event loop
-    (service.QUICK_READ_BYTES); a file past that size, changed since, open in the editor (whose
-    buffer may be any size), read raw before (a notebook, now read by cells) or now behind a link
-    that led to a small one waits for a worker like any other read."""
+    (service.QUICK_READ_BYTES), and a file read in a worker process planned quickly before is
+    planned there; a window of a file past that size, a file changed since, open in the editor
+    (whose buffer may be any size), read raw before (a notebook, now read by cells) or now behind a
+    link that led to a small one waits for a read thread like any other read."""
     from agentread.serve.service import QUICK_READ_BYTES, READ_THREADS
 
     server = quick_server
@@ -233,7 +234,8 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     try:
         assert server.read(path="small.txt", offset=10, limit=5) == first
         assert server.read(path="small.txt", offset=2990)["endLine"] == 3000  # any window of it
-        waiting.append(server.send("agentread/read", {"path": "large.txt"}))
+        assert server.read(path="large.txt")["endLine"] == 1  # read whole in a worker, as before
+        waiting.append(server.send("agentread/read", {"path": "large.txt", "offset": 1}))
         with open(tmp_path / "small.txt", "a") as f:
             f.write("line 3001\n")
         waiting.append(server.send("agentread/read", {"path": "small.txt", "offset": 3001}))
