@@ -23,7 +23,15 @@ from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
-from agentread.versions import bytes_version, mtime_text, path_of, since, text_version, version_tag_bytes
+from agentread.versions import (
+    bytes_version,
+    kept_version,
+    mtime_text,
+    path_of,
+    since,
+    text_version,
+    version_tag_bytes,
+)
 from agentread.versions import file_version as file_version_of
 from agentread.workspace import Resolved, Workspace, file_version, open_folder, open_verified
 
@@ -167,8 +175,13 @@ def plan_version(plan: Plan) -> tuple | None:
         return bytes_version(data, st, path), len(data), st.st_mtime
     if isinstance(plan.buffer, str):
         return text_version(plan.buffer, path), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
-    with open_verified(plan.resolved) as f:
-        return file_version_of(f, path), st.st_size, st.st_mtime
+    # A digest kept for the status resolve found answers without opening the file again; that status
+    # is from before the read, as a version must be.
+    version = kept_version(st, path)
+    if version is None:
+        with open_verified(plan.resolved) as f:
+            version = file_version_of(f, path)
+    return version, st.st_size, st.st_mtime
 
 
 def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:
