@@ -120,9 +120,10 @@ MAX_SENT_MESSAGE_CHARS = 1000
 # How a message is framed on the socket between the server and a worker: its length, then its
 # pickle.
 _LENGTH = struct.Struct("!Q")
-# The most of a reply taken off the socket in one call on the event loop: a large one (a page's
-# picture) comes in a few calls, with other messages handled between them.
-RECEIVE_CHUNK_BYTES = 1 << 20
+# The most of a reply taken off the socket in one call on the event loop: about what a socket pair
+# holds at once (Linux's default buffer), so that a call allocates little more than it takes; a
+# large reply (a page's picture) comes in several calls, with other messages handled between them.
+RECEIVE_CHUNK_BYTES = 256 << 10
 
 # How long a worker that was told to end (or has ended) is waited for before it is killed; then it
 # is waited for until it is gone, so that its process and pipe are always released.
