@@ -45,6 +45,9 @@ TAR_NAMES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
 # A tar header block: what filetype needs to see its magic.
 TAR_HEADER_BYTES = 512
 
+# A PDF's header, which its first 1024 bytes hold.
+PDF_MAGIC = b"%PDF-"
+
 # An RTF document's first bytes (the format's group and control word).
 RTF_MAGIC = b"{\\rtf"
 
@@ -126,11 +129,13 @@ def sniff(head: bytes, name: str) -> FileInfo:
     # binary signature it knows (a zip's and a tar's too) puts a NUL or another control byte within
     # the first bytes, so a head without any is text for it (PostScript and RTF, text-based formats
     # it names, are then read as the text they are), and a text file's read does not import it.
+    if head.startswith(PDF_MAGIC):  # no zip or tar begins so: filetype is not needed for it
+        return FileInfo("pdf", "application/pdf")
     control_share = _control_share(head)
     archive = control_share and _filetype().match(head, _archive_matchers())
     if archive:  # before PDF: an archive's first member may be one
         return FileInfo("archive", archive.mime)
-    if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
+    if PDF_MAGIC in head[:1024]:  # PDF allows junk before the header
         return FileInfo("pdf", "application/pdf")
     if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, .msg, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
