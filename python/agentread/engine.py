@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import logging
 from dataclasses import dataclass
 from typing import Callable
 
 from agentread.hidden import mark_result
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
+from agentread.logs import logger
 from agentread.readers import READERS, Source
 from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
@@ -34,8 +34,6 @@ from agentread.versions import (
 )
 from agentread.versions import file_version as file_version_of
 from agentread.workspace import Resolved, Workspace, file_version, open_folder, open_verified
-
-log = logging.getLogger(__name__)
 
 # A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing
 # line): a reply still over the caller's `maxBytes` is read again with the budget cut by what it
@@ -133,7 +131,7 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
         return error_result(request.path, "read_failed", f"{request.path} could not be read: "
                             f"{exc.strerror or exc}. It may be on a failing disk or be a system file; "
                             "read another file.")
-    log.error("read of %s exhausted resources", request.path, exc_info=exc)
+    logger(__name__).error("read of %s exhausted resources", request.path, exc_info=exc)
     return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
                         f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
 

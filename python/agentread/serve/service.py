@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import logging
 import threading
 import time
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from agentread.cancel import Cancelled, read_deadline, run_cancellable
 from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
+from agentread.logs import logger
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
 from agentread.versions import ManyCall, Versions
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from agentread.serve.session import Mark
     from agentread.serve.workers import WorkerPool
 
-log = logging.getLogger("agentread")
 
 # Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not
 # read faster; four keep one slow read (a huge text file scanned to its end) from holding up the
@@ -89,7 +88,7 @@ Grants = Callable[[str], frozenset]
 
 
 def timeout_result(name: str, deadline: float, find: bool = False) -> ReadResult:
-    log.warning("read of %s stopped after %g s", name, deadline)
+    logger().warning("read of %s stopped after %g s", name, deadline)
     if find:  # `limit` counts hits, not what is searched
         return error_result(name, "timeout", f"searching {name} took longer than {deadline:g} s and was stopped. "
                             "Search for a narrower pattern (plain text, or a regular expression holding a plain "
@@ -99,7 +98,7 @@ def timeout_result(name: str, deadline: float, find: bool = False) -> ReadResult
 
 
 def busy_result(name: str, what: str) -> ReadResult:
-    log.warning("read of %s refused: %s", name, what)
+    logger().warning("read of %s refused: %s", name, what)
     return error_result(name, "busy", f"{name} was not read: {what}. Read other files (text, code) meanwhile, "
                         f"and read {name} again in a minute; or read a smaller part of the slow files.")
 
@@ -136,7 +135,7 @@ def _failed(name: str, exc: Exception) -> ReadResult:
     propagates; anything else is a reader's bug, answered `internal`."""
     if isinstance(exc, InvalidParams):
         raise exc
-    log.error("unexpected failure reading %s", name, exc_info=exc)
+    logger().error("unexpected failure reading %s", name, exc_info=exc)
     return internal_result(name, type(exc).__name__, str(exc))
 
 
@@ -505,11 +504,11 @@ class ReadService:
             return busy_result(name, f"all {exc.reading} reader processes for PDF, image and Office files are "
                                "busy with slow files")
         except ReaderFailed as exc:
-            log.error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
+            logger().error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
             return internal_result(name, exc.name, str(exc))
         except WorkerDied as exc:
             limits = self.pool.limits
-            log.error("the worker process reading %s ended (%s)", name, exc.how)
+            logger().error("the worker process reading %s ended (%s)", name, exc.how)
             return error_result(name, "internal", f"reading {name} ended the worker process reading it "
                                 f"({exc.how}): a crash in a native library, or past its limits "
                                 f"({limits.memory_mb:,} MB of memory, {limits.cpu_seconds} s of CPU). Nothing else "
