@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
-from agentread.linkfree import Found, Swapped, find, open_real
+from agentread.linkfree import Found, Swapped, find, find_as_is, open_real
 from agentread.result import ReadError
 
 # Files that hold secrets: reading one needs the user's consent even inside the workspace. A pattern
@@ -123,11 +123,15 @@ class Workspace:
         """The refusal of `raw`, and what the walk of its real path found (what the refusal
         judged)."""
         path = self.absolute(raw)
-        try:
-            real = os.path.realpath(path)
-        except OSError:  # a link it met was gone when it read it: swapped meanwhile
-            raise _changed(raw) from None
-        found = find(real)
+        found = find_as_is(path)  # most paths hold no link: one call tells so
+        if found is not None:
+            real = path
+        else:
+            try:
+                real = os.path.realpath(path)
+            except OSError:  # a link it met was gone when it read it: swapped meanwhile
+                raise _changed(raw) from None
+            found = find(real)
         reasons = set() if self.contains(real) else {OUTSIDE}
         st = found.st if found.member is None else None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)
