@@ -310,7 +310,7 @@ async def _stdin() -> _Input:
     stream = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES, loop=loop)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), sys.stdin.buffer)
-    except ValueError:  # not a pipe, socket or terminal
+    except (ValueError, OSError, NotImplementedError):  # no pipe, socket or terminal; or a loop without pipes
         return _Input(*_blocking(sys.stdin.buffer))
 
     async def line() -> bytes | None:
