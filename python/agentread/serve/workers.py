@@ -428,6 +428,7 @@ def _settle(future: asyncio.Future, error: BaseException | None) -> None:
 
 
 def _framed(message: Any) -> bytes:
+    """`message` as it goes over the socket pair: its length, then its pickle."""
     data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
     return _LENGTH.pack(len(data)) + data
 
