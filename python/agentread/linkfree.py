@@ -138,7 +138,7 @@ def find_as_is(path: str) -> Found | None:
     folders. None where that call cannot tell (a link or nothing on the way, a path not normal, no
     openat2 here): realpath and `find` answer then."""
     if not _LOOKUP_FLAGS & getattr(os, "O_PATH", 0) or not os.path.isabs(path) or path.startswith("//") \
-            or path != os.path.normpath(path):
+            or "\x00" in path or path != os.path.normpath(path):
         return None
     try:
         fd = _openat2(path, _LOOKUP_FLAGS)

@@ -389,6 +389,17 @@ def test_open_document_is_read_from_the_live_buffer(server, tmp_path):
     assert changed.startswith("[Changed since this session last read") and saved == "     1\tsaved = 1"
 
 
+def test_a_document_opened_through_a_link_is_read_from_its_buffer(server, tmp_path):
+    """The editor may name a file by a path through a link: the buffer is the real file's."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "notes.txt").write_text("saved\n")
+    (tmp_path / "via").symlink_to(tmp_path / "real", target_is_directory=True)
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": (tmp_path / "via" / "notes.txt").as_uri(),
+                                                            "languageId": "plaintext", "version": 1,
+                                                            "text": "unsaved\n"}})
+    assert body_of(server.read(path="real/notes.txt")) == "     1\tunsaved"
+
+
 def test_workspace_folders_change_moves_the_root(server, tmp_path_factory):
     other = tmp_path_factory.mktemp("other")
     write_lines(other / "b.txt", 2)

@@ -28,6 +28,7 @@ from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.limits import MESSAGE_SKIP_BYTES
+from agentread.linkfree import find_as_is
 from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request
 from agentread.request import InvalidParams, parse_request
@@ -175,11 +176,14 @@ def _json(reply) -> dict | None:
 
 
 def _file_path(uri: str) -> str | None:
+    """The real path of a document's URI. Every open document is looked up at every read: one
+    with no link on its path is told so in one call (linkfree.find_as_is), a third of realpath's
+    time, which resolves the others."""
     if not uri.startswith("file:"):
         return None
     path = to_fs_path(uri)
     try:
-        return os.path.realpath(path) if path else None
+        return (path if find_as_is(path) is not None else os.path.realpath(path)) if path else None
     except ValueError:  # a NUL in the URI: no file has that name
         return None
 
