@@ -121,6 +121,10 @@ SERVER_MODULES = ("agentread.serve.jsonrpc", "agentread.serve.mcp", "agentread.s
 KIND_READERS = {"text": ("agentread.readers.text", "agentread.readers.delimited"),
                 "pdf": ("agentread.readers.pdf",)}
 EVERY_READ = ("agentread.readers.fields", "agentread.readers.office_detect")
+# What a read of one file needs not: the reads of many files, a diff (a read with `since` of a
+# changed file), OpenSSL's hashes (versions are xxhash's), datetime, and filetype (text and PDF
+# heads are told without it).
+NOT_ONE_READ = ("agentread.many", "difflib", "hashlib", "datetime", "filetype")
 
 
 def imported_by(*args: str, cwd: Path) -> set[str]:
@@ -144,6 +148,7 @@ def test_a_read_imports_the_read_service_and_its_kinds_reader_only(folder: Path,
     others = {name for name in imported if name.startswith("agentread.readers.")
               and not name.startswith(KIND_READERS[kind]) and name not in EVERY_READ}
     assert servers == set() and others == set()
+    assert {name for name in imported if name.startswith(NOT_ONE_READ)} == set()
 
 
 def test_a_read_past_its_deadline_is_answered_timeout_without_an_event_loop(tmp_path: Path):

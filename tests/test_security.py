@@ -17,7 +17,7 @@ import pytest
 from agentread.engine import Engine
 from agentread.request import parse_request
 from agentread.result import ReadResult
-from agentread.workspace import Workspace
+from agentread.workspace import CONSENT_REASONS, Workspace
 from rpc import ServerProcess, text_of
 
 SECRET = "the-secret-value-42"
@@ -50,6 +50,20 @@ def assert_refused(result, code: str):
 
 # --- outside the workspace
 # --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelled", ["/{ws}/a.txt", "{ws}/./a.txt", "{ws}//a.txt", "{ws}/../ws/a.txt",
+                                     "{ws}/sub/../secret.txt", "{ws}/sub/../../ws/a.txt"])
+def test_a_path_spelled_oddly_leads_where_its_links_and_dots_do(layout, spelled: str):
+    """A path is its own real path only when normal and free of links; any other spelling is
+    resolved, `..` after any link on the way."""
+    ws, outside = layout
+    (ws / "sub").symlink_to(outside / "deep", target_is_directory=True)
+    (outside / "deep").mkdir()
+    path = spelled.format(ws=ws)
+    resolved = Workspace([str(ws)]).resolve(path, CONSENT_REASONS)
+    assert resolved.path == os.path.realpath(path)
+    assert resolved.inside == resolved.path.startswith(str(ws) + os.sep)
+
 
 def test_symlinked_file_pointing_outside_is_refused(layout):
     ws, outside = layout

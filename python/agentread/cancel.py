@@ -7,15 +7,15 @@ does the read's deadline (read_deadline), by which a search stops itself first (
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import threading
 from typing import Callable, TypeVar
 
+from agentread.logs import logger
+
 T = TypeVar("T")
 _current = threading.local()
-log = logging.getLogger(__name__)
 
 # A read still running after this long is answered with a `timeout` error and told to stop (in a
 # worker process: the worker is killed): an agent must not hang on a hostile file. Generous,
@@ -61,5 +61,5 @@ def read_deadline(env=os.environ) -> float:
         seconds = math.nan
     if 0 < seconds < math.inf:
         return seconds
-    log.warning("%s=%r is not a positive number of seconds; the default is used", DEADLINE_VARIABLE, raw)
+    logger(__name__).warning("%s=%r is not a positive number of seconds; the default is used", DEADLINE_VARIABLE, raw)
     return DEFAULT_READ_DEADLINE_SECONDS

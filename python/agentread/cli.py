@@ -34,9 +34,8 @@ def _read(args: argparse.Namespace) -> int:
     # without an event loop, whose modules would too.
     service = ReadService(Workspace([args.root or os.getcwd()]), workers=False, versions=command_line_versions())
     try:
-        from agentread.many import is_glob
-
-        if len(args.paths) > 1 or is_glob(args.paths[0], service.workspace):  # one reply, its budget shared
+        # One reply, its budget shared; agentread.many is imported only for it.
+        if len(args.paths) > 1 or service.workspace.is_glob(args.paths[0]):
             from agentread.many import parse_many_request
 
             if window or args.consent:

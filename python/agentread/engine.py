@@ -11,23 +11,29 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import logging
 from dataclasses import dataclass
 from typing import Callable
 
 from agentread.hidden import mark_result
 from agentread.limits import SNIFF_BYTES
 from agentread.live import LiveNotebook, live_notebook_bytes
+from agentread.logs import logger
 from agentread.readers import READERS, Source
 from agentread.readers.fields import check_fields
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult, TextPart, error_result
 from agentread.sniff import FileInfo, sniff
-from agentread.versions import bytes_version, mtime_text, path_of, since, text_version, version_tag_bytes
+from agentread.versions import (
+    bytes_version,
+    kept_version,
+    mtime_text,
+    path_of,
+    since,
+    text_version,
+    version_tag_bytes,
+)
 from agentread.versions import file_version as file_version_of
 from agentread.workspace import Resolved, Workspace, file_version, open_folder, open_verified
-
-log = logging.getLogger(__name__)
 
 # A reader sizes its window to its text budget, not the lines around it (headers, notes, the closing
 # line): a reply still over the caller's `maxBytes` is read again with the budget cut by what it
@@ -125,7 +131,7 @@ def problem_result(request: ReadRequest, exc: BaseException) -> ReadResult:
         return error_result(request.path, "read_failed", f"{request.path} could not be read: "
                             f"{exc.strerror or exc}. It may be on a failing disk or be a system file; "
                             "read another file.")
-    log.error("read of %s exhausted resources", request.path, exc_info=exc)
+    logger(__name__).error("read of %s exhausted resources", request.path, exc_info=exc)
     return error_result(request.path, "too_complex", f"{request.path} is too large or too deeply "
                         f"nested to read ({type(exc).__name__}). Read a smaller part of it.")
 
@@ -167,8 +173,13 @@ def plan_version(plan: Plan) -> tuple | None:
         return bytes_version(data, st, path), len(data), st.st_mtime
     if isinstance(plan.buffer, str):
         return text_version(plan.buffer, path), len(plan.buffer.encode("utf-8", "surrogatepass")), st.st_mtime
-    with open_verified(plan.resolved) as f:
-        return file_version_of(f, path), st.st_size, st.st_mtime
+    # A digest kept for the status resolve found answers without opening the file again; that status
+    # is from before the read, as a version must be.
+    version = kept_version(st, path)
+    if version is None:
+        with open_verified(plan.resolved) as f:
+            version = file_version_of(f, path)
+    return version, st.st_size, st.st_mtime
 
 
 def _versioned(result: ReadResult, version: tuple | None) -> ReadResult:

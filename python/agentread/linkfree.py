@@ -132,6 +132,27 @@ def find(real: str) -> Found:
         return Found(real, None, error=exc)
 
 
+def find_as_is(path: str) -> Found | None:
+    """What `path` names when it is its own real path (absolute, normal, no link on the way or at
+    its end), told by one openat2 call that refuses any link: realpath need not look at each of its
+    folders. None where that call cannot tell (a link or nothing on the way, a path not normal, no
+    openat2 here): realpath and `find` answer then."""
+    if not _LOOKUP_FLAGS & getattr(os, "O_PATH", 0) or not os.path.isabs(path) or path.startswith("//") \
+            or "\x00" in path or path != os.path.normpath(path):
+        return None
+    try:
+        fd = _openat2(path, _LOOKUP_FLAGS)
+    except OSError:
+        return None
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return None if stat.S_ISLNK(st.st_mode) else Found(path, st)
+
+
 def _find_by_path(real: str) -> Found:
     """find, where no folder can be opened as a descriptor: the real path and its parents looked
     at as they are."""

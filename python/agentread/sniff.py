@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import functools
 import lzma
 import re
 import zlib
 from dataclasses import dataclass
-
-import filetype
 
 from agentread.readers.office_detect import MIMES as OFFICE_MIMES
 from agentread.readers.office_detect import OLE2_MAGIC, PACKAGE_MIMES, ooxml_format, package_mime
@@ -33,7 +32,7 @@ IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"
 # Archives listed and read member by member (readers/archive.py): zip (and the formats built on it
 # that no other reader takes, such as a JAR) and tar, plain or compressed.
 TAR_MIME = "application/x-tar"
-ARCHIVE_MATCHERS = [filetype.get_type(mime="application/zip"), filetype.get_type(mime=TAR_MIME)]
+ARCHIVE_MIMES = ("application/zip", TAR_MIME)
 # A compressed file is a tar when its first unpacked bytes are a tar header: the decompressor of
 # each compression filetype recognises, and the names that say tar where the head is too short to
 # unpack one (a bzip2 block unpacks only whole).
@@ -45,6 +44,9 @@ TAR_COMPRESSIONS = {
 TAR_NAMES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
 # A tar header block: what filetype needs to see its magic.
 TAR_HEADER_BYTES = 512
+
+# A PDF's header, which its first 1024 bytes hold.
+PDF_MAGIC = b"%PDF-"
 
 # An RTF document's first bytes (the format's group and control word).
 RTF_MAGIC = b"{\\rtf"
@@ -123,19 +125,21 @@ def sniff(head: bytes, name: str) -> FileInfo:
     package = package_mime(head)  # EPUB and OpenDocument: zips that name their type first
     if package:
         return FileInfo(PACKAGE_MIMES[package][0], package)
-    archive = filetype.match(head, ARCHIVE_MATCHERS)  # before PDF: an archive's first member may be one
-    if archive:
+    # filetype tries some 80 signatures in Python, a large share of a small read's time. Every
+    # binary signature it knows (a zip's and a tar's too) puts a NUL or another control byte within
+    # the first bytes, so a head without any is text for it (PostScript and RTF, text-based formats
+    # it names, are then read as the text they are), and a text file's read does not import it.
+    if head.startswith(PDF_MAGIC):  # no zip or tar begins so: filetype is not needed for it
+        return FileInfo("pdf", "application/pdf")
+    control_share = _control_share(head)
+    archive = control_share and _filetype().match(head, _archive_matchers())
+    if archive:  # before PDF: an archive's first member may be one
         return FileInfo("archive", archive.mime)
-    if b"%PDF-" in head[:1024]:  # PDF allows junk before the header
+    if PDF_MAGIC in head[:1024]:  # PDF allows junk before the header
         return FileInfo("pdf", "application/pdf")
     if head.startswith(OLE2_MAGIC):  # .doc/.xls/.ppt, .msg, an encrypted OOXML file, or another compound file
         return FileInfo("legacy_office", "application/x-ole-storage")
-    control_share = _control_share(head)
-    # filetype tries some 80 signatures in Python, a large share of a small read's time. Every
-    # binary signature it knows puts a NUL or another control byte within the first bytes, so a head
-    # without any is text for it (PostScript and RTF, text-based formats it names, are then read as
-    # the text they are).
-    kind = filetype.guess(head) if control_share else None
+    kind = _filetype().guess(head) if control_share else None
     if kind is not None:
         if kind.mime in IMAGE_MIMES:
             return FileInfo("image", kind.mime)
@@ -198,8 +202,20 @@ def _compressed_tar(head: bytes, mime: str, name: str) -> bool:
         return False
     if len(unpacked) < TAR_HEADER_BYTES:
         return name.lower().endswith(TAR_NAMES)
-    kind = filetype.guess(unpacked)
+    kind = _filetype().guess(unpacked)
     return kind is not None and kind.mime == TAR_MIME
+
+
+def _filetype():
+    """filetype, imported by the first head with a control byte (see `sniff`)."""
+    import filetype
+
+    return filetype
+
+
+@functools.cache
+def _archive_matchers() -> list:
+    return [_filetype().get_type(mime=mime) for mime in ARCHIVE_MIMES]
 
 
 def _is_utf8(head: bytes) -> bool:

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
-import hashlib
 import io
 import json
 import os
@@ -36,7 +34,6 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import xxhash
@@ -48,6 +45,8 @@ from agentread.numbering import amount
 from agentread.result import ReadError, ReadResult, TextPart
 
 if TYPE_CHECKING:
+    import difflib
+
     from agentread.engine import Plan
 
 # Files up to this size are hashed whole: about 10 ms of hashing, small beside reading them. A
@@ -128,6 +127,13 @@ class Digests:
 DIGESTS = Digests()
 
 
+def kept_version(st: os.stat_result, path: str) -> str | None:
+    """The version of the regular file at `path` whose status is `st`, if its digest is kept for
+    that status (DIGESTS); else None (file_version hashes it)."""
+    digits = DIGESTS.get(workspace.file_version(st))
+    return None if digits is None else _stamped(digits, path)
+
+
 def file_version(f, path: str) -> str:
     """The version of the regular file open as `f` at `path`: its digest, hashed again only when
     what the file system says of it (workspace.file_version) changed since it was (DIGESTS)."""
@@ -193,8 +199,7 @@ def _stamped(digits: str, path: str) -> str:
 
 
 def _check(digits: str, path: str) -> str:
-    return hashlib.blake2b(f"{path}\0{digits}".encode("utf-8", "surrogatepass"),
-                           digest_size=CHECK_DIGITS // 2).hexdigest()
+    return xxhash.xxh3_64_hexdigest(f"{path}\0{digits}".encode("utf-8", "surrogatepass"))[:CHECK_DIGITS]
 
 
 def issued(version: str, path: str) -> bool:
@@ -209,7 +214,7 @@ def path_of(resolved) -> str:
 
 def mtime_text(mtime: float) -> str:
     """A modification time as the result gives it: ISO 8601 in UTC, to the second."""
-    return datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))
 
 
 def lines_of(text: str) -> list[str]:
@@ -265,6 +270,8 @@ def differing(earlier: list[str], now: list[str]) -> int:
 
 def _matcher(earlier: list[str], now: list[str]) -> difflib.SequenceMatcher:
     """The lines matched with their ends: a line whose end changed (CRLF to LF) has changed."""
+    import difflib  # imported by the reads that diff: most never do
+
     return difflib.SequenceMatcher(None, earlier, now, autojunk=False)
 
 
@@ -609,7 +616,7 @@ class FolderStore:
                             os.unlink(entry.path)
 
     def _text_file(self, path: str, version: str) -> str:
-        key = hashlib.blake2b(f"{path}\0{version}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        key = xxhash.xxh3_128_hexdigest(f"{path}\0{version}".encode("utf-8", "surrogatepass"))
         return os.path.join(self.folder, key + ".txt")
 
     def _load(self) -> Held:

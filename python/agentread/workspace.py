@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
-from agentread.linkfree import Found, Swapped, find, open_real
+from agentread.linkfree import Found, Swapped, find, find_as_is, open_real
 from agentread.result import ReadError
 
 # Files that hold secrets: reading one needs the user's consent even inside the workspace. A pattern
@@ -104,6 +104,16 @@ class Workspace:
             path = os.path.join(base, path)
         return path
 
+    def is_glob(self, raw: str) -> bool:
+        """Whether `raw` is a glob to expand (many/glob.py): it has glob characters and names no
+        file as it is."""
+        if not any(c in raw for c in "*?["):
+            return False
+        try:
+            return not os.path.lexists(self.absolute(raw))  # a file may hold "[" in its name
+        except ReadError:  # an invalid path is read, and refused, as a path
+            return False
+
     def refusal(self, raw: str) -> Refusal:
         """Why a read of `raw` needs the user's approval (no reasons: it does not). ReadError for a
         path that names no file (it is refused for that, whatever the user says)."""
@@ -113,11 +123,15 @@ class Workspace:
         """The refusal of `raw`, and what the walk of its real path found (what the refusal
         judged)."""
         path = self.absolute(raw)
-        try:
-            real = os.path.realpath(path)
-        except OSError:  # a link it met was gone when it read it: swapped meanwhile
-            raise _changed(raw) from None
-        found = find(real)
+        found = find_as_is(path)  # most paths hold no link: one call tells so
+        if found is not None:
+            real = path
+        else:
+            try:
+                real = os.path.realpath(path)
+            except OSError:  # a link it met was gone when it read it: swapped meanwhile
+                raise _changed(raw) from None
+            found = find(real)
         reasons = set() if self.contains(real) else {OUTSIDE}
         st = found.st if found.member is None else None
         pattern = None if st and stat.S_ISDIR(st.st_mode) else self.sensitive_pattern(path, real)

@@ -4,6 +4,7 @@ skips a line too long without holding it, answers the request it was, and reads 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentread.serve.jsonrpc import MAX_FRAME_BYTES
-from rpc import ANSWER_TIMEOUT, REPO, ServerProcess, text_of
+from rpc import ANSWER_TIMEOUT, REPO, ServerProcess, frame, read_message, text_of
 
 # Of the bytes of a frame or a line too large, what a test writes at a time.
 CHUNK = 1 << 20
@@ -115,3 +116,21 @@ def test_the_mcp_server_skips_a_line_of_a_gigabyte_without_holding_it(ws: Path):
     finally:
         proc.stdin.close()
         proc.wait(timeout=ANSWER_TIMEOUT)
+
+
+def test_the_jsonrpc_server_reads_its_messages_from_a_file_as_from_a_pipe(ws: Path, tmp_path_factory):
+    """A client starts the server on a pipe or a socket, read on the event loop; any other input (a
+    file of messages) is read all the same, a frame too large in it skipped, to its end."""
+    messages = tmp_path_factory.mktemp("input") / "messages"
+    messages.write_bytes(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                "params": {"capabilities": {}, "rootUri": ws.as_uri()}})
+                         + b"Content-Length: %d\r\n\r\n" % (MAX_FRAME_BYTES + 1))
+    with open(messages, "rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "agentread", "serve"], stdin=stdin, capture_output=True,
+                              timeout=ANSWER_TIMEOUT, env={**os.environ, "AGENTREAD_WORKERS": "0"}, check=False)
+    replies = []
+    stream = io.BytesIO(done.stdout)
+    while (message := read_message(stream)) is not None:
+        replies.append(message)
+    assert replies[0]["id"] == 1 and replies[0]["result"]["serverInfo"]["name"] == "agentread", replies
+    assert replies[1]["error"]["code"] == -32600, replies

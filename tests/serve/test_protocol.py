@@ -208,9 +208,10 @@ def quick_server(tmp_path):
 
 def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_busy(quick_server, tmp_path):
     """A small text file read quickly before, unchanged, is read on the event loop
-    (service.QUICK_READ_BYTES); a file past that size, changed since, open in the editor (whose
-    buffer may be any size), read raw before (a notebook, now read by cells) or now behind a link
-    that led to a small one waits for a worker like any other read."""
+    (service.QUICK_READ_BYTES), and a file read in a worker process planned quickly before is
+    planned there; a window of a file past that size, a file changed since, open in the editor
+    (whose buffer may be any size), read raw before (a notebook, now read by cells) or now behind a
+    link that led to a small one waits for a read thread like any other read."""
     from agentread.serve.service import QUICK_READ_BYTES, READ_THREADS
 
     server = quick_server
@@ -233,7 +234,8 @@ def test_repeat_reads_of_a_small_text_file_are_answered_while_every_worker_is_bu
     try:
         assert server.read(path="small.txt", offset=10, limit=5) == first
         assert server.read(path="small.txt", offset=2990)["endLine"] == 3000  # any window of it
-        waiting.append(server.send("agentread/read", {"path": "large.txt"}))
+        assert server.read(path="large.txt")["endLine"] == 1  # read whole in a worker, as before
+        waiting.append(server.send("agentread/read", {"path": "large.txt", "offset": 1}))
         with open(tmp_path / "small.txt", "a") as f:
             f.write("line 3001\n")
         waiting.append(server.send("agentread/read", {"path": "small.txt", "offset": 3001}))
@@ -385,6 +387,17 @@ def test_open_document_is_read_from_the_live_buffer(server, tmp_path):
     server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     changed, saved = body_of(server.read(path="draft.py")).split("\n")  # not what this session read last
     assert changed.startswith("[Changed since this session last read") and saved == "     1\tsaved = 1"
+
+
+def test_a_document_opened_through_a_link_is_read_from_its_buffer(server, tmp_path):
+    """The editor may name a file by a path through a link: the buffer is the real file's."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "notes.txt").write_text("saved\n")
+    (tmp_path / "via").symlink_to(tmp_path / "real", target_is_directory=True)
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": (tmp_path / "via" / "notes.txt").as_uri(),
+                                                            "languageId": "plaintext", "version": 1,
+                                                            "text": "unsaved\n"}})
+    assert body_of(server.read(path="real/notes.txt")) == "     1\tunsaved"
 
 
 def test_workspace_folders_change_moves_the_root(server, tmp_path_factory):

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from agentread.cancel import checkpoint, read_deadline
 from agentread.find import FIND_TIME_SHARE
 from agentread.limits import MAX_LINES, MAX_OUTPUT_BYTES, MAX_REPLY_IMAGE_BYTES, MAX_REPLY_IMAGES, MIN_REPLY_BYTES
-from agentread.many.glob import expand_glob, is_glob, real_path
+from agentread.many.glob import expand_glob, real_path
 from agentread.request import InvalidParams, ReadRequest, max_bytes, parse_request
 from agentread.result import ImagePart, ReadResult, TextPart, error_result, joined, sendable
 from agentread.versions import version_tag
@@ -266,7 +266,7 @@ def _listing(workspace, entries: tuple[Entry, ...]) -> Listing:
     listing = Listing()
     seen: dict = {}  # each file, by where it leads and its window: the entry that names it first
     for index, entry in enumerate(entries):
-        if is_glob(entry.request.path, workspace):
+        if workspace.is_glob(entry.request.path):
             names = expand_glob(workspace, entry.request.path, listing.notes)
             if not names:
                 listing.notes.append(f"`{entry.request.path}` matched no file inside the workspace.")

@@ -29,16 +29,6 @@ SCAN_CHECK_EVERY = 4096
 
 
 
-def is_glob(path: str, workspace) -> bool:
-    """Whether `path` is a glob to expand: it has glob characters and names no file as it is."""
-    if not any(c in path for c in "*?["):
-        return False
-    try:
-        return not os.path.lexists(workspace.absolute(path))  # a file may hold "[" in its name
-    except ReadError:  # an invalid path is read, and refused, as a path
-        return False
-
-
 @dataclass(frozen=True)
 class _Entry:
     """One entry of a folder the walk listed, looked at while the folder was open."""

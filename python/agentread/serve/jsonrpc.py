@@ -14,18 +14,21 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
-from typing import Any, BinaryIO
+from typing import Any, Awaitable, Callable
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter
 from pygls.uris import to_fs_path
 
 from agentread import __version__
 from agentread.limits import MESSAGE_SKIP_BYTES
+from agentread.linkfree import find_as_is
 from agentread.live import LiveCell, LiveNotebook
 from agentread.many import parse_many_request
 from agentread.request import InvalidParams, parse_request
@@ -173,11 +176,14 @@ def _json(reply) -> dict | None:
 
 
 def _file_path(uri: str) -> str | None:
+    """The real path of a document's URI. Every open document is looked up at every read: one
+    with no link on its path is told so in one call (linkfree.find_as_is), a third of realpath's
+    time, which resolves the others."""
     if not uri.startswith("file:"):
         return None
     path = to_fs_path(uri)
     try:
-        return os.path.realpath(path) if path else None
+        return (path if find_as_is(path) is not None else os.path.realpath(path)) if path else None
     except ValueError:  # a NUL in the URI: no file has that name
         return None
 
@@ -273,30 +279,71 @@ class _ClientLogHandler(logging.Handler):
 
 
 class _Input:
-    """stdin as pygls reads it, with header lines held to MAX_HEADER_LINE_BYTES: a client that is
-    not speaking LSP ends the connection instead of filling memory with one line; and messages to
-    MAX_FRAME_BYTES: one declaring more is read as a TOO_LARGE_METHOD notification, and its bytes
-    are skipped before the next header."""
+    """stdin as pygls's message loop reads it, with header lines held to MAX_HEADER_LINE_BYTES: a
+    client that is not speaking LSP ends the connection instead of filling memory with one line; and
+    messages to MAX_FRAME_BYTES: one declaring more is read as a TOO_LARGE_METHOD notification, and
+    its bytes are skipped before the next header. `line` gives the next line (None for one over
+    MAX_HEADER_LINE_BYTES), `read` up to that many bytes, fewer only at the end of the input."""
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
+    def __init__(self, line: Callable[[], Awaitable[bytes | None]], read: Callable[[int], Awaitable[bytes]]) -> None:
+        self._line, self._read = line, read
         self.skipping = 0  # bytes of a frame too large still to skip
 
-    def readline(self) -> bytes:
+    async def readline(self) -> bytes:
         while self.skipping:
-            skipped = len(self.stream.read(min(self.skipping, MESSAGE_SKIP_BYTES)))
+            skipped = len(await self._read(min(self.skipping, MESSAGE_SKIP_BYTES)))
             self.skipping = skipped and self.skipping - skipped  # none at the end of the stream
-        line = self.stream.readline(MAX_HEADER_LINE_BYTES + 1)
-        if len(line) > MAX_HEADER_LINE_BYTES:
+        line = await self._line()
+        if line is None:
             log.error("a header line over %d bytes; closing", MAX_HEADER_LINE_BYTES)
             return b""
         return line
 
-    def read(self, size: int) -> bytes:
+    async def readexactly(self, size: int) -> bytes:
         if size <= MAX_FRAME_BYTES:
-            return self.stream.read(size)
+            return await self._read(size)
         self.skipping = size
         return json.dumps({"jsonrpc": "2.0", "method": TOO_LARGE_METHOD, "params": {"bytes": size}}).encode("utf-8")
+
+
+async def _stdin() -> _Input:
+    """stdin, read on the event loop as it arrives (a pipe or a socket, as a client starts the
+    server), so that no message waits for a thread's round trip; any other input (a file) is read
+    on a thread."""
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), sys.stdin.buffer)
+    except (ValueError, OSError, NotImplementedError):  # no pipe, socket or terminal; or a loop without pipes
+        return _Input(*_blocking(sys.stdin.buffer))
+
+    async def line() -> bytes | None:
+        try:
+            return await stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:  # the input ended mid-line
+            return end.partial
+        except asyncio.LimitOverrunError:
+            return None
+
+    async def read(size: int) -> bytes:
+        try:
+            return await stream.readexactly(size)
+        except asyncio.IncompleteReadError as end:
+            return end.partial
+
+    return _Input(line, read)
+
+
+def _blocking(stream) -> tuple[Callable, Callable]:
+    """`_Input`'s line and read of a blocking stream, each on a thread."""
+    async def line() -> bytes | None:
+        read = await asyncio.get_running_loop().run_in_executor(None, stream.readline, MAX_HEADER_LINE_BYTES + 1)
+        return None if len(read) > MAX_HEADER_LINE_BYTES else read
+
+    async def read(size: int) -> bytes:
+        return await asyncio.get_running_loop().run_in_executor(None, stream.read, size)
+
+    return line, read
 
 
 @server.feature(TOO_LARGE_METHOD)
@@ -313,10 +360,23 @@ def on_too_large(ls: AgentReadServer, params: Any) -> None:
     ls.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode("utf-8")))
 
 
+async def _serve_stdio() -> None:
+    """pygls's message loop over stdin and stdout, as its start_io runs it, stdin read by
+    `_stdin`."""
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    await run_async(stop_event=threading.Event(), reader=await _stdin(), protocol=server.protocol,
+                    logger=logging.getLogger("pygls"), error_handler=server.report_server_error)
+
+
 def serve() -> None:
     # Until the client is connected, problems go to stderr (the extension shows it in its log).
     logging.basicConfig(level=logging.WARNING, format="agentread %(levelname)s %(name)s: %(message)s")
     try:
-        server.start_io(_Input(sys.stdin.buffer))
+        asyncio.run(_serve_stdio())
+    except BrokenPipeError:
+        log.error("the connection to the client is lost; ending")
+    except (KeyboardInterrupt, SystemExit):
+        pass
     finally:
+        server.shutdown()
         server.service.close()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import logging
 import threading
 import time
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from agentread.cancel import Cancelled, read_deadline, run_cancellable
 from agentread.engine import PROBLEMS, Engine, LiveLookup, Plan, answer, problem_result, run
+from agentread.logs import logger
 from agentread.request import InvalidParams, ReadRequest
 from agentread.result import ReadError, ReadResult, error_result
 from agentread.versions import ManyCall, Versions
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from agentread.serve.session import Mark
     from agentread.serve.workers import WorkerPool
 
-log = logging.getLogger("agentread")
 
 # Reads in flight at once on threads. Readers are mostly CPU-bound Python, so more threads would not
 # read faster; four keep one slow read (a huge text file scanned to its end) from holding up the
@@ -51,7 +50,9 @@ READ_THREADS = 4
 # A repeat read of a window of a small text file (no search, no outline) that read in under
 # QUICK_READ_SECONDS before, unchanged since, is read on the event loop: it is answered even while
 # every read thread is busy. Any window of such a file reads well within that time; the time only
-# keeps out files on storage slow enough to hold up the loop.
+# keeps out files on storage slow enough to hold up the loop. So is a repeat read of a file read in
+# a worker process planned there, when its plan took under that time, unchanged since: it goes to
+# its worker without a read thread's round trip.
 QUICK_READ_BYTES = 1 << 20
 QUICK_READ_SECONDS = 0.01
 # A read on the event loop slower than this sends the file back to the threads: ten times what made
@@ -87,7 +88,7 @@ Grants = Callable[[str], frozenset]
 
 
 def timeout_result(name: str, deadline: float, find: bool = False) -> ReadResult:
-    log.warning("read of %s stopped after %g s", name, deadline)
+    logger().warning("read of %s stopped after %g s", name, deadline)
     if find:  # `limit` counts hits, not what is searched
         return error_result(name, "timeout", f"searching {name} took longer than {deadline:g} s and was stopped. "
                             "Search for a narrower pattern (plain text, or a regular expression holding a plain "
@@ -97,7 +98,7 @@ def timeout_result(name: str, deadline: float, find: bool = False) -> ReadResult
 
 
 def busy_result(name: str, what: str) -> ReadResult:
-    log.warning("read of %s refused: %s", name, what)
+    logger().warning("read of %s refused: %s", name, what)
     return error_result(name, "busy", f"{name} was not read: {what}. Read other files (text, code) meanwhile, "
                         f"and read {name} again in a minute; or read a smaller part of the slow files.")
 
@@ -134,15 +135,15 @@ def _failed(name: str, exc: Exception) -> ReadResult:
     propagates; anything else is a reader's bug, answered `internal`."""
     if isinstance(exc, InvalidParams):
         raise exc
-    log.error("unexpected failure reading %s", name, exc_info=exc)
+    logger().error("unexpected failure reading %s", name, exc_info=exc)
     return internal_result(name, type(exc).__name__, str(exc))
 
 
 class _QuickFiles:
-    """The small text files whose last read was quick, by the absolute path a request named and
-    whether it asked for raw text, with the file's version then. Looked up without touching the file
-    system, so that only a file read before is looked at on the event loop (a hung mount there would
-    stop every message)."""
+    """The small text files whose last read was quick, and the files read in workers whose last plan
+    was, by the absolute path a request named and whether it asked for raw text, with the file's
+    version then. Looked up without touching the file system, so that only a file read before is
+    looked at on the event loop (a hung mount there would stop every message)."""
 
     def __init__(self) -> None:
         self._files: OrderedDict[tuple, tuple] = OrderedDict()
@@ -155,27 +156,33 @@ class _QuickFiles:
 
     @staticmethod
     def still(plan: Plan, version: tuple) -> bool:
-        """Whether the planned read is of the same small text file, unchanged, and not an
-        editor's buffer."""
-        return _small_text(plan) and file_version(plan.resolved.st) == version
+        """Whether the planned read is of the same small text file (or file read in a worker),
+        unchanged, and not an editor's buffer."""
+        return _quickable(plan) and file_version(plan.resolved.st) == version
 
     def note(self, workspace: Workspace, plan: Plan, seconds: float, on_loop: bool) -> None:
-        """After a read: a small text file read in under QUICK_READ_SECONDS is quick from now on. A
-        slower read on a thread, which may have waited for the interpreter lock behind other reads,
-        changes nothing; on the event loop, one over QUICK_READ_SLOW_SECONDS sends the file back to
-        the threads."""
+        """After a read of a small text file (or the plan of a read in a worker): one in under
+        QUICK_READ_SECONDS is quick from now on. A slower one on a thread, which may have waited for
+        the interpreter lock behind other reads, changes nothing; on the event loop, one over
+        QUICK_READ_SLOW_SECONDS sends the file back to the threads."""
         key = _key(workspace, plan.request)
         if key is None:
             return
-        small_text = _small_text(plan)
+        quickable = _quickable(plan)
         with self._lock:
-            if small_text and seconds < QUICK_READ_SECONDS:
+            if quickable and seconds < QUICK_READ_SECONDS:
                 self._files.pop(key, None)
                 self._files[key] = file_version(plan.resolved.st)
                 if len(self._files) > QUICK_FILES:
                     self._files.popitem(last=False)
-            elif not small_text or (on_loop and seconds >= QUICK_READ_SLOW_SECONDS):
+            elif not quickable or (on_loop and seconds >= QUICK_READ_SLOW_SECONDS):
                 self._files.pop(key, None)
+
+
+def _quickable(plan: Plan) -> bool:
+    """A small text file, or a file on disk read in a worker process (whose plan alone is made
+    where it runs)."""
+    return _small_text(plan) or (plan.isolated and plan.buffer is None)
 
 
 def _small_text(plan: Plan) -> bool:
@@ -219,6 +226,10 @@ class ReadService:
 
             self.session = ReadSession()
         self.quick = _QuickFiles()
+        # Calls handed to each pool of threads and not yet ended (or left the queue), by pool: while
+        # fewer than its threads, a call starts at once, and is not watched for a wait.
+        self._handed: dict[int, int] = {}
+        self._handed_lock = threading.Lock()
         # This session's versions, and the texts it diffs against.
         self.versions = versions if versions is not None else Versions()
 
@@ -267,11 +278,15 @@ class ReadService:
         version = None if self.session or request.since else self.quick.version(self.workspace, request)
         plan = None
         if version is not None:
+            planning = time.perf_counter()
             try:
                 plan = self.engine.plan(request, live)
             except PROBLEMS as exc:
                 return problem_result(request, exc)
-            if _QuickFiles.still(plan, version):
+            if _QuickFiles.still(plan, version) and (self.pool or not plan.isolated):
+                if plan.isolated:
+                    self.quick.note(self.workspace, plan, time.perf_counter() - planning, on_loop=True)
+                    return self.versions.answer(plan, await self._in_worker(plan))
                 started = time.perf_counter()
                 result = answer(request, lambda: run(plan))
                 self.quick.note(self.workspace, plan, time.perf_counter() - started, on_loop=True)
@@ -311,14 +326,14 @@ class ReadService:
         approval (no reasons: nothing), or None for a glob (its matches are read inside the
         workspace only) or a path that names no file (refused for that). On a read thread: it looks
         at the file system."""
-        from agentread.many import expand, is_glob
+        from agentread.many import expand
 
         def refusals(stop: threading.Event) -> list[Refusal | None]:
             names = paths if isinstance(paths, list) else [r.path for r in expand(self.workspace, paths)]
             out: list[Refusal | None] = []
             for raw in names:
                 try:
-                    out.append(None if is_glob(raw, self.workspace) else self.workspace.refusal(raw))
+                    out.append(None if self.workspace.is_glob(raw) else self.workspace.refusal(raw))
                 except ReadError:
                     out.append(None)
             return out
@@ -353,10 +368,13 @@ class ReadService:
         """On a read thread: the read planned (unless it was), and made here unless a worker
         process reads it; `call` as Versions.answer takes it."""
         if plan is None:
+            planning = time.perf_counter()
             try:
                 plan = self.engine.plan(request, live)
             except PROBLEMS as exc:
                 return problem_result(request, exc)
+            if plan.isolated and self.pool:
+                self.quick.note(self.workspace, plan, time.perf_counter() - planning, on_loop=False)
         mark = None
         if self.session:
             seen = self.session.lookup(plan)
@@ -408,17 +426,30 @@ class ReadService:
 
         stop = threading.Event()
         loop = asyncio.get_running_loop()
-        began = loop.create_future()
+        executor = executor or self.executor
+        threads = MANY_THREADS if executor is self.__dict__.get("many_executor") else READ_THREADS
+        with self._handed_lock:
+            waits = self._handed.get(id(executor), 0) >= threads  # else a thread is free for it now
+            self._handed[id(executor)] = self._handed.get(id(executor), 0) + 1
+        began = loop.create_future() if waits else None
 
         def call() -> Any:
-            loop.call_soon_threadsafe(_settle, began)
+            if began is not None:
+                loop.call_soon_threadsafe(_settle, began)
             return _until_stopped(stop, fn, args)
 
-        work = loop.run_in_executor(executor or self.executor, call)
+        def ended(_) -> None:
+            with self._handed_lock:
+                self._handed[id(executor)] -= 1
+
+        handed = executor.submit(call)
+        handed.add_done_callback(ended)  # when the call has ended, or left the queue
+        work = asyncio.wrap_future(handed, loop=loop)
         try:
-            await asyncio.wait([began, work], timeout=THREAD_WAIT_DEADLINES * self.deadline,
-                               return_when=asyncio.FIRST_COMPLETED)
-            if not began.done() and not work.done():
+            if began is not None:
+                await asyncio.wait([began, work], timeout=THREAD_WAIT_DEADLINES * self.deadline,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            if began is not None and not began.done() and not work.done():
                 # Leaves the queue (the future is cancelled), or stops at its first checkpoint.
                 stop.set()
                 work.cancel()
@@ -473,11 +504,11 @@ class ReadService:
             return busy_result(name, f"all {exc.reading} reader processes for PDF, image and Office files are "
                                "busy with slow files")
         except ReaderFailed as exc:
-            log.error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
+            logger().error("unexpected failure reading %s (in a worker process):\n%s", name, exc.trace)
             return internal_result(name, exc.name, str(exc))
         except WorkerDied as exc:
             limits = self.pool.limits
-            log.error("the worker process reading %s ended (%s)", name, exc.how)
+            logger().error("the worker process reading %s ended (%s)", name, exc.how)
             return error_result(name, "internal", f"reading {name} ended the worker process reading it "
                                 f"({exc.how}): a crash in a native library, or past its limits "
                                 f"({limits.memory_mb:,} MB of memory, {limits.cpu_seconds} s of CPU). Nothing else "

@@ -8,9 +8,10 @@ reads in flight.
 
 Each worker is a multiprocessing process, forked from a process that has imported the readers
 (multiprocessing's forkserver), so that a fresh worker is ready in milliseconds. The server sends it
-one request at a time over a multiprocessing pipe and waits on its event loop for the answer to
-start; the rest is taken off the pipe on a thread, so that a worker stalled mid-reply cannot hold up
-the server. A file is read by the same worker (a hash of its real path) so that what a worker keeps
+one request at a time over a socket pair, and takes the answer off it on its event loop as it
+arrives, never waiting for more than is there, so that a worker stalled mid-reply cannot hold up
+the server (nor does a thread wait for each answer: that hand-off was a large share of a small
+read). A file is read by the same worker (a hash of its real path) so that what a worker keeps
 warm, the open PDF documents, serves the next read of it, unless that worker is busy: then by an
 idle one. One more worker, started with the others, is held back for small reads (small_read): no
 other read runs in it, and a small read waiting for a worker is handed the next one freed before
@@ -34,8 +35,11 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import pickle
 import select
 import signal
+import socket
+import struct
 import threading
 import time
 import traceback
@@ -112,6 +116,14 @@ CRASH_FOR_TESTS = "AGENTREAD_TEST_CRASH_FILE"
 # Of a reader's exception message, what a worker sends back: the server quotes less; this
 # bounds the pipe.
 MAX_SENT_MESSAGE_CHARS = 1000
+
+# How a message is framed on the socket between the server and a worker: its length, then its
+# pickle.
+_LENGTH = struct.Struct("!Q")
+# The most of a reply taken off the socket in one call on the event loop: about what a socket pair
+# holds at once (Linux's default buffer), so that a call allocates little more than it takes; a
+# large reply (a page's picture) comes in several calls, with other messages handled between them.
+RECEIVE_CHUNK_BYTES = 256 << 10
 
 # How long a worker that was told to end (or has ended) is waited for before it is killed; then it
 # is waited for until it is gone, so that its process and pipe are always released.
@@ -313,7 +325,7 @@ class _Worker:
         self.busy = False  # one read at a time: the pool hands it out
         self.since = 0.0  # when its read began (the event loop's clock)
         self.process: multiprocessing.process.BaseProcess | None = None
-        self.connection = None  # the server's end of the pipe to the process
+        self.connection: socket.socket | None = None  # the server's end of the socket pair to the process
         self.starting: asyncio.Future | None = None
 
     def claim(self) -> _Worker:
@@ -321,20 +333,20 @@ class _Worker:
         return self
 
     async def read(self, args: tuple, deadline: float) -> ReadResult:
+        request = _framed(args)
         connection = await self._ready()
         try:
-            connection.send(args)
+            connection.sendall(request)
         except OSError:  # it ended while idle (killed from outside): this read runs on a fresh one
             self.kill()
             connection = await self._ready()
-            connection.send(args)
+            connection.sendall(request)
         loop = asyncio.get_running_loop()
-        ends = loop.time() + deadline
-        arrived = loop.create_future()  # the reply starts to arrive, or the worker has ended (end of file)
-        loop.add_reader(connection.fileno(), _settle, arrived, None)
-        late = loop.call_later(deadline, _settle, arrived, asyncio.TimeoutError())
+        received = loop.create_future()  # the whole reply, or None: the worker ended first
+        loop.add_reader(connection.fileno(), _take, connection, bytearray(), received)
+        late = loop.call_later(deadline, _settle, received, asyncio.TimeoutError())
         try:
-            await arrived
+            data = await received
         except (asyncio.TimeoutError, asyncio.CancelledError):
             self.kill()  # the next read, maybe one waiting its turn, starts a fresh worker
             raise
@@ -342,16 +354,9 @@ class _Worker:
             late.cancel()
             if self.connection is connection:
                 loop.remove_reader(connection.fileno())
-        # The rest of the reply follows as the worker writes it: taken on a thread, within
-        # the deadline.
-        receiving = loop.run_in_executor(None, _receive, connection)
-        try:
-            reply = await asyncio.wait_for(asyncio.shield(receiving), max(ends - loop.time(), 0))
-        except (asyncio.TimeoutError, asyncio.CancelledError):
-            self.kill(receiving)  # its end of the pipe closes: the thread stops receiving
-            raise
-        if reply is None:
+        if data is None:
             raise WorkerDied(await self._ended())
+        reply = pickle.loads(data)
         if reply[0] == "raised":
             name, message, trace = reply[1:]
             raise InvalidParams(message) if name == "InvalidParams" else ReaderFailed(name, message, trace)
@@ -395,16 +400,15 @@ class _Worker:
     def _start(self) -> tuple:
         """On a thread: starting the first worker starts the forkserver, which imports PRELOAD
         (the slow part)."""
-        ours, theirs = self.pool.context.Pipe()
+        ours, theirs = socket.socketpair()
         process = self.pool.context.Process(target=_serve, name="agentread-worker", daemon=True,
                                             args=(theirs, self.pool.limits.memory_mb << 20, self.pool.server))
         process.start()
         theirs.close()
         return process, ours
 
-    def kill(self, receiving: asyncio.Future | None = None) -> None:
-        """Ends the worker now, whatever it is doing; the next read starts a fresh one. The pipe is
-        closed once `receiving`, a thread taking a reply off it, is done."""
+    def kill(self) -> None:
+        """Ends the worker now, whatever it is doing; the next read starts a fresh one."""
         process, connection, self.process, self.connection = self.process, self.connection, None, None
         if process is not None:
             if process.exitcode is None:  # its group: a program it runs (Tesseract) ends with it
@@ -413,10 +417,7 @@ class _Worker:
             process.kill()  # in case it had yet to make its group
             with contextlib.suppress(RuntimeError, ValueError):  # no loop (the server is ending), or not watched
                 asyncio.get_running_loop().remove_reader(connection.fileno())
-            if receiving is None or receiving.done():
-                connection.close()
-            else:
-                receiving.add_done_callback(lambda _: connection.close())
+            connection.close()
             # Collected on a thread: the process is gone at once, its exit status follows.
             threading.Thread(target=_exit_code, args=(process,), daemon=True).start()
 
@@ -426,12 +427,50 @@ def _settle(future: asyncio.Future, error: BaseException | None) -> None:
         future.set_exception(error) if error else future.set_result(None)
 
 
-def _receive(connection) -> Any:
-    """The reply, or None if the worker ended before it was whole."""
+def _framed(message: Any) -> bytes:
+    """`message` as it goes over the socket pair: its length, then its pickle."""
+    data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+def _take(connection: socket.socket, taken: bytearray, received: asyncio.Future) -> None:
+    """On the event loop, when the worker's socket is readable: what has arrived of its reply added
+    to `taken`, without waiting for more; `received` set to the reply's pickle once it is whole, or
+    to None when the worker ended first."""
+    if received.done():
+        return
     try:
-        return connection.recv()
-    except (EOFError, OSError):
-        return None
+        chunk = connection.recv(RECEIVE_CHUNK_BYTES, socket.MSG_DONTWAIT)
+    except (BlockingIOError, InterruptedError):
+        return
+    except OSError:
+        chunk = b""
+    if not chunk:
+        received.set_result(None)
+        return
+    taken += chunk
+    if len(taken) >= _LENGTH.size:
+        (size,) = _LENGTH.unpack_from(taken)
+        if len(taken) >= _LENGTH.size + size:
+            received.set_result(bytes(memoryview(taken)[_LENGTH.size:_LENGTH.size + size]))
+
+
+def _received(connection: socket.socket) -> Any:
+    """In a worker: the next message, waited for; None once the server has closed its end."""
+    header = _exactly(connection, _LENGTH.size)
+    data = header and _exactly(connection, _LENGTH.unpack(header)[0])
+    return None if data is None else pickle.loads(data)
+
+
+def _exactly(connection: socket.socket, size: int) -> bytes | None:
+    """`size` bytes from the socket, waited for; None if it closes first."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = connection.recv(min(size - len(data), RECEIVE_CHUNK_BYTES))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
 
 
 def _exit_code(process) -> int | None:
@@ -451,7 +490,8 @@ def _exit_code(process) -> int | None:
 
 
 def _serve(connection, memory_bytes: int, server: int) -> None:
-    """The worker's life: set up, then read each request the server sends until the pipe closes."""
+    """The worker's life: set up, then read each request the server sends until it closes its end
+    of the socket pair."""
     os.setpgrp()  # a group of its own, which the server kills whole
     os.nice(WORKER_NICENESS)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the server's input
@@ -462,13 +502,19 @@ def _serve(connection, memory_bytes: int, server: int) -> None:
     _set_limit("RLIMIT_AS", memory_bytes)
     while True:
         try:
-            args = connection.recv()
-        except (EOFError, OSError):  # the server has closed its end
+            args = _received(connection)
+        except OSError:
+            args = None
+        if args is None:  # the server has closed its end
             return
         try:
-            connection.send(("result", _read(*args)))
+            reply = _framed(("result", _read(*args)))
         except Exception as exc:  # noqa: BLE001 - the server answers for it; the worker goes on
-            connection.send(("raised", type(exc).__name__, str(exc)[:MAX_SENT_MESSAGE_CHARS], traceback.format_exc()))
+            reply = _framed(("raised", type(exc).__name__, str(exc)[:MAX_SENT_MESSAGE_CHARS], traceback.format_exc()))
+        try:
+            connection.sendall(reply)
+        except OSError:  # the server has gone, or killed this read
+            return
 
 
 def _end_with(server: int) -> None:

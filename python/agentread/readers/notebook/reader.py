@@ -19,7 +19,6 @@ from agentread.numbering import (
     size_words,
 )
 from agentread.readers import Source
-from agentread.readers.image import image_part
 from agentread.readers.notebook.clean import editor_lines
 from agentread.readers.notebook.locate import FileJson
 from agentread.readers.notebook.model import DERIVED_ID_PREFIX, Notebook, parse_notebook
@@ -229,6 +228,8 @@ def _size(line: Line) -> int:
 
 
 def _image_part(ref: ImageRef) -> tuple[ImagePart, str | None]:
+    from agentread.readers.image import image_part  # Pillow: imported by a notebook that shows an image
+
     try:
         encoded = ref.encoded()
     except (binascii.Error, ValueError) as exc:
