@@ -310,6 +310,8 @@ async def _stdin() -> _Input:
     """stdin, read on the event loop as it arrives (a pipe or a socket, as a client starts the
     server), so that no message waits for a thread's round trip; any other input (a file) is read
     on a thread."""
+    if os.name != "posix":  # Windows' event loop reads only pipes opened for overlapped reads, which stdin is not
+        return _Input(*_blocking(sys.stdin.buffer))
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=MAX_HEADER_LINE_BYTES, loop=loop)
     try:
