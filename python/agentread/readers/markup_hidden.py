@@ -228,6 +228,10 @@ _VISIBILITY, _FONT_SIZE, _COLOUR = "visibility", "font-size", "colour"
 # The properties read from styles: those that can hide text, and those that show it again.
 _READ = frozenset("display visibility font-size width height max-width max-height overflow overflow-x overflow-y "
                   "opacity clip clip-path position left top text-indent color background background-color".split())
+# A sheet that declares none of them (a table's alignments) hides nothing and shows nothing again:
+# it is not parsed. A backslash may spell a property's name in escapes, which only parsing reads.
+_DECLARES_READ = re.compile(r"\\|(?<![-\w])(?:" + "|".join(sorted(_READ, key=len, reverse=True)) + r")\s*:",
+                            re.IGNORECASE)
 
 # CSS lengths in CSS pixels (em, ex and viewport units at a browser's defaults: a 16px font, a
 # 1920x1080 screen); a percentage's base is unknown.
@@ -510,7 +514,7 @@ def _cascaded(blocks: list, inline: list[tuple[str, str, bool]]) -> tuple[dict[s
 def _passages(elements: list[_Element], css: list[str]) -> tuple[list[_Passage], list[bool]]:
     """The hidden runs of `elements` (in document order, parents first) under their style sheets
     `css` and their own styles, and whether each element is within one."""
-    sheets = _Sheets(css, elements) if any(sheet.strip() for sheet in css) else None
+    sheets = _Sheets(css, elements) if any(_DECLARES_READ.search(sheet) for sheet in css) else None
     sheets = sheets if sheets is not None and sheets.selectors else None
     whole: list[str | None] = [None] * len(elements)  # why all it holds is hidden
     kinds: list[dict[str, str]] = [{}] * len(elements)  # the undoable kinds hiding it, and why
