@@ -69,15 +69,18 @@ def drawn_pdf(drawing: str, text: str = "Quarterly figures") -> bytes:
 
 def page_pdf(drawing: str, crop: str | None = None) -> bytes:
     """A one-page PDF (612x792 pt, `crop` its /CropBox as "x0 y0 x1 y1") drawing `drawing`, content
-    stream operators, with Helvetica as /F1, a 2x2 grey image as /Im1 (placed with cm, Do) and a
-    graphics state drawing at no opacity as /Clear (gs)."""
+    stream operators, with Helvetica as /F1, a 2x2 grey image as /Im1 (placed with cm, Do), a
+    graphics state drawing at no opacity as /Clear (gs) and a blue-to-white gradient across the page
+    as /Fade (sh)."""
     stream = drawing.encode()
     box = f" /CropBox [{crop}]".encode() if crop else b""
     return pdf_of({
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]" + box + b" /Contents 4 0 R /Resources << "
-           b"/Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> /ExtGState << /Clear << /ca 0 /CA 0 >> >> >> >>",
+           b"/Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> /ExtGState << /Clear << /ca 0 /CA 0 >> >> "
+           b"/Shading << /Fade << /ShadingType 2 /ColorSpace /DeviceRGB /Coords [0 0 612 0] /Function << "
+           b"/FunctionType 2 /Domain [0 1] /C0 [0.2 0.4 0.8] /C1 [1 1 1] /N 1 >> >> >> >> >>",
         4: b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         6: b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8 "

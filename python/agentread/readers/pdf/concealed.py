@@ -80,19 +80,21 @@ class Looks:
         # By address: render mode, colour, whether tiny, place in the page's order.
         self.suspects: dict[int, tuple[int, tuple | None, bool, int]] = {}
         # What may lie under text, in the page's order: (place, box, colour: a fill's, _PICTURE for
-        # an image or a shading, None for a translucent fill), of the first MAX_UNDER_OBJECTS
-        # images, shadings and filled paths.
+        # an image, _SHADING for a shading, None for a translucent fill), of the first
+        # MAX_UNDER_OBJECTS images, shadings and filled paths.
         self.under: list[tuple[int, tuple, tuple | None]] = []
-        kinds, path, pictures = objects.kinds, raw.FPDF_PAGEOBJ_PATH, (raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_SHADING)
-        for index in [at for at, kind in enumerate(kinds) if kind in pictures or (kind == path and objects.filled[at])]:
+        kinds, path = objects.kinds, raw.FPDF_PAGEOBJ_PATH
+        unfilled = {raw.FPDF_PAGEOBJ_IMAGE: _PICTURE, raw.FPDF_PAGEOBJ_SHADING: _SHADING}  # of no one colour
+        for index in [at for at, kind in enumerate(kinds) if kind in unfilled or (kind == path and objects.filled[at])]:
             box = objects.box(index)
             if box is not None:
-                fill = objects.colour(index) if kinds[index] == path else _PICTURE
-                self.under.append((index, box, fill if fill is _PICTURE or (fill and fill[3] == 255) else None))
+                fill = objects.colour(index) if kinds[index] == path else unfilled[kinds[index]]
+                opaque = fill is not None and (fill in (_PICTURE, _SHADING) or fill[3] == 255)
+                self.under.append((index, box, fill if opaque else None))
                 if len(self.under) == MAX_UNDER_OBJECTS:
                     break
         self._fills = [(at, box, fill) for at, box, fill in self.under  # opaque fills of a colour
-                       if fill not in (None, _PICTURE) and not _white(fill)]
+                       if fill not in (None, _PICTURE, _SHADING) and not _white(fill)]
         palette = {fill[:3] for _, _, fill in self._fills}
         self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
@@ -133,7 +135,7 @@ class Looks:
         for at, box, fill in reversed(self.under):
             if at < place and _meet(box, glyph):
                 covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
-                return None if fill is _PICTURE or not covers else fill
+                return None if fill in (_PICTURE, _SHADING) or not covers else fill
         return _PAPER
 
     def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
@@ -223,7 +225,8 @@ def _meet(one: tuple, other: tuple) -> bool:
 
 
 _PAPER = (255, 255, 255, 255)  # under all a page draws
-_PICTURE = (-1, -1, -1, -1)  # an image's or a shading's colour in Looks.under: of no one colour
+_PICTURE = (-1, -1, -1, -1)  # an image's colour in Looks.under: of no one colour
+_SHADING = (-2, -2, -2, -2)  # a shading's (a gradient's): of no one colour, and no scan's picture
 
 
 def _marked(text: str, whys: list[str | None]) -> tuple[str, list[tuple[int, str]]]:
