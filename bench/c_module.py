@@ -24,8 +24,7 @@ sys.path.insert(0, str(HERE))
 import bench_notebook  # noqa: E402
 import data  # noqa: E402
 from agentread.engine import Engine  # noqa: E402
-from agentread.readers import text  # noqa: E402
-from agentread.readers import pdf  # noqa: E402
+from agentread.readers import pdf, text  # noqa: E402
 from agentread.readers.notebook import model  # noqa: E402
 from agentread.readers.pdf import pdfium  # noqa: E402
 from agentread.request import parse_request  # noqa: E402
