@@ -121,7 +121,7 @@ class Looks:
             if at > place or self._checks <= 0:
                 return False
             self._checks -= 1
-            if _meet(box, beneath) and _alike(colour, fill):
+            if pdfium.near(box, beneath) and _alike(colour, fill):
                 return True
         return False
 
@@ -133,7 +133,7 @@ class Looks:
         a fill's, the paper's where none meets it; None over an image or a translucent fill, or
         where the last fill to meet the glyph does not cover it (a dot, a band's edge)."""
         for at, box, fill in reversed(self.under):
-            if at < place and _meet(box, glyph):
+            if at < place and pdfium.near(box, glyph):
                 covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
                 return None if fill in (_PICTURE, _SHADING) or not covers else fill
         return _PAPER
@@ -218,10 +218,6 @@ def _white(colour) -> bool:
 def _alike(one: tuple, other: tuple) -> bool:
     """Whether two colours look the same (their red, green and blue), or both are white."""
     return all(abs(a - b) <= SAME_COLOUR for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
-
-
-def _meet(one: tuple, other: tuple) -> bool:
-    return one[0] <= other[2] and other[0] <= one[2] and one[1] <= other[3] and other[1] <= one[3]
 
 
 _PAPER = (255, 255, 255, 255)  # under all a page draws

@@ -188,7 +188,7 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
             near: list[tuple[Box, list[int]]] = []
             far: list[tuple[Box, list[int]]] = []
             for group in groups:
-                (near if _near(group[0], box, FIGURE_GAP) else far).append(group)
+                (near if pdfium.near(group[0], box, FIGURE_GAP) else far).append(group)
             if not near:
                 break
             boxes = [box, *(group[0] for group in near)]
@@ -211,9 +211,4 @@ def _touch(a: Box, b: Box) -> bool:
     (a mosaic's frame, a panel's, holds its tiles)."""
     inside = (a[0] > b[0] and a[1] > b[1] and a[2] < b[2] and a[3] < b[3]
               or b[0] > a[0] and b[1] > a[1] and b[2] < a[2] and b[3] < a[3])
-    return _near(a, b, 0.0) and not inside
-
-
-def _near(a: Box, b: Box, gap: float) -> bool:
-    return (a[0] - gap <= b[2] and b[0] - gap <= a[2]
-            and a[1] - gap <= b[3] and b[1] - gap <= a[3])
+    return pdfium.near(a, b) and not inside

@@ -505,6 +505,12 @@ def _functions(raw) -> tuple[int, ...] | None:
 _FUNCTIONS: tuple[int, ...] | None = None  # () where the bindings differ
 
 
+def near(a: tuple, b: tuple, gap: float = 0.0) -> bool:
+    """Whether two boxes (left, bottom, right, top) come within `gap` of each other (0: meet)."""
+    return (a[0] - gap <= b[2] and b[0] - gap <= a[2]
+            and a[1] - gap <= b[3] and b[1] - gap <= a[3])
+
+
 def bounds(thing, matrix: Matrix) -> tuple[float, float, float, float] | None:
     """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken
     there by `matrix` (from objects()); None where PDFium gives none."""
