@@ -100,6 +100,27 @@ def test_disk_newer_than_the_editor_is_said(server, tmp_path):
     assert "Saved title" in raw  # raw=true reads the file on disk
 
 
+def test_each_read_sees_the_edits_made_since_the_last(server, tmp_path):
+    """The server builds an open notebook's copy once per edit, not once per read: a cell typed
+    into, then outputs run, after a read are each in the next read."""
+    nb = tmp_path / "edited.ipynb"
+    nb.write_text(json.dumps(SAVED))
+    uri = _open(server, nb, [("markdown", "# First words", "markdown"), ("code", "1 + 1", "python")])
+    assert "First words" in text_of(server.read(path="edited.ipynb"))
+    cell_uri = f"vscode-notebook-cell://127.0.0.1:8080{nb.resolve()}#W0sdnNjb2RlLXJlbW90ZQ%3D%3D"
+    server.notify("notebookDocument/didChange", {
+        "notebookDocument": {"uri": uri, "version": 2},
+        "change": {"cells": {"textContent": [{"document": {"uri": cell_uri, "version": 2},
+                                              "changes": [{"text": "# Second words"}]}]}}})
+    text = text_of(server.read(path="edited.ipynb"))
+    assert "Second words" in text and "First words" not in text
+    server.notify("agentread/notebookOutputs", {"uri": uri, "cells": [
+        {"outputs": None}, {"executionCount": 9, "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "ran again\n"}]}]})
+    text = text_of(server.read(path="edited.ipynb"))
+    assert "ran again" in text and "exec=9" in text and "Second words" in text
+
+
 def test_closing_the_notebook_goes_back_to_disk(server, tmp_path):
     nb = tmp_path / "closed.ipynb"
     nb.write_text(json.dumps(SAVED))

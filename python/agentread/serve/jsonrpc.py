@@ -83,6 +83,20 @@ class AgentReadServer(LanguageServer):
         # Keyed by real path (URIs of one file can be spelt many ways):
         self.notebook_changed: dict[str, float] = {}  # time of the last edit seen
         self.notebook_outputs: dict[str, list] = {}  # per-cell outputs from the extension
+        self._live_notebooks: dict[str, LiveNotebook] = {}  # built once per edit, not once per read
+
+    def notebook_edited(self, path: str, outputs: list | None = None) -> None:
+        """An open notebook changed (its cells, or the outputs the extension sent): its live copy
+        is built again at the next read."""
+        self.notebook_changed[path] = time.time()
+        if outputs is not None:
+            self.notebook_outputs[path] = outputs
+        self._live_notebooks.pop(path, None)
+
+    def notebook_closed(self, path: str) -> None:
+        self.notebook_changed.pop(path, None)
+        self.notebook_outputs.pop(path, None)
+        self._live_notebooks.pop(path, None)
 
     async def read(self, params: Any) -> dict | None:
         """One agentread/read, answered with its result (or a JSON-RPC error for
@@ -145,7 +159,10 @@ class AgentReadServer(LanguageServer):
         for uri, notebook in list(self.workspace.notebook_documents.items()):
             path = _file_path(uri)
             if path:
-                buffers[path] = self._live_notebook(path, notebook)
+                live = self._live_notebooks.get(path)
+                if live is None:
+                    live = self._live_notebooks[path] = self._live_notebook(path, notebook)
+                buffers[path] = live
         return buffers
 
     def _live_notebook(self, path: str, notebook: types.NotebookDocument) -> LiveNotebook:
@@ -219,14 +236,14 @@ def on_folders_changed(ls: AgentReadServer, params: types.DidChangeWorkspaceFold
 def on_notebook_changed(ls: AgentReadServer, params) -> None:
     path = _file_path(params.notebook_document.uri)
     if path:
-        ls.notebook_changed[path] = time.time()
+        ls.notebook_edited(path)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def on_notebook_closed(ls: AgentReadServer, params: types.DidCloseNotebookDocumentParams) -> None:
     path = _file_path(params.notebook_document.uri)
-    ls.notebook_changed.pop(path, None)
-    ls.notebook_outputs.pop(path, None)
+    if path:
+        ls.notebook_closed(path)
 
 
 @server.feature(READ_METHOD)
@@ -254,8 +271,7 @@ def on_notebook_outputs(ls: AgentReadServer, params: Any) -> None:
         return
     path = _file_path(params["uri"])
     if path:
-        ls.notebook_outputs[path] = [c if isinstance(c, dict) else {} for c in params["cells"]]
-        ls.notebook_changed[path] = time.time()
+        ls.notebook_edited(path, [c if isinstance(c, dict) else {} for c in params["cells"]])
 
 
 class _ClientLogHandler(logging.Handler):
