@@ -409,6 +409,8 @@ def bench_waits(table: Table, runs: int) -> None:
         w = "R manual outline: a cold command line"
         table.row(w, f"pdftotext -f {first} -l {last} (its contents pages)").add(
             *shell(f"pdftotext -f {first} -l {last} {q} -"))
+        table.row(w, "PDFium's outline calls alone, a Python process (floor)", floor=True).add(
+            *shell(" ".join(map(shlex_quote, [PY, str(HERE / "pdfium_outline.py"), str(manual)]))))
         table.row(w, "agentread read --outline", ours=True).add(
             *shell(" ".join(map(shlex_quote, [*cli, "--outline", "--limit", "2000"]))))
     behind = behind_slow.run(max(runs, 3))
