@@ -466,9 +466,9 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     (tmp_path / "a.txt").write_text("one\n")
     server = _server(tmp_path)
-    server.service.executor = ThreadPoolExecutor(1)
+    server.service.threads.executor = ThreadPoolExecutor(1)
     busy = threading.Event()
-    server.service.executor.submit(busy.wait, 30)  # the only worker is taken
+    server.service.threads.executor.submit(busy.wait, 30)  # the only worker is taken
     ran = []
     plan = server.service.engine.plan
     server.service.engine.plan = lambda *args: ran.append(args) or plan(*args)
@@ -482,5 +482,5 @@ def test_a_read_cancelled_while_queued_never_runs(tmp_path: Path):
 
     asyncio.run(play())
     busy.set()
-    server.service.executor.shutdown(wait=True)
+    server.service.threads.executor.shutdown(wait=True)
     assert not ran

@@ -203,6 +203,37 @@ def _key(workspace: Workspace, request: ReadRequest) -> tuple | None:
         return None
 
 
+class _Threads:
+    """A pool of read threads, made on first use (a front end that reads through read_now has
+    none), and how many calls handed to it have not ended or left its queue: while fewer than its
+    threads, a call starts at once. A thread is held until its read really ends, so a read stopped
+    at its deadline still counts here."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self.size, self.name, self.handed = size, name, 0
+        self._lock = threading.Lock()
+
+    @cached_property
+    def executor(self) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(max_workers=self.size, thread_name_prefix=self.name)
+
+    def take(self) -> bool:
+        """One more call handed to the pool; whether it waits for a thread (every one is taken)."""
+        with self._lock:
+            self.handed += 1
+            return self.handed > self.size
+
+    def release(self, _=None) -> None:
+        with self._lock:
+            self.handed -= 1
+
+    def shutdown(self) -> None:
+        if "executor" in self.__dict__:  # made
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+
 class _Planned(NamedTuple):
     """A read planned on a thread for a worker process, and the stub session's mark of it."""
     plan: Plan
@@ -226,32 +257,14 @@ class ReadService:
 
             self.session = ReadSession()
         self.quick = _QuickFiles()
-        # Calls handed to each pool of threads and not yet ended (or left the queue), by pool: while
-        # fewer than its threads, a call starts at once, and is not watched for a wait.
-        self._handed: dict[int, int] = {}
-        self._handed_lock = threading.Lock()
+        self.threads = _Threads(READ_THREADS, "read")
+        self.many_threads = _Threads(MANY_THREADS, "read-many")
         # This session's versions, and the texts it diffs against.
         self.versions = versions if versions is not None else Versions()
 
     @property
     def workspace(self) -> Workspace:
         return self.engine.workspace
-
-    # The read threads, made on first use: a front end that reads through read_now has none. A
-    # thread is held until its read really ends, so a read stopped at its deadline still counts
-    # here.
-
-    @cached_property
-    def executor(self) -> ThreadPoolExecutor:
-        from concurrent.futures import ThreadPoolExecutor
-
-        return ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="read")
-
-    @cached_property
-    def many_executor(self) -> ThreadPoolExecutor:
-        from concurrent.futures import ThreadPoolExecutor
-
-        return ThreadPoolExecutor(max_workers=MANY_THREADS, thread_name_prefix="read-many")
 
     def start(self) -> None:
         """A server's start: its thread readers imported, its worker processes started in the
@@ -262,8 +275,7 @@ class ReadService:
             self.pool.start()
 
     def close(self) -> None:
-        if "many_executor" in self.__dict__:  # made
-            self.many_executor.shutdown(wait=False, cancel_futures=True)
+        self.many_threads.shutdown()
         if self.pool:
             self.pool.close()
         self.versions.flush()
@@ -307,7 +319,7 @@ class ReadService:
         import asyncio
 
         return await self._on_thread("the files listed", self._many, request, grants, live,
-                                     asyncio.get_running_loop(), executor=self.many_executor)
+                                     asyncio.get_running_loop(), threads=self.many_threads)
 
     def read_now(self, request: ReadRequest, live: LiveLookup | None = None) -> ReadResult:
         """`read`, without an event loop, by a service without worker processes: the same answers
@@ -416,7 +428,7 @@ class ReadService:
             self.session.keep(planned.plan, planned.mark, result, held)
         return result
 
-    async def _on_thread(self, name: str, fn: Callable, *args, executor: ThreadPoolExecutor | None = None,
+    async def _on_thread(self, name: str, fn: Callable, *args, threads: _Threads | None = None,
                          find: bool = False) -> Any:
         """fn(*args, stop) on a read thread, within the deadline from its start (else a `timeout`
         result); `stop` is set when the call is cancelled or out of time, and the reader stops at
@@ -426,24 +438,16 @@ class ReadService:
 
         stop = threading.Event()
         loop = asyncio.get_running_loop()
-        executor = executor or self.executor
-        threads = MANY_THREADS if executor is self.__dict__.get("many_executor") else READ_THREADS
-        with self._handed_lock:
-            waits = self._handed.get(id(executor), 0) >= threads  # else a thread is free for it now
-            self._handed[id(executor)] = self._handed.get(id(executor), 0) + 1
-        began = loop.create_future() if waits else None
+        threads = threads or self.threads
+        began = loop.create_future() if threads.take() else None  # else a thread is free for it now
 
         def call() -> Any:
             if began is not None:
                 loop.call_soon_threadsafe(_settle, began)
             return _until_stopped(stop, fn, args)
 
-        def ended(_) -> None:
-            with self._handed_lock:
-                self._handed[id(executor)] -= 1
-
-        handed = executor.submit(call)
-        handed.add_done_callback(ended)  # when the call has ended, or left the queue
+        handed = threads.executor.submit(call)
+        handed.add_done_callback(threads.release)  # when the call has ended, or left the queue
         work = asyncio.wrap_future(handed, loop=loop)
         try:
             if began is not None:
