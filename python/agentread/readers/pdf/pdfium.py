@@ -490,7 +490,7 @@ class PageObjects:
     def colour(self, index: int) -> tuple[int, int, int, int] | None:
         return tuple(self.colours[4 * index:4 * index + 4]) if self.coloured[index] else None
 
-    def segments(self, paths: list[int], most: int, compiled: bool = True) -> PathSegments | _PathSegmentsAsked:
+    def segments(self, paths: list[int], most: int, compiled: bool = True) -> PathSegments | _PathSegmentsInPython:
         """The first `most` segments of each of the `paths` (indexes of paths in the table) while
         the page is open: a plot's thousands of paths cost a few calls a segment, which from Python
         cost more than the rest of the page's read (compiled here: _scan.path_segments). Without
@@ -501,7 +501,7 @@ class PageObjects:
         if functions:
             addresses = array("Q", (self.handles[index] for index in paths)).tobytes()
             return PathSegments(paths, _compiled_path_segments(functions, addresses, most))
-        return _PathSegmentsAsked(self, most)
+        return _PathSegmentsInPython(self, most)
 
 
 class PathSegments:
@@ -531,7 +531,7 @@ class PathSegments:
         return zip(self.kinds[start:end], self.xs[start:end], self.ys[start:end], self.closes[start:end])
 
 
-class _PathSegmentsAsked:
+class _PathSegmentsInPython:
     """PathSegments made through pypdfium2's bindings, as _scan.path_segments does, a segment as
     it is read."""
 
