@@ -86,8 +86,8 @@ def count(objects, compiled: bool = True) -> int:
     raw = pdfium.library().raw
     text, image, path = raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
     kinds = objects.kinds[:MAX_FIGURE_OBJECTS]
-    drawn = [(index, box) for index, kind in enumerate(kinds) if kind == image or kind == path
-             if (box := objects.box(index)) is not None]
+    drawn = [(index, box) for index, kind in enumerate(kinds)
+             if (kind == image or kind == path) and (box := objects.box(index)) is not None]
     segments = objects.segments([index for index, _ in drawn if kinds[index] == path], MAX_PATH_SEGMENTS, compiled)
     parts: list[Box] = []  # images and bent paths: figures by their size alone
     paths: list[_Path] = []
