@@ -41,7 +41,8 @@ REGEX_FIND = "worker-13 .* line=99999[0-9][0-9] "
 # or a mosaic's tiles.
 SQUARES = "\n".join(f"{20 + 10 * (n % 55)} {20 + 10 * (n // 55)} 4 4 re f" for n in range(3000))
 
-# A real drawing-heavy page: a map of the shared corpus's geography textbook, 2,459 paths.
+# A real drawing-heavy page: three plots (a sphere, a surface, two curves) of the shared corpus's
+# geometry textbook, 2,459 paths.
 DRAWING = ("pdf/GeoTopo-komprimiert.pdf", "35")
 
 
@@ -116,7 +117,7 @@ def pdf_rows(args) -> None:
             lambda: first_pdf_read_ms(squares, "1"), args.runs)
     drawing = CORPUS / DRAWING[0]
     if drawing.is_file():
-        compare(f"{drawing.name}, page {DRAWING[1]} (a map), first read", pdfium, "_compiled_path_segments", None,
+        compare(f"{drawing.name}, page {DRAWING[1]} (plots), first read", pdfium, "_compiled_path_segments", None,
                 lambda: first_pdf_read_ms(drawing, DRAWING[1]), args.runs)
     else:
         print(f"the drawing-heavy page: skipped ({drawing} is absent)", file=sys.stderr)
