@@ -82,7 +82,7 @@ _NO_VALUE = math.nan  # a measure PDFium could not give
 try:  # setup.py builds it; without a C compiler the walks are made in Python, several times slower
     from agentread._scan import page_objects as _compiled_page_objects
     from agentread._scan import path_segments as _compiled_path_segments
-except ImportError:
+except ImportError:  # a module built from an older _scan.c takes fewer functions: neither walk is used
     _compiled_page_objects = _compiled_path_segments = None
 
 
