@@ -1,7 +1,7 @@
 """Builds the engine's one compiled part, its loops over every byte of a file (counting line ends,
 numbering a window's lines, finding where a notebook's image payload stops being plain JSON string
-bytes) and over a PDF page's objects through PDFium's own functions; none of them parses a file
-format. Everything else is in pyproject.toml.
+bytes) and over a PDF page's objects and its paths' segments through PDFium's own functions; none
+of them parses a file format. Everything else is in pyproject.toml.
 
 Optional: where no C compiler is found the package installs without it and does the same in Python,
 several times slower (bench/README.md has the figures each function buys)."""

@@ -1,7 +1,8 @@
 /* The engine's loops written in C: counting line ends through a text file and numbering the lines of a window
  * (text.py; lines end at LF, CRLF or a lone CR, as in the editor), finding where a run of ASCII bytes ends (a find's
  * decoding, text.py), finding where a notebook's image payload stops being plain JSON string bytes
- * (notebook/model.py), and walking a PDF page's objects through PDFium's own functions (readers/pdf/pdfium.py).
+ * (notebook/model.py), and walking a PDF page's objects and its paths' segments through PDFium's own functions
+ * (readers/pdf/pdfium.py).
  * None of them parses a file format: they compare bytes with a few values and copy whole lines, or call PDFium,
  * which has parsed the page; images, PDFs and notebooks are decoded by libraries. */
 #define PY_SSIZE_T_CLEAN /* setup.py defines Py_LIMITED_API: only stable-ABI calls below */
@@ -224,8 +225,8 @@ static PyObject *ascii_end(PyObject *module, PyObject *args)
 }
 
 
-/* --- A PDF page's objects, through PDFium's public functions (fpdf_edit.h), given as addresses by pypdfium2's
- * bindings: this file includes no PDFium header and links no PDFium library. */
+/* --- A PDF page's objects and its paths' segments, through PDFium's public functions (fpdf_edit.h), given as
+ * addresses by pypdfium2's bindings: this file includes no PDFium header and links no PDFium library. */
 
 #if defined(_WIN32) && !defined(_WIN64)
 #define PDFIUM_CALL __stdcall /* FPDF_CALLCONV on 32-bit Windows */
@@ -243,12 +244,34 @@ typedef int (PDFIUM_CALL *colour_fn)(void *, unsigned int *, unsigned int *, uns
 typedef int (PDFIUM_CALL *size_fn)(void *, float *);
 typedef int (PDFIUM_CALL *bounds_fn)(void *, float *, float *, float *, float *);
 typedef int (PDFIUM_CALL *draw_mode_fn)(void *, int *, int *);
+typedef void *(PDFIUM_CALL *segment_fn)(void *, int);
+typedef int (PDFIUM_CALL *point_fn)(void *, float *, float *);
 
 /* In the order pdfium.py's PAGE_OBJECT_FUNCTIONS names them. */
 enum {
     PAGE_COUNT, PAGE_OBJECT, FORM_COUNT, FORM_OBJECT, TYPE, MATRIX, TRANSFORM, RENDER_MODE, FILL_COLOUR,
-    STROKE_COLOUR, FONT_SIZE, BOUNDS, DRAW_MODE, FUNCTIONS
+    STROKE_COLOUR, FONT_SIZE, BOUNDS, DRAW_MODE, SEGMENT_COUNT, SEGMENT, SEGMENT_TYPE, SEGMENT_POINT, SEGMENT_CLOSE,
+    FUNCTIONS
 };
+
+/* The addresses of the functions in f, from the tuple pdfium.py's _functions gives; 0 with an exception set when
+ * one is missing. */
+static int addresses(PyObject *functions, void **f, const char *caller)
+{
+    if (PyTuple_Size(functions) != FUNCTIONS) {
+        PyErr_Format(PyExc_ValueError, "%s: %d functions expected", caller, FUNCTIONS);
+        return 0;
+    }
+    for (int i = 0; i < FUNCTIONS; i++) {
+        f[i] = PyLong_AsVoidPtr(PyTuple_GetItem(functions, i));
+        if (!f[i]) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "%s: function %d is NULL", caller, i);
+            return 0;
+        }
+    }
+    return 1;
+}
 
 /* The columns pdfium.py's PageObjects reads, one entry an object: its kind, address, box on the page (left,
  * bottom, right, top), and for a text its render mode, the colour it is drawn in (fill, or stroke when the mode
@@ -277,6 +300,21 @@ static unsigned char *room(column *c, size_t n)
     unsigned char *at = c->data + c->used;
     c->used += n;
     return at;
+}
+
+/* The n columns as a tuple of bytes, each column freed; NULL with an exception set when out of memory (the columns
+ * freed all the same). */
+static PyObject *as_bytes(column *cols, int n, int failed)
+{
+    PyObject *columns = failed ? PyErr_NoMemory() : PyTuple_New(n);
+    for (int i = 0; i < n; i++) {
+        PyObject *bytes = columns ? PyBytes_FromStringAndSize((const char *)cols[i].data, (Py_ssize_t)cols[i].used)
+                                  : NULL;
+        if (columns && (!bytes || PyTuple_SetItem(columns, i, bytes) < 0))
+            Py_CLEAR(columns);
+        free(cols[i].data);
+    }
+    return columns;
 }
 
 /* The page, or a form object, whose objects are walked; m places them on the page. */
@@ -374,14 +412,9 @@ static PyObject *page_objects(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!On(iiiii):page_objects", &PyTuple_Type, &functions, &page_address, &keep,
                           &kinds[0], &kinds[1], &kinds[2], &kinds[3], &kinds[4]))
         return NULL;
-    if (PyTuple_Size(functions) != FUNCTIONS)
-        return PyErr_Format(PyExc_ValueError, "page_objects: %d functions expected", FUNCTIONS);
     void *f[FUNCTIONS];
-    for (int i = 0; i < FUNCTIONS; i++) {
-        f[i] = PyLong_AsVoidPtr(PyTuple_GetItem(functions, i));
-        if (!f[i])
-            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "page_objects: function %d is NULL", i);
-    }
+    if (!addresses(functions, f, "page_objects"))
+        return NULL;
     void *page = PyLong_AsVoidPtr(page_address);
     if (!page)
         return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "page_objects: no page");
@@ -443,23 +476,64 @@ static PyObject *page_objects(PyObject *module, PyObject *args)
     }
     free(stack);
     Py_END_ALLOW_THREADS
-    PyObject *answer = NULL, *columns = NULL;
-    if (failed)
-        PyErr_NoMemory();
-    else if ((columns = PyTuple_New(COLUMNS))) {
-        int i = 0;
-        for (; i < COLUMNS; i++) {
-            PyObject *bytes = PyBytes_FromStringAndSize((const char *)cols[i].data, (Py_ssize_t)cols[i].used);
-            if (!bytes || PyTuple_SetItem(columns, i, bytes) < 0)
+    PyObject *columns = as_bytes(cols, COLUMNS, failed);
+    return columns ? Py_BuildValue("(NN)", PyBool_FromLong(cut), columns) : NULL;
+}
+
+/* The columns pdfium.py's PathSegments reads: one entry a path, the segments PDFium says it has (-1 where it
+ * cannot say) and where its segments end in the others, of one entry a segment: its kind (FPDF_SEGMENT_*), the
+ * point it goes to (NaN where PDFium gives none), and whether it closes its figure. */
+enum { PATH_COUNTS, PATH_ENDS, SEGMENT_KINDS, SEGMENT_XS, SEGMENT_YS, SEGMENT_CLOSES, SEGMENT_COLUMNS };
+
+/* path_segments(functions, paths, most) -> columns: the first `most` segments of each path, `paths` their
+ * FPDF_PAGEOBJECTs' addresses (8 bytes each, from page_objects' handles) on a page still open. pdfium.py's
+ * PageObjects.segments does the same in Python. */
+static PyObject *path_segments(PyObject *module, PyObject *args)
+{
+    PyObject *functions;
+    const char *paths;
+    Py_ssize_t size, most;
+    if (!PyArg_ParseTuple(args, "O!y#n:path_segments", &PyTuple_Type, &functions, &paths, &size, &most))
+        return NULL;
+    if (size % 8 || most < 0 || most > INT_MAX)
+        return PyErr_Format(PyExc_ValueError, "path_segments: %zd bytes of addresses, most=%zd", size, most);
+    void *f[FUNCTIONS];
+    if (!addresses(functions, f, "path_segments"))
+        return NULL;
+    column cols[SEGMENT_COLUMNS] = {{0}};
+    int failed = 0;
+    int64_t end = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t at = 0; at < size / 8 && !failed; at++) {
+        uint64_t address;
+        memcpy(&address, paths + 8 * at, 8);
+        void *path = (void *)(uintptr_t)address;
+        int count = ((count_fn)f[SEGMENT_COUNT])(path);
+        for (int i = 0; i < count && i < most; i++, end++) {
+            void *segment = ((segment_fn)f[SEGMENT])(path, i);
+            int kind = ((count_fn)f[SEGMENT_TYPE])(segment);
+            float x, y;
+            if (!((point_fn)f[SEGMENT_POINT])(segment, &x, &y))
+                x = y = NAN;
+            unsigned char *to[SEGMENT_COLUMNS];
+            for (int c = SEGMENT_KINDS; c < SEGMENT_COLUMNS; c++)
+                failed |= !(to[c] = room(&cols[c], c == SEGMENT_CLOSES ? 1 : 4));
+            if (failed)
                 break;
+            memcpy(to[SEGMENT_KINDS], &kind, 4);
+            memcpy(to[SEGMENT_XS], &x, 4);
+            memcpy(to[SEGMENT_YS], &y, 4);
+            *to[SEGMENT_CLOSES] = ((count_fn)f[SEGMENT_CLOSE])(segment) != 0;
         }
-        if (i == COLUMNS)
-            answer = Py_BuildValue("(NO)", PyBool_FromLong(cut), columns);
+        unsigned char *counted = room(&cols[PATH_COUNTS], 4), *ended = room(&cols[PATH_ENDS], 8);
+        failed |= !counted || !ended;
+        if (!failed) {
+            memcpy(counted, &count, 4);
+            memcpy(ended, &end, 8);
+        }
     }
-    Py_XDECREF(columns);
-    for (int i = 0; i < COLUMNS; i++)
-        free(cols[i].data);
-    return answer;
+    Py_END_ALLOW_THREADS
+    return as_bytes(cols, SEGMENT_COLUMNS, failed);
 }
 
 static PyMethodDef methods[] = {
@@ -474,6 +548,8 @@ static PyMethodDef methods[] = {
     {"page_objects", page_objects, METH_VARARGS,
      "page_objects(functions, page, keep, (text, image, path, form, no fill)) -> (cut, columns) of a PDF page's "
      "objects."},
+    {"path_segments", path_segments, METH_VARARGS,
+     "path_segments(functions, paths, most) -> columns of the first `most` segments of each of a PDF page's paths."},
     {NULL, NULL, 0, NULL},
 };
 

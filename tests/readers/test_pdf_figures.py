@@ -200,6 +200,15 @@ def test_plots_of_level_and_upright_lines_are_figures_but_a_table_of_words_is_no
     assert "figure " not in text(read(tmp_path, path="table.pdf"))
 
 
+def test_a_page_of_thousands_of_small_squares_is_one_figure(tmp_path):
+    """Thousands of paths, a mosaic's tiles or a scatter plot's markers, each shaped from its
+    segments as the compiled walk reads them: one figure, in a read through the server."""
+    squares = "\n".join(f"{20 + 10 * (n % 55)} {20 + 10 * (n // 55)} 4 4 re f" for n in range(3000))
+    (tmp_path / "squares.pdf").write_bytes(drawn_pdf(squares))
+    for server in serving(tmp_path):
+        assert "\n[Page 1 has 1 figure (images or drawings)" in text_of(server.read(path="squares.pdf"))
+
+
 def test_the_rule_finds_the_figures_of_the_labelled_pages(corpus):
     present = documents()
     absent = [entry for entry in json.loads(LABELS.read_text())["documents"]

@@ -5,6 +5,7 @@ held to pypdfium2's in test_pdfpages.)"""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import threading
 
@@ -131,9 +132,6 @@ def test_without_the_library_a_pdf_is_read_by_pypdf(corpus, monkeypatch):
 
 def test_a_block_is_given_to_pdfium_only_whole_and_only_while_its_read_runs(tmp_path):
     """What PDFium is told when it asks for a block of the file (1: here it is; 0: a read error)."""
-    import ctypes
-    import threading
-
     from agentread.cancel import run_cancellable
 
     path = tmp_path / "blocks.bin"
@@ -257,21 +255,26 @@ def test_no_pdfium_function_is_declared_by_hand():
             assert not re.search(r"\.(argtypes|restype)\s*=(?!=)|\b(CDLL|CFUNCTYPE|Structure)\b", text), path
 
 
-def test_the_compiled_walk_is_not_used_where_a_signature_it_calls_differs_from_pypdfium2s(monkeypatch):
+@pytest.mark.parametrize(("name", "arguments"), [
+    ("FPDFFormObj_GetObject", lambda real: (real.argtypes[0], ctypes.c_int)),  # an index of int, not unsigned long
+    ("FPDFPathSegment_GetPoint", lambda real: (real.argtypes[0], *(ctypes.POINTER(ctypes.c_double),) * 2)),
+])
+def test_the_compiled_walks_are_not_used_where_a_signature_they_call_differs_from_pypdfium2s(monkeypatch, name,
+                                                                                             arguments):
     """_scan.c calls PDFium's functions with the signatures PAGE_OBJECT_FUNCTIONS names: were
-    pypdfium2's bindings (PDFium's headers) to say otherwise of one, the walk is made in Python."""
-    import ctypes
+    pypdfium2's bindings (PDFium's headers) to say otherwise of one, the walks are made in
+    Python."""
     import types
 
     with pdfium.LOCK:
         raw = pdfium.library().raw
-        real = raw.FPDFFormObj_GetObject
-        other = ctypes.CFUNCTYPE(real.restype, real.argtypes[0], ctypes.c_int)(ctypes.cast(real, ctypes.c_void_p).value)
+        real = getattr(raw, name)
+        other = ctypes.CFUNCTYPE(real.restype, *arguments(real))(ctypes.cast(real, ctypes.c_void_p).value)
         bindings = types.SimpleNamespace(**{name: getattr(raw, name) for name in dir(raw) if not name.startswith("__")})
         monkeypatch.setattr(pdfium, "_FUNCTIONS", None)
         assert pdfium._functions(bindings)  # the bindings as they are
         monkeypatch.setattr(pdfium, "_FUNCTIONS", None)
-        bindings.FPDFFormObj_GetObject = other  # an index of int, not unsigned long
+        setattr(bindings, name, other)
         assert pdfium._functions(bindings) is None
 
 
@@ -425,3 +428,107 @@ def test_both_walks_shrink_the_objects_past_those_kept_alike(corpus, keep):
             if len(seen) == 2:
                 assert seen[0] == seen[1], (name, number)
                 assert len(seen[0][1][0]) <= keep
+
+
+# Pages the comparisons of both walks of paths' segments must reach at least where .thirdparty is
+# fetched: its manuals and vignettes hold some 3,700, with the corpus's.
+MIN_THIRDPARTY_PAGES = 3000
+
+
+def _every_pdf() -> dict[bytes, str]:
+    """Every real PDF, the shared corpus's and those under .thirdparty, each once (a few are
+    copies or links of others): name by content."""
+    from shared_corpus import CORPUS, REPO
+
+    found = {}
+    for path in sorted(path for root in (CORPUS / "pdf", REPO / ".thirdparty") for path in root.rglob("*.pdf")):
+        if path.is_file():
+            found.setdefault(path.read_bytes(), str(path))
+    return found
+
+
+def _segments(segments, paths: list[int]) -> list:
+    """Each path's segment count and segments, NaN as None, to compare two readings."""
+    return [(segments.count(index), [tuple(None if value != value else value for value in segment)
+                                     for segment in segments.of(index)]) for index in paths]
+
+
+def _both_readings_of_paths(data: bytes) -> tuple[int, int, int]:
+    """Compares, on each page of the PDF, the paths' segments _scan.path_segments reads with those
+    read through pypdfium2's bindings, and the figures counted from each: (pages, paths,
+    figures)."""
+    from agentread.readers.pdf import figures
+
+    pages = paths = counted = 0
+    with pdfium.LOCK:
+        try:
+            document = pdfium.Document(data)
+        except pdfium.PdfiumError:
+            return 0, 0, 0
+        path_kind = pdfium.library().raw.FPDF_PAGEOBJ_PATH
+        for number in range(1, document.page_count + 1):
+            try:
+                page = document.page(number)
+            except pdfium.PdfiumError:
+                continue
+            with page:
+                table = page.objects_table(figures.MAX_FIGURE_OBJECTS)
+                drawn = [index for index, kind in enumerate(table.kinds) if kind == path_kind]
+                compiled = table.segments(drawn, figures.MAX_PATH_SEGMENTS)
+                assert isinstance(compiled, pdfium.PathSegments)
+                in_python = table.segments(drawn, figures.MAX_PATH_SEGMENTS, compiled=False)
+                assert _segments(compiled, drawn) == _segments(in_python, drawn), number
+                count = figures.count(table)
+                assert count == figures.count(table, compiled=False), number
+            pages, paths, counted = pages + 1, paths + len(drawn), counted + count
+        document.close()
+    return pages, paths, counted
+
+
+def test_the_compiled_segments_of_every_real_page_are_those_read_in_python(corpus):
+    """_scan.path_segments calls PDFium's functions in C, the figure rule's fallback calls them
+    through pypdfium2's bindings: on every page of the real PDFs, each path's segments, and the
+    figures counted from them, are the same."""
+    from agentread import _scan
+    from shared_corpus import REPO
+
+    assert pdfium._compiled_path_segments is _scan.path_segments
+    pages = paths = figures = 0
+    for data, name in _every_pdf().items():
+        try:
+            seen = _both_readings_of_paths(data)
+        except AssertionError as exc:
+            raise AssertionError(f"{name}, page {exc}") from None
+        pages, paths, figures = pages + seen[0], paths + seen[1], figures + seen[2]
+    assert paths > 10_000 and figures > 10, (pages, paths, figures)
+    if not (REPO / ".thirdparty").is_dir():
+        pytest.skip(f"compared on the corpus's {pages} pages only: .thirdparty is absent (./scripts/fetch-thirdparty)")
+    assert pages > MIN_THIRDPARTY_PAGES
+
+
+def test_the_segments_of_a_page_of_thousands_of_paths_are_read_alike_by_both_walks():
+    """A made page: thousands of small squares, curves, a slant, steps, paths of more segments
+    than are read, and a path of several moves: both walks, and the figures counted from each."""
+    from builders import drawn_pdf
+
+    squares = (f"{20 + 10 * (n % 55)} {20 + 10 * (n // 55)} 4 4 re f" for n in range(3000))
+    curves = (f"{30 + 9 * n} 600 m {35 + 9 * n} 610 {40 + 9 * n} 590 {45 + 9 * n} 600 c S" for n in range(40))
+    steps = " ".join(f"{300 + 2 * n} {650 + 2 * (n % 2)} l" for n in range(200))  # past the segments read
+    slant = " ".join(f"{300 + 0.4 * n:.1f} {700 + 0.2 * n:.1f} l" for n in range(1, 250))
+    moves = "100 650 m 150 650 l 150 660 m 150 700 l 120 700 m 120 680 l h"
+    data = drawn_pdf("\n".join([*squares, *curves, f"300 650 m {steps} S", f"300 700 m {slant} S", moves + " S"]))
+    pages, paths, figures = _both_readings_of_paths(data)
+    assert (pages, paths, figures) == (1, 3043, 2)  # the squares' mosaic, and the slant
+
+
+def test_the_compiled_segments_refuse_what_is_not_a_list_of_addresses():
+    from agentread import _scan
+
+    with pdfium.LOCK:
+        functions = pdfium._functions(pdfium.library().raw)
+    with pytest.raises(ValueError, match="path_segments: 7 bytes of addresses"):
+        _scan.path_segments(functions, bytes(7), 64)
+    with pytest.raises(ValueError, match="most=-1"):
+        _scan.path_segments(functions, b"", -1)
+    with pytest.raises(ValueError, match="functions expected"):
+        _scan.path_segments(functions[:-1], b"", 64)

@@ -13,7 +13,6 @@ these, and is mostly words. Images, drawings and plots near each other make one 
 from __future__ import annotations
 
 from collections import Counter
-from ctypes import byref, c_float
 from dataclasses import dataclass
 
 from agentread.readers.pdf import pdfium
@@ -79,25 +78,26 @@ class _Path:
     tile: bool  # a closed rectangle
 
 
-def count(objects) -> int:
+def count(objects, compiled: bool = True) -> int:
     """The figures among the page's first MAX_FIGURE_OBJECTS objects as the reader's walk described
-    them (pdfium.PageObjects): groups of images, bent or slanted drawings and plots, each at least
-    MIN_FIGURE_SIDE on both sides."""
+    them (pdfium.PageObjects), on the page still open: groups of images, bent or slanted drawings
+    and plots, each at least MIN_FIGURE_SIDE on both sides. `compiled`: the paths' segments as
+    _scan.path_segments reads them, where it can."""
     raw = pdfium.library().raw
     text, image, path = raw.FPDF_PAGEOBJ_TEXT, raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH
     kinds = objects.kinds[:MAX_FIGURE_OBJECTS]
+    drawn = [(index, box) for index, kind in enumerate(kinds)
+             if (kind == image or kind == path) and (box := objects.box(index)) is not None]
+    segments = objects.segments([index for index, _ in drawn if kinds[index] == path], MAX_PATH_SEGMENTS, compiled)
     parts: list[Box] = []  # images and bent paths: figures by their size alone
     paths: list[_Path] = []
-    for index in [at for at, kind in enumerate(kinds) if kind == image or kind == path]:
+    for index, box in drawn:
         if len(parts) >= MAX_FIGURE_PARTS:
             break
-        box = objects.box(index)
-        if box is None:
-            continue
         if kinds[index] == image:
             parts.append(box)
             continue
-        shape = _shape(raw, objects.handle(index), box)
+        shape = _shape(raw, segments, index, box)
         if len(paths) < MAX_FIGURE_PARTS:  # a plot's paths: the first ones draw its frame and axes
             paths.append(shape)
         if shape.bends:
@@ -111,25 +111,22 @@ def count(objects) -> int:
     return sum(1 for box, _ in _grouped_with(parts) if _large(box))
 
 
-def _shape(raw, thing, box: Box) -> _Path:
+def _shape(raw, segments, index: int, box: Box) -> _Path:
     """The path's bends, turns and whether it is a rectangle, from its first MAX_PATH_SEGMENTS
-    segments."""
+    segments (pdfium.PathSegments)."""
     x = y = 0.0
-    px, py = c_float(), c_float()
     turns = most = sides = 0
     heading = None  # "-" or "|": the direction of the last line in the row
     across = 0.0  # how far the lines heading that way have drifted across it
     closed = False
-    count = raw.FPDFPath_CountSegments(thing)
-    for index in range(min(count, MAX_PATH_SEGMENTS)):
-        segment = raw.FPDFPath_GetPathSegment(thing, index)
-        kind = raw.FPDFPathSegment_GetType(segment)
-        if kind == raw.FPDF_SEGMENT_BEZIERTO:
+    bezier, line = raw.FPDF_SEGMENT_BEZIERTO, raw.FPDF_SEGMENT_LINETO
+    for kind, px, py, closes in segments.of(index):
+        if kind == bezier:
             return _Path(box, True, 0, False)
-        if not raw.FPDFPathSegment_GetPoint(segment, byref(px), byref(py)):
+        if px != px:  # NaN: PDFium gives no point
             continue
-        if kind == raw.FPDF_SEGMENT_LINETO and (px.value, py.value) != (x, y):
-            dx, dy = px.value - x, py.value - y
+        if kind == line and (px, py) != (x, y):
+            dx, dy = px - x, py - y
             way = "-" if abs(dx) >= abs(dy) else "|"
             # A slant drawn as many tiny lines (a plotted function's points) drifts across its way.
             across = (across if way == heading else 0.0) + (dy if way == "-" else dx)
@@ -138,11 +135,11 @@ def _shape(raw, thing, box: Box) -> _Path:
             turns += heading is not None and way != heading
             heading = way
             sides += max(abs(dx), abs(dy)) > AXIS_SLACK
-        elif kind != raw.FPDF_SEGMENT_LINETO:  # a move starts another row of lines
+        elif kind != line:  # a move starts another row of lines
             most, turns, heading = max(most, turns), 0, None
-        closed = closed or bool(raw.FPDFPathSegment_GetClose(segment))
-        x, y = px.value, py.value
-    tile = count <= 6 and 3 <= sides <= 4 and (closed or sides == 4)
+        closed = closed or bool(closes)
+        x, y = px, py
+    tile = segments.count(index) <= 6 and 3 <= sides <= 4 and (closed or sides == 4)
     return _Path(box, False, max(most, turns), tile)
 
 

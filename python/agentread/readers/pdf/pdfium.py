@@ -17,6 +17,7 @@ import os
 import threading
 import weakref
 from array import array
+from collections.abc import Iterator
 from ctypes import addressof, byref, c_float, c_int, c_uint, c_void_p, cast, create_string_buffer, memmove
 
 from agentread.cancel import checkpoint, stopped
@@ -50,10 +51,11 @@ _WHITE = (255, 255, 255, 255)  # the paper under a page that paints no backgroun
 Matrix = tuple  # (a, b, c, d, e, f), as a PDF's cm operator takes it
 IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
-# PDFium's functions the compiled walk of a page's objects calls (_scan.page_objects), in its order,
-# each with the signature _scan.c calls it with: its result, then its arguments ("object" an
-# FPDF_PAGEOBJECT, "page" an FPDF_PAGE, "*" a pointer to the type that follows). The walk is used
-# only where pypdfium2's bindings, generated from PDFium's headers, say the same (_functions).
+# PDFium's functions the compiled walks of a page's objects and of its paths' segments call
+# (_scan.page_objects, _scan.path_segments), in their order, each with the signature _scan.c calls
+# it with: its result, then its arguments ("object" an FPDF_PAGEOBJECT, "page" an FPDF_PAGE,
+# "segment" an FPDF_PATHSEGMENT, "*" a pointer to the type that follows). The walks are used only
+# where pypdfium2's bindings, generated from PDFium's headers, say the same (_functions).
 PAGE_OBJECT_FUNCTIONS = {
     "FPDFPage_CountObjects": ("int", "page"),
     "FPDFPage_GetObject": ("object", "page", "int"),
@@ -68,14 +70,20 @@ PAGE_OBJECT_FUNCTIONS = {
     "FPDFTextObj_GetFontSize": ("int", "object", "*float"),
     "FPDFPageObj_GetBounds": ("int", "object", *("*float",) * 4),
     "FPDFPath_GetDrawMode": ("int", "object", "*int", "*int"),
+    "FPDFPath_CountSegments": ("int", "object"),
+    "FPDFPath_GetPathSegment": ("segment", "object", "int"),
+    "FPDFPathSegment_GetType": ("int", "segment"),
+    "FPDFPathSegment_GetPoint": ("int", "segment", "*float", "*float"),
+    "FPDFPathSegment_GetClose": ("int", "segment"),
 }
 _FILLED_MODES = (0, 2, 4, 6)  # text render modes that fill a glyph; the others stroke it, or draw nothing
 _NO_VALUE = math.nan  # a measure PDFium could not give
 
-try:  # setup.py builds it; without a C compiler the walk is made in Python, several times slower
+try:  # setup.py builds it; without a C compiler the walks are made in Python, several times slower
     from agentread._scan import page_objects as _compiled_page_objects
-except ImportError:
-    _compiled_page_objects = None
+    from agentread._scan import path_segments as _compiled_path_segments
+except ImportError:  # a module built from an older _scan.c takes fewer functions: neither walk is used
+    _compiled_page_objects = _compiled_path_segments = None
 
 
 class PdfiumError(Exception):
@@ -482,6 +490,69 @@ class PageObjects:
     def colour(self, index: int) -> tuple[int, int, int, int] | None:
         return tuple(self.colours[4 * index:4 * index + 4]) if self.coloured[index] else None
 
+    def segments(self, paths: list[int], most: int, compiled: bool = True) -> PathSegments | _PathSegmentsInPython:
+        """The first `most` segments of each of the `paths` (indexes of paths in the table) while
+        the page is open: a plot's thousands of paths cost a few calls a segment, which from Python
+        cost more than the rest of the page's read (compiled here: _scan.path_segments). Without
+        the compiled walk each path's segments are asked for as they are read: a path's shape is
+        often decided by its first few."""
+        raw = library().raw
+        functions = _functions(raw) if compiled and _compiled_path_segments is not None else None
+        if functions:
+            addresses = array("Q", (self.handles[index] for index in paths)).tobytes()
+            return PathSegments(paths, _compiled_path_segments(functions, addresses, most))
+        return _PathSegmentsInPython(self, most)
+
+
+class PathSegments:
+    """The first segments of some of a page's paths (PageObjects.segments), in columns: for each
+    path the segments PDFium says it has (-1 where it cannot say) and where its segments end in the
+    columns of one entry a segment: its kind (FPDF_SEGMENT_*), the point it goes to (NaN where
+    PDFium gives none), and whether it closes its figure."""
+
+    def __init__(self, paths: list[int], columns: tuple[bytes, ...]):
+        counts, ends, kinds, xs, ys, closes = columns
+        self.at = {index: position for position, index in enumerate(paths)}
+        self.counts = memoryview(counts).cast("i")
+        self.ends = memoryview(ends).cast("q")
+        self.kinds = memoryview(kinds).cast("i")
+        self.xs = memoryview(xs).cast("f")
+        self.ys = memoryview(ys).cast("f")
+        self.closes = closes
+
+    def count(self, index: int) -> int:
+        """The segments PDFium says the path (its index in the table) has."""
+        return self.counts[self.at[index]]
+
+    def of(self, index: int) -> Iterator[tuple[int, float, float, int]]:
+        """(kind, x, y, closes) of each of the path's first segments."""
+        position = self.at[index]
+        start, end = self.ends[position - 1] if position else 0, self.ends[position]
+        return zip(self.kinds[start:end], self.xs[start:end], self.ys[start:end], self.closes[start:end])
+
+
+class _PathSegmentsInPython:
+    """PathSegments made through pypdfium2's bindings, as _scan.path_segments does, a segment as
+    it is read."""
+
+    def __init__(self, objects: PageObjects, most: int):
+        self.objects = objects
+        self.most = most
+
+    def count(self, index: int) -> int:
+        return library().raw.FPDFPath_CountSegments(self.objects.handle(index))
+
+    def of(self, index: int) -> Iterator[tuple[int, float, float, int]]:
+        raw = library().raw
+        thing = self.objects.handle(index)
+        x, y = c_float(), c_float()
+        for at in range(min(raw.FPDFPath_CountSegments(thing), self.most)):
+            segment = raw.FPDFPath_GetPathSegment(thing, at)
+            kind = raw.FPDFPathSegment_GetType(segment)
+            if not raw.FPDFPathSegment_GetPoint(segment, byref(x), byref(y)):
+                x.value = y.value = _NO_VALUE
+            yield kind, x.value, y.value, 1 if raw.FPDFPathSegment_GetClose(segment) else 0
+
 
 def _functions(raw) -> tuple[int, ...] | None:
     """The addresses of PAGE_OBJECT_FUNCTIONS in the PDFium pypdfium2 loaded; None unless each one's
@@ -491,8 +562,8 @@ def _functions(raw) -> tuple[int, ...] | None:
         from ctypes import POINTER, c_double, c_ulong
 
         types = {"int": c_int, "ulong": c_ulong, "double": c_double, "page": raw.FPDF_PAGE,
-                 "object": raw.FPDF_PAGEOBJECT, "*matrix": POINTER(raw.FS_MATRIX), "*uint": POINTER(c_uint),
-                 "*float": POINTER(c_float), "*int": POINTER(c_int), None: None}
+                 "object": raw.FPDF_PAGEOBJECT, "segment": raw.FPDF_PATHSEGMENT, "*matrix": POINTER(raw.FS_MATRIX),
+                 "*uint": POINTER(c_uint), "*float": POINTER(c_float), "*int": POINTER(c_int), None: None}
         matrix_of_floats = [kind for _, kind in raw.FS_MATRIX._fields_] == [c_float] * 6
         functions = [getattr(raw, name, None) for name in PAGE_OBJECT_FUNCTIONS]
         same = matrix_of_floats and all(
