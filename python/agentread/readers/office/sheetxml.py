@@ -606,7 +606,9 @@ def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tupl
 
 
 def note_text(author: str | None, text: str) -> str:
-    """A note as its cell's table shows it after the cell's value."""
+    """A note as its cell's table shows it after the cell's value; an author that is only white
+    space (LibreOffice writes one space in an .xls note) names no one and is left out."""
+    author = (author or "").strip()
     return f"[note{f', {author}' if author else ''}: {text}]"
 
 
