@@ -273,14 +273,15 @@ def _main_part(archive: zipfile.ZipFile) -> str:
     """The workbook part: as the content types name it (where Excel and openpyxl look), else as
     the package's relationships do, else where every writer puts it. A damaged list is passed over
     for the next. Every part is named as the zip stores it (`member`)."""
+    listed = member(archive, "[Content_Types].xml")
     try:
-        types = etree.fromstring(archive.read(member(archive, "[Content_Types].xml") or ""), _PARSER)
-        for override in types.iter(f"{_CONTENT_TYPES}Override"):
-            if override.get("ContentType", "").endswith(_WORKBOOK_TYPES):
-                name = override.get("PartName", "").lstrip("/")
-                return member(archive, name) or name
-    except (KeyError, etree.XMLSyntaxError):
-        pass
+        types = etree.fromstring(archive.read(listed), _PARSER) if listed else None
+    except etree.XMLSyntaxError:
+        types = None
+    for override in types.iter(f"{_CONTENT_TYPES}Override") if types is not None else ():
+        if override.get("ContentType", "").endswith(_WORKBOOK_TYPES):
+            name = override.get("PartName", "").lstrip("/")
+            return member(archive, name) or name
     try:
         return next(target for _, kind, target in relationships(archive, "") if kind == "officeDocument")
     except (StopIteration, etree.XMLSyntaxError):
