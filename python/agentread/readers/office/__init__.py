@@ -87,7 +87,7 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
                         "Try another copy of the file.") from None
 
 
-# OPC compares part names without regard to ASCII case (ECMA-376 part 2, 6.2.2.3): a part named
+# OPC (ECMA-376 part 2) compares part names without regard to ASCII case: a part named
 # in lower case, as some writers store `xl/sharedstrings.xml`, is the same part as Excel's own name.
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # Each open zip's members by their folded names, built once a zip at its first name not stored as
