@@ -4,12 +4,17 @@ in its number format by strftime)."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import re
+import shutil
+import subprocess
+import zipfile
 
 import openpyxl
 import pytest
 from harness import SIZES, THIRDPARTY, arguments_named, body, chain, follow, same_in_every_front_end
+from lxml import etree
 
 EXTDATA = ("r-cran-readxl", "usr", "lib", "R", "site-library", "readxl", "extdata")
 WORKBOOKS = sorted(p.name for p in THIRDPARTY.joinpath(*EXTDATA).glob("*.xlsx")) or ["(absent)"]
@@ -175,3 +180,54 @@ def test_a_sheet_the_reply_has_no_room_for_waits_whole(rpc):
         assert not EMPTY_CUT_ROW.search(text), text[-400:]
         last = text.rstrip("\n").split("\n")[-1]
         assert arguments_named(last, result["next"]) and text.count("Call again") == 1, (last, result["next"])
+
+
+# xlrd's workbooks whose parts are stored under names of another case than their relationships
+# give (`xl/sharedstrings.xml`, `xl/SharedStrings.xml`, `xl/worksheets/Sheet1.xml`,
+# `[content_types].xml`), as OPC allows: it compares part names without regard to case.
+RECASED_WORKBOOKS = ["issue150.xlsx", "err_cell_empty.xlsx"]
+XLRD_TESTS = ("xlrd-1.2.0", "xlrd-1.2.0", "tests")
+# LibreOffice's CSV export of every sheet (the last field, -1), each cell as it is shown (the
+# ninth, true), in UTF-8 (76).
+MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+EVERY_SHEET_AS_SHOWN = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1"
+
+
+def libreoffice_rows(path, folder) -> dict[tuple[int, int], list[str]]:
+    """(sheet, row) -> its cells as LibreOffice Calc shows them, for every row holding a value; a
+    cell as one line of the table shows it (its edges' white space off). LibreOffice 7.4 finds no
+    package in a zip whose content types part is named in lower case: the copy it reads names that
+    part as Excel does, and stores every other part as the file does."""
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed: scripts/test installs it")
+    copy = folder / path.name
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(copy, "w") as target:
+        for info in source.infolist():
+            named = "[Content_Types].xml" if info.filename.lower() == "[content_types].xml" else info.filename
+            target.writestr(named, source.read(info))
+    subprocess.run(["soffice", f"-env:UserInstallation={(folder / 'profile').as_uri()}", "--headless",
+                    "--convert-to", EVERY_SHEET_AS_SHOWN, "--outdir", str(folder), str(copy)],
+                   check=True, capture_output=True, timeout=300)
+    with zipfile.ZipFile(path) as source:  # the sheets in order, one CSV file each, named by the sheet
+        names = [sheet.get("name") for sheet in etree.fromstring(source.read("xl/workbook.xml")).iter(f"{MAIN}sheet")]
+    sheets = [folder / f"{path.stem}-{name}.csv" for name in names]
+    if not all(sheet.is_file() for sheet in sheets):
+        pytest.skip("LibreOffice could not read the workbook: is Calc (libreoffice-calc-nogui) installed?")
+    rows = {}
+    for number, sheet in enumerate(sheets, 1):
+        with open(sheet, encoding="utf-8", newline="") as f:
+            for row, cells in enumerate(csv.reader(f), 1):
+                if any(cells):
+                    rows[(number, row)] = [cell.strip() for cell in cells]
+    return rows
+
+
+@pytest.mark.parametrize("name", RECASED_WORKBOOKS)
+def test_parts_named_in_another_case_read_as_libreoffice_reads_them(rpc, tmp_path, name):
+    path = THIRDPARTY.joinpath(*XLRD_TESTS, name)
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: run ./scripts/fetch-thirdparty")
+    expected = trimmed(libreoffice_rows(path, tmp_path))
+    assert trimmed(rows_read(follow(rpc, {"path": str(path), "maxBytes": SIZES[1]}))) == expected
+    if name == "issue150.xlsx":  # what xlrd's own test of it reads
+        assert expected[(1, 1)][1] == "Cycle" and expected[(1, 2)][1] == "1"

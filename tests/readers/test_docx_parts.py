@@ -284,12 +284,12 @@ def test_bidirectional_runs_phonetic_guides_and_positional_tabs_keep_their_text(
 
 
 def test_a_choice_needing_markup_this_reader_does_not_know_gives_way_to_its_fallback(server, folder: Path):
-    chartex = "http://schemas.microsoft.com/office/drawing/2014/chartex"
+    ink = "http://schemas.microsoft.com/office/drawing/2016/ink"
     path = write(folder, "choice.docx",
-                 f'<w:p><w:r><mc:AlternateContent xmlns:cx1="{chartex}"><mc:Choice Requires="cx1">'
-                 "<w:t>newer kind</w:t></mc:Choice><mc:Fallback><w:t>Chart unavailable</w:t></mc:Fallback>"
+                 f'<w:p><w:r><mc:AlternateContent xmlns:aink="{ink}"><mc:Choice Requires="aink">'
+                 "<w:t>ink strokes</w:t></mc:Choice><mc:Fallback><w:t>Ink unavailable</w:t></mc:Fallback>"
                  "</mc:AlternateContent></w:r></w:p>")
-    assert lines(server, path) == ["Chart unavailable"]
+    assert lines(server, path) == ["Ink unavailable"]
 
 
 def test_a_list_in_a_header_takes_its_marks_from_the_documents_numbering(server, folder: Path):

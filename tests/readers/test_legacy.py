@@ -78,6 +78,7 @@ def ws(tmp_path_factory) -> Path:
     (root / "notes.rtf").write_bytes(RTF)
     shutil.copy(DATA / "clippy.xls", root / "clippy.xls")
     shutil.copy(DATA / "clippy.xls", root / "book.bin")
+    shutil.copy(DATA / "notes-hidden.xls", root / "notes-hidden.xls")
     data = (DATA / "clippy.xls").read_bytes()
     (root / "cut.xls").write_bytes(data[:len(data) // 3])
     (root / "junk.xls").write_bytes(data[:8] + b"\xff" * 4096)
@@ -208,6 +209,35 @@ def test_an_xls_reads_a_range_as_an_xlsx_does(server):
     rest = server.read(path="clippy.xls", **first["next"])
     assert "| 3 | paperclip | 2007-01-01 |" in text_of(rest) and "Clippy" not in text_of(rest)
     assert not rest.get("next")
+
+
+def test_an_xls_shows_its_notes_and_marks_the_rows_and_columns_excel_hides(server):
+    """An .xls LibreOffice Calc wrote (tests/data/office/notes-hidden.xls): each note after its
+    cell's value, one on an empty cell alone, its author left out where the file gives none (one
+    space); the hidden row and column named in the header and their cells marked; a note found."""
+    result = server.read(path="notes-hidden.xls")
+    hidden_row = "⟦hidden: in rows Excel hides⟧{}⟦/hidden⟧"
+    hidden_column = "⟦hidden: in columns Excel hides⟧{}⟦/hidden⟧"
+    assert text_of(result).split("\n")[:-1] == [
+        "[Hidden from a person reading the file: 5 passages in columns Excel hides, 3 passages in rows Excel hides; "
+        "each is marked ⟦…⟧ where it stands.]",
+        '--- Sheet 1 "Budget" (6 rows × 3 columns) ---',
+        "Hidden in Excel (shown here): row 4; column C",
+        "| row | A | B | C |", "| --- | --- | --- | --- |",
+        f"| 1 | Item | Q1 | {hidden_column.format('Q2')} |",
+        f"| 2 | Rent | 1200 [note: Includes the storage unit] | {hidden_column.format(1250)} |",
+        f"| 3 | Salaries | 5000 | {hidden_column.format(5100)} |",
+        f"| 4 | {hidden_row.format('Bonus')} | {hidden_row.format(900)} | {hidden_row.format(0)} |",
+        f"| 5 | Travel [note: Two trips to the client.<br>Second line.] | 300 | {hidden_column.format(450)} |",
+        f"| 6 | Total | 7400 | {hidden_column.format(6800)} |",
+        "",
+        '--- Sheet 2 "Notes only" (3 rows × 3 columns) ---',
+        "| row | A | B | C |", "| --- | --- | --- | --- |",
+        "| 1 | plain |  |  |",
+        "| 3 |  |  | [note: A note on an empty cell] |"]
+    assert result["hidden"] == {"in columns Excel hides": 5, "in rows Excel hides": 3}
+    found = text_of(server.read(path="notes-hidden.xls", find="storage unit"))
+    assert "sheet 'Budget' B2" in found and "[note: Includes the storage unit]" in found
 
 
 @pytest.mark.parametrize("name, code", [("cut.xls", "damaged_office"), ("junk.xls", "damaged_office"),

@@ -404,3 +404,58 @@ def test_a_chart_of_damaged_points_reads_the_points_it_holds(server, tmp_path: P
     assert body_of(server.read(path="points.pptx")).split("\n")[1:] == [
         "     2\t[chart: (column clustered)]", "     3\t| category | s |", "     4\t| --- | --- |",
         "     5\t| a | n/a |", "     6\t| b |  |", "     7\t| c |  |", "     8\t|  | 2 |"]
+
+
+def test_a_newer_chart_in_a_word_document_is_read_not_its_fallback_picture(server, tmp_path: Path):
+    """A waterfall in a Word document, in mc:AlternateContent as Word writes it (a picture of the
+    chart its fallback): read where it stands from its part, as an ordinary chart is; the picture
+    is not attached. A second whose part the file lacks says so."""
+    import docx
+    from PIL import Image
+
+    document = docx.Document()
+    document.add_paragraph("before the chart")
+    document.add_paragraph("after the chart")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    picture = io.BytesIO()
+    Image.new("RGB", (64, 48), "navy").save(picture, "PNG")
+    package = with_parts(buffer.getvalue(), {"word/charts/chartEx1.xml": (CHARTEX_TYPE, WATERFALL),
+                                             "word/media/fallback.png": ("image/png", picture.getvalue())},
+                         {"word/_rels/document.xml.rels": [(CHARTEX_REL, "charts/chartEx1.xml"),
+                                                           (f"{OFFICE_RELS}/image", "media/fallback.png")]})
+    wp = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+    pic = "http://schemas.openxmlformats.org/drawingml/2006/picture"
+
+    def drawing(number: int, graphic: str) -> str:
+        return (f'<w:drawing><wp:inline xmlns:wp="{wp}"><wp:extent cx="5486400" cy="3200400"/>'
+                f'<wp:docPr id="{number}" name="Chart {number}"/><a:graphic xmlns:a="{A}">{graphic}</a:graphic>'
+                "</wp:inline></w:drawing>")
+
+    def newer_chart(number: int, rid: str) -> str:
+        return ('<w:r><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+                '<mc:Choice xmlns:cx1="http://schemas.microsoft.com/office/drawing/2015/9/8/chartex" Requires="cx1">'
+                + drawing(number, f'<a:graphicData uri="{CX}"><cx:chart xmlns:cx="{CX}" xmlns:r="{OFFICE_RELS}" '
+                                  f'r:id="{rid}"/></a:graphicData>')
+                + "</mc:Choice><mc:Fallback>"
+                + drawing(number, f'<a:graphicData uri="{pic}"><pic:pic xmlns:pic="{pic}"><pic:nvPicPr>'
+                                  f'<pic:cNvPr id="0" name="fallback.png"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill>'
+                                  f'<a:blip xmlns:r="{OFFICE_RELS}" r:embed="rIdAdded2"/></pic:blipFill><pic:spPr/>'
+                                  "</pic:pic></a:graphicData>")
+                + "</mc:Fallback></mc:AlternateContent></w:r>")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/document.xml":
+                data = data.replace(b"<w:t>before the chart</w:t></w:r>", b"<w:t>before the chart</w:t></w:r>"
+                                    + (newer_chart(1, "rIdAdded1") + newer_chart(2, "rIdMissing")).encode())
+            target.writestr(info, data)
+    (tmp_path / "waterfall.docx").write_bytes(out.getvalue())
+    result = server.read(path="waterfall.docx")
+    assert body_of(result).split("\n") == [
+        "     1\tbefore the chart", "     2\t[chart: Cash flow (waterfall)]", "     3\t| category | Amount |",
+        "     4\t| --- | --- |", "     5\t| Start | 12,000 |", "     6\t| Refunds | -1,500 |",
+        "     7\t| End | 10,500 |", "     8\t[chart: its part is missing from the file, so its data cannot be shown]",
+        "     9\tafter the chart"]
+    assert [part["type"] for part in result["content"]] == ["text"]

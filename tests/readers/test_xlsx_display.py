@@ -393,3 +393,37 @@ def test_a_range_through_mcp_and_the_cli_reads_as_over_json_rpc(server: ServerPr
     cli = subprocess.run([sys.executable, "-m", "agentread", "read", "grid.xlsx", "--range", asked["range"],
                           "--json"], cwd=ws, capture_output=True, text=True, check=True)
     assert json.loads(cli.stdout)["content"][0]["text"].rsplit("\n", 1)[0] == expected.rsplit("\n", 1)[0]
+
+
+
+# Part names as some writers store them, unlike the names the package's relationships and content
+# types give: OPC compares part names without regard to case, and Excel opens such a workbook.
+RECASED = {"[Content_Types].xml": "[content_types].xml", "xl/sharedStrings.xml": "xl/sharedstrings.xml",
+           "xl/worksheets/sheet1.xml": "xl/worksheets/Sheet1.xml", "xl/comments1.xml": "xl/Comments1.xml"}
+
+
+def test_parts_stored_under_names_of_another_case_are_read(server: ServerProcess, tmp_path: Path):
+    """A workbook (XlsxWriter's, strings shared as Excel writes them) whose shared strings, sheet,
+    comments and content types are stored under names that differ from those its relationships
+    give only in case, as in xlrd's issue150.xlsx: its text, numbers and note read, through the
+    server and the CLI."""
+    import xlsxwriter
+
+    saved = io.BytesIO()
+    with xlsxwriter.Workbook(saved) as book:
+        sheet = book.add_worksheet("FAM")
+        sheet.write_row(0, 0, ["Cycle", "A1", "A2"])
+        sheet.write_row(1, 0, [1, 11698.24, 10700.21])
+        sheet.write_comment("B1", "first well", {"author": "Ann"})
+    out = io.BytesIO()
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(out, "w") as target:
+        assert set(RECASED) <= set(source.namelist())
+        for info in source.infolist():
+            target.writestr(RECASED.get(info.filename, info.filename), source.read(info))
+    (tmp_path / "recased.xlsx").write_bytes(out.getvalue())
+    expected = ['--- Sheet 1 "FAM" (2 rows × 3 columns) ---', "| row | A | B | C |", "| --- | --- | --- | --- |",
+                "| 1 | Cycle | A1 [note, Ann: first well] | A2 |", "| 2 | 1 | 11698.24 | 10700.21 |"]
+    assert text(server.read(path="recased.xlsx")).split("\n")[:5] == expected
+    cli = subprocess.run([sys.executable, "-m", "agentread", "read", "recased.xlsx"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert cli.stdout.split("\n")[:5] == expected

@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 import io
 import re
+import string
+import weakref
 import zipfile
 import zlib
 from typing import Iterator
@@ -85,6 +87,31 @@ def read_office(data: bytes, request: ReadRequest, path: str) -> ReadResult:
                         "Try another copy of the file.") from None
 
 
+# OPC (ECMA-376 part 2) compares part names without regard to ASCII case: a part named
+# in lower case, as some writers store `xl/sharedstrings.xml`, is the same part as Excel's own name.
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# Each open zip's members by their folded names, built once a zip at its first name not stored as
+# written, and dropped with the zip.
+_FOLDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def member(archive: zipfile.ZipFile, part: str) -> str | None:
+    """The zip member that holds part `part`: the member of that name, else the one whose name
+    differs from it only in ASCII case (the same part, as OPC compares names); None where the zip
+    holds neither."""
+    try:
+        archive.getinfo(part)
+        return part
+    except KeyError:
+        pass
+    folded = _FOLDED.get(archive)
+    if folded is None:
+        folded = _FOLDED[archive] = {}
+        for name in archive.namelist():  # the last of names alike, as zipfile finds a repeated name
+            folded[name.translate(_ASCII_FOLD)] = name
+    return folded.get(part.translate(_ASCII_FOLD))
+
+
 def refuse_legacy(what: str | None, path: str, size: int) -> ReadError:
     """The error for an OLE2 compound file no reader here reads, by what
     office_detect.ole2_contents found it holds: a Word or PowerPoint 97-2003 file, an encrypted
@@ -135,8 +162,8 @@ def _count_sections(archive: zipfile.ZipFile, fmt: str) -> int:
     if fmt not in _SECTION_LISTS:
         return 0
     part, entry, _ = _SECTION_LISTS[fmt]
-    try:
-        with archive.open(part) as f:
-            return len(entry.findall(f.read(MAX_INFLATED_BYTES)))
-    except KeyError:
+    stored = member(archive, part)
+    if stored is None:
         return 0
+    with archive.open(stored) as f:
+        return len(entry.findall(f.read(MAX_INFLATED_BYTES)))

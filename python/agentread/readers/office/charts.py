@@ -36,6 +36,14 @@ _XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 CHART_REFERENCE = C + "chart"
 CHARTEX_REFERENCE = CX + "chart"
 CHART_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
+CHARTEX_CONTENT_TYPE = "application/vnd.ms-office.chartex+xml"
+# The namespaces a markup-compatibility choice holding a newer chart requires (`Requires="cx1"`),
+# one for each set of kinds Office added from 2015 on; the choice's fallback is a picture.
+CHARTEX_NAMESPACES = frozenset(f"http://schemas.microsoft.com/office/drawing/{version}/chartex" for version in (
+    "2014", "2015/9/8", "2015/10/21", "2016/5/9", "2016/5/10", "2016/5/11", "2016/5/12", "2016/5/13", "2016/5/14"))
+
+# What stands for a chart whose part the file lacks.
+MISSING_CHART = "[chart: its part is missing from the file, so its data cannot be shown]"
 
 # A chart part is parsed whole; no entity is expanded and nothing is fetched.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)

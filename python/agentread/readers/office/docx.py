@@ -32,7 +32,15 @@ import re
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
-from agentread.readers.office.charts import CHART_CONTENT_TYPE, CHART_REFERENCE, chart_lines
+from agentread.readers.office.charts import (
+    CHART_CONTENT_TYPE,
+    CHART_REFERENCE,
+    CHARTEX_CONTENT_TYPE,
+    CHARTEX_NAMESPACES,
+    CHARTEX_REFERENCE,
+    MISSING_CHART,
+    chart_lines,
+)
 from agentread.readers.office.document import (
     WHITE,
     Rendered,
@@ -66,7 +74,8 @@ W15 = "{http://schemas.microsoft.com/office/word/2012/wordml}"
 DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 
 # The namespaces a markup-compatibility choice may require and still be read here: Word 2010's
-# shapes, groups, canvases and additions to its markup and drawings, and Word 2012's.
+# shapes, groups, canvases and additions to its markup and drawings, Word 2012's, and the newer
+# charts (whose data is read, where the fallback is a picture of them).
 READ_CHOICES = {"http://schemas.microsoft.com/office/word/2010/wordprocessingShape",
                 "http://schemas.microsoft.com/office/word/2010/wordprocessingGroup",
                 "http://schemas.microsoft.com/office/word/2010/wordprocessingCanvas",
@@ -74,7 +83,7 @@ READ_CHOICES = {"http://schemas.microsoft.com/office/word/2010/wordprocessingSha
                 "http://schemas.microsoft.com/office/word/2010/wordml",
                 "http://schemas.microsoft.com/office/word/2012/wordml",
                 "http://schemas.microsoft.com/office/drawing/2010/main",
-                "http://schemas.openxmlformats.org/officeDocument/2006/math"}
+                "http://schemas.openxmlformats.org/officeDocument/2006/math"} | CHARTEX_NAMESPACES
 
 # Tracked changes, shown in place with CriticMarkup's marks; a moved passage is deleted where it was
 # and inserted where it went.
@@ -520,9 +529,12 @@ class _Walker:
 
         alt = next((d.get("descr") or d.get("title") for d in el.iter(WP + "docPr")), None)
         named = f' "{alt}"' if alt else ""
-        for node in _outside_boxes(el, {A + "blip", VML + "imagedata", DGM + "relIds", CHART_REFERENCE}):
+        for node in _outside_boxes(el, {A + "blip", VML + "imagedata", DGM + "relIds", CHART_REFERENCE,
+                                        CHARTEX_REFERENCE}):
             rid = node.get(R + "dm") if node.tag == DGM + "relIds" else node.get(R + "embed") or node.get(R + "id")
             part = self.part.related_parts.get(rid) if rid else None
+            if part is None and node.tag == CHARTEX_REFERENCE:  # chosen over its fallback picture: say it is lost
+                follows.append(lambda: self.out.add(MISSING_CHART))
             if part is None:
                 continue
             if node.tag == DGM + "relIds":
@@ -531,7 +543,7 @@ class _Walker:
                 except etree.XMLSyntaxError as exc:
                     lines = [f"[SmartArt{named}: its data could not be read ({exc})]"]
                 follows.append(lambda lines=lines: [self.out.add(line) for line in lines])
-            elif part.content_type == CHART_CONTENT_TYPE:  # a chart: its title and data, where a picture would be
+            elif part.content_type in (CHART_CONTENT_TYPE, CHARTEX_CONTENT_TYPE):  # its title and data, not a picture
                 follows.append(lambda part=part: self.out.add("\n".join(chart_lines(part.blob))))
             else:
                 label = str(part.partname).lstrip("/") + named
@@ -793,7 +805,7 @@ def _comment_anchors(root, anchors: dict[str, list[str]], hidden) -> None:
 def _choice(alternate):
     """What a markup-compatibility block holds for this reader: its first choice whose required
     namespaces are all READ_CHOICES (a text box as a DrawingML shape), else its fallback (the same
-    as VML, or a picture of a kind of chart Word 2016 added)."""
+    as VML, or a picture of ink)."""
     for choice in alternate.iterchildren(MC + "Choice"):
         if all(choice.nsmap.get(prefix) in READ_CHOICES for prefix in (choice.get("Requires") or "").split()):
             return choice

@@ -27,7 +27,7 @@ from typing import Iterator
 from agentread.find import Hit, Matcher, Reached, Unit, hits_in
 from agentread.numbering import span
 from agentread.outline import Entry, outline_result
-from agentread.readers.office.charts import CHARTEX_REFERENCE, chart_lines
+from agentread.readers.office.charts import CHARTEX_REFERENCE, MISSING_CHART, chart_lines
 from agentread.readers.office.document import (
     WHITE,
     Rendered,
@@ -516,7 +516,7 @@ def _chart(out: Rendered, blob) -> None:
     try:
         data = blob()
     except KeyError:  # the relationship names a part the package lacks
-        out.add("[chart: its part is missing from the file, so its data cannot be shown]")
+        out.add(MISSING_CHART)
         return
     for line in chart_lines(data):
         out.add(line)

@@ -38,6 +38,7 @@ from openpyxl.utils.cell import column_index_from_string, coordinate_to_tuple, r
 from openpyxl.utils.datetime import from_ISO8601
 from xlfmt import format_value
 
+from agentread.readers.office import member
 from agentread.readers.office.document import WHITE, hex_colour, unseen_colour
 
 MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -271,34 +272,36 @@ def read_book(archive: zipfile.ZipFile) -> Book:
 def _main_part(archive: zipfile.ZipFile) -> str:
     """The workbook part: as the content types name it (where Excel and openpyxl look), else as
     the package's relationships do, else where every writer puts it. A damaged list is passed over
-    for the next."""
+    for the next. Every part is named as the zip stores it (`member`)."""
+    listed = member(archive, "[Content_Types].xml")
     try:
-        types = etree.fromstring(archive.read("[Content_Types].xml"), _PARSER)
-        for override in types.iter(f"{_CONTENT_TYPES}Override"):
-            if override.get("ContentType", "").endswith(_WORKBOOK_TYPES):
-                return override.get("PartName", "").lstrip("/")
-    except (KeyError, etree.XMLSyntaxError):
-        pass
+        types = etree.fromstring(archive.read(listed), _PARSER) if listed else None
+    except etree.XMLSyntaxError:
+        types = None
+    for override in types.iter(f"{_CONTENT_TYPES}Override") if types is not None else ():
+        if override.get("ContentType", "").endswith(_WORKBOOK_TYPES):
+            name = override.get("PartName", "").lstrip("/")
+            return member(archive, name) or name
     try:
         return next(target for _, kind, target in relationships(archive, "") if kind == "officeDocument")
     except (StopIteration, etree.XMLSyntaxError):
-        return "xl/workbook.xml"
+        return member(archive, "xl/workbook.xml") or "xl/workbook.xml"
 
 
 def relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
     """(id, kind, target part) of each relationship of `part` within the zip; the kind is the last
-    word of its type (officeDocument, worksheet, styles...)."""
+    word of its type (officeDocument, worksheet, styles...). A target is named as the zip stores
+    it, where it differs only in case (`member`)."""
     folder, name = posixpath.split(part)
-    try:
-        rels = archive.read(posixpath.join(folder, "_rels", f"{name}.rels"))
-    except KeyError:
+    stored = member(archive, posixpath.join(folder, "_rels", f"{name}.rels"))
+    if stored is None:
         return []
     out = []
-    for rel in etree.fromstring(rels, _PARSER).iter(_RELATIONSHIPS):
+    for rel in etree.fromstring(archive.read(stored), _PARSER).iter(_RELATIONSHIPS):
         target = rel.get("Target", "")
         if rel.get("TargetMode") != "External":
             target = target[1:] if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-            out.append((rel.get("Id"), rel.get("Type", "").rsplit("/", 1)[-1], target))
+            out.append((rel.get("Id"), rel.get("Type", "").rsplit("/", 1)[-1], member(archive, target) or target))
     return out
 
 
@@ -604,7 +607,9 @@ def sheet_notes(archive: zipfile.ZipFile, book: Book, sheet: Sheet) -> dict[tupl
 
 
 def note_text(author: str | None, text: str) -> str:
-    """A note as its cell's table shows it after the cell's value."""
+    """A note as its cell's table shows it after the cell's value; an author that is only white
+    space (LibreOffice writes one space in an .xls note) names no one and is left out."""
+    author = (author or "").strip()
     return f"[note{f', {author}' if author else ''}: {text}]"
 
 
