@@ -29,6 +29,7 @@ its picture, a label a converter put beside a tiny page) has nothing else to rea
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from ctypes import addressof, byref
 
 from agentread.cancel import Cancelled, checkpoint
@@ -47,10 +48,10 @@ WHITE_CHANNEL = 245
 # a drawn page's many thousands would cost a look each for each of its text objects.
 MAX_UNDER_OBJECTS = 1000
 
-# Fills compared with text objects of their colour, a page, for a fill under the text: a page's
-# coloured bands are a few, but a plot of markers in its labels' colour has thousands, each of
-# which would be compared with each label. Past this, a page's text is not looked at for its fill's
-# colour.
+# Fills looked at for one under a text object of their colour, a page (a text costs one for each
+# fill drawn before it, up to the one under it): a page's coloured bands are a few, but a plot of
+# markers in its labels' colour has thousands, each of which would be compared with each label.
+# Past this, a page's text is not looked at for its fill's colour.
 MAX_COLOUR_CHECKS = 10_000
 
 # Characters looked at between two checks for a cancelled read: a millisecond or so of work.
@@ -95,7 +96,13 @@ class Looks:
                     break
         self._fills = [(at, box, fill) for at, box, fill in self.under  # opaque fills of a colour
                        if fill not in (None, _PICTURE, _SHADING) and not _white(fill)]
-        palette = {fill[:3] for _, _, fill in self._fills}
+        self._fill_places = [at for at, _, _ in self._fills]
+        # The fills by colour (_bucket): a text's colour is compared with those in its bucket and
+        # the 26 around it, not with every fill's.
+        self._buckets: dict[tuple, list[int]] = {}
+        for number, (_, _, fill) in enumerate(self._fills):
+            self._buckets.setdefault(_bucket(fill), []).append(number)
+        self._alike_fills: dict[tuple, list[int]] = {}  # by a text's colour: _fills' alike ones, in order
         self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
@@ -108,21 +115,34 @@ class Looks:
             tiny = size < TINY_POINTS
             if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
                     or not (left <= x <= right and bottom <= y <= top)
-                    or (colour is not None and any(_alike(colour, fill) for fill in palette)
-                        and self._on_its_colour(index, objects.box(index), colour))):
+                    or (colour is not None and (alike := self._alike_to(colour))
+                        and self._on_its_colour(index, objects.box(index), alike))):
                 self.suspects[objects.handles[index]] = (mode, colour, tiny, index)
 
-    def _on_its_colour(self, place: int, box: tuple | None, colour: tuple) -> bool:
-        """Whether a fill of the text's colour drawn before it meets the text's box (while the
-        page's MAX_COLOUR_CHECKS last)."""
+    def _alike_to(self, colour: tuple) -> list[int]:
+        """The page's fills (their places in _fills, in the page's order) alike to `colour`."""
+        if colour not in self._alike_fills:
+            red, green, blue = _bucket(colour)
+            near = [number for r in (red - 1, red, red + 1) for g in (green - 1, green, green + 1)
+                    for b in (blue - 1, blue, blue + 1) for number in self._buckets.get((r, g, b), ())]
+            self._alike_fills[colour] = sorted(n for n in near if _alike(colour, self._fills[n][2]))
+        return self._alike_fills[colour]
+
+    def _on_its_colour(self, place: int, box: tuple | None, alike: list[int]) -> bool:
+        """Whether a fill of the text's colour (`alike`: _alike_to's) drawn before it meets the
+        text's box, the page's fills looked at in its order while its MAX_COLOUR_CHECKS last: each
+        fill drawn before the text, of its colour or not, up to the first that is under it, costs a
+        check."""
         if box is None:
             return False
-        for at, beneath, fill in self._fills:
-            if at > place or self._checks <= 0:
-                return False
-            self._checks -= 1
-            if pdfium.near(box, beneath) and _alike(colour, fill):
+        looked = min(bisect_left(self._fill_places, place), self._checks)  # the fills it may look at
+        for number in alike:
+            if number >= looked:
+                break
+            if pdfium.near(box, self._fills[number][1]):
+                self._checks -= number + 1
                 return True
+        self._checks -= looked
         return False
 
     def on_image(self, x: float, y: float) -> bool:
@@ -218,6 +238,12 @@ def _white(colour) -> bool:
 def _alike(one: tuple, other: tuple) -> bool:
     """Whether two colours look the same (their red, green and blue), or both are white."""
     return all(abs(a - b) <= SAME_COLOUR for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
+
+
+def _bucket(colour: tuple) -> tuple[int, int, int]:
+    """The bucket of a colour's red, green and blue among Looks' fills: alike ones are in the same
+    or next buckets."""
+    return colour[0] // (SAME_COLOUR + 1), colour[1] // (SAME_COLOUR + 1), colour[2] // (SAME_COLOUR + 1)
 
 
 _PAPER = (255, 255, 255, 255)  # under all a page draws
