@@ -54,6 +54,11 @@ MAX_UNDER_OBJECTS = 1000
 # Past this, a page's text is not looked at for its fill's colour.
 MAX_COLOUR_CHECKS = 10_000
 
+# What lies under a character is looked for among the page's images and fills by cell, the page's
+# box cut into this many a side: a line of type lies in a cell or two, and meets few of a drawn
+# page's thousand fills; a hostile page's thousands of white words each looked at all of them.
+UNDER_CELLS = 16
+
 # Characters looked at between two checks for a cancelled read: a millisecond or so of work.
 CHARS_BETWEEN_CHECKPOINTS = 1024
 
@@ -103,6 +108,8 @@ class Looks:
         for number, (_, _, fill) in enumerate(self._fills):
             self._buckets.setdefault(_bucket(fill), []).append(number)
         self._alike_fills: dict[tuple, list[int]] = {}  # by a text's colour: _fills' alike ones, in order
+        self._pictures = [box for _, box, fill in self.under if fill is _PICTURE]
+        self._cells: dict[tuple[int, int], list[int]] | None = None  # `under` by cell, made once needed
         self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
@@ -146,17 +153,42 @@ class Looks:
         return False
 
     def on_image(self, x: float, y: float) -> bool:
-        return any(fill is _PICTURE and _inside(box, x, y) for _, box, fill in self.under)
+        return any(_inside(box, x, y) for box in self._pictures)
 
     def colour_under(self, place: int, glyph: tuple) -> tuple | None:
         """The colour the page drew last before its object `place` under all of the box `glyph`:
         a fill's, the paper's where none meets it; None over an image or a translucent fill, or
         where the last fill to meet the glyph does not cover it (a dot, a band's edge)."""
-        for at, box, fill in reversed(self.under):
-            if at < place and pdfium.near(box, glyph):
-                covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
-                return None if fill in (_PICTURE, _SHADING) or not covers else fill
-        return _PAPER
+        if self._cells is None:
+            self._cells = {}
+            for number, (_, box, _) in enumerate(self.under):
+                for cell in self._cells_of(box):
+                    self._cells.setdefault(cell, []).append(number)
+        last = -1  # the last drawn before the object that meets the glyph: each cell's, from its top
+        for cell in self._cells_of(glyph):
+            numbers = self._cells.get(cell, [])
+            for number in reversed(numbers[:bisect_left(numbers, place, key=lambda n: self.under[n][0])]):
+                if number <= last:
+                    break
+                if pdfium.near(self.under[number][1], glyph):
+                    last = number
+                    break
+        if last < 0:
+            return _PAPER
+        _, box, fill = self.under[last]
+        covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
+        return None if fill in (_PICTURE, _SHADING) or not covers else fill
+
+    def _cells_of(self, box: tuple) -> list[tuple[int, int]]:
+        """The cells of the page's box (UNDER_CELLS a side; those on its edges take in what lies
+        past them) that `box` meets: a box meets only boxes that share a cell with it. None where
+        PDFium gave a side no number."""
+        left, bottom, right, top = self.box
+        across = (_cell(box[0], left, right), _cell(box[2], left, right))
+        up = (_cell(box[1], bottom, top), _cell(box[3], bottom, top))
+        if None in across or None in up:
+            return []
+        return [(x, y) for x in range(min(across), max(across) + 1) for y in range(min(up), max(up) + 1)]
 
     def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
         """`text`, the text of characters first..last of `textpage` (on the loaded `page`), with
@@ -229,6 +261,13 @@ class Looks:
 def _inside(box: tuple, x: float, y: float) -> bool:
     left, bottom, right, top = box
     return left <= x <= right and bottom <= y <= top
+
+
+def _cell(at: float, low: float, high: float) -> int | None:
+    """Which of UNDER_CELLS from `low` to `high` the coordinate `at` is in, those past either end
+    in the end one; None for NaN."""
+    share = (at - low) / (high - low) * UNDER_CELLS if high > low else 0.0
+    return None if share != share else int(min(max(share, 0.0), UNDER_CELLS - 1.0))
 
 
 def _white(colour) -> bool:
