@@ -59,6 +59,10 @@ MAX_COLOUR_CHECKS = 10_000
 # page's thousand fills; a hostile page's thousands of white words each looked at all of them.
 UNDER_CELLS = 16
 
+# Text objects looked for among all of the page's images and fills before these are kept by cell: a
+# page's few white headings are looked for in less time than a drawn page's cells take to make.
+SCANS_BEFORE_CELLS = 20
+
 # Characters looked at between two checks for a cancelled read: a millisecond or so of work.
 CHARS_BETWEEN_CHECKPOINTS = 1024
 
@@ -110,6 +114,7 @@ class Looks:
         self._alike_fills: dict[tuple, list[int]] = {}  # by a text's colour: _fills' alike ones, in order
         self._pictures = [box for _, box, fill in self.under if fill is _PICTURE]
         self._cells: dict[tuple[int, int], list[int]] | None = None  # `under` by cell, made once needed
+        self._scans = 0  # text objects looked for among all of `under`
         self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
@@ -159,14 +164,8 @@ class Looks:
         """The colour the page drew last before its object `place` under all of the box `glyph`:
         a fill's, the paper's where none meets it; None over an image or a translucent fill, or
         where the last fill to meet the glyph does not cover it (a dot, a band's edge)."""
-        if self._cells is None:
-            self._cells = {}
-            for number, (_, box, _) in enumerate(self.under):
-                for cell in self._cells_of(box):
-                    self._cells.setdefault(cell, []).append(number)
-        last = -1  # the last drawn before the object that meets the glyph: each cell's, from its top
-        for cell in self._cells_of(glyph):
-            numbers = self._cells.get(cell, [])
+        last = -1  # the last drawn before the object that meets the glyph: each run's, from its top
+        for numbers in self._meeting(glyph):
             for number in reversed(numbers[:bisect_left(numbers, place, key=lambda n: self.under[n][0])]):
                 if number <= last:
                     break
@@ -178,6 +177,20 @@ class Looks:
         _, box, fill = self.under[last]
         covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
         return None if fill in (_PICTURE, _SHADING) or not covers else fill
+
+    def _meeting(self, glyph: tuple) -> list:
+        """Runs of places in `under`, each in the page's order, that hold every image and fill
+        meeting `glyph`: all of them for the page's first SCANS_BEFORE_CELLS text objects, then
+        those of the glyph's cells."""
+        if self._scans < SCANS_BEFORE_CELLS:
+            self._scans += 1
+            return [range(len(self.under))]
+        if self._cells is None:
+            self._cells = {}
+            for number, (_, box, _) in enumerate(self.under):
+                for cell in self._cells_of(box):
+                    self._cells.setdefault(cell, []).append(number)
+        return [self._cells.get(cell, []) for cell in self._cells_of(glyph)]
 
     def _cells_of(self, box: tuple) -> list[tuple[int, int]]:
         """The cells of the page's box (UNDER_CELLS a side; those on its edges take in what lies
