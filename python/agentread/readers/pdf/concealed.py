@@ -195,7 +195,7 @@ class Looks:
     def _cells_of(self, box: tuple) -> list[tuple[int, int]]:
         """The cells of the page's box (UNDER_CELLS a side; those on its edges take in what lies
         past them) that `box` meets: a box meets only boxes that share a cell with it. None where
-        PDFium gave a side no number."""
+        PDFium gave a side no number (NaN): such a box meets none."""
         left, bottom, right, top = self.box
         across = (_cell(box[0], left, right), _cell(box[2], left, right))
         up = (_cell(box[1], bottom, top), _cell(box[3], bottom, top))
