@@ -218,3 +218,23 @@ def test_the_rule_finds_the_figures_of_the_labelled_pages(corpus):
     found = score(Engine(Workspace([str(folder) for folder in ROOTS.values()])), present)
     assert found.precision >= MIN_PRECISION, f"announced without a figure: {found.false}"
     assert found.recall >= MIN_RECALL, f"missed: {found.misses}"
+
+
+def test_a_stroke_from_inside_one_drawing_to_another_makes_them_one_figure(tmp_path):
+    # Two curves far apart, then a third starting inside the second's box and ending near the first.
+    drawing = "\n".join(["400 300 m 430 420 470 280 500 400 c S", "100 300 m 130 420 170 280 200 400 c S",
+                         "150 350 m 250 380 300 320 395 350 c S"])
+    (tmp_path / "joined.pdf").write_bytes(drawn_pdf(drawing))
+    assert "has 1 figure " in text(read(tmp_path, path="joined.pdf"))
+    (tmp_path / "apart.pdf").write_bytes(drawn_pdf("\n".join(drawing.split("\n")[:2])))
+    assert "has 2 figures " in text(read(tmp_path, path="apart.pdf"))
+
+
+@pytest.mark.parametrize("apart", [3, 4])
+def test_a_mosaic_needs_four_tiles_touching_no_other(tmp_path, apart: int):
+    # A long bar, a tile on its top at its right end (touching it), and tiles above it 6 pt
+    # apart from it and 15 pt from each other: the one touching pair is not counted.
+    tiles = [(100, 300, 200, 10), (290, 310, 10, 15)]
+    tiles += [(110 + 30 * n, 316, 15, 14) for n in range(apart)]
+    (tmp_path / "tiles.pdf").write_bytes(drawn_pdf("\n".join(f"{x} {y} {w} {h} re f" for x, y, w, h in tiles)))
+    assert ("has 1 figure " in text(read(tmp_path, path="tiles.pdf"))) == (apart >= 4)

@@ -29,6 +29,7 @@ its picture, a label a converter put beside a tiny page) has nothing else to rea
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from ctypes import addressof, byref
 
 from agentread.cancel import Cancelled, checkpoint
@@ -47,11 +48,20 @@ WHITE_CHANNEL = 245
 # a drawn page's many thousands would cost a look each for each of its text objects.
 MAX_UNDER_OBJECTS = 1000
 
-# Fills compared with text objects of their colour, a page, for a fill under the text: a page's
-# coloured bands are a few, but a plot of markers in its labels' colour has thousands, each of
-# which would be compared with each label. Past this, a page's text is not looked at for its fill's
-# colour.
+# Fills looked at for one under a text object of their colour, a page (a text costs one for each
+# fill drawn before it, up to the one under it): a page's coloured bands are a few, but a plot of
+# markers in its labels' colour has thousands, each of which would be compared with each label.
+# Past this, a page's text is not looked at for its fill's colour.
 MAX_COLOUR_CHECKS = 10_000
+
+# What lies under a character is looked for among the page's images and fills by cell, the page's
+# box cut into this many a side: a line of type lies in a cell or two, and meets few of a drawn
+# page's thousand fills; a hostile page's thousands of white words each looked at all of them.
+UNDER_CELLS = 16
+
+# Text objects looked for among all of the page's images and fills before these are kept by cell: a
+# page's few white headings are looked for in less time than a drawn page's cells take to make.
+SCANS_BEFORE_CELLS = 20
 
 # Characters looked at between two checks for a cancelled read: a millisecond or so of work.
 CHARS_BETWEEN_CHECKPOINTS = 1024
@@ -95,7 +105,16 @@ class Looks:
                     break
         self._fills = [(at, box, fill) for at, box, fill in self.under  # opaque fills of a colour
                        if fill not in (None, _PICTURE, _SHADING) and not _white(fill)]
-        palette = {fill[:3] for _, _, fill in self._fills}
+        self._fill_places = [at for at, _, _ in self._fills]
+        # The fills by colour (_bucket): a text's colour is compared with those in its bucket and
+        # the 26 around it, not with every fill's.
+        self._buckets: dict[tuple, list[int]] = {}
+        for number, (_, _, fill) in enumerate(self._fills):
+            self._buckets.setdefault(_bucket(fill), []).append(number)
+        self._alike_fills: dict[tuple, list[int]] = {}  # by a text's colour: _fills' alike ones, in order
+        self._pictures = [box for _, box, fill in self.under if fill is _PICTURE]
+        self._cells: dict[tuple[int, int], list[int]] | None = None  # `under` by cell, made once needed
+        self._scans = 0  # text objects looked for among all of `under`
         self._checks = MAX_COLOUR_CHECKS
         text = raw.FPDF_PAGEOBJ_TEXT
         modes, points, starts = objects.modes, objects.points, objects.starts
@@ -108,35 +127,81 @@ class Looks:
             tiny = size < TINY_POINTS
             if (tiny or mode in _UNSEEN_MODES or _white(colour) or (colour is not None and colour[3] == 0)
                     or not (left <= x <= right and bottom <= y <= top)
-                    or (colour is not None and any(_alike(colour, fill) for fill in palette)
-                        and self._on_its_colour(index, objects.box(index), colour))):
+                    or (colour is not None and (alike := self._alike_to(colour))
+                        and self._on_its_colour(index, objects.box(index), alike))):
                 self.suspects[objects.handles[index]] = (mode, colour, tiny, index)
 
-    def _on_its_colour(self, place: int, box: tuple | None, colour: tuple) -> bool:
-        """Whether a fill of the text's colour drawn before it meets the text's box (while the
-        page's MAX_COLOUR_CHECKS last)."""
+    def _alike_to(self, colour: tuple) -> list[int]:
+        """The page's fills (their places in _fills, in the page's order) alike to `colour`."""
+        if colour not in self._alike_fills:
+            red, green, blue = _bucket(colour)
+            near = [number for r in (red - 1, red, red + 1) for g in (green - 1, green, green + 1)
+                    for b in (blue - 1, blue, blue + 1) for number in self._buckets.get((r, g, b), ())]
+            self._alike_fills[colour] = sorted(n for n in near if _alike(colour, self._fills[n][2]))
+        return self._alike_fills[colour]
+
+    def _on_its_colour(self, place: int, box: tuple | None, alike: list[int]) -> bool:
+        """Whether a fill of the text's colour (`alike`: _alike_to's) drawn before it meets the
+        text's box, the page's fills looked at in its order while its MAX_COLOUR_CHECKS last: each
+        fill drawn before the text, of its colour or not, up to the first that is under it, costs a
+        check."""
         if box is None:
             return False
-        for at, beneath, fill in self._fills:
-            if at > place or self._checks <= 0:
-                return False
-            self._checks -= 1
-            if pdfium.near(box, beneath) and _alike(colour, fill):
+        looked = min(bisect_left(self._fill_places, place), self._checks)  # the fills it may look at
+        for number in alike:
+            if number >= looked:
+                break
+            if pdfium.near(box, self._fills[number][1]):
+                self._checks -= number + 1
                 return True
+        self._checks -= looked
         return False
 
     def on_image(self, x: float, y: float) -> bool:
-        return any(fill is _PICTURE and _inside(box, x, y) for _, box, fill in self.under)
+        return any(_inside(box, x, y) for box in self._pictures)
 
     def colour_under(self, place: int, glyph: tuple) -> tuple | None:
         """The colour the page drew last before its object `place` under all of the box `glyph`:
         a fill's, the paper's where none meets it; None over an image or a translucent fill, or
         where the last fill to meet the glyph does not cover it (a dot, a band's edge)."""
-        for at, box, fill in reversed(self.under):
-            if at < place and pdfium.near(box, glyph):
-                covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
-                return None if fill in (_PICTURE, _SHADING) or not covers else fill
-        return _PAPER
+        last = -1  # the last drawn before the object that meets the glyph: each run's, from its top
+        for numbers in self._meeting(glyph):
+            for number in reversed(numbers[:bisect_left(numbers, place, key=lambda n: self.under[n][0])]):
+                if number <= last:
+                    break
+                if pdfium.near(self.under[number][1], glyph):
+                    last = number
+                    break
+        if last < 0:
+            return _PAPER
+        _, box, fill = self.under[last]
+        covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
+        return None if fill in (_PICTURE, _SHADING) or not covers else fill
+
+    def _meeting(self, glyph: tuple) -> list:
+        """Runs of places in `under`, each in the page's order, that hold every image and fill
+        meeting `glyph`: all of them for the page's first SCANS_BEFORE_CELLS text objects, then
+        those of the glyph's cells."""
+        if self._scans < SCANS_BEFORE_CELLS:
+            self._scans += 1
+            return [range(len(self.under))]
+        if self._cells is None:
+            self._cells = {}
+            for number, (_, box, _) in enumerate(self.under):
+                for cell in self._cells_of(box):
+                    self._cells.setdefault(cell, []).append(number)
+        return [self._cells.get(cell, []) for cell in self._cells_of(glyph)]
+
+    def _cells_of(self, box: tuple) -> list[tuple[int, int]]:
+        """The cells of the page's box (UNDER_CELLS a side; those on its edges take in what lies
+        past them) that `box` meets: a box meets only boxes that share a cell with it. None where
+        PDFium gave a side no number (NaN): such a box meets none."""
+        left, bottom, right, top = self.box
+        across = (_cell(box[0], left, right), _cell(box[2], left, right))
+        up = (_cell(box[1], bottom, top), _cell(box[3], bottom, top))
+        if None in across or None in up:
+            return []
+        return [(x, y) for x in range(min(across), max(across) + 1) for y in range(min(up), max(up) + 1)]
 
     def mark(self, page, textpage, first: int, last: int, text: str) -> tuple[str, list[tuple[int, str]]]:
         """`text`, the text of characters first..last of `textpage` (on the loaded `page`), with
@@ -211,6 +276,13 @@ def _inside(box: tuple, x: float, y: float) -> bool:
     return left <= x <= right and bottom <= y <= top
 
 
+def _cell(at: float, low: float, high: float) -> int | None:
+    """Which of UNDER_CELLS from `low` to `high` the coordinate `at` is in, those past either end
+    in the end one; None for NaN."""
+    share = (at - low) / (high - low) * UNDER_CELLS if high > low else 0.0
+    return None if share != share else int(min(max(share, 0.0), UNDER_CELLS - 1.0))
+
+
 def _white(colour) -> bool:
     return colour is not None and min(colour[:3]) >= WHITE_CHANNEL
 
@@ -218,6 +290,12 @@ def _white(colour) -> bool:
 def _alike(one: tuple, other: tuple) -> bool:
     """Whether two colours look the same (their red, green and blue), or both are white."""
     return all(abs(a - b) <= SAME_COLOUR for a, b in zip(one[:3], other[:3])) or (_white(one) and _white(other))
+
+
+def _bucket(colour: tuple) -> tuple[int, int, int]:
+    """The bucket of a colour's red, green and blue among Looks' fills: alike ones are in the same
+    or next buckets."""
+    return colour[0] // (SAME_COLOUR + 1), colour[1] // (SAME_COLOUR + 1), colour[2] // (SAME_COLOUR + 1)
 
 
 _PAPER = (255, 255, 255, 255)  # under all a page draws

@@ -12,8 +12,10 @@ these, and is mostly words. Images, drawings and plots near each other make one 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
+from itertools import accumulate
 
 from agentread.readers.pdf import pdfium
 
@@ -157,9 +159,29 @@ def _plot_shaped(paths: list[_Path]) -> bool:
             ticks[("-", round(left), round(right)) if width > height else ("|", round(bottom), round(top))] += 1
     if max(ticks.values(), default=0) >= MIN_AXIS_TICKS or any(p.turns >= MIN_STEP_TURNS for p in paths):
         return True
-    tiles = [path.box for path in paths if path.tile]
-    apart = (tile for tile in tiles if not any(other is not tile and _touch(tile, other) for other in tiles))
+    # The tiles by their left side, each looked at beside those around it there: a tile touches
+    # one of those next to it in a mosaic's column or a table's, and none past its right side.
+    tiles = sorted((path.box for path in paths if path.tile), key=lambda box: box[0])
+    reach = list(accumulate((box[2] for box in tiles), max, initial=-math.inf))  # rightmost side so far
+    apart = (at for at in range(len(tiles)) if not _touches_another(tiles, reach, at))
     return sum(1 for _ in zip(range(MIN_MOSAIC_TILES), apart)) == MIN_MOSAIC_TILES
+
+
+def _touches_another(tiles: list[Box], reach: list[float], at: int) -> bool:
+    """Whether tile `at` of `tiles` (in order of their left side; `reach`: the rightmost side of
+    those before each) touches another (_touch)."""
+    box = tiles[at]
+    after = at + 1
+    while after < len(tiles) and tiles[after][0] <= box[2]:
+        if _touch(box, tiles[after]):
+            return True
+        after += 1
+    before = at - 1
+    while before >= 0 and reach[before + 1] >= box[0]:
+        if _touch(box, tiles[before]):
+            return True
+        before -= 1
+    return False
 
 
 def _text_share(box: Box, words: list[Box]) -> float:
@@ -180,6 +202,12 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
     merged boxes do; each with the indexes of the parts in it."""
     groups: list[tuple[Box, list[int]]] = []
     for index, box in enumerate(parts):
+        # A drawing's parts come one after another, most inside the box of the group the part
+        # before joined (the last): such a part comes near no other group, as the groups are apart,
+        # and joins it as it is.
+        if groups and _holds(groups[-1][0], box):
+            groups[-1][1].append(index)
+            continue
         members = [index]
         while True:
             near: list[tuple[Box, list[int]]] = []
@@ -201,6 +229,10 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
             members, groups = largest, far
         groups.append((box, members))
     return groups
+
+
+def _holds(outer: Box, inner: Box) -> bool:
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
 
 
 def _touch(a: Box, b: Box) -> bool:
