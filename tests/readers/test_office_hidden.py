@@ -473,6 +473,37 @@ def test_runs_in_a_row_are_one_passage_and_a_window_counts_its_own(tmp_path: Pat
     assert _read(tmp_path, path=str(tmp_path / "runs.docx"), offset=6).hidden == {"in a run Word hides": 1}
 
 
+def test_each_run_of_a_long_paragraph_is_judged_by_its_own_properties(tmp_path: Path):
+    """A shaded paragraph of 3,000 runs in turn hidden by Word, grey on its grey and shown, one
+    of them holding two texts: each is marked for what it is, though a run's and its paragraph's
+    properties are looked up once, not once a text."""
+    import docx
+    from docx.shared import RGBColor
+
+    document = docx.Document()
+    paragraph = document.add_paragraph()
+    _shading(paragraph._p.get_or_add_pPr(), "808080")
+    for n in range(3000):
+        run = paragraph.add_run(f"w{n} ")
+        if n % 3 == 0:
+            run.font.hidden = True
+        elif n % 3 == 1:
+            run.font.color.rgb = RGBColor(0x80, 0x80, 0x80)
+    paragraph.runs[4].add_break()
+    paragraph.runs[4].add_text("again ")
+    document.save(tmp_path / "long.docx")
+    result = _read(tmp_path, path=str(tmp_path / "long.docx"))
+    # The run broken over two lines is two passages, one a line.
+    assert result.hidden == {"in a run Word hides": 1000, "in the colour under it": 1001}, result.hidden
+    text = result.text()
+    assert ("\u27e6hidden: in a run Word hides\u27e7w0 \u27e6/hidden\u27e7"
+            "\u27e6hidden: in the colour under it\u27e7w1 \u27e6/hidden\u27e7w2 ") in text
+    assert "\u27e6hidden: in the colour under it\u27e7again \u27e6/hidden\u27e7w5 " in text
+    found = _read(tmp_path, path=str(tmp_path / "long.docx"), find="w299[789]", regex=True)
+    assert [hit.get("hidden") for hit in found.shown["hits"]] == [
+        ["in a run Word hides"], ["in the colour under it"], None], found.text()
+
+
 def test_a_hidden_heading_is_marked_in_the_outline_without_stray_marks(tmp_path: Path):
     import docx
 

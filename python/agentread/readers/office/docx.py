@@ -188,6 +188,8 @@ class _Walker:
         self._table_formats: dict = {}  # by (style id, conditions, path): what the table style gives there
         self._tables: dict = {}  # by table (w:tbl): what places its cells in its style (_table_layout)
         self._cell_columns: dict = {}  # by row (w:tr): its cells' first layout columns and spans
+        self._owned: dict = {}  # by (paragraph, cell or table; path): its own property's element
+        self._last_hidden: tuple = (None, None)  # the last run asked of and why it is hidden
         defaults = document.styles.element.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self._defaults = defaults if defaults is not None else ()
         self._page = hex_colour(_attribute(document.element.find(W + "background"), W + "color")) or WHITE
@@ -342,7 +344,13 @@ class _Walker:
         """Why a person reading the document does not see run `run`'s text (a reason for
         hidden.passage), or None: Word hides it, it is too small to read, or it is drawn in the
         colour under it (its shading or highlight, its paragraph's, its cell's or text box's, the
-        page's)."""
+        page's). Asked once a run: each of its texts asks, and a run's properties are searched
+        for among all its children."""
+        if run is not self._last_hidden[0]:
+            self._last_hidden = (run, self._why_hidden(run))
+        return self._last_hidden[1]
+
+    def _why_hidden(self, run) -> str | None:
         if run.tag != W + "r":
             return None
         paragraph = next(run.iterancestors(W + "p"), None)
@@ -484,13 +492,13 @@ class _Walker:
         for el in run.iterancestors(W + "p", W + "tc", W + "tbl", W + "txbxContent"):
             if el.tag == W + "txbxContent":
                 return _box_fill(el, self._page)
-            shd = el.find(f"{SHADED[el.tag]}/{W}shd")
+            shd = self._own(el, f"{SHADED[el.tag]}/{W}shd")
             if shd is None and el.tag == W + "p":
                 shd = self._style_property(self._style(el), f"{W}pPr/{W}shd")
             if shd is None and el.tag == W + "tc":
                 shd = self._cell_format(el, f"{W}tcPr/{W}shd")
             if shd is None and el.tag == W + "tbl":
-                shd = self._style_property(self._styles.get(_val(el.find(f"{W}tblPr/{W}tblStyle"))),
+                shd = self._style_property(self._styles.get(_val(self._own(el, f"{W}tblPr/{W}tblStyle"))),
                                            f"{W}tblPr/{W}shd")
             if hex_colour(_attribute(shd, W + "fill")):
                 return hex_colour(shd.get(W + "fill"))
@@ -569,12 +577,20 @@ class _Walker:
         """The paragraph's style: the one it names, else the document's default paragraph style."""
         from docx.enum.style import WD_STYLE_TYPE
 
-        style_id = p.find(f"{W}pPr/{W}pStyle")
+        style_id = self._own(p, f"{W}pPr/{W}pStyle")
         if style_id is not None:
             return self._styles.get(style_id.get(W + "val"))
         if self._default_style is None:  # python-docx looks through every style for it
             self._default_style = (self.document.styles.default(WD_STYLE_TYPE.PARAGRAPH),)
         return self._default_style[0]
+
+    def _own(self, el, path: str):
+        """`el.find(path)`, a paragraph's, cell's or table's own property (`w:pPr/w:pStyle`),
+        searched for once: each of its runs asks, and the search goes through all its children."""
+        key = (el, path)
+        if key not in self._owned:
+            self._owned[key] = el.find(path)
+        return self._owned[key]
 
     def _heading_level(self, p, style) -> int | None:
         """The paragraph's heading level (1 at the top) as Word's navigation pane finds it: its own
