@@ -348,3 +348,13 @@ def test_a_damaged_avif_is_undecodable(server, tmp_path):
     data[middle:middle + 30] = b"\xff" * 30  # inside the coded image data, past the headers
     (tmp_path / "bad.avif").write_bytes(bytes(data))
     assert hostile_read(server, path="bad.avif")["error"]["code"] == "image_undecodable"
+
+
+def test_an_xls_whose_compound_file_chains_run_on_is_damaged_at_once(server, tmp_path):
+    """One byte changed in an .xls (`bench/fuzz.py --replay 118753 --seed 4546`): xlrd's own reader
+    of compound files followed its sector chains for minutes, taking gigabytes; olefile, which
+    reads the workbook's stream out of it, checks them."""
+    data = bytearray((Path(__file__).parent / "data" / "office" / "notes-hidden.xls").read_bytes())
+    data[1748] = 0x30
+    (tmp_path / "chains.xls").write_bytes(bytes(data))
+    assert hostile_read(server, path="chains.xls")["error"]["code"] == "damaged_office"
