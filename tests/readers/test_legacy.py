@@ -21,6 +21,16 @@ THIRDPARTY_MSG = REPO / ".thirdparty" / "msg_parser-1.2.0" / "msg_parser-1.2.0" 
 
 RTF = (rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}"
        rb"\pard Caf\'e9 menu\par \pard Second paragraph\par}")
+# Headings as Word writes them: a style whose stylesheet entry states an outline level, or is named
+# "heading N", or is based on one; a paragraph's own outline level (9: body text); a header's
+# paragraph of a heading style, which is not the body's.
+RTF_HEADINGS = (rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}"
+                rb"{\stylesheet{\s0 Normal;}{\s1\outlinelevel0 heading 1;}{\s2\sbasedon0 heading 2;}"
+                rb"{\s3\sbasedon2 Minor;}{\*\cs10 heading 3;}}"
+                rb"\pard\s1 Intro\par \pard\s0 Body one\par \pard\s2 Caf\'e9 details\par \pard Body two\par "
+                rb"{\header \pard\s1 Running head\par}"
+                rb"\pard\s3 {\b Based} on it\par \pard\outlinelevel0 Own level\par "
+                rb"\pard\s1\outlinelevel9 Not a heading\par \pard Last\par}")
 
 
 def _mail(attachments: int = 2) -> bytes:
@@ -76,6 +86,7 @@ def ws(tmp_path_factory) -> Path:
     deep["From"], deep["To"], deep["Subject"] = "a@example.com", "b@example.com", "deep"
     (root / "deep.eml").write_bytes(bytes(deep))
     (root / "notes.rtf").write_bytes(RTF)
+    (root / "headings.rtf").write_bytes(RTF_HEADINGS)
     shutil.copy(DATA / "clippy.xls", root / "clippy.xls")
     shutil.copy(DATA / "clippy.xls", root / "book.bin")
     data = (DATA / "clippy.xls").read_bytes()
@@ -187,9 +198,20 @@ def test_rtf_reads_as_its_text(server):
     result = server.read(path="notes.rtf")
     assert result["kind"] == "rtf"
     assert _lines(server, path="notes.rtf") == ["Café menu", "Second paragraph"]
-    assert server.read(path="notes.rtf", outline=True)["error"]["code"] == "no_outline"
+    outline = server.read(path="notes.rtf", outline=True)
+    assert not outline["isError"] and "has no headings" in text_of(outline) and outline["totalLines"] == 2
     assert "\\rtf1" in text_of(server.read(path="notes.rtf", raw=True))
     assert "line 2" in text_of(server.read(path="notes.rtf", find="Second"))
+
+
+def test_rtf_headings_are_marked_in_the_read_and_outlined(server):
+    assert _lines(server, path="headings.rtf") == [
+        "# Intro", "Body one", "## Café details", "Body two", "## Based on it", "# Own level", "Not a heading", "Last"]
+    outline = text_of(server.read(path="headings.rtf", outline=True)).split("\n")
+    assert outline[1:5] == ["# Intro  (lines 1-5)  → offset=1 limit=5",
+                            "  ## Café details  (lines 3-4)  → offset=3 limit=2",
+                            "  ## Based on it  (line 5)  → offset=5 limit=1",
+                            "# Own level  (lines 6-8)  → offset=6 limit=3"]
 
 
 def test_an_xls_reads_by_its_content_whatever_its_name(server):
