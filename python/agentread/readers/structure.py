@@ -314,24 +314,39 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     module = importlib.import_module(grammar.module)
     parser = Parser(Language(getattr(module, grammar.function)()))
     tree = _parse(parser, data)
-    if grammar.declarations and tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES:
-        tree = _without_macros(parser, data, tree)
     if language == "markdown":
         return heading_entries(list(_markdown_headings(tree.root_node)), total), False
     if language == "rst":
         return heading_entries(list(_rst_headings(tree.root_node)), total), False
+    if grammar.declarations:
+        return _c_entries(parser, data, tree, grammar)
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar, entries)
     return entries, cut
 
 
-def _without_macros(parser, data: bytes, tree):
-    """The parse of C or C++ `data` whose first parse, `tree`, has errors, made again with the
-    macros its declarations are wrapped in blanked (cmacros.py); `tree` where it names none."""
+def _c_entries(parser, data: bytes, tree, grammar: Grammar) -> tuple[list[Entry], bool]:
+    """The entries of C or C++ `data` parsed as `tree`, each titled with the preprocessor branches
+    it stands in (cconditions.py). A parse with errors (of a file up to MAX_UNMACRO_BYTES) is made
+    again with the macros its declarations are wrapped in blanked (cmacros.py), then, where errors
+    remain, once for each configuration of its conditionals' branches, the outlines merged."""
+    from agentread.readers import cconditions
     from agentread.readers.cmacros import masked
 
-    again = masked(data, tree, _keywords(parser.language))
-    return tree if again is None else _parse(parser, again)
+    if tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES:
+        again = masked(data, tree, _keywords(parser.language))
+        if again is not None:
+            data, tree = again, _parse(parser, again)
+    found = cconditions.branches(lambda text: _parse(parser, text), data)
+    entries: list[Entry] = []
+    cut = _symbols(tree.root_node, grammar, entries)
+    if tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES and found and not cut:
+        def outline(configuration: bytes) -> tuple[list[Entry], bool]:
+            listed: list[Entry] = []
+            return listed, _symbols(_parse(parser, configuration).root_node, grammar, listed)
+
+        entries, cut = cconditions.reparsed(data, found, entries, outline)
+    return cconditions.labelled(entries, found), cut
 
 
 _KEYWORDS: dict[object, frozenset[str]] = {}
