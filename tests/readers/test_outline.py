@@ -853,3 +853,16 @@ def test_a_c_outline_says_the_preprocessor_branches_of_its_entries(tmp_path: Pat
         "  function narrow [#ifndef BOX_WIDE]  (line 20)  → offset=20 limit=1",
         "  function wide [#else of #ifndef BOX_WIDE, #ifdef BOX_REDIRECT]  (line 23)  → offset=23 limit=1",
         "  function wide [#else of #ifndef BOX_WIDE, #else of #ifdef BOX_REDIRECT]  (line 25)  → offset=25 limit=1"]
+
+
+def test_a_csharp_outline_says_the_preprocessor_branches_of_its_entries(tmp_path: Path):
+    from rpc import serving, text_of
+
+    (tmp_path / "a.cs").write_text("namespace N {\n  class A {\n#if DEBUG\n    void F() { }\n#elif TRACE\n"
+                                   "    void F(long x) { }\n#else\n    void F(int x) { }\n#endif\n  }\n}\n",
+                                   encoding="utf-8")
+    for server in serving(tmp_path):
+        lines = text_of(server.read(path="a.cs", outline=True)).split("\n")[1:-1]
+    assert lines[2:] == ["    method F [#if DEBUG]  (line 4)  → offset=4 limit=1",
+                         "    method F [#elif TRACE]  (line 6)  → offset=6 limit=1",
+                         "    method F [#else of #if DEBUG]  (line 8)  → offset=8 limit=1"]

@@ -1,4 +1,5 @@
-"""The preprocessor conditionals of C and C++ (`#if`, `#ifdef`, `#elif`, `#else`), for an outline.
+"""The preprocessor conditionals of C, C++ and C# (`#if`, `#ifdef`, `#elif`, `#else`), for an
+outline.
 
 tree-sitter parses every branch of a conditional, one after the other, as if all were compiled.
 Where each branch holds whole declarations the parse is sound and lists both: the same member
@@ -62,12 +63,12 @@ def branches(parse: Callable[[bytes], object], data: bytes) -> list[Branch]:
     text = bytes(directives)
     root = parse(text).root_node
     found: list[Branch] = []
-    stack = [root]
+    stack = [(node, True) for node in reversed(root.named_children)]  # (node, whether first in the file)
     while stack:
-        node = stack.pop()
-        if node.type in CONDITIONALS and not _guard(node, root, text):
+        node, top = stack.pop()
+        if node.type in CONDITIONALS and not (top and _guard(node, text)):
             found.extend(_branches_of(node, text))
-        stack.extend(reversed(node.named_children))
+        stack.extend((child, False) for child in reversed(node.named_children))
     found.sort(key=lambda branch: branch.first)
     return found
 
@@ -108,10 +109,10 @@ def _written(node, text: bytes) -> str:
     return text[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _guard(node, root, text: bytes) -> bool:
-    """Whether a conditional is its file's include guard: `#ifndef X`, first in the file, opening
+def _guard(node, text: bytes) -> bool:
+    """Whether a conditional of the file's top level is its include guard: `#ifndef X` opening
     with `#define X`, without an `#else`."""
-    if node.parent != root or node.type != "preproc_ifdef" or node.children[0].type != "#ifndef":
+    if node.type != "preproc_ifdef" or node.children[0].type != "#ifndef":
         return False
     if node.child_by_field_name("alternative") is not None:
         return False
@@ -136,12 +137,16 @@ def configurations(data: bytes, found: list[Branch]) -> Iterator[bytes]:
     for choice in range(min(max((branch.count for branch in found), default=0), MAX_CONFIGURATIONS)):
         checkpoint()
         out = bytearray(data)
+        blanked = -1  # the last row of the branch last blanked: those within it are blank already
         for branch in found:
+            if branch.first <= blanked:
+                continue
             blank(out, branch.first, branch.body - 1)  # its directive
             if branch.index == branch.count - 1:
                 blank(out, branch.endif, branch.endif)
             if branch.index != min(choice, branch.count - 1):
                 blank(out, branch.body, branch.last)
+                blanked = branch.last
         yield bytes(out)
 
 
