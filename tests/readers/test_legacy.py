@@ -87,6 +87,14 @@ def ws(tmp_path_factory) -> Path:
     (root / "deep.eml").write_bytes(bytes(deep))
     (root / "notes.rtf").write_bytes(RTF)
     (root / "headings.rtf").write_bytes(RTF_HEADINGS)
+    # A heading in a font of another code page (Windows Cyrillic), which its bytes are in.
+    (root / "cyrillic.rtf").write_bytes(rb"{\rtf1\ansi\ansicpg1252{\fonttbl{\f0\fcharset0 Times;}"
+                                        rb"{\f1\fcharset204 Arial Cyr;}}{\stylesheet{\s1 heading 1;}}"
+                                        rb"\pard\s1\f1 \'cf\'f0\'e8\'e2\'e5\'f2\par "
+                                        rb"\pard\f0 Body\par}")
+    # Text speaking of RTF's own words, escaped (`\\pict`), as the RTF specification does.
+    (root / "prose.rtf").write_bytes(rb"{\rtf1\ansi The \\pict word and \\bin word.\par More text {\b bold}\par "
+                                     rb"\\\\ and \\\{ too\par}")
     shutil.copy(DATA / "clippy.xls", root / "clippy.xls")
     shutil.copy(DATA / "clippy.xls", root / "book.bin")
     data = (DATA / "clippy.xls").read_bytes()
@@ -204,6 +212,11 @@ def test_rtf_reads_as_its_text(server):
     assert "line 2" in text_of(server.read(path="notes.rtf", find="Second"))
 
 
+def test_rtf_text_naming_rtf_words_reads_whole(server):
+    assert _lines(server, path="prose.rtf") == ["The \\pict word and \\bin word.", "More text bold",
+                                                "\\\\ and \\{ too"]
+
+
 def test_rtf_headings_are_marked_in_the_read_and_outlined(server):
     assert _lines(server, path="headings.rtf") == [
         "# Intro", "Body one", "## Café details", "Body two", "## Based on it", "# Own level", "Not a heading", "Last"]
@@ -212,6 +225,8 @@ def test_rtf_headings_are_marked_in_the_read_and_outlined(server):
                             "  ## Café details  (lines 3-4)  → offset=3 limit=2",
                             "  ## Based on it  (line 5)  → offset=5 limit=1",
                             "# Own level  (lines 6-8)  → offset=6 limit=3"]
+    assert text_of(server.read(path="cyrillic.rtf", outline=True)).split("\n")[1] == \
+        "# Привет  (lines 1-2)  → offset=1 limit=2"
 
 
 def test_an_xls_reads_by_its_content_whatever_its_name(server):

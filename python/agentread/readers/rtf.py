@@ -2,9 +2,9 @@
 the document's code page and \\u escapes; pictures and fonts left out), headings marked `#` by
 level as in DOCX, and listed by `outline`.
 
-striprtf gives text alone, no styles, and no other RTF library at hand does better (one parses
-nothing of a real document, another is GPL), so the headings are found here, by the control words
-that state them, on the tokens of the markup (no text is decoded here: striprtf decodes each
+striprtf gives text alone, no styles (of the RTF parsers on PyPI that would, rtfparse gives nothing
+of the RTF specification and rtf_tokenize is GPL), so the headings are found here, by the control
+words that state them, on the tokens of the markup (no text is decoded here: striprtf decodes each
 heading's markup, and its text is found among the read's lines):
 
 - a paragraph's style (`\\sN` after `\\pard`) whose stylesheet entry states an outline level
@@ -33,6 +33,11 @@ from agentread.result import ReadError, ReadResult
 TOKEN = re.compile(r"\\([a-zA-Z]{1,32})(-?\d{1,10})? ?|\\'[0-9a-fA-F]{2}|\\[^a-zA-Z]|[{}]|[^\\{}]+", re.S)
 # What ends a paragraph: a paragraph mark, a table's cell or row, a section.
 PARAGRAPH_ENDS = frozenset(("par", "cell", "row", "nestcell", "nestrow", "sect"))
+# An escaped backslash (`\\`), handed to striprtf as the byte it stands for (`\'5c`): striprtf looks
+# for `\pict` and `\bin` as strings before it reads the markup, and where both occur drops what
+# follows each `\pict` up to a `}`, so that a document speaking of them (`\\pict`, as the RTF
+# specification does) lost its text from there. Backslashes pair from the left, as RTF reads them.
+ESCAPED_BACKSLASH = re.compile(r"\\\\")
 HEADING_NAME = re.compile(r"heading\s*([1-9])", re.I)
 # Outline levels Word states: 0-8 are headings 1-9, 9 is body text.
 BODY_TEXT_LEVEL = 9
@@ -78,7 +83,7 @@ def _text(markup: str, name: str) -> str:
     from striprtf.striprtf import rtf_to_text
 
     try:
-        return rtf_to_text(markup, errors="replace")
+        return rtf_to_text(ESCAPED_BACKSLASH.sub(r"\\'5c", markup), errors="replace")
     except (MemoryError, RecursionError):
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged document fails striprtf in many ways
@@ -98,7 +103,9 @@ def _mark_headings(doc: Rendered, markup: str, name: str) -> None:
         where.setdefault(" ".join(line.split()), []).append(i)
     at = 0
     for level, start, end, opened, closed in found.paragraphs:
-        piece = "{" * (closed + 1) + "\\rtf1" + found.header + " " + markup[start:end] + "}" * (opened + 1)
+        text = markup[start:end]
+        header = found.code_page + (found.fonts if "\\'" in text else "")  # fonts name the code page of bytes
+        piece = "{" * (closed + 1) + "\\rtf1" + header + " " + text + "}" * (opened + 1)
         title = next((line for line in (" ".join(text.split()) for text in _text(piece, name).splitlines())
                       if line), "")
         lines = where.get(title, []) if title else []
@@ -123,7 +130,10 @@ class Found:
     # Heading paragraphs as (level from 1, start, end of their markup, groups the markup opens and
     # does not close, groups it closes that it did not open).
     paragraphs: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-    header: str = ""  # the code page and font table, which striprtf decodes a heading's markup by
+    # The document's code page (`\ansicpgN`) and font table, which striprtf decodes a heading's
+    # markup by.
+    code_page: str = ""
+    fonts: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,16 +196,16 @@ def _headings(markup: str) -> Found:
         if word == "stylesheet":
             sheet_depth = depth
             continue
+        if word == "fonttbl" and not found.fonts:
+            close = _group_end(markup, match.start())
+            if close - match.start() <= MAX_FONT_TABLE_CHARS:
+                found.fonts = "{" + markup[match.start():close]
         if token == "\\*" and opens or word in ASIDE:
             state = State(aside=True)
         if state.aside:
             continue
         if word == "ansicpg":
-            found.header += token.rstrip()
-        elif word == "fonttbl":
-            close = _group_end(markup, match.start())
-            if close - match.start() <= MAX_FONT_TABLE_CHARS:
-                found.header += "{" + markup[match.start():close]
+            found.code_page = token.rstrip()
         elif word == "pard":
             state = State()
         elif word == "s":
