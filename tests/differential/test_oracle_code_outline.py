@@ -244,7 +244,8 @@ BRANCHED = [("libstdc++-12-dev", "usr/include/c++/12/bits/stl_map.h"),
 def test_a_declaration_in_a_preprocessor_branch_says_the_branch(rpc, package, header):
     """Each entry on a line in a conditional's branch says the branches it stands in (the
     innermost last, by its directive's word), an entry outside any says none; so two entries of the
-    same name in two branches of one conditional read apart."""
+    same name in two branches of one conditional read apart. Each is nested in the entries holding
+    it, those of branches parsed apart too."""
     path = need(package, header)
     listed = c_outline(rpc, path)
     chains = branch_chains(path.read_text(encoding="utf-8").splitlines())
@@ -260,6 +261,12 @@ def test_a_declaration_in_a_preprocessor_branch_says_the_branch(rpc, package, he
             apart = any(x[0] == y[0] and x[1] != y[1] for x, y in zip(a, b))
             if one[:3] == other[:3] and apart:
                 assert one[5] != other[5], (one, other)
+    spans = [(len(m[1]) // 2, int(m[5]), int(m[6] or m[5])) for m in outline_lines(rpc, path, None, C_ENTRY)]
+    for number, (level, first, last) in enumerate(spans):  # nested deeper than each entry holding it
+        # (one ending on the same line is the same declaration in another branch, its template
+        # clause split between them, or a typedef beside its struct)
+        assert all(outer < level for outer, start, end in spans[:number] if start <= first and last < end), \
+            spans[number]
     if header.endswith("stl_map.h"):  # the class is found, and the declaration split in two branches in it
         # (in `std`: the grammar takes `decltype(..., void(), true)` further on for no C++, and its
         # recovery nests the class in a function it makes up)

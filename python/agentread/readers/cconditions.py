@@ -154,7 +154,8 @@ def reparsed(data: bytes, found: list[Branch], first: list[Entry],
              outline: Callable[[bytes], tuple[list[Entry], bool]]) -> tuple[list[Entry], bool]:
     """The entries of `data` outlined (by `outline`) in each of its configurations and merged, and
     cut short or not; an entry of its first parse (`first`) on a line no configuration keeps (a
-    branch of a branch other than the first, as `#ifdef` in an `#else`) as that parse found it."""
+    branch of a branch other than the first, as `#ifdef` in an `#else`) as that parse found it,
+    nested in the entries around it (_placed)."""
     starts = [0, *(match.end() for match in re.finditer(rb"\n", data)), len(data)]
     outlines, configured, cut = [], [], False
     for configuration in configurations(data, found):
@@ -168,8 +169,25 @@ def reparsed(data: bytes, found: list[Branch], first: list[Entry],
         line = slice(starts[row], starts[row + 1])
         return any(configuration[line] == data[line] for configuration in configured)
 
-    outlines.append([entry for entry in first if not kept(entry)])
-    return merged(outlines), cut
+    return _placed(merged(outlines), [entry for entry in first if not kept(entry)]), cut
+
+
+def _placed(entries: list[Entry], more: list[Entry]) -> list[Entry]:
+    """`entries` (in the order of their lines) with `more` among them, each of `more` a level
+    deeper than the innermost entry whose lines hold its first (the first parse, whose errors
+    these configurations are for, nests them wrongly), in the order of their lines."""
+    out: list[Entry] = []
+    around: list[Entry] = []  # the entries holding the line reached, outermost first
+    for entry, placed in sorted([(entry, False) for entry in entries] + [(entry, True) for entry in more],
+                                key=lambda pair: pair[0].read["offset"]):
+        first = entry.read["offset"]
+        while around and around[-1].read["offset"] + around[-1].read["limit"] <= first:
+            around.pop()
+        if placed:
+            entry = replace(entry, level=around[-1].level + 1 if around else 0)
+        out.append(entry)
+        around.append(entry)
+    return out
 
 
 def merged(outlines: list[list[Entry]]) -> list[Entry]:
