@@ -40,7 +40,6 @@ MAX_CONFIGURATIONS = 4
 # Every byte but a line end made a space: a text blanked, its lines in their places.
 BLANKED = bytes(byte if byte == 0x0A else 0x20 for byte in range(256))
 CONDITIONALS = ("preproc_if", "preproc_ifdef")
-ALTERNATIVES = ("preproc_elif", "preproc_elifdef", "preproc_else")
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def branches(parse: Callable[[bytes], object], data: bytes) -> list[Branch]:
     text = bytes(directives)
     root = parse(text).root_node
     found: list[Branch] = []
-    stack = [(node, True) for node in reversed(root.named_children)]  # (node, whether first in the file)
+    stack = [(node, True) for node in reversed(root.named_children)]  # (node, whether at the top level)
     while stack:
         node, top = stack.pop()
         if node.type in CONDITIONALS and not (top and _guard(node, text)):
