@@ -92,6 +92,9 @@ def ws(tmp_path_factory) -> Path:
                                         rb"{\f1\fcharset204 Arial Cyr;}}{\stylesheet{\s1 heading 1;}}"
                                         rb"\pard\s1\f1 \'cf\'f0\'e8\'e2\'e5\'f2\par "
                                         rb"\pard\f0 Body\par}")
+    # Outline levels no heading has (Word writes 0-9).
+    (root / "levels.rtf").write_bytes(rb"{\rtf1{\stylesheet{\s1\outlinelevel-3 Odd;}}\pard\s1 A\par "
+                                      rb"\pard\outlinelevel-2 B\par \pard\outlinelevel99999 C\par}")
     # Text speaking of RTF's own words, escaped (`\\pict`), as the RTF specification does.
     (root / "prose.rtf").write_bytes(rb"{\rtf1\ansi The \\pict word and \\bin word.\par More text {\b bold}\par "
                                      rb"\\\\ and \\\{ too\par}")
@@ -227,6 +230,8 @@ def test_rtf_headings_are_marked_in_the_read_and_outlined(server):
                             "# Own level  (lines 6-8)  → offset=6 limit=3"]
     assert text_of(server.read(path="cyrillic.rtf", outline=True)).split("\n")[1] == \
         "# Привет  (lines 1-2)  → offset=1 limit=2"
+    assert "has no headings" in text_of(server.read(path="levels.rtf", outline=True))
+    assert _lines(server, path="levels.rtf") == ["A", "B", "C"]
 
 
 def test_an_xls_reads_by_its_content_whatever_its_name(server):

@@ -235,14 +235,14 @@ def _level(state: State, styles: dict[int, Style]) -> int | None:
     else its style's, else the level a style named "heading N" says, through the styles it is
     based on."""
     if state.outline is not None:
-        return state.outline + 1 if state.outline < BODY_TEXT_LEVEL else None
+        return state.outline + 1 if 0 <= state.outline < BODY_TEXT_LEVEL else None
     number: int | None = state.style
     for _ in range(MAX_BASED_ON):
         style = styles.get(number) if number is not None else None
         if style is None:
             return None
         if style.outline is not None:
-            return style.outline + 1 if style.outline < BODY_TEXT_LEVEL else None
+            return style.outline + 1 if 0 <= style.outline < BODY_TEXT_LEVEL else None
         named = HEADING_NAME.fullmatch(style.name.strip().rstrip(";").strip())
         if named:
             return int(named[1])
