@@ -146,27 +146,27 @@ def ctags_symbols(path, defines: list[str]) -> list[tuple[str, str, str, int, in
     return found
 
 
-C_ENTRY = re.compile(r"( *)(\S+) (.*?)  \(lines? (\d+)(?:-(\d+))?\)  → offset=\d+ limit=\d+")
+C_ENTRY = re.compile(r"( *)(\S+) (.*?)(?: \[(#.*|….*)\])?  \(lines? (\d+)(?:-(\d+))?\)  → offset=\d+ limit=\d+")
 
 
-def c_outline(read, path, size=None) -> list[tuple[str, str, str, int, int]]:
-    """(scope, word, name, first line, last line) of each entry of the outline, as ctags words
-    them: the scope the names of the entries it is nested in joined by `::` (a macro's none, as the
-    preprocessor knows no scopes), a template's arguments left out, a namespace `a::b` as `b` in
-    `a`."""
+def c_outline(read, path, size=None) -> list[tuple[str, str, str, int, int, str]]:
+    """(scope, word, name, first line, last line, the preprocessor branches it says it stands in)
+    of each entry of the outline, as ctags words them: the scope the names of the entries it is
+    nested in joined by `::` (a macro's none, as the preprocessor knows no scopes), a template's
+    arguments left out, a namespace `a::b` as `b` in `a`."""
     found, scopes = [], []  # scopes[level]: the scope an entry at that level opens
     for match in outline_lines(read, path, size, C_ENTRY):
-        level, word, name = len(match[1]) // 2, match[2], match[3]
+        level, word, name, branches = len(match[1]) // 2, match[2], match[3], match[4] or ""
         if not name.startswith("operator"):
             name = re.sub(r"<.*>$", "", name)
-        first, last = int(match[4]), int(match[5] or match[4])
+        first, last = int(match[5]), int(match[6] or match[5])
         scopes = scopes[:level]
         scope = scopes[-1] if scopes else ""
         *outer, name = name.split("::") if word == "namespace" else [name]
         for part in outer:
-            found.append((scope, word, part, first, last))
+            found.append((scope, word, part, first, last, branches))
             scope = f"{scope}::{part}" if scope else part
-        found.append(("" if word == "#define" else scope, word, name, first, last))
+        found.append(("" if word == "#define" else scope, word, name, first, last, branches))
         scopes.append(f"{scope}::{name}" if scope else name)
     return found
 
@@ -199,10 +199,79 @@ def test_every_declaration_ctags_finds_in_a_header_is_listed(rpc, package, heade
     elsewhere = else_lines(path.read_text(encoding="utf-8").splitlines())
     missing = [tag for tag in expected if not any(
         (scope, word, name) == tag[:3] and first <= tag[3] <= last and tag[4] in (None, last)
-        for scope, word, name, first, last in listed)]
+        for scope, word, name, first, last, _ in listed)]
     extra = [entry for entry in listed if entry[3] not in elsewhere and not any(
         entry[:3] == tag[:3] and entry[3] <= tag[3] <= entry[4] for tag in expected)]
     assert (missing, extra) == ([], [])
+
+
+def branch_chains(lines: list[str]) -> dict[int, tuple[tuple[int, int, str], ...]]:
+    """Each line's preprocessor branches, outermost first, as (which conditional, which of its
+    branches from 0, the directive's word): the file's directives read line by line, continued
+    lines joined; a header's include guard (`#ifndef X` then `#define X`) is none."""
+    chains: dict[int, tuple[tuple[int, int, str], ...]] = {}
+    stack: list[tuple[int, int, str]] = []
+    opened, number = 0, 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        words = line.replace("#", "# ", 1).split() if line.lstrip().startswith("#") else []
+        word = words[1] if len(words) > 1 else ""
+        guard = (number == next(i for i, text in enumerate(lines, 1) if text.startswith("#"))
+                 and word == "ifndef" and lines[number].split()[:2] == ["#define", words[2]])
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append((-1, 0, word) if guard else (opened, 0, word))
+            opened += 1
+        elif word in ("elif", "else") and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] + 1, word)
+        elif word == "endif" and stack:
+            stack.pop()
+        while line.endswith("\\"):
+            line = lines[number]
+            number += 1
+        chains[number] = tuple(branch for branch in stack if branch[0] >= 0)
+    return chains
+
+
+# Headers declaring the same member in two branches (`map() : _M_t() { }` under `#if __cplusplus <
+# 201103L`, `map() = default;` under its `#else`), and splitting a declaration between branches
+# (`iterator` then `insert(const_iterator ...)` or `insert(iterator ...)`, then one body).
+BRANCHED = [("libstdc++-12-dev", "usr/include/c++/12/bits/stl_map.h"),
+            ("libstdc++-12-dev", "usr/include/c++/12/bits/basic_string.h")]
+
+
+@pytest.mark.parametrize("package,header", BRANCHED, ids=[h[1].rsplit("/", 1)[1] for h in BRANCHED])
+def test_a_declaration_in_a_preprocessor_branch_says_the_branch(rpc, package, header):
+    """Each entry on a line in a conditional's branch says the branches it stands in (the
+    innermost last, by its directive's word), an entry outside any says none; so two entries of the
+    same name in two branches of one conditional read apart. Each is nested in the entries holding
+    it, those of branches parsed apart too."""
+    path = need(package, header)
+    listed = c_outline(rpc, path)
+    chains = branch_chains(path.read_text(encoding="utf-8").splitlines())
+    assert len(listed) > 100
+    for scope, word, name, first, last, branches in listed:
+        chain = chains[first]
+        said = branches.split(", ")[-1] if branches else ""
+        assert bool(chain) == bool(branches), (name, first, branches)
+        assert not chain or said.startswith(f"#{chain[-1][2]}"), (name, first, branches, chain)
+    for one in listed:
+        for other in listed:
+            a, b = chains[one[3]], chains[other[3]]
+            apart = any(x[0] == y[0] and x[1] != y[1] for x, y in zip(a, b))
+            if one[:3] == other[:3] and apart:
+                assert one[5] != other[5], (one, other)
+    spans = [(len(m[1]) // 2, int(m[5]), int(m[6] or m[5])) for m in outline_lines(rpc, path, None, C_ENTRY)]
+    for number, (level, first, last) in enumerate(spans):  # nested deeper than each entry holding it
+        # (one ending on the same line is the same declaration in another branch, its template
+        # clause split between them, or a typedef beside its struct)
+        assert all(outer < level for outer, start, end in spans[:number] if start <= first and last < end), \
+            spans[number]
+    if header.endswith("stl_map.h"):  # the class is found, and the declaration split in two branches in it
+        # (in `std`: the grammar takes `decltype(..., void(), true)` further on for no C++, and its
+        # recovery nests the class in a function it makes up)
+        assert any(entry[0].startswith("std") and entry[1:3] == ("class", "map") for entry in listed)
+        assert any(entry[0].endswith("::map") and entry[1:4] == ("function", "insert", 906) for entry in listed)
 
 
 @pytest.mark.parametrize("size", SIZES[1:])

@@ -103,7 +103,8 @@ def test_code_symbols_span_their_own_lines(engine: Engine, path: str, names: lis
         first, limit = entry["read"]["offset"], entry["read"]["limit"]
         last = first + limit - 1
         assert entry["where"] in (f"lines {first}-{last}", f"line {first}")
-        name = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1] or entry["title"].split(" ")[-1]
+        title = unbranched(entry["title"])
+        name = re.split(r"::|\.| ", title.split(" ", 1)[1])[-1] or title.split(" ")[-1]
         name = name.strip("()")  # `class (default)`: the line says `export default`
         head = "\n".join(lines[first - 1:first - 1 + min(limit, 12)])
         assert name.split("<")[0] in head, (entry, head)
@@ -236,8 +237,13 @@ def test_outline_numbers_lines_as_the_read_does_whatever_ends_them(tmp_path: Pat
         if path.endswith((".md", ".rst", ".adoc")):  # a heading: its own line
             assert entry["title"] in shown[:2], (entry, shown[:2])
         else:
-            symbol = re.split(r"::|\.| ", entry["title"].split(" ", 1)[1])[-1].split("<")[0]
+            symbol = re.split(r"::|\.| ", unbranched(entry["title"]).split(" ", 1)[1])[-1].split("<")[0]
             assert symbol in "\n".join(shown[:12]), (entry, shown[:12])
+
+
+def unbranched(title: str) -> str:
+    """A C or C++ symbol's title without the preprocessor branches it stands in."""
+    return re.sub(r" \[(?:…|#).*\]$", "", title)
 
 
 def _has_asciidoctor() -> bool:
@@ -792,3 +798,71 @@ def test_a_page_label_holding_a_carriage_return_ends_no_line(tmp_path: Path, ser
     found = server.read(path="labels.pdf", find="page 2")
     assert found["shown"]["hits"][0]["label"] == "A\ufffdB-2"
     assert "page 2 (labelled A\ufffdB-2), line 2: page 2" in text_of(found) and "\r" not in text_of(found)
+
+
+# A header as libstdc++ writes them: an include guard, the same member in two branches, a
+# declaration split between branches (its return type before them, its body after), a branch in
+# an `#else` branch.
+BRANCHED_HEADER = """#ifndef BOX_H
+#define BOX_H 1
+namespace box {
+  class Box {
+  public:
+#if __cplusplus < 201103L
+    Box() : size_(0) { }
+#else
+    Box() = default;
+#endif
+    int
+#if __cplusplus >= 201103L
+    put(const int& item, int&& hint)
+#else
+    put(const int& item, int hint)
+#endif
+    { return item; }
+  };
+#ifndef BOX_WIDE
+  int narrow(void);
+#else
+# ifdef BOX_REDIRECT
+  int wide(void) __asm__("wide64");
+# else
+  int wide(void);
+# endif
+#endif
+}
+#endif
+"""
+
+
+def test_a_c_outline_says_the_preprocessor_branches_of_its_entries(tmp_path: Path):
+    """Each entry in a branch is titled with it (innermost last), so one member declared in two
+    branches reads as two branches, not two members; a declaration split between branches leaves
+    the class around it whole; the include guard is no branch."""
+    from rpc import serving, text_of
+
+    (tmp_path / "box.h").write_text(BRANCHED_HEADER, encoding="utf-8")
+    for server in serving(tmp_path):
+        lines = text_of(server.read(path="box.h", outline=True)).split("\n")[1:-1]
+    assert lines == [
+        "namespace box  (lines 3-28)  → offset=3 limit=26",
+        "  class Box  (lines 4-18)  → offset=4 limit=15",
+        "    function Box [#if __cplusplus < 201103L]  (line 7)  → offset=7 limit=1",
+        "    function Box [#else of #if __cplusplus < 201103L]  (line 9)  → offset=9 limit=1",
+        "    function put  (lines 11-17)  → offset=11 limit=7",
+        "  function narrow [#ifndef BOX_WIDE]  (line 20)  → offset=20 limit=1",
+        "  function wide [#else of #ifndef BOX_WIDE, #ifdef BOX_REDIRECT]  (line 23)  → offset=23 limit=1",
+        "  function wide [#else of #ifndef BOX_WIDE, #else of #ifdef BOX_REDIRECT]  (line 25)  → offset=25 limit=1"]
+
+
+def test_a_csharp_outline_says_the_preprocessor_branches_of_its_entries(tmp_path: Path):
+    from rpc import serving, text_of
+
+    (tmp_path / "a.cs").write_text("namespace N {\n  class A {\n#if DEBUG\n    void F() { }\n#elif TRACE\n"
+                                   "    void F(long x) { }\n#else\n    void F(int x) { }\n#endif\n  }\n}\n",
+                                   encoding="utf-8")
+    for server in serving(tmp_path):
+        lines = text_of(server.read(path="a.cs", outline=True)).split("\n")[1:-1]
+    assert lines[2:] == ["    method F [#if DEBUG]  (line 4)  → offset=4 limit=1",
+                         "    method F [#elif TRACE]  (line 6)  → offset=6 limit=1",
+                         "    method F [#else of #if DEBUG]  (line 8)  → offset=8 limit=1"]

@@ -8,7 +8,8 @@
 `pages` picks chapters as it picks slides ("3", "2-5", "4-"), numbered in reading order; the
 outline is the book's table of contents (its navigation document, else its NCX), each entry with
 the chapter that holds it. ebooklib opens the package and its items; lxml and inscriptis lay out
-each chapter read.
+each chapter read. A package whose manifest names files the zip lacks (an item named by a fragment,
+`about-manual.xhtml#o8`, which ebooklib reads as a file name) is mended before ebooklib opens it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import io
 import posixpath
 import warnings
+import zipfile
 from contextlib import contextmanager
 from typing import Iterator
 from urllib.parse import unquote
@@ -76,12 +78,8 @@ def _parsing(source: Source) -> Iterator[tuple[object, list]]:
     failure of ebooklib, or of laying out a chapter, is the book's damage."""
     data = source.whole()
     check_package(data, source.name, WHAT, "damaged_epub")
-    from ebooklib import epub
-
     with parsing(source.name, WHAT, "damaged_epub"):
-        with warnings.catch_warnings():  # ebooklib warns of its own future defaults
-            warnings.simplefilter("ignore")
-            book = epub.read_epub(io.BytesIO(data), options={"ignore_ncx": False})
+        book = _opened(data)
         chapters = [(item, linear != "no") for item, linear in
                     ((book.get_item_with_id(idref), linear) for idref, linear in book.spine) if item is not None]
         if len(chapters) > MAX_CHAPTERS:
@@ -89,6 +87,61 @@ def _parsing(source: Source) -> Iterator[tuple[object, list]]:
                             f"{MAX_CHAPTERS:,} a book. It cannot be read; ask the user for an export of the part "
                             "you need.")
         yield book, chapters
+
+
+def _opened(data: bytes):
+    """The book as ebooklib opens it; one whose manifest names a file the zip lacks, as opened with
+    that manifest mended (_mended)."""
+    from ebooklib import epub
+
+    with warnings.catch_warnings():  # ebooklib warns of its own future defaults
+        warnings.simplefilter("ignore")
+        try:
+            return epub.read_epub(io.BytesIO(data), options={"ignore_ncx": False})
+        except KeyError:  # zipfile's: the manifest names a member the zip lacks
+            mended = _mended(data)
+            if mended is None:
+                raise
+            return epub.read_epub(io.BytesIO(mended), options={"ignore_ncx": False})
+
+
+def _mended(data: bytes) -> bytes | None:
+    """The book's zip with its manifest naming only files it holds: an item named by a fragment
+    (`about-manual.xhtml#o8`) is its file's, left out where another item names that file (the
+    spine's reference to it is then skipped: the file is read once, where it first stands); an item
+    naming no file of the zip is left out (a chapter the spine then skips, an image shown as not in
+    the book). None where the manifest names every file it lists."""
+    from lxml import etree
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = set(archive.namelist())
+        container = etree.fromstring(archive.read("META-INF/container.xml"))
+        rootfile = container.find(".//{*}rootfile[@full-path]")
+        if rootfile is None:
+            return None
+        package_name = rootfile.get("full-path")
+        package = etree.fromstring(archive.read(package_name))
+        folder = posixpath.dirname(package_name)
+        named, changed = set(), False
+        for item in list(package.iterfind("{*}manifest/{*}item")):
+            href, fragment, _ = (item.get("href") or "").partition("#")
+            member = posixpath.normpath(posixpath.join(folder, unquote(href)))
+            if member not in members or (fragment and member in named):
+                item.getparent().remove(item)
+                changed = True
+            elif fragment:
+                item.set("href", href)
+                changed = True
+            named.add(member)
+        if not changed:
+            return None
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as mended:  # stored: it is read once, in memory
+            for info in archive.infolist():
+                content = etree.tostring(package, xml_declaration=True, encoding="utf-8") \
+                    if info.filename == package_name else archive.read(info)
+                mended.writestr(info.filename, content)
+    return out.getvalue()
 
 
 def _toc(toc, level: int = 0) -> Iterator[tuple[int, str, str]]:
@@ -175,6 +228,11 @@ def _chapter(out: Rendered, book, item) -> None:
         mark.text = f"{_MARK}{len(images) - 1}{_MARK}"
         mark.tail = element.tail
         element.getparent().replace(element, mark)
+    for node in tree.iter():  # inscriptis unescapes the text it is given once more: `&amp;lt;` is `&lt;`
+        if isinstance(node.text, str):
+            node.text = node.text.replace("&", "&amp;")
+        if isinstance(node.tail, str):
+            node.tail = node.tail.replace("&", "&amp;")
     text = get_text(lxml.html.tostring(tree, encoding="unicode"))
     blank = True
     for line in text.split("\n"):

@@ -10,7 +10,8 @@ Lines are the read's and the editor's: CRLF, LF and a lone CR each end one. The 
 LF alone, so each lone CR is handed to them as an LF (CRLF numbers the same). A symbol spans its
 whole node, decorators and doc comments that the grammar puts inside it included; a heading spans
 to the line before the next heading of its level or higher. C and C++ list their declarations too,
-read past the macros wrapped around them (cmacros.py).
+read past the macros wrapped around them (cmacros.py); C, C++ and C# entries say the preprocessor
+branches they stand in (cconditions.py).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ MORE_LINE_BYTES = 100
 OUTLINE_CACHE_FILES = 8
 MAX_CACHED_ENTRIES = 200_000
 
-# A C or C++ file whose parse has errors is parsed again with its macros blanked (cmacros.py) up to
+# A C or C++ file whose parse has errors is parsed again with its macros blanked (cmacros.py), and
+# then (C# too) once for each configuration of its preprocessor branches (cconditions.py), up to
 # this size: the blanking is Python's work on every token, slower than the parse itself, and the
 # parse of a hostile file's errors is slow too, so a larger file (generated, seldom a header) keeps
 # its first parse.
@@ -84,6 +86,8 @@ class Grammar:
     bindings: dict[str, tuple[str | None, str]] = dataclasses.field(default_factory=dict)
     # node types that are symbols where `_declared` gives them a word (C and C++ declarations).
     declarations: frozenset[str] = frozenset()
+    # whether it has preprocessor conditionals (`#if`): an entry names its branches (cconditions.py)
+    conditionals: bool = False
 
 
 # The node types that are symbols, by language: definitions a reader looks for (classes and their
@@ -128,15 +132,15 @@ GRAMMARS: dict[str, Grammar] = {
         "class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
         "record_declaration": "record", "annotation_type_declaration": "@interface",
         "method_declaration": "method", "constructor_declaration": "constructor"}),
-    "c": Grammar("tree_sitter_c", "language", _C_FAMILY, declarations=_C_DECLARATIONS),
+    "c": Grammar("tree_sitter_c", "language", _C_FAMILY, declarations=_C_DECLARATIONS, conditionals=True),
     "cpp": Grammar("tree_sitter_cpp", "language", {**_C_FAMILY, "class_specifier": "class",
                                                    "namespace_definition": "namespace"},
-                   declarations=_C_DECLARATIONS),
+                   declarations=_C_DECLARATIONS, conditionals=True),
     "csharp": Grammar("tree_sitter_c_sharp", "language", {
         "namespace_declaration": "namespace", "file_scoped_namespace_declaration": "namespace",
         "class_declaration": "class", "interface_declaration": "interface", "struct_declaration": "struct",
         "enum_declaration": "enum", "record_declaration": "record", "method_declaration": "method",
-        "constructor_declaration": "constructor", "property_declaration": "property"}),
+        "constructor_declaration": "constructor", "property_declaration": "property"}, conditionals=True),
     "ruby": Grammar("tree_sitter_ruby", "language", {"class": "class", "module": "module", "method": "def",
                                                      "singleton_method": "def self."}),
     "php": Grammar("tree_sitter_php", "language_php", {
@@ -314,24 +318,43 @@ def entries_of(data: bytes, language: str, name: str = "the file", total: int | 
     module = importlib.import_module(grammar.module)
     parser = Parser(Language(getattr(module, grammar.function)()))
     tree = _parse(parser, data)
-    if grammar.declarations and tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES:
-        tree = _without_macros(parser, data, tree)
     if language == "markdown":
         return heading_entries(list(_markdown_headings(tree.root_node)), total), False
     if language == "rst":
         return heading_entries(list(_rst_headings(tree.root_node)), total), False
+    if grammar.declarations and tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES:
+        data, tree = _without_macros(parser, data, tree)
     entries: list[Entry] = []
     cut = _symbols(tree.root_node, grammar, entries)
+    if grammar.conditionals:
+        entries, cut = _branched(parser, data, tree, grammar, entries, cut)
     return entries, cut
 
 
-def _without_macros(parser, data: bytes, tree):
-    """The parse of C or C++ `data` whose first parse, `tree`, has errors, made again with the
-    macros its declarations are wrapped in blanked (cmacros.py); `tree` where it names none."""
+def _without_macros(parser, data: bytes, tree) -> tuple[bytes, object]:
+    """C or C++ `data` whose first parse, `tree`, has errors, and its parse, made again with the
+    macros its declarations are wrapped in blanked (cmacros.py); the same where it names none."""
     from agentread.readers.cmacros import masked
 
     again = masked(data, tree, _keywords(parser.language))
-    return tree if again is None else _parse(parser, again)
+    return (data, tree) if again is None else (again, _parse(parser, again))
+
+
+def _branched(parser, data: bytes, tree, grammar: Grammar, entries: list[Entry], cut: bool
+              ) -> tuple[list[Entry], bool]:
+    """`entries`, the outline of `data` parsed as `tree`, each titled with the preprocessor
+    branches it stands in (cconditions.py); where the parse has errors (of a file up to
+    MAX_UNMACRO_BYTES), the outlines of each configuration of the branches, merged."""
+    from agentread.readers import cconditions
+
+    found = cconditions.branches(lambda text: _parse(parser, text), data)
+    if tree.root_node.has_error and len(data) <= MAX_UNMACRO_BYTES and found and not cut:
+        def outline(configuration: bytes) -> tuple[list[Entry], bool]:
+            listed: list[Entry] = []
+            return listed, _symbols(_parse(parser, configuration).root_node, grammar, listed)
+
+        entries, cut = cconditions.reparsed(data, found, entries, outline)
+    return cconditions.labelled(entries, found), cut
 
 
 _KEYWORDS: dict[object, frozenset[str]] = {}
