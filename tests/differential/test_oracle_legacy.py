@@ -22,7 +22,6 @@ import pytest
 from harness import (
     SIZES,
     THIRDPARTY,
-    body,
     chain,
     editor_lines,
     follow,
@@ -172,33 +171,6 @@ def test_the_rtf_specification_reads_to_its_end(rpc, size):
     assert "Rich Text Format (RTF) Specification" in lines[2] and "\\rtf" not in "\n".join(lines[:50])
     assert lines[-1] == "This EULA is governed by the laws of the State of Washington, U.S.A."
     assert lines == follow_lines(rpc, {"path": str(path)})
-
-
-HEADING_ENTRY = re.compile(r" *(#+) (.*?)  \(lines? ([\d,]+)(?:-[\d,]+)?\)  → offset=(\d+) limit=\d+")
-
-
-def test_the_rtf_specifications_headings_are_libreoffices(rpc, tmp_path):
-    """The outline's headings are those LibreOffice finds (converted to DOCX, each paragraph of a
-    Heading N style, by python-docx), in order and at their levels; each read shows its heading's
-    line marked."""
-    if shutil.which("soffice") is None:
-        pytest.skip("LibreOffice (soffice) is not installed: scripts/test installs it")
-    import docx
-
-    path = need(*OLETOOLS, "msodde", "RTF-Spec-1.7.rtf")
-    subprocess.run(["soffice", f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}", "--headless",
-                    "--convert-to", "docx", "--outdir", str(tmp_path), str(path)],
-                   check=True, capture_output=True, timeout=300)
-    theirs = [(int(p.style.name.split()[1]), " ".join(p.text.split()))
-              for p in docx.Document(str(tmp_path / "RTF-Spec-1.7.docx")).paragraphs
-              if p.style is not None and re.fullmatch(r"Heading \d", p.style.name)]
-    entries = [HEADING_ENTRY.fullmatch(line) for result in follow(rpc, {"path": str(path), "outline": True})
-               for line in body(result).split("\n")[1:]]
-    assert len(entries) > 100
-    assert [(len(m[1]), m[2]) for m in entries] == theirs
-    lines = follow_lines(rpc, {"path": str(path)})
-    for match in entries:
-        assert lines[int(match[4]) - 1] == f"{match[1]} {match[2]}"
 
 
 @pytest.mark.parametrize("name, code, words", [

@@ -21,16 +21,6 @@ THIRDPARTY_MSG = REPO / ".thirdparty" / "msg_parser-1.2.0" / "msg_parser-1.2.0" 
 
 RTF = (rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}"
        rb"\pard Caf\'e9 menu\par \pard Second paragraph\par}")
-# Headings as Word writes them: a style whose stylesheet entry states an outline level, or is named
-# "heading N", or is based on one; a paragraph's own outline level (9: body text); a header's
-# paragraph of a heading style, which is not the body's.
-RTF_HEADINGS = (rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}"
-                rb"{\stylesheet{\s0 Normal;}{\s1\outlinelevel0 heading 1;}{\s2\sbasedon0 heading 2;}"
-                rb"{\s3\sbasedon2 Minor;}{\*\cs10 heading 3;}}"
-                rb"\pard\s1 Intro\par \pard\s0 Body one\par \pard\s2 Caf\'e9 details\par \pard Body two\par "
-                rb"{\header \pard\s1 Running head\par}"
-                rb"\pard\s3 {\b Based} on it\par \pard\outlinelevel0 Own level\par "
-                rb"\pard\s1\outlinelevel9 Not a heading\par \pard Last\par}")
 
 
 def _mail(attachments: int = 2) -> bytes:
@@ -86,15 +76,6 @@ def ws(tmp_path_factory) -> Path:
     deep["From"], deep["To"], deep["Subject"] = "a@example.com", "b@example.com", "deep"
     (root / "deep.eml").write_bytes(bytes(deep))
     (root / "notes.rtf").write_bytes(RTF)
-    (root / "headings.rtf").write_bytes(RTF_HEADINGS)
-    # A heading in a font of another code page (Windows Cyrillic), which its bytes are in.
-    (root / "cyrillic.rtf").write_bytes(rb"{\rtf1\ansi\ansicpg1252{\fonttbl{\f0\fcharset0 Times;}"
-                                        rb"{\f1\fcharset204 Arial Cyr;}}{\stylesheet{\s1 heading 1;}}"
-                                        rb"\pard\s1\f1 \'cf\'f0\'e8\'e2\'e5\'f2\par "
-                                        rb"\pard\f0 Body\par}")
-    # Outline levels no heading has (Word writes 0-9).
-    (root / "levels.rtf").write_bytes(rb"{\rtf1{\stylesheet{\s1\outlinelevel-3 Odd;}}\pard\s1 A\par "
-                                      rb"\pard\outlinelevel-2 B\par \pard\outlinelevel99999 C\par}")
     # Text speaking of RTF's own words, escaped (`\\pict`), as the RTF specification does.
     (root / "prose.rtf").write_bytes(rb"{\rtf1\ansi The \\pict word and \\bin word.\par More text {\b bold}\par "
                                      rb"\\\\ and \\\{ too\par}")
@@ -210,8 +191,7 @@ def test_rtf_reads_as_its_text(server):
     result = server.read(path="notes.rtf")
     assert result["kind"] == "rtf"
     assert _lines(server, path="notes.rtf") == ["Café menu", "Second paragraph"]
-    outline = server.read(path="notes.rtf", outline=True)
-    assert not outline["isError"] and "has no headings" in text_of(outline) and outline["totalLines"] == 2
+    assert server.read(path="notes.rtf", outline=True)["error"]["code"] == "no_outline"
     assert "\\rtf1" in text_of(server.read(path="notes.rtf", raw=True))
     assert "line 2" in text_of(server.read(path="notes.rtf", find="Second"))
 
@@ -219,20 +199,6 @@ def test_rtf_reads_as_its_text(server):
 def test_rtf_text_naming_rtf_words_reads_whole(server):
     assert _lines(server, path="prose.rtf") == ["The \\pict word and \\bin word.", "More text bold",
                                                 "\\\\ and \\{ too"]
-
-
-def test_rtf_headings_are_marked_in_the_read_and_outlined(server):
-    assert _lines(server, path="headings.rtf") == [
-        "# Intro", "Body one", "## Café details", "Body two", "## Based on it", "# Own level", "Not a heading", "Last"]
-    outline = text_of(server.read(path="headings.rtf", outline=True)).split("\n")
-    assert outline[1:5] == ["# Intro  (lines 1-5)  → offset=1 limit=5",
-                            "  ## Café details  (lines 3-4)  → offset=3 limit=2",
-                            "  ## Based on it  (line 5)  → offset=5 limit=1",
-                            "# Own level  (lines 6-8)  → offset=6 limit=3"]
-    assert text_of(server.read(path="cyrillic.rtf", outline=True)).split("\n")[1] == \
-        "# Привет  (lines 1-2)  → offset=1 limit=2"
-    assert "has no headings" in text_of(server.read(path="levels.rtf", outline=True))
-    assert _lines(server, path="levels.rtf") == ["A", "B", "C"]
 
 
 def test_an_xls_reads_by_its_content_whatever_its_name(server):

@@ -152,7 +152,7 @@ READERS: dict[str, Row] = {
     "mail": Row("agentread.readers.mail:read", isolated=True, max_bytes=MAX_MAIL_BYTES,
                 search="agentread.readers.mail:search", outliner="agentread.readers.mail:read", holds_files=True),
     "rtf": Row("agentread.readers.rtf:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
-               search="agentread.readers.rtf:search", outliner="agentread.readers.rtf:outline", takes="rtf"),
+               search="agentread.readers.rtf:search", takes="rtf"),
     # EPUB and OpenDocument (ODT, ODS, ODP): lxml parses them whole.
     "epub": Row("agentread.readers.epub:read", isolated=True, max_bytes=MAX_DOCUMENT_BYTES,
                 search="agentread.readers.epub:search", outliner="agentread.readers.epub:outline", takes="epub"),
