@@ -50,7 +50,7 @@ def _html_mail() -> bytes:
     message["To"] = "bo@example.com"
     message["Subject"] = "Only HTML"
     message.set_content("<html><body><h1>Title</h1><p>First <i>para</i>graph.</p><ul><li>item</li></ul>"
-                        "</body></html>", subtype="html")
+                        "<p>Write &amp;lt;br&amp;gt; &amp;amp; more.</p></body></html>", subtype="html")
     return bytes(message)
 
 
@@ -133,6 +133,7 @@ def test_an_html_body_is_read_as_text(server):
     assert lines[0] == "From: ann@example.com (Ann Lee)"
     body = "\n".join(lines[4:])
     assert "Title" in body and "First paragraph." in body and "<" not in body
+    assert "Write &lt;br&gt; &amp; more." in body  # markup written out as text, as a browser shows it
 
 
 def test_an_attachment_is_read_by_its_path_as_its_own_kind(server, ws):

@@ -139,6 +139,13 @@ def test_html_of_any_media_type_is_laid_out_and_its_scripts_said(tmp_path, serve
             "after the script\n") in text
 
 
+def test_html_that_writes_markup_out_shows_it_as_a_browser_does(tmp_path, server):
+    path = write(tmp_path, code("doc()", result({"text/html": "<p>Type &amp;lt;b&amp;gt; for &amp;amp; <b>bold</b></p>"
+                                                              "<pre>x &amp;lt; y &lt; z</pre>"})))
+    text = text_of(server.read(path=path))
+    assert "[text/html output, shown as text]\nType &lt;b&gt; for &amp; bold\n\nx &lt; y < z\n" in text, text
+
+
 def test_a_widget_is_named_with_the_state_the_notebook_saved(tmp_path, server):
     state = {"s1": {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
                     "state": {"description": "Speed:", "value": 7, "layout": "IPY_MODEL_l1"}},

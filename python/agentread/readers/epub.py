@@ -211,7 +211,8 @@ def _render(book, chapters: list, request: ReadRequest) -> tuple[Rendered, int, 
 def _chapter(out: Rendered, book, item) -> None:
     """A chapter's text as a browser lays it out, its images named on lines of their own."""
     import lxml.html
-    from inscriptis import get_text
+
+    from agentread.readers.htmllayout import text_of_html
 
     content = item.get_content()
     if not content.strip():
@@ -228,12 +229,7 @@ def _chapter(out: Rendered, book, item) -> None:
         mark.text = f"{_MARK}{len(images) - 1}{_MARK}"
         mark.tail = element.tail
         element.getparent().replace(element, mark)
-    for node in tree.iter():  # inscriptis unescapes the text it is given once more: `&amp;lt;` is `&lt;`
-        if isinstance(node.text, str):
-            node.text = node.text.replace("&", "&amp;")
-        if isinstance(node.tail, str):
-            node.tail = node.tail.replace("&", "&amp;")
-    text = get_text(lxml.html.tostring(tree, encoding="unicode"))
+    text = text_of_html(tree)
     blank = True
     for line in text.split("\n"):
         line = line.rstrip()

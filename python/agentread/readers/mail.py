@@ -32,6 +32,7 @@ from agentread.outline import Entry, lines_entry, outline_result
 from agentread.readers import Source
 from agentread.readers.archive import MAX_MEMBER_BYTES, read_inside
 from agentread.readers.fields import check_fields
+from agentread.readers.htmllayout import text_of_html
 from agentread.readers.office.document import Rendered, search_lines, show
 from agentread.request import ReadRequest
 from agentread.result import ReadError, ReadResult
@@ -241,7 +242,7 @@ def _eml_text(part: EmailMessage) -> str:
         text = (part.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
     if not isinstance(text, str):
         text = ""
-    return _html_text(text) if part.get_content_subtype() == "html" else text
+    return text_of_html(text) if part.get_content_subtype() == "html" else text
 
 
 def _eml_bytes(part: EmailMessage) -> Callable[[], bytes]:
@@ -254,10 +255,6 @@ def _eml_bytes(part: EmailMessage) -> Callable[[], bytes]:
     return data
 
 
-def _html_text(html: str) -> str:
-    from inscriptis import get_text
-
-    return get_text(html)
 
 
 # --- .msg
@@ -297,7 +294,7 @@ def _msg(message, name: str) -> Mail:
         headers = [(field, str(value)) for field, value in zip(FIELDS, values) if value]
         body = message.body
         if not body and message.htmlBody:
-            body = _html_text(message.htmlBody.decode("utf-8", errors="replace"))
+            body = text_of_html(message.htmlBody.decode("utf-8", errors="replace"))
         shown = list(message.attachments)
     except (MemoryError, RecursionError):
         raise

@@ -67,13 +67,13 @@ def html_text(html: str) -> HtmlText:
 
 def _laid_out(shown: str, dropped: bool = False) -> list[str]:
     """The lines `shown` lays out as, [] when it shows nothing."""
-    from inscriptis import get_text
+    from agentread.readers.htmllayout import text_of_html
 
     cut = len(shown)
     if cut > MAX_HTML_CHARS:
         tag = shown.rfind("<", MAX_HTML_CHARS // 2, MAX_HTML_CHARS)
         cut = tag if tag > 0 else MAX_HTML_CHARS
-    text = get_text(shown[:cut]) if shown[:cut].strip() else ""
+    text = text_of_html(shown[:cut])
     lines = [line.rstrip() for line in _BLANK_RUNS.sub("\n\n", text).strip("\n").split("\n")]
     if cut < len(shown):
         what = "this HTML, its scripts and styles left out," if dropped else "this HTML"
