@@ -113,14 +113,15 @@ def _mended(data: bytes) -> bytes | None:
     the book). None where the manifest names every file it lists."""
     from lxml import etree
 
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)  # the book's XML expands nothing
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = set(archive.namelist())
-        container = etree.fromstring(archive.read("META-INF/container.xml"))
+        container = etree.fromstring(archive.read("META-INF/container.xml"), parser)
         rootfile = container.find(".//{*}rootfile[@full-path]")
         if rootfile is None:
             return None
         package_name = rootfile.get("full-path")
-        package = etree.fromstring(archive.read(package_name))
+        package = etree.fromstring(archive.read(package_name), parser)
         folder = posixpath.dirname(package_name)
         named, changed = set(), False
         for item in list(package.iterfind("{*}manifest/{*}item")):
