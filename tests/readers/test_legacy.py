@@ -197,6 +197,17 @@ def test_rtf_reads_as_its_text(server):
     assert "line 2" in text_of(server.read(path="notes.rtf", find="Second"))
 
 
+def test_an_rtf_changed_between_reads_is_read_anew(server, ws):
+    """A document's text is kept between reads of the same file (paging through it), not past a
+    change of the file."""
+    path = ws / "changing.rtf"
+    path.write_bytes(rb"{\rtf1\ansi First words\par Second line\par}")
+    assert _lines(server, path="changing.rtf") == ["First words", "Second line"]
+    assert _lines(server, path="changing.rtf", offset=2) == ["Second line"]
+    path.write_bytes(rb"{\rtf1\ansi Other words\par}")
+    assert _lines(server, path="changing.rtf") == ["Other words"]
+
+
 def test_rtf_text_naming_rtf_words_reads_whole(server):
     assert _lines(server, path="prose.rtf") == ["The \\pict word and \\bin word.", "More text bold",
                                                 "\\\\ and \\{ too"]

@@ -30,7 +30,22 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     return search_lines("rtf", _render(source).lines, request, matcher)
 
 
+# The text of the document read last, with its file's key (None: the editor's text): paging through
+# a long document takes its text out once, which striprtf does slowly on a large one.
+_last: tuple[tuple | None, str] = (None, "")
+
+
 def _render(source: Source) -> Rendered:
+    global _last
+    key = None if source.from_editor else source.cache_key
+    text = _last[1] if key is not None and _last[0] == key else _text(source)
+    _last = (key, text)
+    doc = Rendered()
+    doc.add(text)
+    return doc
+
+
+def _text(source: Source) -> str:
     from striprtf.striprtf import rtf_to_text
 
     # RTF is 7-bit: other bytes are the code page's, which the document names and striprtf decodes.
@@ -42,6 +57,4 @@ def _render(source: Source) -> Rendered:
     except Exception as exc:  # noqa: BLE001 - a damaged document fails striprtf in many ways
         raise ReadError("damaged_document", f"{source.name} is an RTF document whose text could not be taken "
                         f"out ({type(exc).__name__}: {str(exc)[:200]}). Read its markup with raw=true.") from None
-    doc = Rendered()
-    doc.add(text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n"))
-    return doc
+    return text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
