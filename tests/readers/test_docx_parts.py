@@ -304,3 +304,13 @@ def test_a_list_in_a_header_takes_its_marks_from_the_documents_numbering(server,
 
     assert lines(server, write(folder, "header-list.docx", build=build))[-3:] == [
         "Header (section 1):", "- first", "- second"]
+
+
+def test_a_document_changed_between_reads_is_read_anew(server, folder: Path):
+    """A document's rendering is kept for the next window of it (paging through it), not past a
+    change of its bytes."""
+    path = write(folder, "changing.docx", f"<w:p>{run('First words')}</w:p>", f"<w:p>{run('Second line')}</w:p>")
+    assert lines(server, path) == ["First words", "Second line"]
+    assert lines(server, path, offset=2) == ["Second line"]
+    write(folder, "changing.docx", f"<w:p>{run('Other words')}</w:p>")
+    assert lines(server, path) == ["Other words"]

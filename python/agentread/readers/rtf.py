@@ -7,6 +7,7 @@ RTF is text, so `raw: true` reads its markup as written.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
@@ -30,31 +31,23 @@ def search(source: Source, request: ReadRequest, matcher: Matcher) -> tuple[str,
     return search_lines("rtf", _render(source).lines, request, matcher)
 
 
-# The text of the document read last, with its file's key (None: the editor's text): paging through
-# a long document takes its text out once, which striprtf does slowly on a large one.
-_last: tuple[tuple | None, str] = (None, "")
-
-
 def _render(source: Source) -> Rendered:
-    global _last
-    key = None if source.from_editor else source.cache_key
-    text = _last[1] if key is not None and _last[0] == key else _text(source)
-    _last = (key, text)
+    # RTF is 7-bit: other bytes are the code page's, which the document names and striprtf decodes.
+    markup = source.whole()[source.bom:].decode(source.encoding or "latin-1", errors="replace")
     doc = Rendered()
-    doc.add(text)
+    doc.add(_text(markup, source.name))
     return doc
 
 
-def _text(source: Source) -> str:
+@lru_cache(maxsize=1)  # the document read last: paging through a long one takes its text out once
+def _text(markup: str, name: str) -> str:
     from striprtf.striprtf import rtf_to_text
 
-    # RTF is 7-bit: other bytes are the code page's, which the document names and striprtf decodes.
-    markup = source.whole()[source.bom:].decode(source.encoding or "latin-1", errors="replace")
     try:
         text = rtf_to_text(ESCAPED_BACKSLASH.sub(r"\\'5c", markup), errors="replace")
     except (MemoryError, RecursionError):
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged document fails striprtf in many ways
-        raise ReadError("damaged_document", f"{source.name} is an RTF document whose text could not be taken "
+        raise ReadError("damaged_document", f"{name} is an RTF document whose text could not be taken "
                         f"out ({type(exc).__name__}: {str(exc)[:200]}). Read its markup with raw=true.") from None
     return text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")

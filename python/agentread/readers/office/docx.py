@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import re
+from functools import lru_cache
 from typing import Iterator
 
 from agentread.find import Hit, Matcher, Reached
@@ -158,6 +159,7 @@ def outline_docx(data: bytes, request: ReadRequest, path: str) -> ReadResult:
                             " (no paragraph has an outline level or a Heading or Title style)")
 
 
+@lru_cache(maxsize=1)  # the document read last: paging through a long one renders it once
 def render_docx(data: bytes) -> Rendered:
     import docx
 
