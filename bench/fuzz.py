@@ -632,7 +632,9 @@ def run_pool(args) -> dict:
 async def _fuzz_pool(args, seeds: list[tuple[str, bytes]]) -> dict:
     import asyncio
 
+    from agentread.engine import Engine
     from agentread.request import InvalidParams, parse_request
+    from agentread.result import ReadError
     from agentread.serve.workers import Limits, ReaderFailed, WorkerDied, WorkerPool
     from agentread.workspace import Workspace
 
@@ -640,7 +642,7 @@ async def _fuzz_pool(args, seeds: list[tuple[str, bytes]]) -> dict:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # and this: C libraries (libtiff...) complain on fd 2
     pool = WorkerPool(Limits(workers=args.workers, memory_mb=WORKER_MEMORY_BYTES >> 20))
     folder = Path(tempfile.mkdtemp(prefix="agentread-fuzz-pool-"))
-    workspace = Workspace([str(folder)])
+    engine = Engine(Workspace([str(folder)]))
     counts = {"inputs": 0, "crashes": 0, "killed_at_deadline": 0, "hangs": 0}
     distinct: dict[str, int] = {}
     hang_indexes: list[int] = []
@@ -655,10 +657,11 @@ async def _fuzz_pool(args, seeds: list[tuple[str, bytes]]) -> dict:
         path.write_bytes(data)
         began = time.monotonic()
         try:
-            request = parse_request({"path": str(path), **params})
-            result = await asyncio.wait_for(pool.read(request, str(path.resolve()), None, workspace,
-                                                      args.timeout), args.timeout + POOL_HANG_GRACE)
-            return verdict(result)
+            plan = engine.plan(parse_request({"path": str(path), **params}))  # as the server plans it
+            result = await asyncio.wait_for(pool.read(plan, args.timeout), args.timeout + POOL_HANG_GRACE)
+            return verdict(result.to_json())
+        except ReadError:  # refused before any reader ran (an empty file...): an answer, as the server gives it
+            return None
         except asyncio.TimeoutError:
             if time.monotonic() - began < args.timeout + POOL_HANG_GRACE:
                 counts["killed_at_deadline"] += 1
