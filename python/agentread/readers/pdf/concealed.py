@@ -175,8 +175,7 @@ class Looks:
         if last < 0:
             return _PAPER
         _, box, fill = self.under[last]
-        covers = box[0] <= glyph[0] and box[1] <= glyph[1] and glyph[2] <= box[2] and glyph[3] <= box[3]
-        return None if fill in (_PICTURE, _SHADING) or not covers else fill
+        return None if fill in (_PICTURE, _SHADING) or not pdfium.holds(box, glyph) else fill
 
     def _meeting(self, glyph: tuple) -> list:
         """Runs of places in `under`, each in the page's order, that hold every image and fill

@@ -205,7 +205,7 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
         # A drawing's parts come one after another, most inside the box of the group the part
         # before joined (the last): such a part comes near no other group, as the groups are apart,
         # and joins it as it is.
-        if groups and _holds(groups[-1][0], box):
+        if groups and pdfium.holds(groups[-1][0], box):
             groups[-1][1].append(index)
             continue
         members = [index]
@@ -229,10 +229,6 @@ def _grouped_with(parts: list[Box]) -> list[tuple[Box, list[int]]]:
             members, groups = largest, far
         groups.append((box, members))
     return groups
-
-
-def _holds(outer: Box, inner: Box) -> bool:
-    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
 
 
 def _touch(a: Box, b: Box) -> bool:

@@ -582,6 +582,11 @@ def near(a: tuple, b: tuple, gap: float = 0.0) -> bool:
             and a[1] - gap <= b[3] and b[1] - gap <= a[3])
 
 
+def holds(outer: tuple, inner: tuple) -> bool:
+    """Whether box `outer` (left, bottom, right, top) holds the whole of box `inner`."""
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+
+
 def bounds(thing, matrix: Matrix) -> tuple[float, float, float, float] | None:
     """A page object's box (left, bottom, right, top) in points on the page, its coordinates taken
     there by `matrix` (from objects()); None where PDFium gives none."""
